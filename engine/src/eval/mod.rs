@@ -1,0 +1,406 @@
+//! Evaluation of a graph: content-hash cache keys, parallel waves on rayon, failure
+//! isolation, cancellation, progress, and freeing intermediates once consumed.
+//!
+//! A node's key hashes (type id and version, canonical parameters, its inputs' keys and
+//! ports, resolution, graph seed, world frame). Keys are computed in topological order, so
+//! editing one parameter changes exactly the keys downstream of that node: a cache lookup
+//! by key is dirty propagation with no flags to forget.
+
+mod cache;
+
+pub use cache::Cache;
+pub use crate::node::CancelToken;
+
+use crate::field::Field;
+use crate::graph::{Diagnostic, Graph, PortRef};
+use crate::node::{Coercion, EvalCtx, NodeError};
+use rayon::prelude::*;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A node's cache key.
+pub type Key = [u8; 16];
+
+/// The outputs of one node, in port order.
+pub type NodeFields = Arc<[Arc<Field>]>;
+
+/// Which nodes an evaluation must produce.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Targets {
+    /// The nodes behind the graph's named outputs.
+    Outputs,
+    /// Every node.
+    All,
+    /// These nodes (by id) and what they need.
+    Nodes(Vec<String>),
+}
+
+/// What happened to a node during an evaluation.
+#[derive(Clone, Debug, PartialEq)]
+pub enum NodeStatus {
+    /// Evaluated in this run.
+    Computed,
+    /// Taken from the cache.
+    Cached,
+    /// The node reported an error.
+    Failed(NodeError),
+    /// Not run because an upstream node (named) failed.
+    Skipped { upstream: String },
+}
+
+/// Progress notifications.
+#[derive(Clone, Copy, Debug)]
+pub enum ProgressEvent<'a> {
+    Started { node: &'a str },
+    Progress { node: &'a str, fraction: f32 },
+    Finished { node: &'a str, ok: bool },
+}
+
+/// Options of one evaluation.
+pub struct EvalOptions<'a> {
+    /// Samples per side; `None` uses the graph's resolution.
+    pub resolution: Option<usize>,
+    pub targets: Targets,
+    pub cancel: CancelToken,
+    pub progress: Option<&'a (dyn Fn(ProgressEvent) + Sync)>,
+    /// Folder that relative paths in parameters resolve against (the graph file's folder).
+    pub base_dir: Option<&'a Path>,
+    /// Keep every computed field in the result (editor previews), instead of freeing
+    /// intermediates once their last consumer has run (headless builds).
+    pub keep_all: bool,
+}
+
+impl Default for EvalOptions<'_> {
+    fn default() -> Self {
+        Self {
+            resolution: None,
+            targets: Targets::Outputs,
+            cancel: CancelToken::new(),
+            progress: None,
+            base_dir: None,
+            keep_all: false,
+        }
+    }
+}
+
+/// The outcome of an evaluation.
+#[derive(Debug, Default)]
+pub struct EvalResult {
+    /// Status of every node that was needed.
+    pub status: BTreeMap<String, NodeStatus>,
+    /// Fields of the target nodes (of every needed node with `keep_all`).
+    pub fields: BTreeMap<String, NodeFields>,
+    /// Cache keys of every needed node.
+    pub keys: BTreeMap<String, Key>,
+    /// Wall time of every computed node.
+    pub timings: BTreeMap<String, Duration>,
+    /// Highest total size of node results alive at once, in bytes.
+    pub peak_live_bytes: usize,
+    pub resolution: usize,
+}
+
+impl EvalResult {
+    /// Ids of the nodes computed in this run (not taken from the cache), sorted.
+    #[must_use]
+    pub fn evaluated(&self) -> Vec<&str> {
+        self.status
+            .iter()
+            .filter(|(_, s)| **s == NodeStatus::Computed)
+            .map(|(k, _)| k.as_str())
+            .collect()
+    }
+
+    /// The field behind an output reference, if it was produced.
+    #[must_use]
+    pub fn field(&self, graph: &Graph, r: &PortRef) -> Option<Arc<Field>> {
+        let n = graph.node(&r.node)?;
+        let i = n.def.output_index(&r.output)?;
+        self.fields.get(&r.node)?.get(i).cloned()
+    }
+
+    /// `(node id, error)` for every failed node, sorted by id.
+    #[must_use]
+    pub fn failures(&self) -> Vec<(&str, &NodeError)> {
+        self.status
+            .iter()
+            .filter_map(|(k, s)| match s {
+                NodeStatus::Failed(e) => Some((k.as_str(), e)),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// Evaluates graphs, optionally keeping results in a cache across evaluations.
+#[derive(Debug, Default)]
+pub struct Evaluator {
+    cache: Option<Cache>,
+}
+
+fn node_key(graph: &Graph, i: usize, resolution: usize, base_dir: Option<&Path>, keys: &[Option<Key>]) -> Key {
+    let n = &graph.nodes[i];
+    let mut h = blake3::Hasher::new();
+    let spec = &n.def.spec;
+    h.update(&(spec.id.len() as u64).to_le_bytes());
+    h.update(spec.id.as_bytes());
+    h.update(&spec.version.to_le_bytes());
+    for v in &n.params {
+        v.hash_into(&mut h);
+    }
+    let extra = n.def.key_extra(base_dir, &n.params);
+    h.update(&(extra.len() as u64).to_le_bytes());
+    h.update(&extra);
+    for (port, input) in spec.inputs.iter().zip(&n.inputs) {
+        match input.as_ref().and_then(|r| Some((r, graph.index_of(&r.node)?))) {
+            Some((r, src)) => {
+                h.update(b"I");
+                h.update(&keys[src].unwrap_or_default());
+                let sdef = graph.nodes[src].def;
+                h.update(&(sdef.output_index(&r.output).unwrap_or(usize::MAX) as u64).to_le_bytes());
+                let coerce = graph
+                    .output_kind(r)
+                    .and_then(|k| Coercion::between(k, port.kind));
+                h.update(&[coerce.map_or(255, |c| c as u8)]);
+            }
+            None => {
+                h.update(b"-");
+            }
+        }
+    }
+    h.update(&(resolution as u64).to_le_bytes());
+    h.update(&graph.seed.to_le_bytes());
+    for w in [graph.world.size_m, graph.world.height_min_m, graph.world.height_max_m] {
+        h.update(&w.to_bits().to_le_bytes());
+    }
+    let mut key = [0u8; 16];
+    key.copy_from_slice(&h.finalize().as_bytes()[..16]);
+    key
+}
+
+impl Evaluator {
+    /// An evaluator without a cache: every run computes what it needs and frees intermediates.
+    #[must_use]
+    pub fn new() -> Self {
+        Self { cache: None }
+    }
+
+    /// An evaluator that keeps results across runs, up to `budget_bytes` (least recently used out first).
+    #[must_use]
+    pub fn with_cache(budget_bytes: usize) -> Self {
+        Self {
+            cache: Some(Cache::new(budget_bytes)),
+        }
+    }
+
+    #[must_use]
+    pub fn cache(&self) -> Option<&Cache> {
+        self.cache.as_ref()
+    }
+
+    /// Evaluates `graph`. Invalid graphs return their diagnostics; node failures are
+    /// reported per node in the result while the rest of the graph completes.
+    pub fn evaluate(&mut self, graph: &Graph, opts: &EvalOptions) -> Result<EvalResult, Vec<Diagnostic>> {
+        let diags = graph.validate();
+        if !diags.is_empty() {
+            return Err(diags);
+        }
+        let plan = graph.plan()?;
+        let resolution = opts.resolution.unwrap_or(graph.resolution);
+        let count = graph.nodes.len();
+        let by_id: HashMap<&str, usize> = graph.nodes.iter().enumerate().map(|(i, n)| (n.id.as_str(), i)).collect();
+        let sources = |i: usize| -> Vec<usize> {
+            graph.nodes[i]
+                .inputs
+                .iter()
+                .flatten()
+                .filter_map(|r| by_id.get(r.node.as_str()).copied())
+                .collect()
+        };
+
+        // Targets and everything they need.
+        let targets: HashSet<usize> = match &opts.targets {
+            Targets::All => (0..count).collect(),
+            Targets::Outputs => graph.outputs.values().filter_map(|r| by_id.get(r.node.as_str()).copied()).collect(),
+            Targets::Nodes(ids) => ids.iter().filter_map(|id| by_id.get(id.as_str()).copied()).collect(),
+        };
+        let mut needed = vec![false; count];
+        let mut stack: Vec<usize> = targets.iter().copied().collect();
+        while let Some(i) = stack.pop() {
+            if !needed[i] {
+                needed[i] = true;
+                stack.extend(sources(i));
+            }
+        }
+
+        // Keys in topological order.
+        let mut keys: Vec<Option<Key>> = vec![None; count];
+        for &i in plan.waves.iter().flatten() {
+            if needed[i] {
+                keys[i] = Some(node_key(graph, i, resolution, opts.base_dir, &keys));
+            }
+        }
+
+        // How many needed consumers read each node (one per wire).
+        let mut consumers = vec![0usize; count];
+        for i in (0..count).filter(|&i| needed[i]) {
+            for s in sources(i) {
+                consumers[s] += 1;
+            }
+        }
+
+        let mut result = EvalResult {
+            resolution,
+            ..EvalResult::default()
+        };
+        let mut live: HashMap<usize, NodeFields> = HashMap::new();
+        let mut live_bytes = 0usize;
+        let mut failed_root: HashMap<usize, String> = HashMap::new();
+
+        for wave in &plan.waves {
+            let wave: Vec<usize> = wave.iter().copied().filter(|&i| needed[i]).collect();
+            let mut to_compute = Vec::new();
+            for &i in &wave {
+                let id = &graph.nodes[i].id;
+                result.keys.insert(id.clone(), keys[i].unwrap_or_default());
+                if let Some(root) = sources(i).iter().find_map(|s| failed_root.get(s)) {
+                    let root = root.clone();
+                    result.status.insert(id.clone(), NodeStatus::Skipped { upstream: root.clone() });
+                    failed_root.insert(i, root);
+                    continue;
+                }
+                if opts.cancel.is_cancelled() {
+                    result.status.insert(id.clone(), NodeStatus::Failed(NodeError::Cancelled));
+                    failed_root.insert(i, id.clone());
+                    continue;
+                }
+                let hit = self.cache.as_mut().and_then(|c| c.get(&keys[i].unwrap_or_default()));
+                if let Some(fields) = hit {
+                    live_bytes += fields.iter().map(|f| f.byte_size()).sum::<usize>();
+                    live.insert(i, fields);
+                    result.status.insert(id.clone(), NodeStatus::Cached);
+                } else {
+                    to_compute.push(i);
+                }
+            }
+
+            let computed: Vec<(usize, Result<Vec<Field>, NodeError>, Duration)> = to_compute
+                .par_iter()
+                .map(|&i| {
+                    let t0 = Instant::now();
+                    let r = self.run_node(graph, i, resolution, opts, &live);
+                    (i, r, t0.elapsed())
+                })
+                .collect();
+
+            for (i, r, dt) in computed {
+                let id = graph.nodes[i].id.clone();
+                result.timings.insert(id.clone(), dt);
+                match r {
+                    Ok(fields) => {
+                        let fields: NodeFields = fields.into_iter().map(Arc::new).collect();
+                        live_bytes += fields.iter().map(|f| f.byte_size()).sum::<usize>();
+                        if let Some(c) = self.cache.as_mut() {
+                            c.insert(keys[i].unwrap_or_default(), Arc::clone(&fields));
+                        }
+                        live.insert(i, fields);
+                        result.status.insert(id, NodeStatus::Computed);
+                    }
+                    Err(e) => {
+                        failed_root.insert(i, id.clone());
+                        result.status.insert(id, NodeStatus::Failed(e));
+                    }
+                }
+            }
+            result.peak_live_bytes = result.peak_live_bytes.max(live_bytes);
+
+            // Free what no later node reads.
+            for &i in &wave {
+                for s in sources(i) {
+                    consumers[s] = consumers[s].saturating_sub(1);
+                    if consumers[s] == 0 && !targets.contains(&s) && !opts.keep_all {
+                        if let Some(f) = live.remove(&s) {
+                            live_bytes -= f.iter().map(|f| f.byte_size()).sum::<usize>();
+                        }
+                    }
+                }
+            }
+        }
+
+        for (i, fields) in live {
+            if targets.contains(&i) || opts.keep_all {
+                result.fields.insert(graph.nodes[i].id.clone(), fields);
+            }
+        }
+        Ok(result)
+    }
+
+    fn run_node(
+        &self,
+        graph: &Graph,
+        i: usize,
+        resolution: usize,
+        opts: &EvalOptions,
+        live: &HashMap<usize, NodeFields>,
+    ) -> Result<Vec<Field>, NodeError> {
+        let n = &graph.nodes[i];
+        let spec = &n.def.spec;
+        let mut inputs = Vec::with_capacity(spec.inputs.len());
+        for (port, r) in spec.inputs.iter().zip(&n.inputs) {
+            let field = match r {
+                None => None,
+                Some(r) => {
+                    let src = graph.index_of(&r.node).ok_or(NodeError::MissingInput(port.name))?;
+                    let oi = graph.nodes[src].def.output_index(&r.output).ok_or(NodeError::MissingInput(port.name))?;
+                    let f = live.get(&src).and_then(|fs| fs.get(oi)).ok_or(NodeError::MissingInput(port.name))?;
+                    let kind = graph.output_kind(r).ok_or(NodeError::MissingInput(port.name))?;
+                    let coerce = Coercion::between(kind, port.kind).ok_or(NodeError::MissingInput(port.name))?;
+                    Some(coerce.apply(f, &graph.world))
+                }
+            };
+            inputs.push(field);
+        }
+        let report = |fraction: f32| {
+            if let Some(p) = opts.progress {
+                p(ProgressEvent::Progress { node: &n.id, fraction });
+            }
+        };
+        let ctx = EvalCtx {
+            resolution,
+            world: graph.world,
+            graph_seed: graph.seed,
+            node_id: &n.id,
+            base_dir: opts.base_dir,
+            cancel: &opts.cancel,
+            progress: &report,
+        };
+        if let Some(p) = opts.progress {
+            p(ProgressEvent::Started { node: &n.id });
+        }
+        let out = n.def.eval(&ctx, &inputs, &n.params);
+        let out = out.and_then(|fields| {
+            if fields.len() != spec.outputs.len() {
+                return Err(NodeError::Failed(format!(
+                    "internal error: {} returned {} outputs, declared {}",
+                    spec.id,
+                    fields.len(),
+                    spec.outputs.len()
+                )));
+            }
+            if let Some(f) = fields.iter().find(|f| f.width() != resolution || f.height() != resolution) {
+                return Err(NodeError::Failed(format!(
+                    "internal error: {} returned a {}×{} field at resolution {resolution}",
+                    spec.id,
+                    f.width(),
+                    f.height()
+                )));
+            }
+            Ok(fields)
+        });
+        if let Some(p) = opts.progress {
+            p(ProgressEvent::Finished { node: &n.id, ok: out.is_ok() });
+        }
+        out
+    }
+}

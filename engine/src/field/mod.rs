@@ -1,0 +1,253 @@
+//! `Field`: a row-major 2D grid of `f32` samples, and the world frame it is sampled in.
+//!
+//! This module knows nothing of graphs or evaluation.
+
+use rayon::prelude::*;
+
+/// A row-major grid of `f32` samples: `data[y * width + x]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Field {
+    width: usize,
+    height: usize,
+    data: Vec<f32>,
+}
+
+impl Field {
+    /// A field filled with `value`.
+    #[must_use]
+    pub fn filled(width: usize, height: usize, value: f32) -> Self {
+        Self {
+            width,
+            height,
+            data: vec![value; width * height],
+        }
+    }
+
+    /// Wraps existing row-major data; `None` if the length does not match.
+    #[must_use]
+    pub fn from_vec(width: usize, height: usize, data: Vec<f32>) -> Option<Self> {
+        (data.len() == width * height).then_some(Self {
+            width,
+            height,
+            data,
+        })
+    }
+
+    /// Builds a field by calling `f(x, y)` for every cell, rows in parallel.
+    pub fn from_fn(width: usize, height: usize, f: impl Fn(usize, usize) -> f32 + Sync) -> Self {
+        let mut field = Self::filled(width, height, 0.0);
+        field.rows_mut().for_each(|(y, row)| {
+            for (x, v) in row.iter_mut().enumerate() {
+                *v = f(x, y);
+            }
+        });
+        field
+    }
+
+    #[must_use]
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    #[must_use]
+    pub fn height(&self) -> usize {
+        self.height
+    }
+
+    #[must_use]
+    pub fn data(&self) -> &[f32] {
+        &self.data
+    }
+
+    pub fn data_mut(&mut self) -> &mut [f32] {
+        &mut self.data
+    }
+
+    #[must_use]
+    pub fn into_vec(self) -> Vec<f32> {
+        self.data
+    }
+
+    /// Size of the sample buffer in bytes.
+    #[must_use]
+    pub fn byte_size(&self) -> usize {
+        self.data.len() * std::mem::size_of::<f32>()
+    }
+
+    /// The sample at `(x, y)`, with coordinates clamped to the border.
+    #[must_use]
+    pub fn get_clamped(&self, x: isize, y: isize) -> f32 {
+        let xi = x.clamp(0, self.width as isize - 1) as usize;
+        let yi = y.clamp(0, self.height as isize - 1) as usize;
+        self.data[yi * self.width + xi]
+    }
+
+    /// Parallel iterator over `(row index, row)`.
+    pub fn rows_mut(&mut self) -> impl IndexedParallelIterator<Item = (usize, &mut [f32])> {
+        self.data.par_chunks_mut(self.width.max(1)).enumerate()
+    }
+
+    /// Applies `f` to every sample in place, rows in parallel.
+    pub fn map_in_place(&mut self, f: impl Fn(f32) -> f32 + Sync) {
+        self.data.par_chunks_mut(self.width.max(1)).for_each(|row| {
+            for v in row {
+                *v = f(*v);
+            }
+        });
+    }
+
+    /// A new field `f(a, b)` sample by sample. Both fields must have the same size.
+    #[must_use]
+    pub fn zip_map(a: &Field, b: &Field, f: impl Fn(f32, f32) -> f32 + Sync) -> Field {
+        debug_assert_eq!((a.width, a.height), (b.width, b.height));
+        let mut out = Field::filled(a.width, a.height, 0.0);
+        let w = a.width.max(1);
+        out.data
+            .par_chunks_mut(w)
+            .zip(a.data.par_chunks(w).zip(b.data.par_chunks(w)))
+            .for_each(|(o, (ra, rb))| {
+                for ((o, &x), &y) in o.iter_mut().zip(ra).zip(rb) {
+                    *o = f(x, y);
+                }
+            });
+        out
+    }
+
+    /// Minimum and maximum over all finite samples; `None` if there are none.
+    #[must_use]
+    pub fn min_max(&self) -> Option<(f32, f32)> {
+        self.data
+            .par_chunks(self.width.max(1))
+            .map(|row| {
+                row.iter()
+                    .filter(|v| v.is_finite())
+                    .fold(None, |acc: Option<(f32, f32)>, &v| match acc {
+                        None => Some((v, v)),
+                        Some((lo, hi)) => Some((lo.min(v), hi.max(v))),
+                    })
+            })
+            .reduce(
+                || None,
+                |a, b| match (a, b) {
+                    (None, x) | (x, None) => x,
+                    (Some((a0, a1)), Some((b0, b1))) => Some((a0.min(b0), a1.max(b1))),
+                },
+            )
+    }
+
+    /// Bilinear sample at continuous pixel coordinates (pixel centres at `i + 0.5`), clamped at the border.
+    #[must_use]
+    pub fn sample_bilinear(&self, px: f32, py: f32) -> f32 {
+        let fx = px - 0.5;
+        let fy = py - 0.5;
+        let x0 = fx.floor();
+        let y0 = fy.floor();
+        let tx = fx - x0;
+        let ty = fy - y0;
+        let (x0, y0) = (x0 as isize, y0 as isize);
+        let a = self.get_clamped(x0, y0);
+        let b = self.get_clamped(x0 + 1, y0);
+        let c = self.get_clamped(x0, y0 + 1);
+        let d = self.get_clamped(x0 + 1, y0 + 1);
+        let top = a + (b - a) * tx;
+        let bottom = c + (d - c) * tx;
+        top + (bottom - top) * ty
+    }
+
+    /// Resamples to `width × height` with bilinear filtering (area-aligned pixel centres).
+    #[must_use]
+    pub fn resample_bilinear(&self, width: usize, height: usize) -> Field {
+        if width == self.width && height == self.height {
+            return self.clone();
+        }
+        let sx = self.width as f32 / width as f32;
+        let sy = self.height as f32 / height as f32;
+        Field::from_fn(width, height, |x, y| {
+            self.sample_bilinear((x as f32 + 0.5) * sx, (y as f32 + 0.5) * sy)
+        })
+    }
+
+    /// Box-filter downsampling by an integer factor (used to compare resolutions).
+    #[must_use]
+    pub fn downsample_box(&self, factor: usize) -> Field {
+        let factor = factor.max(1);
+        let w = self.width / factor;
+        let h = self.height / factor;
+        let norm = 1.0 / (factor * factor) as f32;
+        Field::from_fn(w, h, |x, y| {
+            let mut sum = 0.0;
+            for j in 0..factor {
+                let row = &self.data[(y * factor + j) * self.width..];
+                for i in 0..factor {
+                    sum += row[x * factor + i];
+                }
+            }
+            sum * norm
+        })
+    }
+}
+
+/// The physical frame a graph is evaluated in: a square world of `size_m` metres,
+/// heights between `height_min_m` and `height_max_m`, sampled on a `resolution²` grid.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct World {
+    pub size_m: f64,
+    pub height_min_m: f64,
+    pub height_max_m: f64,
+}
+
+impl World {
+    /// Height span in metres (`height_max_m - height_min_m`).
+    #[must_use]
+    pub fn height_span_m(&self) -> f64 {
+        self.height_max_m - self.height_min_m
+    }
+
+    /// Cell size in metres at a given resolution.
+    #[must_use]
+    pub fn cell_size_m(&self, resolution: usize) -> f64 {
+        self.size_m / resolution.max(1) as f64
+    }
+
+    /// Maps a relative height (0 = `height_min_m`, 1 = `height_max_m`) to metres.
+    #[must_use]
+    pub fn relative_to_m(&self, r: f64) -> f64 {
+        self.height_min_m + r * self.height_span_m()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn from_fn_is_row_major() {
+        let f = Field::from_fn(3, 2, |x, y| (y * 10 + x) as f32);
+        assert_eq!(f.data(), &[0.0, 1.0, 2.0, 10.0, 11.0, 12.0]);
+    }
+
+    #[test]
+    fn resample_of_constant_is_constant() {
+        let f = Field::filled(7, 7, 3.5);
+        let r = f.resample_bilinear(16, 16);
+        assert!(r.data().iter().all(|&v| v == 3.5));
+    }
+
+    #[test]
+    fn resample_linear_ramp_stays_linear_inside() {
+        // A ramp in world coordinates resampled to twice the resolution keeps its values at shared centres.
+        let f = Field::from_fn(8, 1, |x, _| x as f32 + 0.5);
+        let r = f.resample_bilinear(16, 1);
+        // Interior samples follow the ramp exactly: value = (x + 0.5) / 2 in source pixel units.
+        for x in 1..15 {
+            let expect = (x as f32 + 0.5) * 0.5;
+            assert!((r.data()[x] - expect).abs() < 1e-5, "{x}: {}", r.data()[x]);
+        }
+    }
+
+    #[test]
+    fn min_max_ignores_nan() {
+        let f = Field::from_vec(3, 1, vec![1.0, f32::NAN, -2.0]).expect("size");
+        assert_eq!(f.min_max(), Some((-2.0, 1.0)));
+    }
+}

@@ -1,0 +1,297 @@
+//! The runtime graph: node instances with validated parameters, wires between ports,
+//! named outputs; structural validation (dangling wires, port types, cycles) and
+//! the topological plan the evaluator follows.
+
+mod diagnostic;
+
+pub use diagnostic::{Diagnostic, Diagnostics};
+
+use crate::field::World;
+use crate::node::{nearest, Coercion, NodeDef, ParamValue, PortKind};
+use petgraph::graph::{DiGraph, NodeIndex};
+use std::collections::{BTreeMap, HashMap};
+
+/// A reference to one output port of a node: `node.port` in files.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PortRef {
+    pub node: String,
+    pub output: String,
+}
+
+impl PortRef {
+    #[must_use]
+    pub fn new(node: impl Into<String>, output: impl Into<String>) -> Self {
+        Self {
+            node: node.into(),
+            output: output.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for PortRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}", self.node, self.output)
+    }
+}
+
+/// One node of a graph.
+#[derive(Clone, Debug)]
+pub struct NodeInstance {
+    /// Unique within the graph; letters, digits, `_` and `-`.
+    pub id: String,
+    pub def: &'static NodeDef,
+    /// Parameter values in the order of `def.params`.
+    pub params: Vec<ParamValue>,
+    /// What feeds each input port, in the order of `def.spec.inputs`.
+    pub inputs: Vec<Option<PortRef>>,
+    /// Position on the editor canvas.
+    pub position: [f64; 2],
+}
+
+impl NodeInstance {
+    /// A node of type `def` with default parameters and no inputs.
+    #[must_use]
+    pub fn new(id: impl Into<String>, def: &'static NodeDef) -> Self {
+        Self {
+            id: id.into(),
+            def,
+            params: def.default_values(),
+            inputs: vec![None; def.spec.inputs.len()],
+            position: [0.0, 0.0],
+        }
+    }
+
+    /// The value of a parameter by name.
+    #[must_use]
+    pub fn param(&self, name: &str) -> Option<&ParamValue> {
+        self.def.param_index(name).and_then(|i| self.params.get(i))
+    }
+}
+
+/// A terrain graph.
+#[derive(Clone, Debug)]
+pub struct Graph {
+    pub name: String,
+    pub seed: u64,
+    pub world: World,
+    /// Default samples per side.
+    pub resolution: usize,
+    pub nodes: Vec<NodeInstance>,
+    /// Named outputs written by builds.
+    pub outputs: BTreeMap<String, PortRef>,
+}
+
+/// Whether a string is a valid node id or output name.
+#[must_use]
+pub fn is_valid_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 128
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// The evaluation order: nodes in topological order, grouped in waves whose members
+/// only depend on earlier waves (so each wave can run in parallel).
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// Indices into `Graph::nodes`, wave by wave; each wave sorted by node id.
+    pub waves: Vec<Vec<usize>>,
+}
+
+impl Graph {
+    /// An empty graph.
+    #[must_use]
+    pub fn new(name: impl Into<String>, world: World, resolution: usize, seed: u64) -> Self {
+        Self {
+            name: name.into(),
+            seed,
+            world,
+            resolution,
+            nodes: Vec::new(),
+            outputs: BTreeMap::new(),
+        }
+    }
+
+    /// Index of a node by id.
+    #[must_use]
+    pub fn index_of(&self, id: &str) -> Option<usize> {
+        self.nodes.iter().position(|n| n.id == id)
+    }
+
+    #[must_use]
+    pub fn node(&self, id: &str) -> Option<&NodeInstance> {
+        self.nodes.iter().find(|n| n.id == id)
+    }
+
+    pub fn node_mut(&mut self, id: &str) -> Option<&mut NodeInstance> {
+        self.nodes.iter_mut().find(|n| n.id == id)
+    }
+
+    /// The kind of the output a reference points to, if it exists.
+    #[must_use]
+    pub fn output_kind(&self, r: &PortRef) -> Option<PortKind> {
+        let n = self.node(&r.node)?;
+        n.def.spec.outputs.iter().find(|p| p.name == r.output).map(|p| p.kind)
+    }
+
+    /// Checks wires, required inputs, port kinds, outputs and cycles. Reports every problem.
+    #[must_use]
+    pub fn validate(&self) -> Vec<Diagnostic> {
+        self.validate_refs(&|_| false)
+    }
+
+    /// Like [`Graph::validate`], but references to ids for which `ignore` is true are not
+    /// reported (the file loader uses it for nodes it already reported, e.g. of unknown type).
+    pub(crate) fn validate_refs(&self, ignore: &dyn Fn(&str) -> bool) -> Vec<Diagnostic> {
+        let mut out = Vec::new();
+        let ids: Vec<&str> = self.nodes.iter().map(|n| n.id.as_str()).collect();
+        let check_ref = |r: &PortRef, out: &mut Vec<Diagnostic>, node: Option<&str>, field: String| {
+            if ignore(&r.node) {
+                return None;
+            }
+            let Some(src) = self.node(&r.node) else {
+                let hint = nearest(&r.node, ids.iter().copied())
+                    .map(|n| format!(" (did you mean \"{n}\"?)"))
+                    .unwrap_or_default();
+                out.push(Diagnostic::at(node, field, format!("refers to node \"{}\", which does not exist{hint}", r.node)));
+                return None;
+            };
+            let Some(port) = src.def.spec.outputs.iter().find(|p| p.name == r.output) else {
+                let names: Vec<&str> = src.def.spec.outputs.iter().map(|p| p.name).collect();
+                out.push(Diagnostic::at(
+                    node,
+                    field,
+                    format!(
+                        "node \"{}\" ({}) has no output \"{}\"; its outputs are {}",
+                        r.node,
+                        src.def.spec.id,
+                        r.output,
+                        crate::node::quoted_list(&names)
+                    ),
+                ));
+                return None;
+            };
+            Some(port.kind)
+        };
+        for n in &self.nodes {
+            for (spec, input) in n.def.spec.inputs.iter().zip(&n.inputs) {
+                let field = format!("inputs.{}", spec.name);
+                match input {
+                    None if spec.required => out.push(Diagnostic::at(
+                        Some(&n.id),
+                        field,
+                        format!("required {} input is not connected", spec.kind.name()),
+                    )),
+                    None => {}
+                    Some(r) => {
+                        if let Some(kind) = check_ref(r, &mut out, Some(&n.id), field.clone()) {
+                            if Coercion::between(kind, spec.kind).is_none() {
+                                out.push(Diagnostic::at(
+                                    Some(&n.id),
+                                    field,
+                                    format!(
+                                        "port type mismatch: \"{r}\" is a {} output but this input expects a {}; insert a \"to_mask\" node to turn heights into a mask",
+                                        kind.name(),
+                                        spec.kind.name()
+                                    ),
+                                ));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        for (name, r) in &self.outputs {
+            check_ref(r, &mut out, None, format!("outputs.{name}"));
+        }
+        if let Err(cycles) = self.plan() {
+            out.extend(cycles);
+        }
+        out
+    }
+
+    fn petgraph(&self) -> (DiGraph<usize, ()>, Vec<NodeIndex>) {
+        let mut g = DiGraph::with_capacity(self.nodes.len(), self.nodes.len() * 2);
+        let idx: Vec<NodeIndex> = (0..self.nodes.len()).map(|i| g.add_node(i)).collect();
+        let by_id: HashMap<&str, usize> = self
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.id.as_str(), i))
+            .collect();
+        for (i, n) in self.nodes.iter().enumerate() {
+            for r in n.inputs.iter().flatten() {
+                if let Some(&src) = by_id.get(r.node.as_str()) {
+                    g.add_edge(idx[src], idx[i], ());
+                }
+            }
+        }
+        (g, idx)
+    }
+
+    /// The evaluation plan, or one diagnostic per cycle listing the nodes on it.
+    pub fn plan(&self) -> Result<Plan, Vec<Diagnostic>> {
+        let (g, _) = self.petgraph();
+        let order = match petgraph::algo::toposort(&g, None) {
+            Ok(order) => order,
+            Err(_) => {
+                let mut cycles: Vec<Vec<String>> = petgraph::algo::tarjan_scc(&g)
+                    .into_iter()
+                    .filter(|scc| scc.len() > 1 || g.contains_edge(scc[0], scc[0]))
+                    .map(|scc| {
+                        let mut ids: Vec<String> =
+                            scc.iter().map(|&v| self.nodes[g[v]].id.clone()).collect();
+                        ids.sort();
+                        ids
+                    })
+                    .collect();
+                cycles.sort();
+                return Err(cycles
+                    .into_iter()
+                    .map(|ids| {
+                        let quoted: Vec<String> = ids.iter().map(|i| format!("\"{i}\"")).collect();
+                        Diagnostic::at(
+                            Some(&ids[0]),
+                            "inputs".into(),
+                            format!("cycle: the nodes {} depend on each other", quoted.join(" → ")),
+                        )
+                    })
+                    .collect());
+            }
+        };
+        let mut level = vec![0usize; self.nodes.len()];
+        for &v in &order {
+            let l = g
+                .neighbors_directed(v, petgraph::Direction::Incoming)
+                .map(|u| level[g[u]] + 1)
+                .max()
+                .unwrap_or(0);
+            level[g[v]] = l;
+        }
+        let depth = level.iter().copied().max().map_or(0, |m| m + 1);
+        let mut waves = vec![Vec::new(); depth];
+        for (i, &l) in level.iter().enumerate() {
+            waves[l].push(i);
+        }
+        for w in &mut waves {
+            w.sort_by(|&a, &b| self.nodes[a].id.cmp(&self.nodes[b].id));
+        }
+        Ok(Plan { waves })
+    }
+
+    /// Sets a parameter from a loosely typed value, checking it against the declaration.
+    pub fn set_param(&mut self, node: &str, param: &str, value: ParamValue) -> Result<(), String> {
+        let n = self
+            .node_mut(node)
+            .ok_or_else(|| format!("no node \"{node}\""))?;
+        let i = n.def.param_index(param).ok_or_else(|| {
+            let hint = nearest(param, n.def.params.iter().map(|p| p.name))
+                .map(|s| format!(" (did you mean \"{s}\"?)"))
+                .unwrap_or_default();
+            format!("node \"{node}\" ({}) has no parameter \"{param}\"{hint}", n.def.spec.id)
+        })?;
+        n.params[i] = value;
+        Ok(())
+    }
+}

@@ -1,0 +1,82 @@
+//! The node catalogue (`orogen nodes`, `orogen nodes --json`), derived from the registry.
+
+use crate::node::{clean_doc, ParamKind, ParamSpec, PortSpec, Registry};
+use serde_json::{json, Value};
+
+fn port_json(p: &PortSpec) -> Value {
+    json!({ "name": p.name, "kind": p.kind.name(), "required": p.required, "doc": p.doc })
+}
+
+fn param_json(p: &ParamSpec) -> Value {
+    let mut v = json!({
+        "name": p.name,
+        "doc": p.doc_text(),
+        "unit": p.unit,
+        "default": super::graph_file::param_to_json(p, &p.default_value()),
+    });
+    let (kind, extra) = match p.kind {
+        ParamKind::Float { soft, hard, .. } => ("float", json!({ "soft": [soft.0, soft.1], "hard": [hard.0, hard.1] })),
+        ParamKind::Int { soft, hard, .. } => ("int", json!({ "soft": [soft.0, soft.1], "hard": [hard.0, hard.1] })),
+        ParamKind::Seed { .. } => ("seed", json!({ "hard": [0, u32::MAX] })),
+        ParamKind::Bool { .. } => ("bool", json!({})),
+        ParamKind::Choice { options, .. } => ("choice", json!({ "options": options })),
+        ParamKind::Text { .. } => ("text", json!({})),
+    };
+    if let (Some(o), Some(e)) = (v.as_object_mut(), extra.as_object()) {
+        o.insert("kind".into(), kind.into());
+        o.extend(e.clone());
+    }
+    v
+}
+
+/// The machine-readable catalogue: one object per node type, sorted by id.
+#[must_use]
+pub fn to_json(reg: &Registry) -> Value {
+    Value::Array(
+        reg.defs()
+            .iter()
+            .map(|d| {
+                json!({
+                    "id": d.spec.id,
+                    "label": d.spec.label,
+                    "category": d.spec.category.name(),
+                    "version": d.spec.version,
+                    "doc": clean_doc(d.spec.doc),
+                    "inputs": d.spec.inputs.iter().map(port_json).collect::<Vec<_>>(),
+                    "outputs": d.spec.outputs.iter().map(port_json).collect::<Vec<_>>(),
+                    "params": d.params.iter().map(param_json).collect::<Vec<_>>(),
+                })
+            })
+            .collect(),
+    )
+}
+
+/// The human-readable catalogue, grouped by category.
+#[must_use]
+pub fn to_text(reg: &Registry) -> String {
+    use std::fmt::Write;
+    let mut defs: Vec<_> = reg.defs().iter().collect();
+    defs.sort_by_key(|d| (d.spec.category, d.spec.id));
+    let mut s = String::new();
+    let mut category = None;
+    for d in defs {
+        if category != Some(d.spec.category) {
+            category = Some(d.spec.category);
+            let _ = writeln!(s, "== {} ==\n", d.spec.category.name());
+        }
+        let _ = writeln!(s, "{} — {}", d.spec.id, d.spec.label);
+        let _ = writeln!(s, "  {}", clean_doc(d.spec.doc));
+        for p in d.spec.inputs {
+            let _ = writeln!(s, "  in  {}: {}{} — {}", p.name, p.kind.name(), if p.required { "" } else { " (optional)" }, p.doc);
+        }
+        for p in d.spec.outputs {
+            let _ = writeln!(s, "  out {}: {} — {}", p.name, p.kind.name(), p.doc);
+        }
+        for p in d.params {
+            let unit = if p.unit.is_empty() { String::new() } else { format!(" {}", p.unit) };
+            let _ = writeln!(s, "  param {} = {}{unit}  ({}) — {}", p.name, p.default_text(), p.expected(), p.doc_text());
+        }
+        s.push('\n');
+    }
+    s
+}

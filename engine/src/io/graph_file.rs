@@ -1,0 +1,624 @@
+//! Graph file v1 (JSON): loading with complete diagnostics, migrations, and deterministic saving.
+//! The format is documented in `docs/graph-format.md`.
+//!
+//! Loading works on a loosely typed `serde_json::Value` so that every problem in a file can
+//! be reported at once (a derived deserializer stops at the first), and so that migrations
+//! from older versions run before any runtime type is built.
+
+use crate::field::World;
+use crate::graph::{is_valid_id, Diagnostic, Diagnostics, Graph, NodeInstance, PortRef};
+use crate::node::{nearest, quoted_list, ParamKind, ParamSpec, ParamValue, Registry};
+use serde_json::{Map, Value};
+use std::collections::{BTreeMap, HashSet};
+use std::path::Path;
+
+/// The `format` tag of graph files.
+pub const FORMAT_TAG: &str = "orogen-graph";
+/// The version this build writes, and the newest it reads.
+pub const CURRENT_VERSION: u64 = 1;
+/// The oldest version this build reads (through migrations).
+pub const OLDEST_VERSION: u64 = 1;
+
+/// Largest accepted resolution (samples per side) in a file.
+pub const MAX_RESOLUTION: u64 = 65_536;
+
+const TOP_KEYS: &[&str] = &[
+    "format",
+    "version",
+    "name",
+    "seed",
+    "world",
+    "resolution",
+    "nodes",
+    "outputs",
+];
+const WORLD_KEYS: &[&str] = &["size_m", "height_min_m", "height_max_m"];
+const NODE_KEYS: &[&str] = &["id", "type", "params", "inputs", "position"];
+
+/// Reads and validates a graph file. The error lists every problem found.
+pub fn load_file(path: &Path) -> Result<Graph, Diagnostics> {
+    load_file_with(path, &[])
+}
+
+/// Reads a graph file, applies `--set`-style overrides `(node, param, value)`, and validates it.
+pub fn load_file_with(path: &Path, overrides: &[(String, String, Value)]) -> Result<Graph, Diagnostics> {
+    let label = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| Diagnostics {
+        file: label.clone(),
+        items: vec![Diagnostic::at(None, String::new(), format!("cannot read file: {e}"))],
+    })?;
+    load_str_with(&text, &label, overrides)
+}
+
+/// Parses and validates graph JSON. `label` names the source in diagnostics.
+pub fn load_str(text: &str, label: &str) -> Result<Graph, Diagnostics> {
+    load_str_with(text, label, &[])
+}
+
+/// Parses graph JSON, applies overrides, validates.
+pub fn load_str_with(
+    text: &str,
+    label: &str,
+    overrides: &[(String, String, Value)],
+) -> Result<Graph, Diagnostics> {
+    let fail = |items: Vec<Diagnostic>| Diagnostics {
+        file: label.to_owned(),
+        items,
+    };
+    let mut value: Value = serde_json::from_str(text).map_err(|e| {
+        fail(vec![Diagnostic::at(
+            None,
+            String::new(),
+            format!("malformed JSON at line {}, column {}: {}", e.line(), e.column(), strip_position(&e.to_string())),
+        )])
+    })?;
+    value = migrate(value).map_err(|d| fail(vec![d]))?;
+    let mut diags = apply_overrides(&mut value, overrides);
+    let graph = from_value(&value, &mut diags);
+    if diags.is_empty() {
+        if let Some(g) = graph {
+            return Ok(g);
+        }
+    }
+    diags.sort_by(|a, b| (&a.node, &a.field).cmp(&(&b.node, &b.field)));
+    Err(fail(diags))
+}
+
+fn strip_position(msg: &str) -> String {
+    msg.find(" at line ").map_or(msg, |i| &msg[..i]).to_owned()
+}
+
+/// Checks the format tag and version, and upgrades older versions step by step.
+///
+/// Policy: every released version keeps loading forever. A change to the format bumps
+/// `CURRENT_VERSION` and adds one `migrate_vN_to_vN+1` step here, working on JSON values,
+/// with a stored file of the old version under `tests/data/` that must keep loading.
+pub fn migrate(mut value: Value) -> Result<Value, Diagnostic> {
+    let Some(obj) = value.as_object() else {
+        return Err(Diagnostic::at(
+            None,
+            String::new(),
+            format!("expected a JSON object at the top level, found {}", kind_of(&value)),
+        ));
+    };
+    match obj.get("format") {
+        Some(Value::String(s)) if s == FORMAT_TAG => {}
+        Some(other) => {
+            return Err(Diagnostic::at(
+                None,
+                "format".into(),
+                format!("expected \"{FORMAT_TAG}\", found {other}: this is not an Orogen graph file"),
+            ))
+        }
+        None => {
+            return Err(Diagnostic::at(
+                None,
+                "format".into(),
+                format!("missing; an Orogen graph file starts with \"format\": \"{FORMAT_TAG}\""),
+            ))
+        }
+    }
+    let version = match obj.get("version") {
+        Some(v) => v.as_u64().ok_or_else(|| {
+            Diagnostic::at(None, "version".into(), format!("expected a positive integer, found {v}"))
+        })?,
+        None => {
+            return Err(Diagnostic::at(
+                None,
+                "version".into(),
+                format!("missing; this build writes version {CURRENT_VERSION}"),
+            ))
+        }
+    };
+    if !(OLDEST_VERSION..=CURRENT_VERSION).contains(&version) {
+        return Err(Diagnostic::at(
+            None,
+            "version".into(),
+            format!(
+                "unsupported format version {version}: this build of orogen reads versions {OLDEST_VERSION} to {CURRENT_VERSION}{}",
+                if version > CURRENT_VERSION { "; the file was written by a newer orogen" } else { "" }
+            ),
+        ));
+    }
+    // No migrations yet: version 1 is the first. Future steps go here:
+    // if version == 1 { value = migrate_v1_to_v2(value); version = 2; }
+    if let Some(o) = value.as_object_mut() {
+        o.insert("version".into(), Value::from(CURRENT_VERSION));
+    }
+    Ok(value)
+}
+
+/// Applies `(node, param, value)` overrides to the JSON before validation, so an override
+/// is checked exactly like a value in the file.
+fn apply_overrides(value: &mut Value, overrides: &[(String, String, Value)]) -> Vec<Diagnostic> {
+    let mut diags = Vec::new();
+    for (node, param, v) in overrides {
+        let target = value
+            .get_mut("nodes")
+            .and_then(Value::as_array_mut)
+            .and_then(|nodes| {
+                nodes
+                    .iter_mut()
+                    .find(|n| n.get("id").and_then(Value::as_str) == Some(node.as_str()))
+            });
+        match target.and_then(Value::as_object_mut) {
+            Some(obj) => {
+                let params = obj
+                    .entry("params")
+                    .or_insert_with(|| Value::Object(Map::new()));
+                if let Some(p) = params.as_object_mut() {
+                    p.insert(param.clone(), v.clone());
+                }
+            }
+            None => diags.push(Diagnostic::at(
+                Some(node),
+                format!("--set {node}.{param}"),
+                "no node with this id in the graph".into(),
+            )),
+        }
+    }
+    diags
+}
+
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "an integer",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn suggest(name: &str, options: &[&str]) -> String {
+    nearest(name, options.iter().copied())
+        .map(|s| format!(" (did you mean \"{s}\"?)"))
+        .unwrap_or_default()
+}
+
+fn check_keys(obj: &Map<String, Value>, allowed: &[&str], node: Option<&str>, prefix: &str, diags: &mut Vec<Diagnostic>) {
+    for k in obj.keys() {
+        if !allowed.contains(&k.as_str()) {
+            diags.push(Diagnostic::at(
+                node,
+                format!("{prefix}{k}"),
+                format!("unknown field{}; expected one of {}", suggest(k, allowed), quoted_list(allowed)),
+            ));
+        }
+    }
+}
+
+fn number(v: Option<&Value>, field: &str, default: f64, diags: &mut Vec<Diagnostic>) -> f64 {
+    match v {
+        None => default,
+        Some(Value::Number(n)) => n.as_f64().unwrap_or(default),
+        Some(other) => {
+            diags.push(Diagnostic::at(None, field.into(), format!("expected a number, found {}", kind_of(other))));
+            default
+        }
+    }
+}
+
+/// Builds the runtime graph from a (migrated) value, pushing every problem into `diags`.
+fn from_value(value: &Value, diags: &mut Vec<Diagnostic>) -> Option<Graph> {
+    let root = value.as_object()?;
+    check_keys(root, TOP_KEYS, None, "", diags);
+
+    let name = match root.get("name") {
+        None => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => {
+            diags.push(Diagnostic::at(None, "name".into(), format!("expected a string, found {}", kind_of(other))));
+            String::new()
+        }
+    };
+    let seed = match root.get("seed") {
+        None => 0,
+        Some(v) => v.as_u64().unwrap_or_else(|| {
+            diags.push(Diagnostic::at(None, "seed".into(), format!("expected an integer in [0, {}], found {v}", u64::MAX)));
+            0
+        }),
+    };
+    let resolution = match root.get("resolution") {
+        None => 512,
+        Some(v) => match v.as_u64() {
+            Some(r) if (2..=MAX_RESOLUTION).contains(&r) => r as usize,
+            _ => {
+                diags.push(Diagnostic::at(None, "resolution".into(), format!("expected an integer in [2, {MAX_RESOLUTION}], found {v}")));
+                512
+            }
+        },
+    };
+    let world = parse_world(root.get("world"), diags);
+
+    let reg = Registry::builtin();
+    let mut nodes = Vec::new();
+    let mut declared: HashSet<String> = HashSet::new();
+    let mut broken: HashSet<String> = HashSet::new();
+    match root.get("nodes") {
+        Some(Value::Array(list)) => {
+            for (i, nv) in list.iter().enumerate() {
+                if let Some(n) = parse_node(i, nv, reg, &mut declared, &mut broken, diags) {
+                    nodes.push(n);
+                }
+            }
+        }
+        Some(other) => diags.push(Diagnostic::at(None, "nodes".into(), format!("expected an array of nodes, found {}", kind_of(other)))),
+        None => diags.push(Diagnostic::at(None, "nodes".into(), "missing; expected an array of nodes".into())),
+    }
+
+    let mut outputs = BTreeMap::new();
+    match root.get("outputs") {
+        None => {}
+        Some(Value::Object(map)) => {
+            for (name, r) in map {
+                let field = format!("outputs.{name}");
+                if !is_valid_id(name) {
+                    diags.push(Diagnostic::at(None, field.clone(), "output names use only letters, digits, '_' and '-' (they become file names)".into()));
+                }
+                if let Some(r) = parse_ref(r, None, &field, diags) {
+                    outputs.insert(name.clone(), r);
+                }
+            }
+        }
+        Some(other) => diags.push(Diagnostic::at(None, "outputs".into(), format!("expected an object mapping output names to \"node.port\", found {}", kind_of(other)))),
+    }
+
+    resolve_default_ports(&mut nodes, &mut outputs);
+    let graph = Graph {
+        name,
+        seed,
+        world,
+        resolution,
+        nodes,
+        outputs,
+    };
+    diags.extend(graph.validate_refs(&|id| broken.contains(id)));
+    Some(graph)
+}
+
+/// Fills in omitted ports (`"node"` means the node's first output).
+fn resolve_default_ports(nodes: &mut [NodeInstance], outputs: &mut BTreeMap<String, PortRef>) {
+    let first: std::collections::HashMap<String, &'static str> = nodes
+        .iter()
+        .filter_map(|n| n.def.spec.outputs.first().map(|p| (n.id.clone(), p.name)))
+        .collect();
+    let fix = |r: &mut PortRef| {
+        if r.output.is_empty() {
+            if let Some(p) = first.get(&r.node) {
+                r.output = (*p).to_owned();
+            }
+        }
+    };
+    nodes.iter_mut().flat_map(|n| n.inputs.iter_mut().flatten()).for_each(fix);
+    outputs.values_mut().for_each(fix);
+}
+
+fn parse_world(v: Option<&Value>, diags: &mut Vec<Diagnostic>) -> World {
+    let mut world = World {
+        size_m: 4096.0,
+        height_min_m: 0.0,
+        height_max_m: 1000.0,
+    };
+    let Some(v) = v else { return world };
+    let Some(obj) = v.as_object() else {
+        diags.push(Diagnostic::at(None, "world".into(), format!("expected an object with size_m, height_min_m, height_max_m, found {}", kind_of(v))));
+        return world;
+    };
+    check_keys(obj, WORLD_KEYS, None, "world.", diags);
+    world.size_m = number(obj.get("size_m"), "world.size_m", world.size_m, diags);
+    world.height_min_m = number(obj.get("height_min_m"), "world.height_min_m", world.height_min_m, diags);
+    world.height_max_m = number(obj.get("height_max_m"), "world.height_max_m", world.height_max_m, diags);
+    if !(world.size_m > 0.0 && world.size_m <= 1.0e7) {
+        diags.push(Diagnostic::at(None, "world.size_m".into(), format!("expected a size in metres in (0, 10000000], found {}", world.size_m)));
+    }
+    for (f, h) in [("world.height_min_m", world.height_min_m), ("world.height_max_m", world.height_max_m)] {
+        if h.abs() > 1.0e6 {
+            diags.push(Diagnostic::at(None, f.into(), format!("expected a height in metres in [-1000000, 1000000], found {h}")));
+        }
+    }
+    if world.height_max_m <= world.height_min_m {
+        diags.push(Diagnostic::at(
+            None,
+            "world.height_max_m".into(),
+            format!("must be above height_min_m ({} m), found {} m", world.height_min_m, world.height_max_m),
+        ));
+    }
+    world
+}
+
+fn parse_ref(v: &Value, node: Option<&str>, field: &str, diags: &mut Vec<Diagnostic>) -> Option<PortRef> {
+    let Some(s) = v.as_str() else {
+        diags.push(Diagnostic::at(node, field.into(), format!("expected a reference \"node\" or \"node.port\", found {}", kind_of(v))));
+        return None;
+    };
+    let (n, p) = match s.split_once('.') {
+        Some((n, p)) => (n, Some(p)),
+        None => (s, None),
+    };
+    if !is_valid_id(n) || p.is_some_and(|p| !is_valid_id(p)) {
+        diags.push(Diagnostic::at(node, field.into(), format!("\"{s}\" is not a reference; expected \"node\" or \"node.port\"")));
+        return None;
+    }
+    // The port is filled in by `resolve_default_ports` when omitted.
+    Some(PortRef::new(n, p.unwrap_or("")))
+}
+
+fn parse_node(
+    i: usize,
+    nv: &Value,
+    reg: &'static Registry,
+    declared: &mut HashSet<String>,
+    broken: &mut HashSet<String>,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<NodeInstance> {
+    let at = format!("nodes[{i}]");
+    let Some(obj) = nv.as_object() else {
+        diags.push(Diagnostic::at(None, at, format!("expected a node object, found {}", kind_of(nv))));
+        return None;
+    };
+    let id = match obj.get("id") {
+        Some(Value::String(s)) if is_valid_id(s) => s.clone(),
+        Some(Value::String(s)) => {
+            diags.push(Diagnostic::at(None, format!("{at}.id"), format!("\"{s}\" is not a valid node id: use 1 to 128 letters, digits, '_' or '-'")));
+            return None;
+        }
+        Some(other) => {
+            diags.push(Diagnostic::at(None, format!("{at}.id"), format!("expected a string, found {}", kind_of(other))));
+            return None;
+        }
+        None => {
+            diags.push(Diagnostic::at(None, format!("{at}.id"), "missing; every node needs a unique id".into()));
+            return None;
+        }
+    };
+    if !declared.insert(id.clone()) {
+        diags.push(Diagnostic::at(Some(&id), "id".into(), format!("duplicate node id (again at {at}); ids must be unique")));
+        return None;
+    }
+    let nid = Some(id.as_str());
+    check_keys(obj, NODE_KEYS, nid, "", diags);
+    let type_name = match obj.get("type") {
+        Some(Value::String(s)) => s.as_str(),
+        other => {
+            diags.push(Diagnostic::at(nid, "type".into(), format!("expected a node type name, found {}", other.map_or("nothing", kind_of))));
+            broken.insert(id);
+            return None;
+        }
+    };
+    let Some(def) = reg.get(type_name) else {
+        let ids: Vec<&str> = reg.defs().iter().map(|d| d.spec.id).collect();
+        diags.push(Diagnostic::at(nid, "type".into(), format!("unknown node type \"{type_name}\"{}; `orogen nodes` lists them all", suggest(type_name, &ids))));
+        broken.insert(id);
+        return None;
+    };
+    let mut node = NodeInstance::new(id.clone(), def);
+
+    match obj.get("params") {
+        None => {}
+        Some(Value::Object(params)) => {
+            let names: Vec<&str> = def.params.iter().map(|p| p.name).collect();
+            for (k, v) in params {
+                let field = format!("params.{k}");
+                match def.param_index(k) {
+                    None => diags.push(Diagnostic::at(
+                        nid,
+                        field,
+                        format!("unknown parameter for \"{}\"{}", def.spec.id, if names.is_empty() { "; it has no parameters".to_owned() } else { format!("{}; its parameters are {}", suggest(k, &names), quoted_list(&names)) }),
+                    )),
+                    Some(pi) => match param_value(&def.params[pi], v) {
+                        Ok(pv) => node.params[pi] = pv,
+                        Err(msg) => diags.push(Diagnostic::at(nid, field, msg)),
+                    },
+                }
+            }
+        }
+        Some(other) => diags.push(Diagnostic::at(nid, "params".into(), format!("expected an object of parameter values, found {}", kind_of(other)))),
+    }
+
+    match obj.get("inputs") {
+        None => {}
+        Some(Value::Object(inputs)) => {
+            let names: Vec<&str> = def.spec.inputs.iter().map(|p| p.name).collect();
+            for (k, v) in inputs {
+                let field = format!("inputs.{k}");
+                match def.input_index(k) {
+                    None => diags.push(Diagnostic::at(
+                        nid,
+                        field,
+                        format!("unknown input port for \"{}\"{}", def.spec.id, if names.is_empty() { "; it has no inputs".to_owned() } else { format!("{}; its inputs are {}", suggest(k, &names), quoted_list(&names)) }),
+                    )),
+                    Some(pi) => {
+                        if let Some(r) = parse_ref(v, nid, &field, diags) {
+                            node.inputs[pi] = Some(r);
+                        }
+                    }
+                }
+            }
+        }
+        Some(other) => diags.push(Diagnostic::at(nid, "inputs".into(), format!("expected an object mapping input ports to \"node.port\", found {}", kind_of(other)))),
+    }
+
+    match obj.get("position") {
+        None => {}
+        Some(Value::Array(a)) if a.len() == 2 && a.iter().all(|v| v.as_f64().is_some_and(f64::is_finite)) => {
+            node.position = [a[0].as_f64().unwrap_or(0.0), a[1].as_f64().unwrap_or(0.0)];
+        }
+        Some(other) => diags.push(Diagnostic::at(nid, "position".into(), format!("expected [x, y] with two numbers, found {other}"))),
+    }
+    Some(node)
+}
+
+/// Checks one JSON value against a parameter declaration.
+pub fn param_value(spec: &ParamSpec, v: &Value) -> Result<ParamValue, String> {
+    let found = || format!("expected {}, found {}", spec.expected(), kind_of(v));
+    match spec.kind {
+        ParamKind::Float { hard, .. } => {
+            let x = v.as_f64().ok_or_else(found)?;
+            if x.is_finite() && x >= hard.0 && x <= hard.1 {
+                Ok(ParamValue::Float(x))
+            } else {
+                Err(format!("value {x} is outside the allowed range [{}, {}]", hard.0, hard.1))
+            }
+        }
+        ParamKind::Int { hard, .. } => {
+            let x = as_integer(v).ok_or_else(found)?;
+            if x >= i128::from(hard.0) && x <= i128::from(hard.1) {
+                Ok(ParamValue::Int(x as i64))
+            } else {
+                Err(format!("value {x} is outside the allowed range [{}, {}]", hard.0, hard.1))
+            }
+        }
+        ParamKind::Seed { .. } => {
+            let x = as_integer(v).ok_or_else(found)?;
+            if (0..=i128::from(u32::MAX)).contains(&x) {
+                Ok(ParamValue::Int(x as i64))
+            } else {
+                Err(format!("seed {x} is outside the allowed range [0, {}]", u32::MAX))
+            }
+        }
+        ParamKind::Bool { .. } => v.as_bool().map(ParamValue::Bool).ok_or_else(found),
+        ParamKind::Choice { options, .. } => {
+            let s = v.as_str().ok_or_else(found)?;
+            options
+                .iter()
+                .position(|o| *o == s)
+                .map(ParamValue::Choice)
+                .ok_or_else(|| format!("\"{s}\" is not one of {}{}", quoted_list(options), suggest(s, options)))
+        }
+        ParamKind::Text { .. } => v.as_str().map(|s| ParamValue::Text(s.to_owned())).ok_or_else(found),
+    }
+}
+
+/// An integer JSON value (also `3.0`), widened so that huge values can be range-checked.
+fn as_integer(v: &Value) -> Option<i128> {
+    if let Some(i) = v.as_i64() {
+        return Some(i128::from(i));
+    }
+    if let Some(u) = v.as_u64() {
+        return Some(i128::from(u));
+    }
+    let f = v.as_f64()?;
+    (f.fract() == 0.0 && f.abs() < 1.0e30).then_some(f as i128)
+}
+
+/// The JSON value of a parameter, as files store it.
+#[must_use]
+pub fn param_to_json(spec: &ParamSpec, v: &ParamValue) -> Value {
+    match (v, spec.kind) {
+        (ParamValue::Float(x), _) => serde_json::Number::from_f64(*x).map_or(Value::Null, Value::Number),
+        (ParamValue::Int(x), _) => Value::from(*x),
+        (ParamValue::Bool(b), _) => Value::Bool(*b),
+        (ParamValue::Choice(i), ParamKind::Choice { options, .. }) => {
+            Value::String(options.get(*i).copied().unwrap_or_default().to_owned())
+        }
+        (ParamValue::Choice(i), _) => Value::from(*i),
+        (ParamValue::Text(s), _) => Value::String(s.clone()),
+    }
+}
+
+fn number_value(x: f64) -> Value {
+    serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number)
+}
+
+/// The graph as a JSON value with every parameter written out and nodes sorted by id.
+#[must_use]
+pub fn to_value(g: &Graph) -> Value {
+    let mut nodes: Vec<&NodeInstance> = g.nodes.iter().collect();
+    nodes.sort_by(|a, b| a.id.cmp(&b.id));
+    let nodes: Vec<Value> = nodes
+        .into_iter()
+        .map(|n| {
+            let params: Map<String, Value> = n
+                .def
+                .params
+                .iter()
+                .zip(&n.params)
+                .map(|(s, v)| (s.name.to_owned(), param_to_json(s, v)))
+                .collect();
+            let inputs: Map<String, Value> = n
+                .def
+                .spec
+                .inputs
+                .iter()
+                .zip(&n.inputs)
+                .filter_map(|(s, r)| r.as_ref().map(|r| (s.name.to_owned(), Value::String(r.to_string()))))
+                .collect();
+            serde_json::json!({
+                "id": n.id,
+                "type": n.def.spec.id,
+                "params": params,
+                "inputs": inputs,
+                "position": [number_value(n.position[0]), number_value(n.position[1])],
+            })
+        })
+        .collect();
+    let outputs: Map<String, Value> = g
+        .outputs
+        .iter()
+        .map(|(k, r)| (k.clone(), Value::String(r.to_string())))
+        .collect();
+    serde_json::json!({
+        "format": FORMAT_TAG,
+        "version": CURRENT_VERSION,
+        "name": g.name,
+        "seed": g.seed,
+        "world": {
+            "size_m": number_value(g.world.size_m),
+            "height_min_m": number_value(g.world.height_min_m),
+            "height_max_m": number_value(g.world.height_max_m),
+        },
+        "resolution": g.resolution,
+        "nodes": nodes,
+        "outputs": outputs,
+    })
+}
+
+/// The file text: pretty JSON with sorted keys and a final newline. Same graph, same bytes.
+#[must_use]
+pub fn to_string(g: &Graph) -> String {
+    // serde_json's map is a BTreeMap (no `preserve_order`), so keys come out sorted.
+    let mut s = serde_json::to_string_pretty(&canonical(to_value(g))).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+/// Sorts object keys recursively, whatever map type serde_json was built with.
+fn canonical(v: Value) -> Value {
+    match v {
+        Value::Object(map) => {
+            let mut entries: Vec<(String, Value)> = map.into_iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            Value::Object(entries.into_iter().map(|(k, v)| (k, canonical(v))).collect())
+        }
+        Value::Array(a) => Value::Array(a.into_iter().map(canonical).collect()),
+        other => other,
+    }
+}
+
+/// Saves a graph atomically.
+pub fn save_file(path: &Path, g: &Graph) -> std::io::Result<()> {
+    super::atomic::write_bytes_atomic(path, to_string(g).as_bytes())
+}

@@ -1,0 +1,246 @@
+//! Heightmap file formats: 16-bit PNG, 32-bit float OpenEXR, RAW16 and raw f32 (all written
+//! atomically), and reading 8/16-bit PNG and EXR for the `import` node.
+//!
+//! Integer formats (PNG16, RAW16) map the graph's height range linearly onto 0..=65535:
+//! `v = round(clamp((h − height_min_m) / (height_max_m − height_min_m), 0, 1) · 65535)`.
+//! Float formats (EXR, F32) store metres unchanged.
+
+use super::atomic::write_atomic;
+use crate::field::{Field, World};
+use std::io::{self, Write};
+use std::path::Path;
+
+/// An output file format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+pub enum Format {
+    /// 16-bit grayscale PNG over the graph's height range.
+    Png16,
+    /// OpenEXR, one 32-bit float channel `Y`, metres.
+    Exr,
+    /// Headerless 16-bit little-endian unsigned, row-major, over the graph's height range.
+    R16,
+    /// Headerless 32-bit little-endian IEEE float, row-major, metres.
+    F32,
+}
+
+impl Format {
+    #[must_use]
+    pub fn extension(self) -> &'static str {
+        match self {
+            Format::Png16 => "png",
+            Format::Exr => "exr",
+            Format::R16 => "r16",
+            Format::F32 => "f32",
+        }
+    }
+
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Png16 => "png16",
+            Format::Exr => "exr",
+            Format::R16 => "r16",
+            Format::F32 => "f32",
+        }
+    }
+}
+
+/// Errors reading or writing heightmaps.
+#[derive(Debug, thiserror::Error)]
+pub enum HeightmapError {
+    #[error("{path}: {source}")]
+    Io { path: String, source: io::Error },
+    #[error("{path}: cannot decode image: {message}")]
+    Decode { path: String, message: String },
+}
+
+/// Quantises metres to 16 bits over the world's height range.
+#[must_use]
+pub fn to_u16(h: f32, world: &World) -> u16 {
+    let span = world.height_span_m();
+    let t = if span > 0.0 {
+        ((f64::from(h) - world.height_min_m) / span).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    // NaN clamps to NaN; `as` maps NaN to 0.
+    (t * 65535.0).round() as u16
+}
+
+/// The bytes of a field in `format` (everything but EXR, which needs a seekable writer).
+fn encode_into(w: &mut impl Write, field: &Field, world: &World, format: Format) -> io::Result<()> {
+    match format {
+        Format::R16 => {
+            let bytes: Vec<u8> = field
+                .data()
+                .iter()
+                .flat_map(|&h| to_u16(h, world).to_le_bytes())
+                .collect();
+            w.write_all(&bytes)
+        }
+        Format::F32 => {
+            let bytes: Vec<u8> = field.data().iter().flat_map(|h| h.to_le_bytes()).collect();
+            w.write_all(&bytes)
+        }
+        Format::Png16 => {
+            let pixels: Vec<u16> = field.data().iter().map(|&h| to_u16(h, world)).collect();
+            let img = image::ImageBuffer::<image::Luma<u16>, Vec<u16>>::from_raw(
+                field.width() as u32,
+                field.height() as u32,
+                pixels,
+            )
+            .ok_or_else(|| io::Error::other("image size mismatch"))?;
+            let mut buf = Vec::new();
+            img.write_to(&mut io::Cursor::new(&mut buf), image::ImageFormat::Png)
+                .map_err(io::Error::other)?;
+            w.write_all(&buf)
+        }
+        Format::Exr => {
+            use exr::prelude::{Image, SpecificChannels, WritableImage};
+            let width = field.width();
+            let data = field.data();
+            let channels = SpecificChannels::build()
+                .with_channel("Y")
+                .with_pixel_fn(|pos: exr::math::Vec2<usize>| (data[pos.y() * width + pos.x()],));
+            let image = Image::from_channels((field.width(), field.height()), channels);
+            let mut buf = io::Cursor::new(Vec::new());
+            image
+                .write()
+                .non_parallel()
+                .to_buffered(&mut buf)
+                .map_err(io::Error::other)?;
+            w.write_all(buf.get_ref())
+        }
+    }
+}
+
+/// Encodes a field into bytes.
+pub fn encode(field: &Field, world: &World, format: Format) -> io::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    encode_into(&mut out, field, world, format)?;
+    Ok(out)
+}
+
+/// Writes a field to `path` atomically. Returns the bytes written (for hashing).
+pub fn write(path: &Path, field: &Field, world: &World, format: Format) -> Result<Vec<u8>, HeightmapError> {
+    let bytes = encode(field, world, format).map_err(|source| HeightmapError::Io {
+        path: path.display().to_string(),
+        source,
+    })?;
+    write_atomic(path, |w| w.write_all(&bytes)).map_err(|source| HeightmapError::Io {
+        path: path.display().to_string(),
+        source,
+    })?;
+    Ok(bytes)
+}
+
+/// What a heightmap file's samples mean.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SampleScale {
+    /// Integer images: samples normalised to [0, 1].
+    Normalized,
+    /// Float images: samples as stored.
+    Raw,
+}
+
+/// Reads an 8/16-bit PNG (grayscale or colour: the luma is used) or an EXR (channel `Y`,
+/// else `R`, else the first channel).
+pub fn read(path: &Path) -> Result<(Field, SampleScale), HeightmapError> {
+    let p = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|source| HeightmapError::Io {
+        path: p.clone(),
+        source,
+    })?;
+    if bytes.starts_with(&[0x76, 0x2f, 0x31, 0x01]) {
+        return read_exr(&bytes).map(|f| (f, SampleScale::Raw)).map_err(|message| HeightmapError::Decode { path: p, message });
+    }
+    let img = image::load_from_memory(&bytes).map_err(|e| HeightmapError::Decode {
+        path: p.clone(),
+        message: e.to_string(),
+    })?;
+    let luma = img.to_luma32f();
+    let (w, h) = (luma.width() as usize, luma.height() as usize);
+    let field = Field::from_vec(w, h, luma.into_raw()).ok_or(HeightmapError::Decode {
+        path: p,
+        message: "image size mismatch".into(),
+    })?;
+    Ok((field, SampleScale::Normalized))
+}
+
+fn read_exr(bytes: &[u8]) -> Result<Field, String> {
+    use exr::prelude::ReadChannels;
+    use exr::prelude::ReadLayers;
+    let image = exr::prelude::read()
+        .no_deep_data()
+        .largest_resolution_level()
+        .all_channels()
+        .first_valid_layer()
+        .all_attributes()
+        .from_buffered(io::Cursor::new(bytes))
+        .map_err(|e| e.to_string())?;
+    let layer = &image.layer_data;
+    let size = layer.size;
+    let list = &layer.channel_data.list;
+    let chan = ["Y", "R"]
+        .iter()
+        .find_map(|n| list.iter().find(|c| c.name.eq(*n)))
+        .or_else(|| list.first())
+        .ok_or("the EXR file has no channels")?;
+    let data: Vec<f32> = chan.sample_data.values_as_f32().collect();
+    Field::from_vec(size.width(), size.height(), data).ok_or_else(|| "channel size mismatch".to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn world() -> World {
+        World {
+            size_m: 1000.0,
+            height_min_m: -100.0,
+            height_max_m: 900.0,
+        }
+    }
+
+    #[test]
+    fn u16_mapping_endpoints_and_clamp() {
+        let w = world();
+        assert_eq!(to_u16(-100.0, &w), 0);
+        assert_eq!(to_u16(900.0, &w), 65535);
+        assert_eq!(to_u16(5000.0, &w), 65535);
+        assert_eq!(to_u16(-5000.0, &w), 0);
+        assert_eq!(to_u16(f32::NAN, &w), 0);
+        assert_eq!(to_u16(400.0, &w), 32768);
+    }
+
+    #[test]
+    fn png16_and_exr_round_trip() {
+        let w = world();
+        let f = Field::from_fn(17, 9, |x, y| -100.0 + (x * 37 + y * 91) as f32);
+        let dir = tempfile::tempdir().expect("tempdir");
+        for fmt in [Format::Png16, Format::Exr] {
+            let p = dir.path().join(format!("h.{}", fmt.extension()));
+            write(&p, &f, &w, fmt).expect("write");
+            let (back, scale) = read(&p).expect("read");
+            assert_eq!((back.width(), back.height()), (17, 9));
+            for (a, b) in f.data().iter().zip(back.data()) {
+                let b = match scale {
+                    SampleScale::Raw => *b,
+                    SampleScale::Normalized => (w.relative_to_m(f64::from(*b))) as f32,
+                };
+                // PNG16 quantises 1000 m into 65535 steps: half a step is 0.0077 m.
+                assert!((a - b).abs() < 0.008, "{fmt:?}: {a} vs {b}");
+            }
+        }
+    }
+
+    #[test]
+    fn raw_formats_are_little_endian_row_major() {
+        let w = world();
+        let f = Field::from_vec(2, 1, vec![-100.0, 900.0]).expect("size");
+        assert_eq!(encode(&f, &w, Format::R16).expect("r16"), vec![0, 0, 0xff, 0xff]);
+        let f32b = encode(&f, &w, Format::F32).expect("f32");
+        assert_eq!(&f32b[0..4], &(-100.0f32).to_le_bytes());
+        assert_eq!(&f32b[4..8], &900.0f32.to_le_bytes());
+    }
+}

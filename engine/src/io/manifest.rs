@@ -1,0 +1,53 @@
+//! The build manifest (`manifest.json`): what a build wrote, from what, with hashes and timings.
+
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Top level of `manifest.json`.
+#[derive(Debug, Serialize)]
+pub struct Manifest {
+    pub orogen_version: String,
+    /// The graph's name and the BLAKE3 hash of its canonical JSON (after `--set`).
+    pub graph: GraphInfo,
+    pub seed: u64,
+    pub resolution: usize,
+    pub world: WorldInfo,
+    pub format: String,
+    pub outputs: Vec<OutputEntry>,
+    /// Failed or skipped nodes with their messages.
+    pub errors: BTreeMap<String, String>,
+    /// Wall time per computed node in milliseconds (varies from run to run).
+    pub timings_ms: BTreeMap<String, f64>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct GraphInfo {
+    pub name: String,
+    pub file: String,
+    pub hash: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct WorldInfo {
+    pub size_m: f64,
+    pub height_min_m: f64,
+    pub height_max_m: f64,
+    pub cell_size_m: f64,
+}
+
+/// One written output.
+#[derive(Debug, Serialize)]
+pub struct OutputEntry {
+    pub name: String,
+    /// `node.port` it comes from.
+    pub source: String,
+    /// `height` or `mask`.
+    pub kind: String,
+    pub file: String,
+    pub width: usize,
+    pub height: usize,
+    pub min: f32,
+    pub max: f32,
+    /// BLAKE3 of the file's bytes, hex.
+    pub hash: String,
+}

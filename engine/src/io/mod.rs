@@ -1,0 +1,8 @@
+//! Everything that touches files: graph files (versioned, with migrations), heightmap
+//! formats, the build manifest, and atomic writes. Only `io` types are serialised.
+
+pub mod atomic;
+pub mod catalogue;
+pub mod graph_file;
+pub mod heightmap;
+pub mod manifest;

@@ -1,0 +1,488 @@
+//! What a node type is: its declaration (`NodeSpec`, `PortSpec`, `ParamSpec`), the
+//! context it evaluates in (`EvalCtx`), its errors, and the `Registry` of all node types.
+
+mod param;
+
+pub use param::{
+    clean_doc, quoted_list, ChoiceEnum, NoParams, ParamKind, ParamSpec, ParamType, ParamValue,
+    Params,
+};
+
+use crate::field::{Field, World};
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+
+/// The type of data on a port.
+///
+/// * `Height`: heights in metres, in the graph's world frame.
+/// * `Mask`: weights in `[0, 1]`.
+///
+/// Connections: `Height → Height` and `Mask → Mask` pass unchanged. `Mask → Height` is
+/// coerced implicitly by mapping 0 to the graph's `height_min_m` and 1 to `height_max_m`.
+/// `Height → Mask` is refused: insert a `to_mask` node to choose how heights become weights.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PortKind {
+    Height,
+    Mask,
+}
+
+impl PortKind {
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            PortKind::Height => "height",
+            PortKind::Mask => "mask",
+        }
+    }
+}
+
+/// How a value travels along a wire from an output of kind `from` into an input of kind `to`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Coercion {
+    /// Same kind: the field is passed as is.
+    None,
+    /// Mask to height: `h = height_min_m + m · (height_max_m − height_min_m)`.
+    MaskToHeight,
+}
+
+impl Coercion {
+    /// The coercion for a wire, or `None` when the connection is not allowed.
+    #[must_use]
+    pub fn between(from: PortKind, to: PortKind) -> Option<Coercion> {
+        match (from, to) {
+            (PortKind::Height, PortKind::Height) | (PortKind::Mask, PortKind::Mask) => {
+                Some(Coercion::None)
+            }
+            (PortKind::Mask, PortKind::Height) => Some(Coercion::MaskToHeight),
+            (PortKind::Height, PortKind::Mask) => None,
+        }
+    }
+
+    /// Applies the coercion to a field.
+    #[must_use]
+    pub fn apply(self, field: &Arc<Field>, world: &World) -> Arc<Field> {
+        match self {
+            Coercion::None => Arc::clone(field),
+            Coercion::MaskToHeight => {
+                let lo = world.height_min_m as f32;
+                let span = world.height_span_m() as f32;
+                let mut f = (**field).clone();
+                f.map_in_place(|m| lo + m * span);
+                Arc::new(f)
+            }
+        }
+    }
+}
+
+/// An input or output port.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PortSpec {
+    pub name: &'static str,
+    pub kind: PortKind,
+    /// Inputs only: evaluation fails validation when a required input is not connected.
+    pub required: bool,
+    pub doc: &'static str,
+}
+
+impl PortSpec {
+    #[must_use]
+    pub const fn height(name: &'static str, doc: &'static str) -> Self {
+        Self {
+            name,
+            kind: PortKind::Height,
+            required: true,
+            doc,
+        }
+    }
+
+    #[must_use]
+    pub const fn mask(name: &'static str, doc: &'static str) -> Self {
+        Self {
+            name,
+            kind: PortKind::Mask,
+            required: true,
+            doc,
+        }
+    }
+
+    /// The same port, but optional.
+    #[must_use]
+    pub const fn optional(mut self) -> Self {
+        self.required = false;
+        self
+    }
+}
+
+/// Where a node appears in catalogues and menus.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Category {
+    Generator,
+    Combine,
+    Warp,
+    Filter,
+    Mask,
+    Erosion,
+    Io,
+}
+
+impl Category {
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Category::Generator => "generator",
+            Category::Combine => "combine",
+            Category::Warp => "warp",
+            Category::Filter => "filter",
+            Category::Mask => "mask",
+            Category::Erosion => "erosion",
+            Category::Io => "io",
+        }
+    }
+}
+
+/// The static declaration of a node type.
+#[derive(Clone, Copy, Debug)]
+pub struct NodeSpec {
+    /// Stable id used in graph files; never renamed.
+    pub id: &'static str,
+    pub label: &'static str,
+    pub category: Category,
+    /// Bumped whenever the node's output for the same inputs changes (invalidates caches).
+    pub version: u32,
+    pub doc: &'static str,
+    pub inputs: &'static [PortSpec],
+    pub outputs: &'static [PortSpec],
+}
+
+/// Errors a node reports while evaluating.
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
+pub enum NodeError {
+    #[error("cancelled")]
+    Cancelled,
+    #[error("input \"{0}\" is not connected")]
+    MissingInput(&'static str),
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// A shared flag that asks running evaluations to stop.
+#[derive(Clone, Debug, Default)]
+pub struct CancelToken(Arc<AtomicBool>);
+
+impl CancelToken {
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+    #[must_use]
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// Everything a node may know while it evaluates.
+pub struct EvalCtx<'a> {
+    /// Samples per side of the square output.
+    pub resolution: usize,
+    pub world: World,
+    /// The graph seed (after any `--seed` override).
+    pub graph_seed: u64,
+    /// The id of the node instance (for messages only: outputs must not depend on it).
+    pub node_id: &'a str,
+    /// Folder of the graph file; relative paths in parameters resolve against it.
+    pub base_dir: Option<&'a Path>,
+    pub cancel: &'a CancelToken,
+    pub progress: &'a (dyn Fn(f32) + Sync),
+}
+
+impl EvalCtx<'_> {
+    /// Cell size in metres.
+    #[must_use]
+    pub fn cell_size_m(&self) -> f64 {
+        self.world.cell_size_m(self.resolution)
+    }
+
+    /// World coordinate (metres) of the centre of cell `i` along either axis.
+    #[must_use]
+    pub fn cell_centre_m(&self, i: usize) -> f64 {
+        (i as f64 + 0.5) * self.cell_size_m()
+    }
+
+    /// World coordinates (metres) of all cell centres along one axis.
+    #[must_use]
+    pub fn cell_centres_m(&self) -> Vec<f64> {
+        (0..self.resolution).map(|i| self.cell_centre_m(i)).collect()
+    }
+
+    /// `Err(Cancelled)` once cancellation was requested; call it between rows or iterations.
+    pub fn check_cancel(&self) -> Result<(), NodeError> {
+        if self.cancel.is_cancelled() {
+            Err(NodeError::Cancelled)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Reports progress in `[0, 1]`.
+    pub fn report(&self, fraction: f32) {
+        (self.progress)(fraction.clamp(0.0, 1.0));
+    }
+
+    /// A 64-bit RNG seed from the graph seed and the node's own seed parameter.
+    #[must_use]
+    pub fn rng_seed(&self, node_seed: u32) -> u64 {
+        splitmix64(self.graph_seed ^ splitmix64(u64::from(node_seed).wrapping_add(0x9E37)))
+    }
+
+    /// An empty field of the output size.
+    #[must_use]
+    pub fn new_field(&self, value: f32) -> Field {
+        Field::filled(self.resolution, self.resolution, value)
+    }
+}
+
+/// The SplitMix64 finaliser: a cheap, well-mixed 64-bit hash.
+#[must_use]
+pub fn splitmix64(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The fields connected to a node's inputs, in port order (already coerced to the port kind).
+pub struct Inputs<'a> {
+    pub spec: &'a NodeSpec,
+    pub fields: &'a [Option<Arc<Field>>],
+}
+
+impl Inputs<'_> {
+    /// The field on input `index`, if connected.
+    #[must_use]
+    pub fn get(&self, index: usize) -> Option<&Field> {
+        self.fields.get(index).and_then(|f| f.as_deref())
+    }
+
+    /// The field on input `index`, or an error naming the port.
+    pub fn required(&self, index: usize) -> Result<&Field, NodeError> {
+        self.get(index).ok_or(NodeError::MissingInput(
+            self.spec.inputs.get(index).map_or("?", |p| p.name),
+        ))
+    }
+}
+
+/// A node type: its declaration, typed parameters and evaluation function.
+pub trait Node {
+    type Params: Params;
+    const SPEC: NodeSpec;
+    /// Computes one field per output port, in port order.
+    fn eval(ctx: &EvalCtx, inputs: &Inputs, params: &Self::Params) -> Result<Vec<Field>, NodeError>;
+
+    /// Extra bytes for the cache key, for nodes that read outside state (e.g. a file's
+    /// size and modification time). Most nodes have none.
+    fn key_extra(_base_dir: Option<&Path>, _params: &Self::Params) -> Vec<u8> {
+        Vec::new()
+    }
+}
+
+type EvalFn = fn(&EvalCtx, &Inputs, &[ParamValue]) -> Result<Vec<Field>, NodeError>;
+type KeyExtraFn = fn(Option<&Path>, &[ParamValue]) -> Vec<u8>;
+
+/// A registered node type, with its parameters erased to `ParamValue`s.
+#[derive(Clone, Copy)]
+pub struct NodeDef {
+    pub spec: NodeSpec,
+    pub params: &'static [ParamSpec],
+    eval: EvalFn,
+    key_extra: KeyExtraFn,
+}
+
+impl std::fmt::Debug for NodeDef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NodeDef").field("id", &self.spec.id).finish()
+    }
+}
+
+fn eval_erased<N: Node>(
+    ctx: &EvalCtx,
+    inputs: &Inputs,
+    values: &[ParamValue],
+) -> Result<Vec<Field>, NodeError> {
+    N::eval(ctx, inputs, &N::Params::from_values(values))
+}
+
+fn key_extra_erased<N: Node>(base: Option<&Path>, values: &[ParamValue]) -> Vec<u8> {
+    N::key_extra(base, &N::Params::from_values(values))
+}
+
+impl NodeDef {
+    /// The definition of node type `N`.
+    #[must_use]
+    pub fn of<N: Node>() -> Self {
+        Self {
+            spec: N::SPEC,
+            params: N::Params::SPECS,
+            eval: eval_erased::<N>,
+            key_extra: key_extra_erased::<N>,
+        }
+    }
+
+    /// Runs the node on validated parameter values (in spec order).
+    pub fn eval(
+        &self,
+        ctx: &EvalCtx,
+        inputs: &[Option<Arc<Field>>],
+        values: &[ParamValue],
+    ) -> Result<Vec<Field>, NodeError> {
+        let inputs = Inputs {
+            spec: &self.spec,
+            fields: inputs,
+        };
+        (self.eval)(ctx, &inputs, values)
+    }
+
+    /// Extra cache-key bytes (see [`Node::key_extra`]).
+    #[must_use]
+    pub fn key_extra(&self, base_dir: Option<&Path>, values: &[ParamValue]) -> Vec<u8> {
+        (self.key_extra)(base_dir, values)
+    }
+
+    /// Index of a parameter by name.
+    #[must_use]
+    pub fn param_index(&self, name: &str) -> Option<usize> {
+        self.params.iter().position(|p| p.name == name)
+    }
+
+    /// Index of an output port by name.
+    #[must_use]
+    pub fn output_index(&self, name: &str) -> Option<usize> {
+        self.spec.outputs.iter().position(|p| p.name == name)
+    }
+
+    /// Index of an input port by name.
+    #[must_use]
+    pub fn input_index(&self, name: &str) -> Option<usize> {
+        self.spec.inputs.iter().position(|p| p.name == name)
+    }
+
+    /// Default values for all parameters, in spec order.
+    #[must_use]
+    pub fn default_values(&self) -> Vec<ParamValue> {
+        self.params.iter().map(ParamSpec::default_value).collect()
+    }
+}
+
+/// All node types known to the engine, sorted by id.
+#[derive(Debug, Default)]
+pub struct Registry {
+    defs: Vec<NodeDef>,
+    by_id: HashMap<&'static str, usize>,
+}
+
+impl Registry {
+    /// An empty registry.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds node type `N`. A duplicate id is kept out of the lookup table and reported by
+    /// [`Registry::duplicate_ids`] (checked by the registry test).
+    pub fn register<N: Node>(&mut self) {
+        let def = NodeDef::of::<N>();
+        self.by_id.entry(def.spec.id).or_insert(self.defs.len());
+        self.defs.push(def);
+    }
+
+    /// The registry of every built-in node, built once.
+    #[must_use]
+    pub fn builtin() -> &'static Registry {
+        static REG: OnceLock<Registry> = OnceLock::new();
+        REG.get_or_init(|| {
+            let mut reg = Registry::new();
+            crate::nodes::register_all(&mut reg);
+            reg.defs.sort_by_key(|d| d.spec.id);
+            reg.by_id = reg
+                .defs
+                .iter()
+                .enumerate()
+                .map(|(i, d)| (d.spec.id, i))
+                .collect();
+            reg
+        })
+    }
+
+    #[must_use]
+    pub fn get(&self, id: &str) -> Option<&NodeDef> {
+        self.by_id.get(id).map(|&i| &self.defs[i])
+    }
+
+    /// All definitions, sorted by id.
+    #[must_use]
+    pub fn defs(&self) -> &[NodeDef] {
+        &self.defs
+    }
+
+    /// Ids registered more than once.
+    #[must_use]
+    pub fn duplicate_ids(&self) -> Vec<&'static str> {
+        let mut ids: Vec<_> = self.defs.iter().map(|d| d.spec.id).collect();
+        ids.sort_unstable();
+        let mut dups: Vec<_> = ids.windows(2).filter(|w| w[0] == w[1]).map(|w| w[0]).collect();
+        dups.dedup();
+        dups
+    }
+}
+
+/// The candidate closest to `name` by edit distance, if it is close enough to be a likely typo.
+#[must_use]
+pub fn nearest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let best = candidates
+        .into_iter()
+        .map(|c| (levenshtein(name, c), c))
+        .min_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(b.1)))?;
+    let limit = (name.chars().count() / 2).max(2);
+    (best.0 <= limit).then_some(best.1)
+}
+
+fn levenshtein(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut cur = vec![0; b.len() + 1];
+    for (i, ca) in a.chars().enumerate() {
+        cur[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != cb);
+            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_suggests_typos_only() {
+        let names = ["perlin_fbm", "constant", "blend"];
+        assert_eq!(nearest("perlin_fmb", names), Some("perlin_fbm"));
+        assert_eq!(nearest("blnd", names), Some("blend"));
+        assert_eq!(nearest("zzzzzzzzzz", names), None);
+    }
+
+    #[test]
+    fn coercions() {
+        assert_eq!(
+            Coercion::between(PortKind::Mask, PortKind::Height),
+            Some(Coercion::MaskToHeight)
+        );
+        assert_eq!(Coercion::between(PortKind::Height, PortKind::Mask), None);
+    }
+}

@@ -1,0 +1,344 @@
+//! Parameter declarations (`ParamSpec`), runtime values (`ParamValue`) and the
+//! `params!` macro that declares a typed parameter struct and its specs in one place.
+
+use std::fmt;
+
+/// What kind of value a parameter holds, its default and its ranges.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ParamKind {
+    /// A real number. `soft` is the slider range, `hard` the validated range (inclusive).
+    Float {
+        default: f64,
+        soft: (f64, f64),
+        hard: (f64, f64),
+    },
+    /// An integer. `soft` is the slider range, `hard` the validated range (inclusive).
+    Int {
+        default: i64,
+        soft: (i64, i64),
+        hard: (i64, i64),
+    },
+    /// A random seed (0 ..= `u32::MAX`); the editor offers a randomise button.
+    Seed { default: u32 },
+    /// On or off.
+    Bool { default: bool },
+    /// One of a fixed list of names; stored in files by name.
+    Choice {
+        default: usize,
+        options: &'static [&'static str],
+    },
+    /// Free text, e.g. a file path relative to the graph file.
+    Text { default: &'static str },
+}
+
+/// One parameter of a node type.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ParamSpec {
+    /// Stable name used in graph files (`snake_case`, unit suffix where it has one).
+    pub name: &'static str,
+    /// One or more lines of documentation.
+    pub doc: &'static str,
+    /// Unit shown next to the value ("m", "°", "" for relative values).
+    pub unit: &'static str,
+    pub kind: ParamKind,
+}
+
+impl ParamSpec {
+    /// The default value.
+    #[must_use]
+    pub fn default_value(&self) -> ParamValue {
+        match self.kind {
+            ParamKind::Float { default, .. } => ParamValue::Float(default),
+            ParamKind::Int { default, .. } => ParamValue::Int(default),
+            ParamKind::Seed { default } => ParamValue::Int(i64::from(default)),
+            ParamKind::Bool { default } => ParamValue::Bool(default),
+            ParamKind::Choice { default, .. } => ParamValue::Choice(default),
+            ParamKind::Text { default } => ParamValue::Text(default.to_owned()),
+        }
+    }
+
+    /// The documentation as one trimmed string.
+    #[must_use]
+    pub fn doc_text(&self) -> String {
+        clean_doc(self.doc)
+    }
+
+    /// A short human description of the accepted values, e.g. `a number in [0, 1]`.
+    #[must_use]
+    pub fn expected(&self) -> String {
+        match self.kind {
+            ParamKind::Float { hard, .. } => format!("a number in [{}, {}]", hard.0, hard.1),
+            ParamKind::Int { hard, .. } => format!("an integer in [{}, {}]", hard.0, hard.1),
+            ParamKind::Seed { .. } => format!("an integer seed in [0, {}]", u32::MAX),
+            ParamKind::Bool { .. } => "true or false".to_owned(),
+            ParamKind::Choice { options, .. } => format!("one of {}", quoted_list(options)),
+            ParamKind::Text { .. } => "a string".to_owned(),
+        }
+    }
+
+    /// The default value as text (for catalogues).
+    #[must_use]
+    pub fn default_text(&self) -> String {
+        self.default_value().display(self)
+    }
+}
+
+/// Joins `///` doc lines into one paragraph string.
+#[must_use]
+pub fn clean_doc(doc: &str) -> String {
+    doc.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `"a", "b" or "c"`.
+#[must_use]
+pub fn quoted_list(options: &[&str]) -> String {
+    let quoted: Vec<String> = options.iter().map(|o| format!("\"{o}\"")).collect();
+    match quoted.split_last() {
+        None => String::new(),
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+    }
+}
+
+/// A validated runtime parameter value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ParamValue {
+    Float(f64),
+    Int(i64),
+    Bool(bool),
+    /// Index into the spec's options.
+    Choice(usize),
+    Text(String),
+}
+
+impl ParamValue {
+    /// Human-readable value, choices by name.
+    #[must_use]
+    pub fn display(&self, spec: &ParamSpec) -> String {
+        match (self, spec.kind) {
+            (ParamValue::Choice(i), ParamKind::Choice { options, .. }) => {
+                options.get(*i).copied().unwrap_or("?").to_owned()
+            }
+            _ => self.to_string(),
+        }
+    }
+
+    /// Bytes that identify the value exactly (for cache keys).
+    pub fn hash_into(&self, hasher: &mut blake3::Hasher) {
+        match self {
+            ParamValue::Float(v) => {
+                hasher.update(b"f");
+                // Normalise -0.0 to 0.0 so equal values hash equally.
+                let v = if *v == 0.0 { 0.0 } else { *v };
+                hasher.update(&v.to_bits().to_le_bytes());
+            }
+            ParamValue::Int(v) => {
+                hasher.update(b"i");
+                hasher.update(&v.to_le_bytes());
+            }
+            ParamValue::Bool(v) => {
+                hasher.update(if *v { b"t" } else { b"n" });
+            }
+            ParamValue::Choice(i) => {
+                hasher.update(b"c");
+                hasher.update(&(*i as u64).to_le_bytes());
+            }
+            ParamValue::Text(s) => {
+                hasher.update(b"s");
+                hasher.update(&(s.len() as u64).to_le_bytes());
+                hasher.update(s.as_bytes());
+            }
+        }
+    }
+}
+
+impl fmt::Display for ParamValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ParamValue::Float(v) => write!(f, "{v}"),
+            ParamValue::Int(v) => write!(f, "{v}"),
+            ParamValue::Bool(v) => write!(f, "{v}"),
+            ParamValue::Choice(i) => write!(f, "#{i}"),
+            ParamValue::Text(s) => write!(f, "\"{s}\""),
+        }
+    }
+}
+
+/// A Rust type a parameter field can have.
+pub trait ParamType: Sized + Default {
+    fn from_value(v: &ParamValue) -> Option<Self>;
+}
+
+impl ParamType for f32 {
+    fn from_value(v: &ParamValue) -> Option<Self> {
+        match v {
+            ParamValue::Float(x) => Some(*x as f32),
+            _ => None,
+        }
+    }
+}
+
+impl ParamType for f64 {
+    fn from_value(v: &ParamValue) -> Option<Self> {
+        match v {
+            ParamValue::Float(x) => Some(*x),
+            _ => None,
+        }
+    }
+}
+
+impl ParamType for u32 {
+    fn from_value(v: &ParamValue) -> Option<Self> {
+        match v {
+            ParamValue::Int(x) => u32::try_from(*x).ok(),
+            _ => None,
+        }
+    }
+}
+
+impl ParamType for i64 {
+    fn from_value(v: &ParamValue) -> Option<Self> {
+        match v {
+            ParamValue::Int(x) => Some(*x),
+            _ => None,
+        }
+    }
+}
+
+impl ParamType for bool {
+    fn from_value(v: &ParamValue) -> Option<Self> {
+        match v {
+            ParamValue::Bool(x) => Some(*x),
+            _ => None,
+        }
+    }
+}
+
+impl ParamType for String {
+    fn from_value(v: &ParamValue) -> Option<Self> {
+        match v {
+            ParamValue::Text(x) => Some(x.clone()),
+            _ => None,
+        }
+    }
+}
+
+/// An enum usable as a `choice` parameter. Declare it with [`choice_enum!`](crate::choice_enum).
+pub trait ChoiceEnum: Sized + Copy {
+    /// Names in variant order, as written in graph files.
+    const NAMES: &'static [&'static str];
+    fn from_index(i: usize) -> Option<Self>;
+}
+
+/// A typed parameter struct declared with [`params!`](crate::params).
+pub trait Params: Sized {
+    /// The parameter specs in field order.
+    const SPECS: &'static [ParamSpec];
+    /// Builds the struct from validated values in spec order.
+    fn from_values(values: &[ParamValue]) -> Self;
+}
+
+/// A node without parameters.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct NoParams;
+
+impl Params for NoParams {
+    const SPECS: &'static [ParamSpec] = &[];
+    fn from_values(_: &[ParamValue]) -> Self {
+        NoParams
+    }
+}
+
+/// Declares an enum usable as a `choice` parameter: variants and their file names.
+///
+/// ```ignore
+/// choice_enum! { pub enum Interp { S3 = "s3", S5 = "s5" } }
+/// ```
+#[macro_export]
+macro_rules! choice_enum {
+    ($(#[$meta:meta])* pub enum $name:ident { $first:ident = $first_str:literal $(, $var:ident = $s:literal)* $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+        pub enum $name { #[default] $first $(, $var)* }
+        impl $crate::node::ChoiceEnum for $name {
+            const NAMES: &'static [&'static str] = &[$first_str $(, $s)*];
+            fn from_index(i: usize) -> Option<Self> {
+                const ALL: &[$name] = &[$name::$first $(, $name::$var)*];
+                ALL.get(i).copied()
+            }
+        }
+        impl $crate::node::ParamType for $name {
+            fn from_value(v: &$crate::node::ParamValue) -> Option<Self> {
+                match v {
+                    $crate::node::ParamValue::Choice(i) => <$name as $crate::node::ChoiceEnum>::from_index(*i),
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+/// Declares a parameter struct and its [`ParamSpec`]s together.
+///
+/// Each field is `name: Type = kind(args)` with kind one of
+/// `float(default, [soft_lo, soft_hi], [hard_lo, hard_hi], "unit")`,
+/// `int(default, [soft_lo, soft_hi], [hard_lo, hard_hi], "unit")`,
+/// `seed(default)`, `flag(default)`, `choice(Enum::Variant)`, `text("default")`.
+/// The field's `///` doc comment becomes the parameter's documentation.
+#[macro_export]
+macro_rules! params {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident {
+            $(
+                $(#[doc = $doc:literal])*
+                $field:ident : $ty:ty = $kind:ident ( $($arg:tt)* )
+            ),* $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Clone, Debug, PartialEq)]
+        pub struct $name {
+            $( $(#[doc = $doc])* pub $field: $ty, )*
+        }
+        impl $crate::node::Params for $name {
+            const SPECS: &'static [$crate::node::ParamSpec] = &[
+                $( $crate::params!(@spec $field, $ty, concat!($($doc, "\n",)* ""), $kind ( $($arg)* )), )*
+            ];
+            fn from_values(values: &[$crate::node::ParamValue]) -> Self {
+                let mut it = values.iter();
+                Self {
+                    $( $field: it.next().and_then(<$ty as $crate::node::ParamType>::from_value).unwrap_or_default(), )*
+                }
+            }
+        }
+    };
+    (@spec $field:ident, $ty:ty, $doc:expr, float($def:expr, [$slo:expr, $shi:expr], [$hlo:expr, $hhi:expr], $unit:literal)) => {
+        $crate::node::ParamSpec { name: stringify!($field), doc: $doc, unit: $unit,
+            kind: $crate::node::ParamKind::Float { default: $def, soft: ($slo, $shi), hard: ($hlo, $hhi) } }
+    };
+    (@spec $field:ident, $ty:ty, $doc:expr, int($def:expr, [$slo:expr, $shi:expr], [$hlo:expr, $hhi:expr], $unit:literal)) => {
+        $crate::node::ParamSpec { name: stringify!($field), doc: $doc, unit: $unit,
+            kind: $crate::node::ParamKind::Int { default: $def, soft: ($slo, $shi), hard: ($hlo, $hhi) } }
+    };
+    (@spec $field:ident, $ty:ty, $doc:expr, seed($def:expr)) => {
+        $crate::node::ParamSpec { name: stringify!($field), doc: $doc, unit: "",
+            kind: $crate::node::ParamKind::Seed { default: $def } }
+    };
+    (@spec $field:ident, $ty:ty, $doc:expr, flag($def:expr)) => {
+        $crate::node::ParamSpec { name: stringify!($field), doc: $doc, unit: "",
+            kind: $crate::node::ParamKind::Bool { default: $def } }
+    };
+    (@spec $field:ident, $ty:ty, $doc:expr, text($def:literal)) => {
+        $crate::node::ParamSpec { name: stringify!($field), doc: $doc, unit: "",
+            kind: $crate::node::ParamKind::Text { default: $def } }
+    };
+    (@spec $field:ident, $ty:ty, $doc:expr, choice($def:expr)) => {
+        $crate::node::ParamSpec { name: stringify!($field), doc: $doc, unit: "",
+            kind: $crate::node::ParamKind::Choice { default: $def as usize, options: <$ty as $crate::node::ChoiceEnum>::NAMES } }
+    };
+}

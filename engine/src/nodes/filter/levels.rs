@@ -1,0 +1,57 @@
+//! `levels`: remap an input band of heights to an output band, with gamma.
+
+use crate::field::Field;
+use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
+
+crate::params! {
+    pub struct LevelsParams {
+        /// Input height mapped to `out_low`, as a fraction of the graph's height range.
+        in_low: f64 = float(0.0, [0.0, 1.0], [-100.0, 100.0], ""),
+        /// Input height mapped to `out_high`, as a fraction of the graph's height range.
+        in_high: f64 = float(1.0, [0.0, 1.0], [-100.0, 100.0], ""),
+        /// Gamma applied between the bands (t' = t^(1/gamma)); 1 is linear, above 1 lifts the middle.
+        gamma: f64 = float(1.0, [0.2, 5.0], [0.01, 100.0], ""),
+        /// Output height for `in_low`, as a fraction of the graph's height range.
+        out_low: f64 = float(0.0, [0.0, 1.0], [-100.0, 100.0], ""),
+        /// Output height for `in_high`, as a fraction of the graph's height range.
+        out_high: f64 = float(1.0, [0.0, 1.0], [-100.0, 100.0], ""),
+    }
+}
+
+/// Levels.
+pub struct Levels;
+
+impl Node for Levels {
+    type Params = LevelsParams;
+    const SPEC: NodeSpec = NodeSpec {
+        id: "levels",
+        label: "Levels",
+        category: Category::Filter,
+        version: 1,
+        doc: "Maps [in_low, in_high] to [out_low, out_high] (fractions of the graph's height range), clamping input outside the band, with a gamma curve in between: t = clamp((h − in_low)/(in_high − in_low)), out = out_low + t^(1/gamma)·(out_high − out_low). Fails if in_low == in_high.",
+        inputs: &[PortSpec::height("in", "Terrain to remap.")],
+        outputs: &[PortSpec::height("out", "Remapped terrain.")],
+    };
+
+    fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &LevelsParams) -> Result<Vec<Field>, NodeError> {
+        if p.in_low == p.in_high {
+            return Err(NodeError::Failed(format!(
+                "in_low and in_high are both {}: the input band is empty",
+                p.in_low
+            )));
+        }
+        let w = ctx.world;
+        let il = w.relative_to_m(p.in_low) as f32;
+        let inv_span = (1.0 / (w.relative_to_m(p.in_high) - w.relative_to_m(p.in_low))) as f32;
+        let ol = w.relative_to_m(p.out_low) as f32;
+        let os = (w.relative_to_m(p.out_high) - w.relative_to_m(p.out_low)) as f32;
+        let inv_gamma = (1.0 / p.gamma) as f32;
+        let mut out = inputs.required(0)?.clone();
+        if inv_gamma == 1.0 {
+            out.map_in_place(|h| ol + ((h - il) * inv_span).clamp(0.0, 1.0) * os);
+        } else {
+            out.map_in_place(|h| ol + ((h - il) * inv_span).clamp(0.0, 1.0).powf(inv_gamma) * os);
+        }
+        Ok(vec![out])
+    }
+}

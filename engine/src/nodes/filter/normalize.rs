@@ -1,0 +1,44 @@
+//! `normalize`: stretch a terrain so its lowest and highest points fill a band of the height range.
+
+use crate::field::Field;
+use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
+
+crate::params! {
+    pub struct NormalizeParams {
+        /// Where the lowest point lands, as a fraction of the graph's height range.
+        low: f64 = float(0.0, [0.0, 1.0], [-100.0, 100.0], ""),
+        /// Where the highest point lands, as a fraction of the graph's height range.
+        high: f64 = float(1.0, [0.0, 1.0], [-100.0, 100.0], ""),
+    }
+}
+
+/// Normalize.
+pub struct Normalize;
+
+impl Node for Normalize {
+    type Params = NormalizeParams;
+    const SPEC: NodeSpec = NodeSpec {
+        id: "normalize",
+        label: "Normalize",
+        category: Category::Filter,
+        version: 1,
+        doc: "Linearly maps the input's minimum to `low` and maximum to `high` (fractions of the graph's height range). A flat input becomes flat at `low`. Note: depends on the whole field, so different resolutions can differ slightly where extremes are sampled differently.",
+        inputs: &[PortSpec::height("in", "Terrain to normalise.")],
+        outputs: &[PortSpec::height("out", "Normalised terrain.")],
+    };
+
+    fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &NormalizeParams) -> Result<Vec<Field>, NodeError> {
+        let input = inputs.required(0)?;
+        let lo = ctx.world.relative_to_m(p.low) as f32;
+        let hi = ctx.world.relative_to_m(p.high) as f32;
+        let mut out = input.clone();
+        match input.min_max() {
+            Some((mn, mx)) if mx > mn => {
+                let scale = (hi - lo) / (mx - mn);
+                out.map_in_place(|h| lo + (h - mn) * scale);
+            }
+            _ => out.map_in_place(|_| lo),
+        }
+        Ok(vec![out])
+    }
+}

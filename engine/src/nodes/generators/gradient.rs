@@ -1,0 +1,49 @@
+//! `linear_gradient`: a mask ramp across the world in a chosen direction.
+
+use crate::field::Field;
+use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
+
+crate::params! {
+    pub struct LinearGradientParams {
+        /// Direction the ramp rises towards, in degrees: 0 = +x (east), 90 = +y (south, down the image).
+        angle_deg: f64 = float(0.0, [0.0, 360.0], [-360.0, 720.0], "°"),
+        /// Where the ramp starts (value 0), as a fraction of the world size along the direction, measured from the world centre: -0.5 is the near edge.
+        start: f64 = float(-0.5, [-1.0, 1.0], [-10.0, 10.0], ""),
+        /// Where the ramp ends (value 1), same units as `start`.
+        end: f64 = float(0.5, [-1.0, 1.0], [-10.0, 10.0], ""),
+    }
+}
+
+/// A linear ramp from 0 to 1.
+pub struct LinearGradient;
+
+impl Node for LinearGradient {
+    type Params = LinearGradientParams;
+    const SPEC: NodeSpec = NodeSpec {
+        id: "linear_gradient",
+        label: "Linear gradient",
+        category: Category::Generator,
+        version: 1,
+        doc: "A mask that rises linearly from 0 at `start` to 1 at `end` along the direction `angle_deg`; clamped outside. Positions are fractions of the world size, so every resolution shows the same ramp.",
+        inputs: &[],
+        outputs: &[PortSpec::mask("out", "The ramp, in [0, 1].")],
+    };
+
+    fn eval(ctx: &EvalCtx, _: &Inputs, p: &LinearGradientParams) -> Result<Vec<Field>, NodeError> {
+        let (s, c) = p.angle_deg.to_radians().sin_cos();
+        let size = ctx.world.size_m;
+        let centres = ctx.cell_centres_m();
+        let span = p.end - p.start;
+        let n = ctx.resolution;
+        Ok(vec![Field::from_fn(n, n, |x, y| {
+            // Position along the direction, as a fraction of the world size from the centre.
+            let t = ((centres[x] / size - 0.5) * c + (centres[y] / size - 0.5) * s - p.start) / span;
+            if t.is_finite() {
+                t.clamp(0.0, 1.0) as f32
+            } else {
+                // start == end: a step.
+                f32::from(u8::from((centres[x] / size - 0.5) * c + (centres[y] / size - 0.5) * s >= p.start))
+            }
+        })])
+    }
+}

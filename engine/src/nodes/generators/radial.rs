@@ -1,0 +1,58 @@
+//! `radial_gradient`: a mask that falls from 1 at a centre to 0 at a radius.
+
+use crate::field::Field;
+use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
+
+crate::choice_enum! {
+    /// Profile of the falloff from centre to radius.
+    pub enum Falloff { Linear = "linear", Smooth = "smooth", Dome = "dome" }
+}
+
+crate::params! {
+    pub struct RadialGradientParams {
+        /// Centre x as a fraction of the world size (0 = west edge, 1 = east edge).
+        center_x: f64 = float(0.5, [0.0, 1.0], [-10.0, 10.0], ""),
+        /// Centre y as a fraction of the world size (0 = north edge, 1 = south edge).
+        center_y: f64 = float(0.5, [0.0, 1.0], [-10.0, 10.0], ""),
+        /// Radius where the mask reaches 0, as a fraction of the world size.
+        radius: f64 = float(0.5, [0.01, 1.0], [0.0001, 100.0], ""),
+        /// Profile: linear (cone), smooth (smoothstep), dome (spherical cap).
+        falloff: Falloff = choice(Falloff::Smooth),
+    }
+}
+
+/// A radial falloff mask.
+pub struct RadialGradient;
+
+impl Node for RadialGradient {
+    type Params = RadialGradientParams;
+    const SPEC: NodeSpec = NodeSpec {
+        id: "radial_gradient",
+        label: "Radial gradient",
+        category: Category::Generator,
+        version: 1,
+        doc: "A mask equal to 1 at the centre and 0 at `radius` and beyond, with a linear (cone), smooth (smoothstep) or dome (sqrt(1 - r²)) profile. Centre and radius are fractions of the world size.",
+        inputs: &[],
+        outputs: &[PortSpec::mask("out", "The falloff, in [0, 1].")],
+    };
+
+    fn eval(ctx: &EvalCtx, _: &Inputs, p: &RadialGradientParams) -> Result<Vec<Field>, NodeError> {
+        let size = ctx.world.size_m;
+        let centres: Vec<f64> = ctx.cell_centres_m().iter().map(|c| c / size).collect();
+        let n = ctx.resolution;
+        let profile = match p.falloff {
+            Falloff::Linear => |t: f64| 1.0 - t,
+            Falloff::Smooth => |t: f64| {
+                let u = 1.0 - t;
+                u * u * (3.0 - 2.0 * u)
+            },
+            Falloff::Dome => |t: f64| (1.0 - t * t).max(0.0).sqrt(),
+        };
+        Ok(vec![Field::from_fn(n, n, |x, y| {
+            let dx = centres[x] - p.center_x;
+            let dy = centres[y] - p.center_y;
+            let t = ((dx * dx + dy * dy).sqrt() / p.radius).min(1.0);
+            profile(t).clamp(0.0, 1.0) as f32
+        })])
+    }
+}

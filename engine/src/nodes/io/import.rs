@@ -1,0 +1,77 @@
+//! `import`: read a heightmap file (8/16-bit PNG or EXR) and resample it to the build resolution.
+
+use crate::field::Field;
+use crate::io::heightmap::{self, SampleScale};
+use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
+use std::path::{Path, PathBuf};
+
+crate::choice_enum! {
+    /// How float (EXR) samples are read.
+    pub enum ExrValues { Metres = "metres", Relative = "relative" }
+}
+
+crate::params! {
+    pub struct ImportParams {
+        /// Path of the heightmap (PNG or EXR), relative to the graph file's folder or absolute.
+        path: String = text(""),
+        /// EXR samples are metres (as `orogen build --format exr` writes them) or fractions of the height range. PNG samples always span the height range (0 → height_min_m, full white → height_max_m).
+        exr_values: ExrValues = choice(ExrValues::Metres),
+    }
+}
+
+/// Heightmap import.
+pub struct Import;
+
+fn resolve(base: Option<&Path>, path: &str) -> PathBuf {
+    let p = Path::new(path);
+    match base {
+        Some(b) if p.is_relative() => b.join(p),
+        _ => p.to_path_buf(),
+    }
+}
+
+impl Node for Import {
+    type Params = ImportParams;
+    const SPEC: NodeSpec = NodeSpec {
+        id: "import",
+        label: "Import heightmap",
+        category: Category::Io,
+        version: 1,
+        doc: "Reads an 8/16-bit PNG (luma) or an OpenEXR heightmap (channel Y, else R) and resamples it bilinearly to the build resolution, stretched over the whole world. PNG values map 0..max onto the graph's height range.",
+        inputs: &[],
+        outputs: &[PortSpec::height("out", "The imported terrain, in metres.")],
+    };
+
+    fn eval(ctx: &EvalCtx, _: &Inputs, p: &ImportParams) -> Result<Vec<Field>, NodeError> {
+        if p.path.is_empty() {
+            return Err(NodeError::Failed("parameter \"path\" is empty: name a PNG or EXR file".into()));
+        }
+        let path = resolve(ctx.base_dir, &p.path);
+        let (field, scale) = heightmap::read(&path).map_err(|e| NodeError::Failed(e.to_string()))?;
+        ctx.check_cancel()?;
+        let mut out = field.resample_bilinear(ctx.resolution, ctx.resolution);
+        let lo = ctx.world.height_min_m as f32;
+        let span = ctx.world.height_span_m() as f32;
+        match (scale, p.exr_values) {
+            (SampleScale::Raw, ExrValues::Metres) => {}
+            _ => out.map_in_place(|v| lo + v * span),
+        }
+        Ok(vec![out])
+    }
+
+    /// The file's resolved path, size and modification time: editing the file re-runs the node.
+    fn key_extra(base: Option<&Path>, p: &ImportParams) -> Vec<u8> {
+        let path = resolve(base, &p.path);
+        let mut key = path.to_string_lossy().into_owned().into_bytes();
+        if let Ok(meta) = std::fs::metadata(&path) {
+            key.extend_from_slice(&meta.len().to_le_bytes());
+            if let Ok(t) = meta.modified().and_then(|t| {
+                t.duration_since(std::time::UNIX_EPOCH)
+                    .map_err(std::io::Error::other)
+            }) {
+                key.extend_from_slice(&t.as_nanos().to_le_bytes());
+            }
+        }
+        key
+    }
+}

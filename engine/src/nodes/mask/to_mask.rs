@@ -1,0 +1,44 @@
+//! `to_mask`: turn heights into a mask by their position in a band of the height range.
+
+use crate::field::Field;
+use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
+
+crate::params! {
+    pub struct ToMaskParams {
+        /// Height that maps to 0, as a fraction of the graph's height range.
+        low: f64 = float(0.0, [0.0, 1.0], [-100.0, 100.0], ""),
+        /// Height that maps to 1, as a fraction of the graph's height range.
+        high: f64 = float(1.0, [0.0, 1.0], [-100.0, 100.0], ""),
+    }
+}
+
+/// Height to mask.
+pub struct ToMask;
+
+impl Node for ToMask {
+    type Params = ToMaskParams;
+    const SPEC: NodeSpec = NodeSpec {
+        id: "to_mask",
+        label: "Height to mask",
+        category: Category::Mask,
+        version: 1,
+        doc: "mask = clamp((h − low)/(high − low), 0, 1) with low and high as fractions of the graph's height range: the explicit way to use heights where a mask is expected. A step at `low` when low == high.",
+        inputs: &[PortSpec::height("in", "Terrain.")],
+        outputs: &[PortSpec::mask("out", "Mask in [0, 1].")],
+    };
+
+    fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &ToMaskParams) -> Result<Vec<Field>, NodeError> {
+        let lo = ctx.world.relative_to_m(p.low) as f32;
+        let hi = ctx.world.relative_to_m(p.high) as f32;
+        let mut out = inputs.required(0)?.clone();
+        if hi > lo {
+            let inv = 1.0 / (hi - lo);
+            out.map_in_place(|h| ((h - lo) * inv).clamp(0.0, 1.0));
+        } else {
+            out.map_in_place(|h| f32::from(u8::from(h >= lo)));
+        }
+        // NaN inputs would escape clamp; masks must stay in [0, 1].
+        out.map_in_place(|m| if m.is_nan() { 0.0 } else { m });
+        Ok(vec![out])
+    }
+}
