@@ -1,7 +1,9 @@
 //! Headless builds: evaluate a graph's named outputs and write them, plus `manifest.json`,
 //! atomically into a folder. The CLI's `build` command and the editor's export use this.
 
-use crate::eval::{CancelToken, EvalOptions, EvalResult, Evaluator, NodeStatus, ProgressEvent, Targets};
+use crate::eval::{
+    CancelToken, EvalOptions, EvalResult, Evaluator, NodeStatus, ProgressEvent, Targets,
+};
 use crate::field::Field;
 use crate::graph::{Diagnostic, Graph};
 use crate::io::atomic::write_bytes_atomic;
@@ -33,7 +35,10 @@ pub enum BuildError {
     #[error("the graph declares no outputs: add an \"outputs\" object naming the nodes to write")]
     NoOutputs,
     #[error("cannot write {path}: {source}")]
-    Write { path: String, source: std::io::Error },
+    Write {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("{0}")]
     Heightmap(#[from] heightmap::HeightmapError),
 }
@@ -125,7 +130,10 @@ pub fn build(graph: &Graph, opts: &BuildOptions) -> Result<BuildReport, BuildErr
         .iter()
         .filter_map(|(id, s)| match s {
             NodeStatus::Failed(e) => Some((id.clone(), e.to_string())),
-            NodeStatus::Skipped { upstream } => Some((id.clone(), format!("skipped: upstream node \"{upstream}\" failed"))),
+            NodeStatus::Skipped { upstream } => Some((
+                id.clone(),
+                format!("skipped: upstream node \"{upstream}\" failed"),
+            )),
             _ => None,
         })
         .collect();
@@ -133,8 +141,13 @@ pub fn build(graph: &Graph, opts: &BuildOptions) -> Result<BuildReport, BuildErr
         orogen_version: env!("CARGO_PKG_VERSION").to_owned(),
         graph: GraphInfo {
             name: graph.name.clone(),
-            file: opts.graph_file.map(|p| p.display().to_string()).unwrap_or_default(),
-            hash: blake3::hash(graph_file::to_string(graph).as_bytes()).to_hex().to_string(),
+            file: opts
+                .graph_file
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
+            hash: blake3::hash(graph_file::to_string(graph).as_bytes())
+                .to_hex()
+                .to_string(),
         },
         seed: graph.seed,
         resolution: eval.resolution,
@@ -169,7 +182,10 @@ pub fn build(graph: &Graph, opts: &BuildOptions) -> Result<BuildReport, BuildErr
 }
 
 /// Convenience for tests and benches: evaluate all outputs in memory.
-pub fn evaluate_outputs(graph: &Graph, resolution: Option<usize>) -> Result<BTreeMap<String, Field>, Vec<Diagnostic>> {
+pub fn evaluate_outputs(
+    graph: &Graph,
+    resolution: Option<usize>,
+) -> Result<BTreeMap<String, Field>, Vec<Diagnostic>> {
     let res = Evaluator::new().evaluate(
         graph,
         &EvalOptions {

@@ -22,7 +22,11 @@ const EXIT_INVALID: u8 = 2;
 const EXIT_FAILED: u8 = 1;
 
 #[derive(Parser)]
-#[command(name = "orogen", version, about = "Deterministic node-graph terrain builds")]
+#[command(
+    name = "orogen",
+    version,
+    about = "Deterministic node-graph terrain builds"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -77,7 +81,11 @@ pub fn main() -> ExitCode {
         Command::Nodes { json } => {
             let reg = Registry::builtin();
             if json {
-                println!("{}", serde_json::to_string_pretty(&orogen::io::catalogue::to_json(reg)).unwrap_or_default());
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&orogen::io::catalogue::to_json(reg))
+                        .unwrap_or_default()
+                );
             } else {
                 print!("{}", orogen::io::catalogue::to_text(reg));
             }
@@ -87,29 +95,58 @@ pub fn main() -> ExitCode {
             let mut ok = true;
             for path in graphs {
                 match graph_file::load_file(&path) {
-                    Ok(g) => println!("{}: ok ({} nodes, {} outputs)", path.display(), g.nodes.len(), g.outputs.len()),
+                    Ok(g) => println!(
+                        "{}: ok ({} nodes, {} outputs)",
+                        path.display(),
+                        g.nodes.len(),
+                        g.outputs.len()
+                    ),
                     Err(d) => {
                         ok = false;
                         eprintln!("{d}");
-                        eprintln!("{}: {} problem{}", path.display(), d.items.len(), if d.items.len() == 1 { "" } else { "s" });
+                        eprintln!(
+                            "{}: {} problem{}",
+                            path.display(),
+                            d.items.len(),
+                            if d.items.len() == 1 { "" } else { "s" }
+                        );
                     }
                 }
             }
             ExitCode::from(if ok { 0 } else { EXIT_INVALID })
         }
-        Command::Build { graph, out, size, seed, set, format } => run_build(graph, out, size, seed, &set, format),
+        Command::Build {
+            graph,
+            out,
+            size,
+            seed,
+            set,
+            format,
+        } => run_build(graph, out, size, seed, &set, format),
     }
 }
 
 /// Parses `NODE.PARAM=VALUE`.
 fn parse_set(s: &str) -> anyhow::Result<(String, String, serde_json::Value)> {
-    let (key, value) = s.split_once('=').ok_or_else(|| anyhow!("--set {s}: expected NODE.PARAM=VALUE"))?;
-    let (node, param) = key.split_once('.').ok_or_else(|| anyhow!("--set {s}: expected NODE.PARAM=VALUE (no '.' in \"{key}\")"))?;
-    let value = serde_json::from_str(value).unwrap_or_else(|_| serde_json::Value::String(value.to_owned()));
+    let (key, value) = s
+        .split_once('=')
+        .ok_or_else(|| anyhow!("--set {s}: expected NODE.PARAM=VALUE"))?;
+    let (node, param) = key
+        .split_once('.')
+        .ok_or_else(|| anyhow!("--set {s}: expected NODE.PARAM=VALUE (no '.' in \"{key}\")"))?;
+    let value =
+        serde_json::from_str(value).unwrap_or_else(|_| serde_json::Value::String(value.to_owned()));
     Ok((node.to_owned(), param.to_owned(), value))
 }
 
-fn run_build(graph_path: PathBuf, out: PathBuf, size: Option<usize>, seed: Option<u64>, set: &[String], format: Format) -> ExitCode {
+fn run_build(
+    graph_path: PathBuf,
+    out: PathBuf,
+    size: Option<usize>,
+    seed: Option<u64>,
+    set: &[String],
+    format: Format,
+) -> ExitCode {
     let overrides: Result<Vec<_>, _> = set.iter().map(|s| parse_set(s)).collect();
     let overrides = match overrides {
         Ok(o) => o,
@@ -120,7 +157,10 @@ fn run_build(graph_path: PathBuf, out: PathBuf, size: Option<usize>, seed: Optio
     };
     if let Some(s) = size {
         if !(2..=graph_file::MAX_RESOLUTION as usize).contains(&s) {
-            eprintln!("error: --size {s}: expected a resolution in [2, {}]", graph_file::MAX_RESOLUTION);
+            eprintln!(
+                "error: --size {s}: expected a resolution in [2, {}]",
+                graph_file::MAX_RESOLUTION
+            );
             return ExitCode::from(EXIT_INVALID);
         }
     }
@@ -181,7 +221,15 @@ fn run_build(graph_path: PathBuf, out: PathBuf, size: Option<usize>, seed: Optio
     match result {
         Ok(report) => {
             for o in &report.manifest.outputs {
-                println!("{}  {}×{}  [{:.2}, {:.2}]  {}", out.join(&o.file).display(), o.width, o.height, o.min, o.max, &o.hash[..16]);
+                println!(
+                    "{}  {}×{}  [{:.2}, {:.2}]  {}",
+                    out.join(&o.file).display(),
+                    o.width,
+                    o.height,
+                    o.min,
+                    o.max,
+                    &o.hash[..16]
+                );
             }
             for (node, e) in &report.manifest.errors {
                 eprintln!("{}: node \"{node}\": {e}", graph_path.display());
@@ -190,7 +238,11 @@ fn run_build(graph_path: PathBuf, out: PathBuf, size: Option<usize>, seed: Optio
             if report.complete() {
                 ExitCode::SUCCESS
             } else {
-                eprintln!("error: {} output(s) not built: {}", report.failed_outputs.len(), report.failed_outputs.join(", "));
+                eprintln!(
+                    "error: {} output(s) not built: {}",
+                    report.failed_outputs.len(),
+                    report.failed_outputs.join(", ")
+                );
                 ExitCode::from(EXIT_FAILED)
             }
         }
@@ -199,9 +251,11 @@ fn run_build(graph_path: PathBuf, out: PathBuf, size: Option<usize>, seed: Optio
             ExitCode::from(EXIT_INVALID)
         }
         Err(e) => {
-            eprintln!("error: {:#}", anyhow::Error::from(e).context(format!("building {}", graph_path.display())));
+            eprintln!(
+                "error: {:#}",
+                anyhow::Error::from(e).context(format!("building {}", graph_path.display()))
+            );
             ExitCode::from(EXIT_FAILED)
         }
     }
 }
-

@@ -8,8 +8,8 @@
 
 mod cache;
 
-pub use cache::Cache;
 pub use crate::node::CancelToken;
+pub use cache::Cache;
 
 use crate::field::Field;
 use crate::graph::{Diagnostic, Graph, PortRef};
@@ -139,7 +139,13 @@ pub struct Evaluator {
     cache: Option<Cache>,
 }
 
-fn node_key(graph: &Graph, i: usize, resolution: usize, base_dir: Option<&Path>, keys: &[Option<Key>]) -> Key {
+fn node_key(
+    graph: &Graph,
+    i: usize,
+    resolution: usize,
+    base_dir: Option<&Path>,
+    keys: &[Option<Key>],
+) -> Key {
     let n = &graph.nodes[i];
     let mut h = blake3::Hasher::new();
     let spec = &n.def.spec;
@@ -153,12 +159,17 @@ fn node_key(graph: &Graph, i: usize, resolution: usize, base_dir: Option<&Path>,
     h.update(&(extra.len() as u64).to_le_bytes());
     h.update(&extra);
     for (port, input) in spec.inputs.iter().zip(&n.inputs) {
-        match input.as_ref().and_then(|r| Some((r, graph.index_of(&r.node)?))) {
+        match input
+            .as_ref()
+            .and_then(|r| Some((r, graph.index_of(&r.node)?)))
+        {
             Some((r, src)) => {
                 h.update(b"I");
                 h.update(&keys[src].unwrap_or_default());
                 let sdef = graph.nodes[src].def;
-                h.update(&(sdef.output_index(&r.output).unwrap_or(usize::MAX) as u64).to_le_bytes());
+                h.update(
+                    &(sdef.output_index(&r.output).unwrap_or(usize::MAX) as u64).to_le_bytes(),
+                );
                 let coerce = graph
                     .output_kind(r)
                     .and_then(|k| Coercion::between(k, port.kind));
@@ -171,7 +182,11 @@ fn node_key(graph: &Graph, i: usize, resolution: usize, base_dir: Option<&Path>,
     }
     h.update(&(resolution as u64).to_le_bytes());
     h.update(&graph.seed.to_le_bytes());
-    for w in [graph.world.size_m, graph.world.height_min_m, graph.world.height_max_m] {
+    for w in [
+        graph.world.size_m,
+        graph.world.height_min_m,
+        graph.world.height_max_m,
+    ] {
         h.update(&w.to_bits().to_le_bytes());
     }
     let mut key = [0u8; 16];
@@ -201,7 +216,11 @@ impl Evaluator {
 
     /// Evaluates `graph`. Invalid graphs return their diagnostics; node failures are
     /// reported per node in the result while the rest of the graph completes.
-    pub fn evaluate(&mut self, graph: &Graph, opts: &EvalOptions) -> Result<EvalResult, Vec<Diagnostic>> {
+    pub fn evaluate(
+        &mut self,
+        graph: &Graph,
+        opts: &EvalOptions,
+    ) -> Result<EvalResult, Vec<Diagnostic>> {
         let diags = graph.validate();
         if !diags.is_empty() {
             return Err(diags);
@@ -209,7 +228,12 @@ impl Evaluator {
         let plan = graph.plan()?;
         let resolution = opts.resolution.unwrap_or(graph.resolution);
         let count = graph.nodes.len();
-        let by_id: HashMap<&str, usize> = graph.nodes.iter().enumerate().map(|(i, n)| (n.id.as_str(), i)).collect();
+        let by_id: HashMap<&str, usize> = graph
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.id.as_str(), i))
+            .collect();
         let sources = |i: usize| -> Vec<usize> {
             graph.nodes[i]
                 .inputs
@@ -222,8 +246,15 @@ impl Evaluator {
         // Targets and everything they need.
         let targets: HashSet<usize> = match &opts.targets {
             Targets::All => (0..count).collect(),
-            Targets::Outputs => graph.outputs.values().filter_map(|r| by_id.get(r.node.as_str()).copied()).collect(),
-            Targets::Nodes(ids) => ids.iter().filter_map(|id| by_id.get(id.as_str()).copied()).collect(),
+            Targets::Outputs => graph
+                .outputs
+                .values()
+                .filter_map(|r| by_id.get(r.node.as_str()).copied())
+                .collect(),
+            Targets::Nodes(ids) => ids
+                .iter()
+                .filter_map(|id| by_id.get(id.as_str()).copied())
+                .collect(),
         };
         let mut needed = vec![false; count];
         let mut stack: Vec<usize> = targets.iter().copied().collect();
@@ -266,16 +297,26 @@ impl Evaluator {
                 result.keys.insert(id.clone(), keys[i].unwrap_or_default());
                 if let Some(root) = sources(i).iter().find_map(|s| failed_root.get(s)) {
                     let root = root.clone();
-                    result.status.insert(id.clone(), NodeStatus::Skipped { upstream: root.clone() });
+                    result.status.insert(
+                        id.clone(),
+                        NodeStatus::Skipped {
+                            upstream: root.clone(),
+                        },
+                    );
                     failed_root.insert(i, root);
                     continue;
                 }
                 if opts.cancel.is_cancelled() {
-                    result.status.insert(id.clone(), NodeStatus::Failed(NodeError::Cancelled));
+                    result
+                        .status
+                        .insert(id.clone(), NodeStatus::Failed(NodeError::Cancelled));
                     failed_root.insert(i, id.clone());
                     continue;
                 }
-                let hit = self.cache.as_mut().and_then(|c| c.get(&keys[i].unwrap_or_default()));
+                let hit = self
+                    .cache
+                    .as_mut()
+                    .and_then(|c| c.get(&keys[i].unwrap_or_default()));
                 if let Some(fields) = hit {
                     live_bytes += fields.iter().map(|f| f.byte_size()).sum::<usize>();
                     live.insert(i, fields);
@@ -289,7 +330,7 @@ impl Evaluator {
                 .par_iter()
                 .map(|&i| {
                     let t0 = Instant::now();
-                    let r = self.run_node(graph, i, resolution, opts, &live);
+                    let r = Self::run_node(graph, i, resolution, opts, &live);
                     (i, r, t0.elapsed())
                 })
                 .collect();
@@ -337,7 +378,6 @@ impl Evaluator {
     }
 
     fn run_node(
-        &self,
         graph: &Graph,
         i: usize,
         resolution: usize,
@@ -351,11 +391,22 @@ impl Evaluator {
             let field = match r {
                 None => None,
                 Some(r) => {
-                    let src = graph.index_of(&r.node).ok_or(NodeError::MissingInput(port.name))?;
-                    let oi = graph.nodes[src].def.output_index(&r.output).ok_or(NodeError::MissingInput(port.name))?;
-                    let f = live.get(&src).and_then(|fs| fs.get(oi)).ok_or(NodeError::MissingInput(port.name))?;
-                    let kind = graph.output_kind(r).ok_or(NodeError::MissingInput(port.name))?;
-                    let coerce = Coercion::between(kind, port.kind).ok_or(NodeError::MissingInput(port.name))?;
+                    let src = graph
+                        .index_of(&r.node)
+                        .ok_or(NodeError::MissingInput(port.name))?;
+                    let oi = graph.nodes[src]
+                        .def
+                        .output_index(&r.output)
+                        .ok_or(NodeError::MissingInput(port.name))?;
+                    let f = live
+                        .get(&src)
+                        .and_then(|fs| fs.get(oi))
+                        .ok_or(NodeError::MissingInput(port.name))?;
+                    let kind = graph
+                        .output_kind(r)
+                        .ok_or(NodeError::MissingInput(port.name))?;
+                    let coerce = Coercion::between(kind, port.kind)
+                        .ok_or(NodeError::MissingInput(port.name))?;
                     Some(coerce.apply(f, &graph.world))
                 }
             };
@@ -363,7 +414,10 @@ impl Evaluator {
         }
         let report = |fraction: f32| {
             if let Some(p) = opts.progress {
-                p(ProgressEvent::Progress { node: &n.id, fraction });
+                p(ProgressEvent::Progress {
+                    node: &n.id,
+                    fraction,
+                });
             }
         };
         let ctx = EvalCtx {
@@ -388,7 +442,10 @@ impl Evaluator {
                     spec.outputs.len()
                 )));
             }
-            if let Some(f) = fields.iter().find(|f| f.width() != resolution || f.height() != resolution) {
+            if let Some(f) = fields
+                .iter()
+                .find(|f| f.width() != resolution || f.height() != resolution)
+            {
                 return Err(NodeError::Failed(format!(
                     "internal error: {} returned a {}×{} field at resolution {resolution}",
                     spec.id,
@@ -399,7 +456,10 @@ impl Evaluator {
             Ok(fields)
         });
         if let Some(p) = opts.progress {
-            p(ProgressEvent::Finished { node: &n.id, ok: out.is_ok() });
+            p(ProgressEvent::Finished {
+                node: &n.id,
+                ok: out.is_ok(),
+            });
         }
         out
     }

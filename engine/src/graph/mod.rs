@@ -132,7 +132,12 @@ impl Graph {
     #[must_use]
     pub fn output_kind(&self, r: &PortRef) -> Option<PortKind> {
         let n = self.node(&r.node)?;
-        n.def.spec.outputs.iter().find(|p| p.name == r.output).map(|p| p.kind)
+        n.def
+            .spec
+            .outputs
+            .iter()
+            .find(|p| p.name == r.output)
+            .map(|p| p.kind)
     }
 
     /// Checks wires, required inputs, port kinds, outputs and cycles. Reports every problem.
@@ -146,34 +151,39 @@ impl Graph {
     pub(crate) fn validate_refs(&self, ignore: &dyn Fn(&str) -> bool) -> Vec<Diagnostic> {
         let mut out = Vec::new();
         let ids: Vec<&str> = self.nodes.iter().map(|n| n.id.as_str()).collect();
-        let check_ref = |r: &PortRef, out: &mut Vec<Diagnostic>, node: Option<&str>, field: String| {
-            if ignore(&r.node) {
-                return None;
-            }
-            let Some(src) = self.node(&r.node) else {
-                let hint = nearest(&r.node, ids.iter().copied())
-                    .map(|n| format!(" (did you mean \"{n}\"?)"))
-                    .unwrap_or_default();
-                out.push(Diagnostic::at(node, field, format!("refers to node \"{}\", which does not exist{hint}", r.node)));
-                return None;
+        let check_ref =
+            |r: &PortRef, out: &mut Vec<Diagnostic>, node: Option<&str>, field: String| {
+                if ignore(&r.node) {
+                    return None;
+                }
+                let Some(src) = self.node(&r.node) else {
+                    let hint = nearest(&r.node, ids.iter().copied())
+                        .map(|n| format!(" (did you mean \"{n}\"?)"))
+                        .unwrap_or_default();
+                    out.push(Diagnostic::at(
+                        node,
+                        field,
+                        format!("refers to node \"{}\", which does not exist{hint}", r.node),
+                    ));
+                    return None;
+                };
+                let Some(port) = src.def.spec.outputs.iter().find(|p| p.name == r.output) else {
+                    let names: Vec<&str> = src.def.spec.outputs.iter().map(|p| p.name).collect();
+                    out.push(Diagnostic::at(
+                        node,
+                        field,
+                        format!(
+                            "node \"{}\" ({}) has no output \"{}\"; its outputs are {}",
+                            r.node,
+                            src.def.spec.id,
+                            r.output,
+                            crate::node::quoted_list(&names)
+                        ),
+                    ));
+                    return None;
+                };
+                Some(port.kind)
             };
-            let Some(port) = src.def.spec.outputs.iter().find(|p| p.name == r.output) else {
-                let names: Vec<&str> = src.def.spec.outputs.iter().map(|p| p.name).collect();
-                out.push(Diagnostic::at(
-                    node,
-                    field,
-                    format!(
-                        "node \"{}\" ({}) has no output \"{}\"; its outputs are {}",
-                        r.node,
-                        src.def.spec.id,
-                        r.output,
-                        crate::node::quoted_list(&names)
-                    ),
-                ));
-                return None;
-            };
-            Some(port.kind)
-        };
         for n in &self.nodes {
             for (spec, input) in n.def.spec.inputs.iter().zip(&n.inputs) {
                 let field = format!("inputs.{}", spec.name);
@@ -233,32 +243,32 @@ impl Graph {
     /// The evaluation plan, or one diagnostic per cycle listing the nodes on it.
     pub fn plan(&self) -> Result<Plan, Vec<Diagnostic>> {
         let (g, _) = self.petgraph();
-        let order = match petgraph::algo::toposort(&g, None) {
-            Ok(order) => order,
-            Err(_) => {
-                let mut cycles: Vec<Vec<String>> = petgraph::algo::tarjan_scc(&g)
-                    .into_iter()
-                    .filter(|scc| scc.len() > 1 || g.contains_edge(scc[0], scc[0]))
-                    .map(|scc| {
-                        let mut ids: Vec<String> =
-                            scc.iter().map(|&v| self.nodes[g[v]].id.clone()).collect();
-                        ids.sort();
-                        ids
-                    })
-                    .collect();
-                cycles.sort();
-                return Err(cycles
-                    .into_iter()
-                    .map(|ids| {
-                        let quoted: Vec<String> = ids.iter().map(|i| format!("\"{i}\"")).collect();
-                        Diagnostic::at(
-                            Some(&ids[0]),
-                            "inputs".into(),
-                            format!("cycle: the nodes {} depend on each other", quoted.join(" → ")),
-                        )
-                    })
-                    .collect());
-            }
+        let Ok(order) = petgraph::algo::toposort(&g, None) else {
+            let mut cycles: Vec<Vec<String>> = petgraph::algo::tarjan_scc(&g)
+                .into_iter()
+                .filter(|scc| scc.len() > 1 || g.contains_edge(scc[0], scc[0]))
+                .map(|scc| {
+                    let mut ids: Vec<String> =
+                        scc.iter().map(|&v| self.nodes[g[v]].id.clone()).collect();
+                    ids.sort();
+                    ids
+                })
+                .collect();
+            cycles.sort();
+            return Err(cycles
+                .into_iter()
+                .map(|ids| {
+                    let quoted: Vec<String> = ids.iter().map(|i| format!("\"{i}\"")).collect();
+                    Diagnostic::at(
+                        Some(&ids[0]),
+                        "inputs".into(),
+                        format!(
+                            "cycle: the nodes {} depend on each other",
+                            quoted.join(" → ")
+                        ),
+                    )
+                })
+                .collect());
         };
         let mut level = vec![0usize; self.nodes.len()];
         for &v in &order {
@@ -289,7 +299,10 @@ impl Graph {
             let hint = nearest(param, n.def.params.iter().map(|p| p.name))
                 .map(|s| format!(" (did you mean \"{s}\"?)"))
                 .unwrap_or_default();
-            format!("node \"{node}\" ({}) has no parameter \"{param}\"{hint}", n.def.spec.id)
+            format!(
+                "node \"{node}\" ({}) has no parameter \"{param}\"{hint}",
+                n.def.spec.id
+            )
         })?;
         n.params[i] = value;
         Ok(())

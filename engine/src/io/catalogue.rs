@@ -15,8 +15,14 @@ fn param_json(p: &ParamSpec) -> Value {
         "default": super::graph_file::param_to_json(p, &p.default_value()),
     });
     let (kind, extra) = match p.kind {
-        ParamKind::Float { soft, hard, .. } => ("float", json!({ "soft": [soft.0, soft.1], "hard": [hard.0, hard.1] })),
-        ParamKind::Int { soft, hard, .. } => ("int", json!({ "soft": [soft.0, soft.1], "hard": [hard.0, hard.1] })),
+        ParamKind::Float { soft, hard, .. } => (
+            "float",
+            json!({ "soft": [soft.0, soft.1], "hard": [hard.0, hard.1] }),
+        ),
+        ParamKind::Int { soft, hard, .. } => (
+            "int",
+            json!({ "soft": [soft.0, soft.1], "hard": [hard.0, hard.1] }),
+        ),
         ParamKind::Seed { .. } => ("seed", json!({ "hard": [0, u32::MAX] })),
         ParamKind::Bool { .. } => ("bool", json!({})),
         ParamKind::Choice { options, .. } => ("choice", json!({ "options": options })),
@@ -67,14 +73,32 @@ pub fn to_text(reg: &Registry) -> String {
         let _ = writeln!(s, "{} — {}", d.spec.id, d.spec.label);
         let _ = writeln!(s, "  {}", clean_doc(d.spec.doc));
         for p in d.spec.inputs {
-            let _ = writeln!(s, "  in  {}: {}{} — {}", p.name, p.kind.name(), if p.required { "" } else { " (optional)" }, p.doc);
+            let _ = writeln!(
+                s,
+                "  in  {}: {}{} — {}",
+                p.name,
+                p.kind.name(),
+                if p.required { "" } else { " (optional)" },
+                p.doc
+            );
         }
         for p in d.spec.outputs {
             let _ = writeln!(s, "  out {}: {} — {}", p.name, p.kind.name(), p.doc);
         }
         for p in d.params {
-            let unit = if p.unit.is_empty() { String::new() } else { format!(" {}", p.unit) };
-            let _ = writeln!(s, "  param {} = {}{unit}  ({}) — {}", p.name, p.default_text(), p.expected(), p.doc_text());
+            let unit = if p.unit.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", p.unit)
+            };
+            let _ = writeln!(
+                s,
+                "  param {} = {}{unit}  ({}) — {}",
+                p.name,
+                p.default_text(),
+                p.expected(),
+                p.doc_text()
+            );
         }
         s.push('\n');
     }

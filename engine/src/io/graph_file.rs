@@ -41,11 +41,18 @@ pub fn load_file(path: &Path) -> Result<Graph, Diagnostics> {
 }
 
 /// Reads a graph file, applies `--set`-style overrides `(node, param, value)`, and validates it.
-pub fn load_file_with(path: &Path, overrides: &[(String, String, Value)]) -> Result<Graph, Diagnostics> {
+pub fn load_file_with(
+    path: &Path,
+    overrides: &[(String, String, Value)],
+) -> Result<Graph, Diagnostics> {
     let label = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| Diagnostics {
         file: label.clone(),
-        items: vec![Diagnostic::at(None, String::new(), format!("cannot read file: {e}"))],
+        items: vec![Diagnostic::at(
+            None,
+            String::new(),
+            format!("cannot read file: {e}"),
+        )],
     })?;
     load_str_with(&text, &label, overrides)
 }
@@ -69,7 +76,12 @@ pub fn load_str_with(
         fail(vec![Diagnostic::at(
             None,
             String::new(),
-            format!("malformed JSON at line {}, column {}: {}", e.line(), e.column(), strip_position(&e.to_string())),
+            format!(
+                "malformed JSON at line {}, column {}: {}",
+                e.line(),
+                e.column(),
+                strip_position(&e.to_string())
+            ),
         )])
     })?;
     value = migrate(value).map_err(|d| fail(vec![d]))?;
@@ -98,7 +110,10 @@ pub fn migrate(mut value: Value) -> Result<Value, Diagnostic> {
         return Err(Diagnostic::at(
             None,
             String::new(),
-            format!("expected a JSON object at the top level, found {}", kind_of(&value)),
+            format!(
+                "expected a JSON object at the top level, found {}",
+                kind_of(&value)
+            ),
         ));
     };
     match obj.get("format") {
@@ -107,7 +122,9 @@ pub fn migrate(mut value: Value) -> Result<Value, Diagnostic> {
             return Err(Diagnostic::at(
                 None,
                 "format".into(),
-                format!("expected \"{FORMAT_TAG}\", found {other}: this is not an Orogen graph file"),
+                format!(
+                    "expected \"{FORMAT_TAG}\", found {other}: this is not an Orogen graph file"
+                ),
             ))
         }
         None => {
@@ -120,7 +137,11 @@ pub fn migrate(mut value: Value) -> Result<Value, Diagnostic> {
     }
     let version = match obj.get("version") {
         Some(v) => v.as_u64().ok_or_else(|| {
-            Diagnostic::at(None, "version".into(), format!("expected a positive integer, found {v}"))
+            Diagnostic::at(
+                None,
+                "version".into(),
+                format!("expected a positive integer, found {v}"),
+            )
         })?,
         None => {
             return Err(Diagnostic::at(
@@ -198,13 +219,23 @@ fn suggest(name: &str, options: &[&str]) -> String {
         .unwrap_or_default()
 }
 
-fn check_keys(obj: &Map<String, Value>, allowed: &[&str], node: Option<&str>, prefix: &str, diags: &mut Vec<Diagnostic>) {
+fn check_keys(
+    obj: &Map<String, Value>,
+    allowed: &[&str],
+    node: Option<&str>,
+    prefix: &str,
+    diags: &mut Vec<Diagnostic>,
+) {
     for k in obj.keys() {
         if !allowed.contains(&k.as_str()) {
             diags.push(Diagnostic::at(
                 node,
                 format!("{prefix}{k}"),
-                format!("unknown field{}; expected one of {}", suggest(k, allowed), quoted_list(allowed)),
+                format!(
+                    "unknown field{}; expected one of {}",
+                    suggest(k, allowed),
+                    quoted_list(allowed)
+                ),
             ));
         }
     }
@@ -215,7 +246,11 @@ fn number(v: Option<&Value>, field: &str, default: f64, diags: &mut Vec<Diagnost
         None => default,
         Some(Value::Number(n)) => n.as_f64().unwrap_or(default),
         Some(other) => {
-            diags.push(Diagnostic::at(None, field.into(), format!("expected a number, found {}", kind_of(other))));
+            diags.push(Diagnostic::at(
+                None,
+                field.into(),
+                format!("expected a number, found {}", kind_of(other)),
+            ));
             default
         }
     }
@@ -230,14 +265,22 @@ fn from_value(value: &Value, diags: &mut Vec<Diagnostic>) -> Option<Graph> {
         None => String::new(),
         Some(Value::String(s)) => s.clone(),
         Some(other) => {
-            diags.push(Diagnostic::at(None, "name".into(), format!("expected a string, found {}", kind_of(other))));
+            diags.push(Diagnostic::at(
+                None,
+                "name".into(),
+                format!("expected a string, found {}", kind_of(other)),
+            ));
             String::new()
         }
     };
     let seed = match root.get("seed") {
         None => 0,
         Some(v) => v.as_u64().unwrap_or_else(|| {
-            diags.push(Diagnostic::at(None, "seed".into(), format!("expected an integer in [0, {}], found {v}", u64::MAX)));
+            diags.push(Diagnostic::at(
+                None,
+                "seed".into(),
+                format!("expected an integer in [0, {}], found {v}", u64::MAX),
+            ));
             0
         }),
     };
@@ -246,7 +289,11 @@ fn from_value(value: &Value, diags: &mut Vec<Diagnostic>) -> Option<Graph> {
         Some(v) => match v.as_u64() {
             Some(r) if (2..=MAX_RESOLUTION).contains(&r) => r as usize,
             _ => {
-                diags.push(Diagnostic::at(None, "resolution".into(), format!("expected an integer in [2, {MAX_RESOLUTION}], found {v}")));
+                diags.push(Diagnostic::at(
+                    None,
+                    "resolution".into(),
+                    format!("expected an integer in [2, {MAX_RESOLUTION}], found {v}"),
+                ));
                 512
             }
         },
@@ -265,8 +312,16 @@ fn from_value(value: &Value, diags: &mut Vec<Diagnostic>) -> Option<Graph> {
                 }
             }
         }
-        Some(other) => diags.push(Diagnostic::at(None, "nodes".into(), format!("expected an array of nodes, found {}", kind_of(other)))),
-        None => diags.push(Diagnostic::at(None, "nodes".into(), "missing; expected an array of nodes".into())),
+        Some(other) => diags.push(Diagnostic::at(
+            None,
+            "nodes".into(),
+            format!("expected an array of nodes, found {}", kind_of(other)),
+        )),
+        None => diags.push(Diagnostic::at(
+            None,
+            "nodes".into(),
+            "missing; expected an array of nodes".into(),
+        )),
     }
 
     let mut outputs = BTreeMap::new();
@@ -283,7 +338,14 @@ fn from_value(value: &Value, diags: &mut Vec<Diagnostic>) -> Option<Graph> {
                 }
             }
         }
-        Some(other) => diags.push(Diagnostic::at(None, "outputs".into(), format!("expected an object mapping output names to \"node.port\", found {}", kind_of(other)))),
+        Some(other) => diags.push(Diagnostic::at(
+            None,
+            "outputs".into(),
+            format!(
+                "expected an object mapping output names to \"node.port\", found {}",
+                kind_of(other)
+            ),
+        )),
     }
 
     resolve_default_ports(&mut nodes, &mut outputs);
@@ -312,7 +374,10 @@ fn resolve_default_ports(nodes: &mut [NodeInstance], outputs: &mut BTreeMap<Stri
             }
         }
     };
-    nodes.iter_mut().flat_map(|n| n.inputs.iter_mut().flatten()).for_each(fix);
+    nodes
+        .iter_mut()
+        .flat_map(|n| n.inputs.iter_mut().flatten())
+        .for_each(fix);
     outputs.values_mut().for_each(fix);
 }
 
@@ -324,34 +389,80 @@ fn parse_world(v: Option<&Value>, diags: &mut Vec<Diagnostic>) -> World {
     };
     let Some(v) = v else { return world };
     let Some(obj) = v.as_object() else {
-        diags.push(Diagnostic::at(None, "world".into(), format!("expected an object with size_m, height_min_m, height_max_m, found {}", kind_of(v))));
+        diags.push(Diagnostic::at(
+            None,
+            "world".into(),
+            format!(
+                "expected an object with size_m, height_min_m, height_max_m, found {}",
+                kind_of(v)
+            ),
+        ));
         return world;
     };
     check_keys(obj, WORLD_KEYS, None, "world.", diags);
     world.size_m = number(obj.get("size_m"), "world.size_m", world.size_m, diags);
-    world.height_min_m = number(obj.get("height_min_m"), "world.height_min_m", world.height_min_m, diags);
-    world.height_max_m = number(obj.get("height_max_m"), "world.height_max_m", world.height_max_m, diags);
+    world.height_min_m = number(
+        obj.get("height_min_m"),
+        "world.height_min_m",
+        world.height_min_m,
+        diags,
+    );
+    world.height_max_m = number(
+        obj.get("height_max_m"),
+        "world.height_max_m",
+        world.height_max_m,
+        diags,
+    );
     if !(world.size_m > 0.0 && world.size_m <= 1.0e7) {
-        diags.push(Diagnostic::at(None, "world.size_m".into(), format!("expected a size in metres in (0, 10000000], found {}", world.size_m)));
+        diags.push(Diagnostic::at(
+            None,
+            "world.size_m".into(),
+            format!(
+                "expected a size in metres in (0, 10000000], found {}",
+                world.size_m
+            ),
+        ));
     }
-    for (f, h) in [("world.height_min_m", world.height_min_m), ("world.height_max_m", world.height_max_m)] {
+    for (f, h) in [
+        ("world.height_min_m", world.height_min_m),
+        ("world.height_max_m", world.height_max_m),
+    ] {
         if h.abs() > 1.0e6 {
-            diags.push(Diagnostic::at(None, f.into(), format!("expected a height in metres in [-1000000, 1000000], found {h}")));
+            diags.push(Diagnostic::at(
+                None,
+                f.into(),
+                format!("expected a height in metres in [-1000000, 1000000], found {h}"),
+            ));
         }
     }
     if world.height_max_m <= world.height_min_m {
         diags.push(Diagnostic::at(
             None,
             "world.height_max_m".into(),
-            format!("must be above height_min_m ({} m), found {} m", world.height_min_m, world.height_max_m),
+            format!(
+                "must be above height_min_m ({} m), found {} m",
+                world.height_min_m, world.height_max_m
+            ),
         ));
     }
     world
 }
 
-fn parse_ref(v: &Value, node: Option<&str>, field: &str, diags: &mut Vec<Diagnostic>) -> Option<PortRef> {
+fn parse_ref(
+    v: &Value,
+    node: Option<&str>,
+    field: &str,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<PortRef> {
     let Some(s) = v.as_str() else {
-        diags.push(Diagnostic::at(node, field.into(), format!("expected a reference \"node\" or \"node.port\", found {}", kind_of(v))));
+        diags.push(Diagnostic::at(
+            node,
+            field.into(),
+            format!(
+                "expected a reference \"node\" or \"node.port\", found {}",
+                kind_of(v)
+            ),
+        ));
         return None;
     };
     let (n, p) = match s.split_once('.') {
@@ -359,7 +470,11 @@ fn parse_ref(v: &Value, node: Option<&str>, field: &str, diags: &mut Vec<Diagnos
         None => (s, None),
     };
     if !is_valid_id(n) || p.is_some_and(|p| !is_valid_id(p)) {
-        diags.push(Diagnostic::at(node, field.into(), format!("\"{s}\" is not a reference; expected \"node\" or \"node.port\"")));
+        diags.push(Diagnostic::at(
+            node,
+            field.into(),
+            format!("\"{s}\" is not a reference; expected \"node\" or \"node.port\""),
+        ));
         return None;
     }
     // The port is filled in by `resolve_default_ports` when omitted.
@@ -376,26 +491,46 @@ fn parse_node(
 ) -> Option<NodeInstance> {
     let at = format!("nodes[{i}]");
     let Some(obj) = nv.as_object() else {
-        diags.push(Diagnostic::at(None, at, format!("expected a node object, found {}", kind_of(nv))));
+        diags.push(Diagnostic::at(
+            None,
+            at,
+            format!("expected a node object, found {}", kind_of(nv)),
+        ));
         return None;
     };
     let id = match obj.get("id") {
         Some(Value::String(s)) if is_valid_id(s) => s.clone(),
         Some(Value::String(s)) => {
-            diags.push(Diagnostic::at(None, format!("{at}.id"), format!("\"{s}\" is not a valid node id: use 1 to 128 letters, digits, '_' or '-'")));
+            diags.push(Diagnostic::at(
+                None,
+                format!("{at}.id"),
+                format!("\"{s}\" is not a valid node id: use 1 to 128 letters, digits, '_' or '-'"),
+            ));
             return None;
         }
         Some(other) => {
-            diags.push(Diagnostic::at(None, format!("{at}.id"), format!("expected a string, found {}", kind_of(other))));
+            diags.push(Diagnostic::at(
+                None,
+                format!("{at}.id"),
+                format!("expected a string, found {}", kind_of(other)),
+            ));
             return None;
         }
         None => {
-            diags.push(Diagnostic::at(None, format!("{at}.id"), "missing; every node needs a unique id".into()));
+            diags.push(Diagnostic::at(
+                None,
+                format!("{at}.id"),
+                "missing; every node needs a unique id".into(),
+            ));
             return None;
         }
     };
     if !declared.insert(id.clone()) {
-        diags.push(Diagnostic::at(Some(&id), "id".into(), format!("duplicate node id (again at {at}); ids must be unique")));
+        diags.push(Diagnostic::at(
+            Some(&id),
+            "id".into(),
+            format!("duplicate node id (again at {at}); ids must be unique"),
+        ));
         return None;
     }
     let nid = Some(id.as_str());
@@ -403,14 +538,28 @@ fn parse_node(
     let type_name = match obj.get("type") {
         Some(Value::String(s)) => s.as_str(),
         other => {
-            diags.push(Diagnostic::at(nid, "type".into(), format!("expected a node type name, found {}", other.map_or("nothing", kind_of))));
+            diags.push(Diagnostic::at(
+                nid,
+                "type".into(),
+                format!(
+                    "expected a node type name, found {}",
+                    other.map_or("nothing", kind_of)
+                ),
+            ));
             broken.insert(id);
             return None;
         }
     };
     let Some(def) = reg.get(type_name) else {
         let ids: Vec<&str> = reg.defs().iter().map(|d| d.spec.id).collect();
-        diags.push(Diagnostic::at(nid, "type".into(), format!("unknown node type \"{type_name}\"{}; `orogen nodes` lists them all", suggest(type_name, &ids))));
+        diags.push(Diagnostic::at(
+            nid,
+            "type".into(),
+            format!(
+                "unknown node type \"{type_name}\"{}; `orogen nodes` lists them all",
+                suggest(type_name, &ids)
+            ),
+        ));
         broken.insert(id);
         return None;
     };
@@ -426,7 +575,19 @@ fn parse_node(
                     None => diags.push(Diagnostic::at(
                         nid,
                         field,
-                        format!("unknown parameter for \"{}\"{}", def.spec.id, if names.is_empty() { "; it has no parameters".to_owned() } else { format!("{}; its parameters are {}", suggest(k, &names), quoted_list(&names)) }),
+                        format!(
+                            "unknown parameter for \"{}\"{}",
+                            def.spec.id,
+                            if names.is_empty() {
+                                "; it has no parameters".to_owned()
+                            } else {
+                                format!(
+                                    "{}; its parameters are {}",
+                                    suggest(k, &names),
+                                    quoted_list(&names)
+                                )
+                            }
+                        ),
                     )),
                     Some(pi) => match param_value(&def.params[pi], v) {
                         Ok(pv) => node.params[pi] = pv,
@@ -435,7 +596,14 @@ fn parse_node(
                 }
             }
         }
-        Some(other) => diags.push(Diagnostic::at(nid, "params".into(), format!("expected an object of parameter values, found {}", kind_of(other)))),
+        Some(other) => diags.push(Diagnostic::at(
+            nid,
+            "params".into(),
+            format!(
+                "expected an object of parameter values, found {}",
+                kind_of(other)
+            ),
+        )),
     }
 
     match obj.get("inputs") {
@@ -448,7 +616,19 @@ fn parse_node(
                     None => diags.push(Diagnostic::at(
                         nid,
                         field,
-                        format!("unknown input port for \"{}\"{}", def.spec.id, if names.is_empty() { "; it has no inputs".to_owned() } else { format!("{}; its inputs are {}", suggest(k, &names), quoted_list(&names)) }),
+                        format!(
+                            "unknown input port for \"{}\"{}",
+                            def.spec.id,
+                            if names.is_empty() {
+                                "; it has no inputs".to_owned()
+                            } else {
+                                format!(
+                                    "{}; its inputs are {}",
+                                    suggest(k, &names),
+                                    quoted_list(&names)
+                                )
+                            }
+                        ),
                     )),
                     Some(pi) => {
                         if let Some(r) = parse_ref(v, nid, &field, diags) {
@@ -458,15 +638,28 @@ fn parse_node(
                 }
             }
         }
-        Some(other) => diags.push(Diagnostic::at(nid, "inputs".into(), format!("expected an object mapping input ports to \"node.port\", found {}", kind_of(other)))),
+        Some(other) => diags.push(Diagnostic::at(
+            nid,
+            "inputs".into(),
+            format!(
+                "expected an object mapping input ports to \"node.port\", found {}",
+                kind_of(other)
+            ),
+        )),
     }
 
     match obj.get("position") {
         None => {}
-        Some(Value::Array(a)) if a.len() == 2 && a.iter().all(|v| v.as_f64().is_some_and(f64::is_finite)) => {
+        Some(Value::Array(a))
+            if a.len() == 2 && a.iter().all(|v| v.as_f64().is_some_and(f64::is_finite)) =>
+        {
             node.position = [a[0].as_f64().unwrap_or(0.0), a[1].as_f64().unwrap_or(0.0)];
         }
-        Some(other) => diags.push(Diagnostic::at(nid, "position".into(), format!("expected [x, y] with two numbers, found {other}"))),
+        Some(other) => diags.push(Diagnostic::at(
+            nid,
+            "position".into(),
+            format!("expected [x, y] with two numbers, found {other}"),
+        )),
     }
     Some(node)
 }
@@ -480,7 +673,10 @@ pub fn param_value(spec: &ParamSpec, v: &Value) -> Result<ParamValue, String> {
             if x.is_finite() && x >= hard.0 && x <= hard.1 {
                 Ok(ParamValue::Float(x))
             } else {
-                Err(format!("value {x} is outside the allowed range [{}, {}]", hard.0, hard.1))
+                Err(format!(
+                    "value {x} is outside the allowed range [{}, {}]",
+                    hard.0, hard.1
+                ))
             }
         }
         ParamKind::Int { hard, .. } => {
@@ -488,7 +684,10 @@ pub fn param_value(spec: &ParamSpec, v: &Value) -> Result<ParamValue, String> {
             if x >= i128::from(hard.0) && x <= i128::from(hard.1) {
                 Ok(ParamValue::Int(x as i64))
             } else {
-                Err(format!("value {x} is outside the allowed range [{}, {}]", hard.0, hard.1))
+                Err(format!(
+                    "value {x} is outside the allowed range [{}, {}]",
+                    hard.0, hard.1
+                ))
             }
         }
         ParamKind::Seed { .. } => {
@@ -496,7 +695,10 @@ pub fn param_value(spec: &ParamSpec, v: &Value) -> Result<ParamValue, String> {
             if (0..=i128::from(u32::MAX)).contains(&x) {
                 Ok(ParamValue::Int(x as i64))
             } else {
-                Err(format!("seed {x} is outside the allowed range [0, {}]", u32::MAX))
+                Err(format!(
+                    "seed {x} is outside the allowed range [0, {}]",
+                    u32::MAX
+                ))
             }
         }
         ParamKind::Bool { .. } => v.as_bool().map(ParamValue::Bool).ok_or_else(found),
@@ -506,9 +708,18 @@ pub fn param_value(spec: &ParamSpec, v: &Value) -> Result<ParamValue, String> {
                 .iter()
                 .position(|o| *o == s)
                 .map(ParamValue::Choice)
-                .ok_or_else(|| format!("\"{s}\" is not one of {}{}", quoted_list(options), suggest(s, options)))
+                .ok_or_else(|| {
+                    format!(
+                        "\"{s}\" is not one of {}{}",
+                        quoted_list(options),
+                        suggest(s, options)
+                    )
+                })
         }
-        ParamKind::Text { .. } => v.as_str().map(|s| ParamValue::Text(s.to_owned())).ok_or_else(found),
+        ParamKind::Text { .. } => v
+            .as_str()
+            .map(|s| ParamValue::Text(s.to_owned()))
+            .ok_or_else(found),
     }
 }
 
@@ -528,7 +739,9 @@ fn as_integer(v: &Value) -> Option<i128> {
 #[must_use]
 pub fn param_to_json(spec: &ParamSpec, v: &ParamValue) -> Value {
     match (v, spec.kind) {
-        (ParamValue::Float(x), _) => serde_json::Number::from_f64(*x).map_or(Value::Null, Value::Number),
+        (ParamValue::Float(x), _) => {
+            serde_json::Number::from_f64(*x).map_or(Value::Null, Value::Number)
+        }
         (ParamValue::Int(x), _) => Value::from(*x),
         (ParamValue::Bool(b), _) => Value::Bool(*b),
         (ParamValue::Choice(i), ParamKind::Choice { options, .. }) => {
@@ -564,7 +777,10 @@ pub fn to_value(g: &Graph) -> Value {
                 .inputs
                 .iter()
                 .zip(&n.inputs)
-                .filter_map(|(s, r)| r.as_ref().map(|r| (s.name.to_owned(), Value::String(r.to_string()))))
+                .filter_map(|(s, r)| {
+                    r.as_ref()
+                        .map(|r| (s.name.to_owned(), Value::String(r.to_string())))
+                })
                 .collect();
             serde_json::json!({
                 "id": n.id,
@@ -611,7 +827,12 @@ fn canonical(v: Value) -> Value {
         Value::Object(map) => {
             let mut entries: Vec<(String, Value)> = map.into_iter().collect();
             entries.sort_by(|a, b| a.0.cmp(&b.0));
-            Value::Object(entries.into_iter().map(|(k, v)| (k, canonical(v))).collect())
+            Value::Object(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (k, canonical(v)))
+                    .collect(),
+            )
         }
         Value::Array(a) => Value::Array(a.into_iter().map(canonical).collect()),
         other => other,

@@ -216,7 +216,9 @@ impl EvalCtx<'_> {
     /// World coordinates (metres) of all cell centres along one axis.
     #[must_use]
     pub fn cell_centres_m(&self) -> Vec<f64> {
-        (0..self.resolution).map(|i| self.cell_centre_m(i)).collect()
+        (0..self.resolution)
+            .map(|i| self.cell_centre_m(i))
+            .collect()
     }
 
     /// `Err(Cancelled)` once cancellation was requested; call it between rows or iterations.
@@ -281,7 +283,8 @@ pub trait Node {
     type Params: Params;
     const SPEC: NodeSpec;
     /// Computes one field per output port, in port order.
-    fn eval(ctx: &EvalCtx, inputs: &Inputs, params: &Self::Params) -> Result<Vec<Field>, NodeError>;
+    fn eval(ctx: &EvalCtx, inputs: &Inputs, params: &Self::Params)
+        -> Result<Vec<Field>, NodeError>;
 
     /// Extra bytes for the cache key, for nodes that read outside state (e.g. a file's
     /// size and modification time). Most nodes have none.
@@ -304,7 +307,9 @@ pub struct NodeDef {
 
 impl std::fmt::Debug for NodeDef {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("NodeDef").field("id", &self.spec.id).finish()
+        f.debug_struct("NodeDef")
+            .field("id", &self.spec.id)
+            .finish_non_exhaustive()
     }
 }
 
@@ -433,7 +438,11 @@ impl Registry {
     pub fn duplicate_ids(&self) -> Vec<&'static str> {
         let mut ids: Vec<_> = self.defs.iter().map(|d| d.spec.id).collect();
         ids.sort_unstable();
-        let mut dups: Vec<_> = ids.windows(2).filter(|w| w[0] == w[1]).map(|w| w[0]).collect();
+        let mut dups: Vec<_> = ids
+            .windows(2)
+            .filter(|w| w[0] == w[1])
+            .map(|w| w[0])
+            .collect();
         dups.dedup();
         dups
     }

@@ -1,7 +1,7 @@
 //! `invert`: mirror heights within the graph's height range (peaks become valleys).
 
 use crate::field::Field;
-use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, NoParams, PortSpec};
+use crate::node::{Category, EvalCtx, Inputs, NoParams, Node, NodeError, NodeSpec, PortSpec};
 
 /// Invert heights.
 pub struct Invert;
@@ -13,7 +13,8 @@ impl Node for Invert {
         label: "Invert",
         category: Category::Filter,
         version: 1,
-        doc: "Mirrors heights within the graph's height range: h' = height_min_m + height_max_m − h.",
+        doc:
+            "Mirrors heights within the graph's height range: h' = height_min_m + height_max_m − h.",
         inputs: &[PortSpec::height("in", "Terrain to invert.")],
         outputs: &[PortSpec::height("out", "Inverted terrain.")],
     };

@@ -37,12 +37,15 @@ impl Node for LinearGradient {
         let n = ctx.resolution;
         Ok(vec![Field::from_fn(n, n, |x, y| {
             // Position along the direction, as a fraction of the world size from the centre.
-            let t = ((centres[x] / size - 0.5) * c + (centres[y] / size - 0.5) * s - p.start) / span;
+            let t =
+                ((centres[x] / size - 0.5) * c + (centres[y] / size - 0.5) * s - p.start) / span;
             if t.is_finite() {
                 t.clamp(0.0, 1.0) as f32
             } else {
                 // start == end: a step.
-                f32::from(u8::from((centres[x] / size - 0.5) * c + (centres[y] / size - 0.5) * s >= p.start))
+                f32::from(u8::from(
+                    (centres[x] / size - 0.5) * c + (centres[y] / size - 0.5) * s >= p.start,
+                ))
             }
         })])
     }

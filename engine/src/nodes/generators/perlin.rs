@@ -62,7 +62,7 @@ impl Perlin {
     }
 
     #[inline]
-    fn grad(&self, hash: u8, dx: f32, dy: f32) -> f32 {
+    fn grad(hash: u8, dx: f32, dy: f32) -> f32 {
         let (gx, gy) = GRADS[usize::from(hash & 7)];
         gx * dx + gy * dy
     }
@@ -79,10 +79,10 @@ impl Perlin {
         let yi = (yf as i64 & 255) as usize;
         let a = usize::from(self.perm[xi]) + yi;
         let b = usize::from(self.perm[xi + 1]) + yi;
-        let g00 = self.grad(self.perm[a], dx, dy);
-        let g10 = self.grad(self.perm[b], dx - 1.0, dy);
-        let g01 = self.grad(self.perm[a + 1], dx, dy - 1.0);
-        let g11 = self.grad(self.perm[b + 1], dx - 1.0, dy - 1.0);
+        let g00 = Self::grad(self.perm[a], dx, dy);
+        let g10 = Self::grad(self.perm[b], dx - 1.0, dy);
+        let g01 = Self::grad(self.perm[a + 1], dx, dy - 1.0);
+        let g11 = Self::grad(self.perm[b + 1], dx - 1.0, dy - 1.0);
         let u = s.apply(dx);
         let v = s.apply(dy);
         let top = g00 + u * (g10 - g00);

@@ -2,8 +2,8 @@
 
 use super::perlin::{Perlin, Smoothstep};
 use crate::field::Field;
-use rayon::prelude::*;
 use crate::node::{splitmix64, Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
+use rayon::prelude::*;
 
 crate::choice_enum! {
     /// Perlin interpolant: S3 (seed 002 Eq. 17) or S5 (Eq. 18).
@@ -65,7 +65,11 @@ impl Node for PerlinFbm {
                 Some(o)
             })
             .collect();
-        let norm: f32 = octaves.iter().map(|o| o.1).sum::<f32>().max(f32::MIN_POSITIVE);
+        let norm: f32 = octaves
+            .iter()
+            .map(|o| o.1)
+            .sum::<f32>()
+            .max(f32::MIN_POSITIVE);
         let centres = ctx.cell_centres_m();
         let lo = ctx.world.height_min_m;
         let span = ctx.world.height_span_m();

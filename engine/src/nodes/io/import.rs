@@ -44,10 +44,13 @@ impl Node for Import {
 
     fn eval(ctx: &EvalCtx, _: &Inputs, p: &ImportParams) -> Result<Vec<Field>, NodeError> {
         if p.path.is_empty() {
-            return Err(NodeError::Failed("parameter \"path\" is empty: name a PNG or EXR file".into()));
+            return Err(NodeError::Failed(
+                "parameter \"path\" is empty: name a PNG or EXR file".into(),
+            ));
         }
         let path = resolve(ctx.base_dir, &p.path);
-        let (field, scale) = heightmap::read(&path).map_err(|e| NodeError::Failed(e.to_string()))?;
+        let (field, scale) =
+            heightmap::read(&path).map_err(|e| NodeError::Failed(e.to_string()))?;
         ctx.check_cancel()?;
         let mut out = field.resample_bilinear(ctx.resolution, ctx.resolution);
         let lo = ctx.world.height_min_m as f32;
