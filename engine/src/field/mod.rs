@@ -96,6 +96,22 @@ impl Field {
         });
     }
 
+    /// A new field `f(v)` sample by sample, in one pass, rows in parallel.
+    #[must_use]
+    pub fn map(&self, f: impl Fn(f32) -> f32 + Sync) -> Field {
+        let mut out = Field::filled(self.width, self.height, 0.0);
+        let w = self.width.max(1);
+        out.data
+            .par_chunks_mut(w)
+            .zip(self.data.par_chunks(w))
+            .for_each(|(o, i)| {
+                for (o, &v) in o.iter_mut().zip(i) {
+                    *o = f(v);
+                }
+            });
+        out
+    }
+
     /// A new field `f(a, b)` sample by sample. Both fields must have the same size.
     #[must_use]
     pub fn zip_map(a: &Field, b: &Field, f: impl Fn(f32, f32) -> f32 + Sync) -> Field {

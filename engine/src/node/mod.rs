@@ -68,9 +68,7 @@ impl Coercion {
             Coercion::MaskToHeight => {
                 let lo = world.height_min_m as f32;
                 let span = world.height_span_m() as f32;
-                let mut f = (**field).clone();
-                f.map_in_place(|m| lo + m * span);
-                Arc::new(f)
+                Arc::new(field.map(|m| lo + m * span))
             }
         }
     }

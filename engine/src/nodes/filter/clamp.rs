@@ -36,8 +36,6 @@ impl Node for Clamp {
         }
         let lo = ctx.world.relative_to_m(p.low) as f32;
         let hi = ctx.world.relative_to_m(p.high) as f32;
-        let mut out = inputs.required(0)?.clone();
-        out.map_in_place(|h| h.clamp(lo, hi));
-        Ok(vec![out])
+        Ok(vec![inputs.required(0)?.map(|h| h.clamp(lo, hi))])
     }
 }

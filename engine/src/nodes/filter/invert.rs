@@ -21,8 +21,6 @@ impl Node for Invert {
 
     fn eval(ctx: &EvalCtx, inputs: &Inputs, _: &NoParams) -> Result<Vec<Field>, NodeError> {
         let sum = (ctx.world.height_min_m + ctx.world.height_max_m) as f32;
-        let mut out = inputs.required(0)?.clone();
-        out.map_in_place(|h| sum - h);
-        Ok(vec![out])
+        Ok(vec![inputs.required(0)?.map(|h| sum - h)])
     }
 }

@@ -46,12 +46,13 @@ impl Node for Levels {
         let ol = w.relative_to_m(p.out_low) as f32;
         let os = (w.relative_to_m(p.out_high) - w.relative_to_m(p.out_low)) as f32;
         let inv_gamma = (1.0 / p.gamma) as f32;
-        let mut out = inputs.required(0)?.clone();
-        if inv_gamma == 1.0 {
-            out.map_in_place(|h| ol + ((h - il) * inv_span).clamp(0.0, 1.0) * os);
+        let input = inputs.required(0)?;
+        // Dispatch outside the per-cell loop: the linear case avoids powf.
+        let out = if inv_gamma == 1.0 {
+            input.map(|h| ol + ((h - il) * inv_span).clamp(0.0, 1.0) * os)
         } else {
-            out.map_in_place(|h| ol + ((h - il) * inv_span).clamp(0.0, 1.0).powf(inv_gamma) * os);
-        }
+            input.map(|h| ol + ((h - il) * inv_span).clamp(0.0, 1.0).powf(inv_gamma) * os)
+        };
         Ok(vec![out])
     }
 }

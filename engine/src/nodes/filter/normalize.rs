@@ -31,14 +31,13 @@ impl Node for Normalize {
         let input = inputs.required(0)?;
         let lo = ctx.world.relative_to_m(p.low) as f32;
         let hi = ctx.world.relative_to_m(p.high) as f32;
-        let mut out = input.clone();
-        match input.min_max() {
+        let out = match input.min_max() {
             Some((mn, mx)) if mx > mn => {
                 let scale = (hi - lo) / (mx - mn);
-                out.map_in_place(|h| lo + (h - mn) * scale);
+                input.map(|h| lo + (h - mn) * scale)
             }
-            _ => out.map_in_place(|_| lo),
-        }
+            _ => ctx.new_field(lo),
+        };
         Ok(vec![out])
     }
 }

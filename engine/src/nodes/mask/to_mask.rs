@@ -30,15 +30,14 @@ impl Node for ToMask {
     fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &ToMaskParams) -> Result<Vec<Field>, NodeError> {
         let lo = ctx.world.relative_to_m(p.low) as f32;
         let hi = ctx.world.relative_to_m(p.high) as f32;
-        let mut out = inputs.required(0)?.clone();
-        if hi > lo {
+        let input = inputs.required(0)?;
+        // `max(0.0)` before `min(1.0)` also maps NaN to 0: masks must stay in [0, 1].
+        let out = if hi > lo {
             let inv = 1.0 / (hi - lo);
-            out.map_in_place(|h| ((h - lo) * inv).clamp(0.0, 1.0));
+            input.map(|h| ((h - lo) * inv).max(0.0).min(1.0))
         } else {
-            out.map_in_place(|h| f32::from(u8::from(h >= lo)));
-        }
-        // NaN inputs would escape clamp; masks must stay in [0, 1].
-        out.map_in_place(|m| if m.is_nan() { 0.0 } else { m });
+            input.map(|h| f32::from(u8::from(h >= lo)))
+        };
         Ok(vec![out])
     }
 }
