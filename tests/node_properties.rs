@@ -1,0 +1,139 @@
+//! Property tests over every registered node: random parameters within the hard ranges
+//! never panic, outputs are finite, masks stay in [0, 1], and results do not depend on
+//! the thread count.
+
+use orogen::eval::{EvalOptions, Evaluator, NodeStatus, Targets};
+use orogen::graph::{Graph, NodeInstance, PortRef};
+use orogen::node::{NodeDef, ParamKind, ParamValue, PortKind, Registry};
+use orogen::World;
+use proptest::prelude::*;
+
+fn random_value(kind: ParamKind, r: f64, flag: bool) -> ParamValue {
+    match kind {
+        // Half the cases inside the slider range, half anywhere in the hard range, and the
+        // hard limits themselves.
+        ParamKind::Float { soft, hard, .. } => {
+            let (lo, hi) = if flag { soft } else { hard };
+            let v = if r < 0.05 {
+                hard.0
+            } else if r > 0.95 {
+                hard.1
+            } else {
+                lo + (hi - lo) * r
+            };
+            ParamValue::Float(v.clamp(hard.0, hard.1))
+        }
+        ParamKind::Int { soft, hard, .. } => {
+            let (lo, hi) = if flag { soft } else { hard };
+            let v = lo as f64 + ((hi - lo) as f64 * r).round();
+            ParamValue::Int((v as i64).clamp(hard.0, hard.1))
+        }
+        ParamKind::Seed { .. } => ParamValue::Int((r * f64::from(u32::MAX)) as i64),
+        ParamKind::Bool { .. } => ParamValue::Bool(flag),
+        ParamKind::Choice { options, .. } => {
+            ParamValue::Choice(((r * options.len() as f64) as usize).min(options.len() - 1))
+        }
+        ParamKind::Text { .. } => ParamValue::Text(if flag {
+            String::new()
+        } else {
+            format!("missing-{r}.png")
+        }),
+    }
+}
+
+fn graph_for(def: &'static NodeDef, draws: &[(f64, bool)], resolution: usize) -> Graph {
+    let reg = Registry::builtin();
+    let world = World {
+        size_m: 2000.0,
+        height_min_m: -50.0,
+        height_max_m: 450.0,
+    };
+    let mut g = Graph::new("prop", world, resolution, 3);
+    let mut n = NodeInstance::new("subject", def);
+    for (i, spec) in def.params.iter().enumerate() {
+        let (r, flag) = draws[i % draws.len()];
+        n.params[i] = random_value(spec.kind, r, flag);
+    }
+    for (i, port) in def.spec.inputs.iter().enumerate() {
+        let (src_type, id) = match port.kind {
+            PortKind::Height => ("perlin_fbm", format!("src{i}")),
+            PortKind::Mask => ("radial_gradient", format!("src{i}")),
+        };
+        g.nodes.push(NodeInstance::new(
+            id.clone(),
+            reg.get(src_type).expect("source"),
+        ));
+        n.inputs[i] = Some(PortRef::new(id, "out"));
+    }
+    for p in def.spec.outputs {
+        g.outputs
+            .insert(p.name.into(), PortRef::new("subject", p.name));
+    }
+    g.nodes.push(n);
+    g
+}
+
+fn check(def: &'static NodeDef, draws: &[(f64, bool)]) -> Result<(), TestCaseError> {
+    let g = graph_for(def, draws, 24);
+    let opts = EvalOptions {
+        targets: Targets::All,
+        ..EvalOptions::default()
+    };
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .expect("pool")
+        .install(|| Evaluator::new().evaluate(&g, &opts));
+    let many = Evaluator::new().evaluate(&g, &opts);
+    let (Ok(one), Ok(many)) = (one, many) else {
+        return Err(TestCaseError::fail(format!(
+            "{}: graph should be valid",
+            def.spec.id
+        )));
+    };
+    match &one.status["subject"] {
+        NodeStatus::Computed => {}
+        // A node may refuse a parameter combination, but only with a message.
+        NodeStatus::Failed(e) => {
+            prop_assert!(!e.to_string().is_empty());
+            return Ok(());
+        }
+        s => return Err(TestCaseError::fail(format!("{}: {s:?}", def.spec.id))),
+    }
+    for (port, r) in def.spec.outputs.iter().zip(g.outputs.values()) {
+        let a = one.field(&g, r).expect("field");
+        let b = many.field(&g, r).expect("field");
+        prop_assert_eq!(
+            &a,
+            &b,
+            "{}.{}: thread count changed the result",
+            def.spec.id,
+            port.name
+        );
+        prop_assert!(
+            a.data().iter().all(|v| v.is_finite()),
+            "{}.{}: non-finite output",
+            def.spec.id,
+            port.name
+        );
+        if port.kind == PortKind::Mask {
+            prop_assert!(
+                a.data().iter().all(|v| (0.0..=1.0).contains(v)),
+                "{}.{}: mask outside [0, 1]",
+                def.spec.id,
+                port.name
+            );
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #[test]
+    fn every_node_survives_random_parameters(draws in prop::collection::vec((0.0f64..1.0, any::<bool>()), 1..12)) {
+        for def in Registry::builtin().defs() {
+            check(def, &draws)?;
+        }
+    }
+}
