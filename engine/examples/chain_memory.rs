@@ -55,8 +55,8 @@ fn main() {
     println!("one field: {field_mib:.0} MiB");
     println!(
         "engine peak of live node results: {:.0} MiB ({:.1} fields)",
-        res.peak_live_bytes as f64 / 1048576.0,
-        res.peak_live_bytes as f64 / 1048576.0 / field_mib
+        res.peak_live_bytes as f64 / 1_048_576.0,
+        res.peak_live_bytes as f64 / 1_048_576.0 / field_mib
     );
     if let Some(hwm) = vm_hwm_kib() {
         println!(
