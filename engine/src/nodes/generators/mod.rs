@@ -2,7 +2,8 @@
 
 pub mod constant;
 pub mod gradient;
-pub mod perlin;
+pub mod noise;
+pub mod noise_node;
 pub mod perlin_fbm;
 pub mod radial;
 
@@ -13,4 +14,5 @@ pub fn register(reg: &mut Registry) {
     reg.register::<gradient::LinearGradient>();
     reg.register::<radial::RadialGradient>();
     reg.register::<perlin_fbm::PerlinFbm>();
+    reg.register::<noise_node::Noise>();
 }

@@ -1,0 +1,313 @@
+//! The lattice-noise engine behind every noise generator: Perlin (seed 002 §3.2), value
+//! noise, generic and zero-gradient D2M1N3 polynomial noise (seed 002 §3.1, §3.3), simplex
+//! noise, and the fractal modes (fBm, ridged, billow, hybrid multifractal) over any of them.
+//!
+//! # How a field is computed fast
+//! For one octave, the lattice coordinate of sample `i` along x is the same on every row.
+//! So, as seed 002 §3.3 suggests for the space-dependent terms, the x-terms — lattice cell,
+//! `fx` and the smoothstep `S(fx)` — are tabulated once per octave for the whole field
+//! ([`OctaveX`]). On each row the y-terms are constant, so each lattice cell reduces to at
+//! most four coefficients and every sample is one small polynomial,
+//! `n = K0 + K1·fx + q·(K2 + K3·fx)` (or `K0 + K1·fx + K2·q` for the cheaper bases),
+//! evaluated by a branch-free kernel ([`kernel`]) that the compiler vectorises. The kernel is
+//! compiled for AVX-512, AVX2 and the x86-64 baseline and picked at run time; all versions
+//! use the same IEEE additions and multiplications in the same order (no fused
+//! multiply-add), so they give bit-identical results.
+
+pub mod fractal;
+pub mod kernel;
+pub mod lattice;
+pub mod simplex;
+
+pub use fractal::{FractalMode, FractalSpec};
+pub use lattice::{hash2, unit_f32};
+
+/// Smoothstep used across a lattice cell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Smooth {
+    /// `3t² − 2t³` (seed 002 Eq. 17, the D1M1N3 polynomial of §3.4).
+    S3,
+    /// `6t⁵ − 15t⁴ + 10t³` (seed 002 Eq. 18).
+    S5,
+}
+
+impl Smooth {
+    #[inline]
+    #[must_use]
+    pub fn apply(self, t: f32) -> f32 {
+        match self {
+            Smooth::S3 => t * t * (3.0 - 2.0 * t),
+            Smooth::S5 => t * t * t * (t * (t * 6.0 - 15.0) + 10.0),
+        }
+    }
+}
+
+/// A noise basis: what one octave looks like.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Basis {
+    /// Improved Perlin gradient noise with the chosen smoothstep (seed 002 §3.2, Eqs. 16–18).
+    Perlin(Smooth),
+    /// Value noise: random heights at lattice points, blended with the smoothstep.
+    Value(Smooth),
+    /// Generic D2M1N3 polynomial (seed 002 §3.1, Eqs. 5–15): random corner heights in
+    /// [−1, 1] and corner gradients in [−w, w] (w in octave amplitude per lattice cell).
+    D2m1n3 { gradient_weight: f32 },
+    /// Zero-gradient D2M1N3 polynomial (seed 002 §3.3, Eq. 19).
+    D2m1n3Zero,
+    /// 2D simplex noise on the skewed triangular lattice (the 2D form of OpenSimplex2's
+    /// fast variant: skew (√3−1)/2, radius² 1/2, quartic falloff).
+    Simplex,
+}
+
+/// Per-octave x tables, shared by every row.
+#[derive(Clone, Debug)]
+pub struct OctaveX {
+    /// Absolute lattice column of each sample (wrapping `i32`).
+    pub cell: Vec<i32>,
+    /// Position inside the cell, `[0, 1)`.
+    pub fx: Vec<f32>,
+    /// `S(fx)` for smoothstep bases, `fx²` for the generic D2M1N3 cubic.
+    pub q: Vec<f32>,
+    /// Sample ranges processed together: each spans at most `kernel::TABLE − 2` lattice columns.
+    pub chunks: Vec<(usize, usize)>,
+    /// `cell[i] − cell[chunk start]` for each sample: the index into the chunk's coefficient tables.
+    pub idx: Vec<u32>,
+}
+
+impl OctaveX {
+    /// Tabulates lattice coordinates `xs[i]` (already scaled to lattice units).
+    #[must_use]
+    pub fn new(xs: &[f64], q_of: impl Fn(f32) -> f32) -> Self {
+        let n = xs.len();
+        let mut cell = Vec::with_capacity(n);
+        let mut fx = Vec::with_capacity(n);
+        for &x in xs {
+            let f = x.floor();
+            cell.push(f as i64 as i32);
+            // Clamp: (x − floor) can round to 1.0 in f32 for x just below an integer.
+            fx.push(((x - f) as f32).min(1.0 - f32::EPSILON));
+        }
+        let q = fx.iter().map(|&t| q_of(t)).collect();
+        let mut chunks = Vec::new();
+        let mut idx = vec![0u32; n];
+        let mut start = 0;
+        while start < n {
+            let base = cell[start];
+            let mut end = start;
+            while end < n && end - start < kernel::CHUNK {
+                let span = cell[end].wrapping_sub(base);
+                if !(0..(kernel::TABLE as i32 - 2)).contains(&span) {
+                    break;
+                }
+                idx[end] = span as u32;
+                end += 1;
+            }
+            let end = end.max(start + 1);
+            chunks.push((start, end));
+            start = end;
+        }
+        Self {
+            cell,
+            fx,
+            q,
+            chunks,
+            idx,
+        }
+    }
+}
+
+/// Scratch buffers for one row worker.
+pub struct Scratch {
+    pub coeffs: kernel::Coeffs,
+    /// Per-column values for the current chunk.
+    pub cols: [Vec<f32>; 6],
+    pub noise: Vec<f32>,
+    pub weight: Vec<f32>,
+}
+
+impl Scratch {
+    #[must_use]
+    pub fn new(width: usize) -> Self {
+        Self {
+            coeffs: kernel::Coeffs::new(),
+            cols: std::array::from_fn(|_| vec![0.0; kernel::TABLE + 1]),
+            noise: vec![0.0; width],
+            weight: vec![0.0; width],
+        }
+    }
+}
+
+/// The gradient for a lattice hash: one of eight directions (Perlin 2002's 2D set).
+#[inline]
+#[must_use]
+pub fn gradient(h: u32) -> (f32, f32) {
+    const G: [(f32, f32); 8] = [
+        (1.0, 1.0),
+        (-1.0, 1.0),
+        (1.0, -1.0),
+        (-1.0, -1.0),
+        (1.0, 0.0),
+        (-1.0, 0.0),
+        (0.0, 1.0),
+        (0.0, -1.0),
+    ];
+    G[(h >> 29) as usize]
+}
+
+impl Basis {
+    /// The `q` term tabulated per sample for this basis.
+    #[must_use]
+    pub fn q_of(self) -> fn(f32) -> f32 {
+        match self {
+            Basis::Perlin(Smooth::S5) | Basis::Value(Smooth::S5) => |t| Smooth::S5.apply(t),
+            Basis::Perlin(Smooth::S3) | Basis::Value(Smooth::S3) | Basis::D2m1n3Zero => {
+                |t| Smooth::S3.apply(t)
+            }
+            Basis::D2m1n3 { .. } | Basis::Simplex => |t| t * t,
+        }
+    }
+
+    /// Computes one octave of noise for one row of a lattice basis into `out`.
+    ///
+    /// `y` is the row's lattice coordinate, `seed` the octave seed.
+    pub fn lattice_row(self, ox: &OctaveX, y: f64, seed: u32, s: &mut Scratch, out: &mut [f32]) {
+        let yf = y.floor();
+        let yi = yf as i64 as i32;
+        let fy = ((y - yf) as f32).min(1.0 - f32::EPSILON);
+        for &(start, end) in &ox.chunks {
+            let base = ox.cell[start];
+            let span = (ox.cell[end - 1].wrapping_sub(base) + 2) as usize; // columns needed
+            self.cell_coeffs(base, span, yi, fy, seed, s);
+            let r = start..end;
+            match self {
+                Basis::Perlin(_) | Basis::D2m1n3 { .. } => {
+                    kernel::kernel4(
+                        &ox.idx[r.clone()],
+                        &ox.fx[r.clone()],
+                        &ox.q[r.clone()],
+                        &s.coeffs,
+                        &mut out[r],
+                    );
+                }
+                Basis::Value(_) | Basis::D2m1n3Zero => {
+                    kernel::kernel3(
+                        &ox.idx[r.clone()],
+                        &ox.fx[r.clone()],
+                        &ox.q[r.clone()],
+                        &s.coeffs,
+                        &mut out[r],
+                    );
+                }
+                Basis::Simplex => {}
+            }
+        }
+    }
+
+    /// Per-cell coefficients for lattice columns `base .. base + span` on row `yi`.
+    fn cell_coeffs(self, base: i32, span: usize, yi: i32, fy: f32, seed: u32, s: &mut Scratch) {
+        let k = &mut s.coeffs;
+        match self {
+            Basis::Perlin(smooth) => {
+                let [alpha, beta, ..] = &mut s.cols;
+                kernel::perlin_cells(base, span, yi, fy, smooth.apply(fy), seed, alpha, beta, k);
+            }
+            Basis::Value(smooth) => {
+                let [r0, r1, ..] = &mut s.cols;
+                kernel::corner_values(base, span, yi, seed, r0, r1);
+                let sy = smooth.apply(fy);
+                for c in 0..span {
+                    r0[c] += sy * (r1[c] - r0[c]);
+                }
+                for c in 0..span - 1 {
+                    k.k0[c] = r0[c];
+                    k.k1[c] = 0.0;
+                    k.k2[c] = r0[c + 1] - r0[c];
+                }
+            }
+            Basis::D2m1n3Zero => {
+                // Seed 002 Eq. 19, h = h00 + S3(x)Δx + S3(y)Δy + A[S3(x)·y + S3(y)·x − x·y].
+                // The text prints "+ x·y"; with "+" the corner h(1,1) = h11 fails (it gives
+                // h10 + h01 − h00 + 3A), so the sign is a typo: solving Eqs. 8–15 with all
+                // gradients zero gives c11 = −A, i.e. "− x·y".
+                let sy = Smooth::S3.apply(fy);
+                let [r0, r1, ..] = &mut s.cols;
+                kernel::corner_values(base, span, yi, seed, r0, r1);
+                for c in 0..span - 1 {
+                    let (h00, h01, h10, h11) = (r0[c], r1[c], r0[c + 1], r1[c + 1]);
+                    let dx = h10 - h00;
+                    let dy = h01 - h00;
+                    let a = h11 + h00 - h10 - h01;
+                    k.k0[c] = h00 + sy * dy;
+                    k.k1[c] = a * (sy - fy);
+                    k.k2[c] = dx + a * fy;
+                }
+            }
+            Basis::D2m1n3 { gradient_weight: w } => {
+                // Per column: heights h, x-gradients f and y-gradients g on rows yi and yi+1.
+                let [h0, h1, f0, f1, g0, g1] = &mut s.cols;
+                for c in 0..span {
+                    let col = base.wrapping_add(c as i32);
+                    let a = hash2(seed, col, yi);
+                    let b = hash2(seed, col, yi.wrapping_add(1));
+                    h0[c] = unit_f32(a);
+                    h1[c] = unit_f32(b);
+                    f0[c] = w * unit_f32(lattice::rehash(a, 1));
+                    f1[c] = w * unit_f32(lattice::rehash(b, 1));
+                    g0[c] = w * unit_f32(lattice::rehash(a, 2));
+                    g1[c] = w * unit_f32(lattice::rehash(b, 2));
+                }
+                let y = fy;
+                let (y2, y3) = (y * y, y * y * y);
+                for c in 0..span - 1 {
+                    let coef = d2m1n3_coefficients(
+                        [h0[c], h0[c + 1], h1[c], h1[c + 1]],
+                        [f0[c], f0[c + 1], f1[c], f1[c + 1]],
+                        [g0[c], g0[c + 1], g1[c], g1[c + 1]],
+                    );
+                    // C_i(y) = Σ_j c_ij y^j, so n = C0 + C1·fx + fx²·(C2 + C3·fx).
+                    k.k0[c] = coef[0][0] + coef[0][1] * y + coef[0][2] * y2 + coef[0][3] * y3;
+                    k.k1[c] = coef[1][0] + coef[1][1] * y + coef[1][2] * y2 + coef[1][3] * y3;
+                    k.k2[c] = coef[2][0] + coef[2][1] * y;
+                    k.k3[c] = coef[3][0] + coef[3][1] * y;
+                }
+            }
+            Basis::Simplex => {}
+        }
+    }
+}
+
+/// The coefficients `c[i][j]` of `h(x, y) = Σ c_ij xⁱ yʲ` (seed 002 Eq. 5) for the generic
+/// D2M1N3 polynomial, from corner heights `h = [h00, h10, h01, h11]`, x-gradients
+/// `f = [f00, f10, f01, f11]` and y-gradients `g = [g00, g10, g01, g11]`.
+///
+/// Eqs. 8–15 give c00, c10, c20, c30, c21, c31, c11 and c22 = c23 = c32 = c33 = 0; the text
+/// leaves out c01, c02, c03, c12 and c13, which follow from the same equations with x and y
+/// (and f and g) swapped.
+#[must_use]
+pub fn d2m1n3_coefficients(h: [f32; 4], f: [f32; 4], g: [f32; 4]) -> [[f32; 4]; 4] {
+    let [h00, h10, h01, h11] = h;
+    let [f00, f10, f01, f11] = f;
+    let [g00, g10, g01, g11] = g;
+    let c00 = h00; // Eq. 8
+    let c10 = f00; // Eq. 9
+    let c20 = 3.0 * (h10 - h00) - 2.0 * f00 - f10; // Eq. 11
+    let c30 = f10 + f00 - 2.0 * (h10 - h00); // Eq. 12
+    let c21 = 3.0 * (h11 - h01) - 2.0 * f01 - f11 - c20; // Eq. 13
+    let c31 = f11 + f01 - 2.0 * (h11 - h01) - c30; // Eq. 14
+    let c11 = h01 + h10 - h00 - h11 + f01 + g10 - g00 - f00; // Eq. 15
+    let c01 = g00; // Eq. 9 with x ↔ y
+    let c02 = 3.0 * (h01 - h00) - 2.0 * g00 - g01; // Eq. 11 with x ↔ y
+    let c03 = g01 + g00 - 2.0 * (h01 - h00); // Eq. 12 with x ↔ y
+    let c12 = 3.0 * (h11 - h10) - 2.0 * g10 - g11 - c02; // Eq. 13 with x ↔ y
+    let c13 = g11 + g10 - 2.0 * (h11 - h10) - c03; // Eq. 14 with x ↔ y
+                                                   // Eq. 10: c22 = c33 = c32 = c23 = 0.
+    [
+        [c00, c01, c02, c03],
+        [c10, c11, c12, c13],
+        [c20, c21, 0.0, 0.0],
+        [c30, c31, 0.0, 0.0],
+    ]
+}
+
+#[cfg(test)]
+mod tests;
