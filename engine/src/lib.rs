@@ -4,6 +4,7 @@
 //! ([`graph`]). The [`eval::Evaluator`] computes it with content-hash caching and parallel
 //! waves; output depends only on (graph, seed, resolution). [`build`] writes the outputs.
 
+pub mod analysis;
 pub mod build;
 pub mod eval;
 pub mod field;

@@ -12,7 +12,7 @@ use orogen::io::graph_file;
 use orogen::io::heightmap::Format;
 use orogen::node::Registry;
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Mutex;
 
@@ -59,6 +59,29 @@ enum Command {
         /// Graph files.
         #[arg(required = true)]
         graphs: Vec<PathBuf>,
+    },
+    /// Print statistics of each output: range, mean, spread, histogram, mean slope, and the
+    /// coastline's fractal dimension by box counting (seed 002 §5.3).
+    Stats {
+        /// The graph file (JSON).
+        graph: PathBuf,
+        /// Only this output (default: all).
+        output: Option<String>,
+        /// Samples per side (default: the graph's resolution).
+        #[arg(long)]
+        size: Option<usize>,
+        /// Graph seed (default: the graph's seed).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Override a parameter: NODE.PARAM=VALUE. Repeatable.
+        #[arg(long = "set", value_name = "NODE.PARAM=VALUE")]
+        set: Vec<String>,
+        /// Sea level for the coastline, in metres (default: the median height).
+        #[arg(long)]
+        sea_level: Option<f32>,
+        /// Histogram bins.
+        #[arg(long, default_value_t = 16)]
+        bins: usize,
     },
     /// List every node type with its ports and parameters.
     Nodes {
@@ -123,6 +146,15 @@ pub fn main() -> ExitCode {
             set,
             format,
         } => run_build(graph, out, size, seed, &set, format),
+        Command::Stats {
+            graph,
+            output,
+            size,
+            seed,
+            set,
+            sea_level,
+            bins,
+        } => run_stats(&graph, output.as_deref(), size, seed, &set, sea_level, bins),
     }
 }
 
@@ -139,6 +171,38 @@ fn parse_set(s: &str) -> anyhow::Result<(String, String, serde_json::Value)> {
     Ok((node.to_owned(), param.to_owned(), value))
 }
 
+/// Loads a graph with `--set` overrides, `--size` check and `--seed`; on failure prints the
+/// problems and returns the exit code.
+fn load_graph(
+    graph_path: &Path,
+    size: Option<usize>,
+    seed: Option<u64>,
+    set: &[String],
+) -> Result<orogen::Graph, ExitCode> {
+    let overrides: Result<Vec<_>, _> = set.iter().map(|s| parse_set(s)).collect();
+    let overrides = overrides.map_err(|e| {
+        eprintln!("error: {e}");
+        ExitCode::from(EXIT_INVALID)
+    })?;
+    if let Some(s) = size {
+        if !(2..=graph_file::MAX_RESOLUTION as usize).contains(&s) {
+            eprintln!(
+                "error: --size {s}: expected a resolution in [2, {}]",
+                graph_file::MAX_RESOLUTION
+            );
+            return Err(ExitCode::from(EXIT_INVALID));
+        }
+    }
+    let mut graph = graph_file::load_file_with(graph_path, &overrides).map_err(|d| {
+        eprintln!("{d}");
+        ExitCode::from(EXIT_INVALID)
+    })?;
+    if let Some(s) = seed {
+        graph.seed = s;
+    }
+    Ok(graph)
+}
+
 fn run_build(
     graph_path: PathBuf,
     out: PathBuf,
@@ -147,34 +211,10 @@ fn run_build(
     set: &[String],
     format: Format,
 ) -> ExitCode {
-    let overrides: Result<Vec<_>, _> = set.iter().map(|s| parse_set(s)).collect();
-    let overrides = match overrides {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(EXIT_INVALID);
-        }
-    };
-    if let Some(s) = size {
-        if !(2..=graph_file::MAX_RESOLUTION as usize).contains(&s) {
-            eprintln!(
-                "error: --size {s}: expected a resolution in [2, {}]",
-                graph_file::MAX_RESOLUTION
-            );
-            return ExitCode::from(EXIT_INVALID);
-        }
-    }
-    let mut graph = match graph_file::load_file_with(&graph_path, &overrides) {
+    let graph = match load_graph(&graph_path, size, seed, set) {
         Ok(g) => g,
-        Err(d) => {
-            eprintln!("{d}");
-            return ExitCode::from(EXIT_INVALID);
-        }
+        Err(code) => return code,
     };
-    if let Some(s) = seed {
-        graph.seed = s;
-    }
-
     let cancel = CancelToken::new();
     let bar = std::io::stderr().is_terminal().then(|| {
         let bar = ProgressBar::new(graph.nodes.len() as u64);
@@ -258,4 +298,92 @@ fn run_build(
             ExitCode::from(EXIT_FAILED)
         }
     }
+}
+
+fn run_stats(
+    graph_path: &Path,
+    only: Option<&str>,
+    size: Option<usize>,
+    seed: Option<u64>,
+    set: &[String],
+    sea_level: Option<f32>,
+    bins: usize,
+) -> ExitCode {
+    let graph = match load_graph(graph_path, size, seed, set) {
+        Ok(g) => g,
+        Err(code) => return code,
+    };
+    if let Some(name) = only {
+        if !graph.outputs.contains_key(name) {
+            let names: Vec<&str> = graph.outputs.keys().map(String::as_str).collect();
+            eprintln!(
+                "{}: no output \"{name}\"; the outputs are {}",
+                graph_path.display(),
+                orogen::node::quoted_list(&names)
+            );
+            return ExitCode::from(EXIT_INVALID);
+        }
+    }
+    let result = orogen::eval::Evaluator::new().evaluate(
+        &graph,
+        &orogen::eval::EvalOptions {
+            resolution: size,
+            base_dir: graph_path.parent(),
+            ..orogen::eval::EvalOptions::default()
+        },
+    );
+    let result = match result {
+        Ok(r) => r,
+        Err(d) => {
+            for item in d {
+                eprintln!("{}: {item}", graph_path.display());
+            }
+            return ExitCode::from(EXIT_INVALID);
+        }
+    };
+    let mut failed = false;
+    for (name, r) in graph
+        .outputs
+        .iter()
+        .filter(|(n, _)| only.is_none_or(|o| o == n.as_str()))
+    {
+        let Some(field) = result.field(&graph, r) else {
+            eprintln!("{name}: not computed ({:?})", result.status.get(&r.node));
+            failed = true;
+            continue;
+        };
+        let s = orogen::analysis::stats(&field, &graph.world, bins, sea_level);
+        println!(
+            "{name} ({r}, {}×{}, cell {:.3} m)",
+            field.width(),
+            field.height(),
+            graph.world.cell_size_m(field.width())
+        );
+        println!(
+            "  min {:.3}  max {:.3}  mean {:.3}  std {:.3}  median {:.3}",
+            s.min, s.max, s.mean, s.std_dev, s.median
+        );
+        println!("  mean slope {:.2}°", s.mean_slope_deg);
+        match &s.coastline {
+            Some(c) => println!(
+                "  coastline fractal dimension at sea level {:.3}: D = {:.4}  (boxes: {})",
+                s.sea_level,
+                c.dimension,
+                c.counts
+                    .iter()
+                    .map(|(e, n)| format!("ε={e}: {n}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            None => println!("  no coastline at sea level {:.3}", s.sea_level),
+        }
+        let peak = s.histogram.iter().copied().max().unwrap_or(1).max(1);
+        let width = (s.max - s.min) / s.histogram.len() as f32;
+        for (i, &count) in s.histogram.iter().enumerate() {
+            let lo = s.min + width * i as f32;
+            let bar = "#".repeat((count * 40).div_ceil(peak) as usize);
+            println!("  {lo:>10.2} … {:>10.2} {count:>9} {bar}", lo + width);
+        }
+    }
+    ExitCode::from(if failed { EXIT_FAILED } else { 0 })
 }

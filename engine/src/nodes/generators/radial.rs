@@ -5,7 +5,7 @@ use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec
 
 crate::choice_enum! {
     /// Profile of the falloff from centre to radius.
-    pub enum Falloff { Linear = "linear", Smooth = "smooth", Dome = "dome" }
+    pub enum Falloff { Cone = "cone", Smooth = "smooth", Dome = "dome" }
 }
 
 crate::params! {
@@ -16,7 +16,7 @@ crate::params! {
         center_y: f64 = float(0.5, [0.0, 1.0], [-10.0, 10.0], ""),
         /// Radius where the mask reaches 0, as a fraction of the world size.
         radius: f64 = float(0.5, [0.01, 1.0], [0.0001, 100.0], ""),
-        /// Profile: linear (cone), smooth (smoothstep), dome (spherical cap).
+        /// Profile: cone (linear), smooth (smoothstep) or dome (spherical cap).
         falloff: Falloff = choice(Falloff::Smooth),
     }
 }
@@ -31,7 +31,7 @@ impl Node for RadialGradient {
         label: "Radial gradient",
         category: Category::Generator,
         version: 1,
-        doc: "A mask equal to 1 at the centre and 0 at `radius` and beyond, with a linear (cone), smooth (smoothstep) or dome (sqrt(1 - r²)) profile. Centre and radius are fractions of the world size.",
+        doc: "A mask equal to 1 at the centre and 0 at `radius` and beyond, with a cone (linear), smooth (smoothstep) or dome (sqrt(1 - r²)) profile. Centre and radius are fractions of the world size.",
         inputs: &[],
         outputs: &[PortSpec::mask("out", "The falloff, in [0, 1].")],
     };
@@ -41,7 +41,7 @@ impl Node for RadialGradient {
         let centres: Vec<f64> = ctx.cell_centres_m().iter().map(|c| c / size).collect();
         let n = ctx.resolution;
         let profile = match p.falloff {
-            Falloff::Linear => |t: f64| 1.0 - t,
+            Falloff::Cone => |t: f64| 1.0 - t,
             Falloff::Smooth => |t: f64| {
                 let u = 1.0 - t;
                 u * u * (3.0 - 2.0 * u)

@@ -1,0 +1,139 @@
+//! `worley`: heights from the distances to the nearest feature points, h = c1·d1 + … + c4·d4
+//! (seed 004, "Voronoi diagrams"; c1 = −1, c2 = 1 gives ridged mountains).
+
+use super::noise::{hash2, unit_f32};
+use super::noise_node::to_heights;
+use crate::field::Field;
+use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
+use rayon::prelude::*;
+
+crate::choice_enum! {
+    /// Distance metric.
+    pub enum Metric { Euclidean = "euclidean", Manhattan = "manhattan", Chebyshev = "chebyshev" }
+}
+
+crate::params! {
+    pub struct WorleyParams {
+        /// Seed of this node, combined with the graph seed.
+        seed: u32 = seed(0),
+        /// Number of feature points over the whole world (n_peaks in seed 004, 20 in its example). Points sit one per cell of a grid with cells of world_size/√n_peaks, so the count is exact on average.
+        n_peaks: f64 = float(20.0, [2.0, 500.0], [1.0, 1_000_000.0], ""),
+        /// Weight c1 of the distance to the nearest point.
+        c1: f64 = float(-1.0, [-2.0, 2.0], [-100.0, 100.0], ""),
+        /// Weight c2 of the distance to the second nearest point.
+        c2: f64 = float(1.0, [-2.0, 2.0], [-100.0, 100.0], ""),
+        /// Weight c3 of the distance to the third nearest point.
+        c3: f64 = float(0.0, [-2.0, 2.0], [-100.0, 100.0], ""),
+        /// Weight c4 of the distance to the fourth nearest point.
+        c4: f64 = float(0.0, [-2.0, 2.0], [-100.0, 100.0], ""),
+        /// How far each point may stray from its grid cell's centre: 0 = a regular grid, 1 = anywhere in the cell.
+        jitter: f64 = float(1.0, [0.0, 1.0], [0.0, 1.0], ""),
+        /// Distance metric: euclidean, manhattan or chebyshev.
+        metric: Metric = choice(Metric::Euclidean),
+        /// Height of h = 1 (distances are in grid cells), as a fraction of the graph's height range.
+        amplitude: f64 = float(0.8, [0.0, 1.0], [0.0, 100.0], ""),
+        /// Height of h = 0, as a fraction of the graph's height range.
+        base: f64 = float(0.1, [0.0, 1.0], [-100.0, 100.0], ""),
+    }
+}
+
+/// Worley / Voronoi heights.
+pub struct Worley;
+
+/// Inserts `d` into the ascending list `best` (branch-free: min/max network).
+#[inline]
+fn insert(best: &mut [f32; 4], d: f32) {
+    let mut t = d;
+    for b in best.iter_mut() {
+        let lo = b.min(t);
+        t = b.max(t);
+        *b = lo;
+    }
+}
+
+impl Node for Worley {
+    type Params = WorleyParams;
+    const SPEC: NodeSpec = NodeSpec {
+        id: "worley",
+        label: "Worley / Voronoi",
+        category: Category::Generator,
+        version: 1,
+        doc: "Cellular heights from seed 004's Voronoi section: h = c1·d1 + c2·d2 + c3·d3 + c4·d4, where di is the distance to the i-th nearest feature point, in grid cells. n_peaks points over the world (one jittered point per grid cell, grid-accelerated: each sample looks at the 3×3 cells around it, so distances beyond one cell may be missed for the 3rd and 4th points). c1 = −1, c2 = 1 gives seed 004's ridged mountains. Euclidean, Manhattan or Chebyshev metric. Height = base + amplitude·h of the height range.",
+        inputs: &[],
+        outputs: &[PortSpec::height("out", "Heights in metres.")],
+    };
+
+    fn eval(ctx: &EvalCtx, _: &Inputs, p: &WorleyParams) -> Result<Vec<Field>, NodeError> {
+        let seed = ctx.rng_seed(p.seed);
+        let seed32 = (seed >> 32) as u32 ^ seed as u32;
+        let cell_m = ctx.world.size_m / p.n_peaks.sqrt();
+        let xs: Vec<f64> = ctx.cell_centres_m().iter().map(|x| x / cell_m).collect();
+        let n = ctx.resolution;
+        let c = [p.c1 as f32, p.c2 as f32, p.c3 as f32, p.c4 as f32];
+        let jitter = p.jitter as f32;
+        let point = |cx: i32, cy: i32| -> (f32, f32) {
+            let h = hash2(seed32, cx, cy);
+            let u = unit_f32(h) * 0.5;
+            let v = unit_f32(super::noise::lattice::rehash(h, 1)) * 0.5;
+            (0.5 + jitter * u, 0.5 + jitter * v)
+        };
+        let metric = p.metric;
+        let mut field = Field::filled(n, n, 0.0);
+        field.rows_mut().try_for_each(|(y, row)| {
+            ctx.check_cancel()?;
+            let yc = xs[y];
+            let cy = yc.floor() as i32;
+            let fy = (yc - f64::from(cy)) as f32;
+            // Runs of samples that share a grid column see the same nine candidate points.
+            let mut start = 0;
+            while start < n {
+                let cx = xs[start].floor() as i32;
+                let mut end = start + 1;
+                while end < n && xs[end].floor() as i32 == cx {
+                    end += 1;
+                }
+                // Candidate points relative to the cell (cx, cy), in cell units.
+                let mut cand = [(0.0f32, 0.0f32); 9];
+                for (k, (dx, dy)) in (-1..=1)
+                    .flat_map(|dy| (-1..=1).map(move |dx| (dx, dy)))
+                    .enumerate()
+                {
+                    let (px, py) = point(cx + dx, cy + dy);
+                    cand[k] = (dx as f32 + px, dy as f32 + py - fy);
+                }
+                let run = &mut row[start..end];
+                let fxs = &xs[start..end];
+                let dist = |dx: f32, dy: f32| match metric {
+                    Metric::Euclidean => (dx * dx + dy * dy).sqrt(),
+                    Metric::Manhattan => dx.abs() + dy.abs(),
+                    Metric::Chebyshev => dx.abs().max(dy.abs()),
+                };
+                for (o, &x) in run.iter_mut().zip(fxs) {
+                    let fx = (x - f64::from(cx)) as f32;
+                    let mut best = [f32::MAX; 4];
+                    for &(px, py) in &cand {
+                        insert(&mut best, dist(px - fx, py));
+                    }
+                    *o = c[0] * best[0] + c[1] * best[1] + c[2] * best[2] + c[3] * best[3];
+                }
+                start = end;
+            }
+            Ok(())
+        })?;
+        Ok(vec![to_heights(ctx, field, p.amplitude, p.base)])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::insert;
+
+    #[test]
+    fn insertion_keeps_four_smallest_sorted() {
+        let mut b = [f32::MAX; 4];
+        for d in [5.0, 1.0, 4.0, 2.0, 9.0, 0.5, 3.0] {
+            insert(&mut b, d);
+        }
+        assert_eq!(b, [0.5, 1.0, 2.0, 3.0]);
+    }
+}
