@@ -187,6 +187,38 @@ fn fbm(c: &mut Criterion) {
     group.finish();
 }
 
+/// Worley d2 − d1 (seed 004's c1 = −1, c2 = 1), Euclidean, jitter 1, 8 × 8 feature cells over
+/// the map, against FastNoise Lite's cellular noise with the same settings (Distance2Sub).
+fn worley(c: &mut Criterion) {
+    let mut group = c.benchmark_group("worley_1024_1thread");
+    group.sample_size(10);
+    let g = node_graph("worley", N, &[("n_peaks", ParamValue::Float(64.0))]);
+    group.bench_function("orogen_worley", |b| {
+        b.iter(|| single(|| black_box(run(&g))));
+    });
+    group.bench_function("fastnoise_lite_1.1_cellular_distance2sub", |b| {
+        use fastnoise_lite::{
+            CellularDistanceFunction, CellularReturnType, FastNoiseLite, NoiseType,
+        };
+        let mut n = FastNoiseLite::with_seed(1);
+        n.set_noise_type(Some(NoiseType::Cellular));
+        n.set_cellular_distance_function(Some(CellularDistanceFunction::Euclidean));
+        n.set_cellular_return_type(Some(CellularReturnType::Distance2Sub));
+        n.set_cellular_jitter(Some(1.0));
+        n.set_frequency(Some(8.0 / N as f32));
+        b.iter(|| {
+            let mut out = vec![0.0f32; N * N];
+            for y in 0..N {
+                for x in 0..N {
+                    out[y * N + x] = n.get_noise_2d(x as f32, y as f32);
+                }
+            }
+            black_box(out)
+        });
+    });
+    group.finish();
+}
+
 fn scaling(c: &mut Criterion) {
     let mut group = c.benchmark_group("perlin_fbm_2048_8oct_threads");
     group.sample_size(10);
@@ -203,5 +235,5 @@ fn scaling(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, fbm, scaling);
+criterion_group!(benches, fbm, worley, scaling);
 criterion_main!(benches);

@@ -50,7 +50,13 @@ impl Node for IslandMask {
             offset: 1.0,
             feature_size_m: p.feature_size_m,
         };
-        let noise = fractal_field(ctx, Basis::Perlin(Smooth::S5), &spec, ctx.rng_seed(p.seed))?;
+        let noise = fractal_field(
+            ctx,
+            Basis::Perlin(Smooth::S5),
+            &spec,
+            ctx.rng_seed(p.seed),
+            (1.0, 0.0),
+        )?;
         let size = ctx.world.size_m;
         let rel: Vec<f64> = ctx.cell_centres_m().iter().map(|c| c / size).collect();
         let n = ctx.resolution;

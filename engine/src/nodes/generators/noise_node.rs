@@ -104,12 +104,21 @@ impl NoiseParams {
     }
 }
 
-/// Noise values `v` (about [−1, 1]) to heights: `base + amplitude · v` of the height range.
+/// The affine map from values v (about [−1, 1]) to heights: `base + amplitude · v` of the
+/// height range, as `(scale, shift)` in metres.
+#[must_use]
+pub fn height_map(ctx: &EvalCtx, amplitude: f64, base: f64) -> (f32, f32) {
+    let span = ctx.world.height_span_m();
+    (
+        (amplitude * span) as f32,
+        (ctx.world.height_min_m + base * span) as f32,
+    )
+}
+
+/// Values v (about [−1, 1]) to heights: `base + amplitude · v` of the height range.
 #[must_use]
 pub fn to_heights(ctx: &EvalCtx, mut v: Field, amplitude: f64, base: f64) -> Field {
-    let span = ctx.world.height_span_m();
-    let a = (amplitude * span) as f32;
-    let b = (ctx.world.height_min_m + base * span) as f32;
+    let (a, b) = height_map(ctx, amplitude, base);
     v.map_in_place(|x| b + a * x);
     v
 }
@@ -130,7 +139,13 @@ impl Node for Noise {
     };
 
     fn eval(ctx: &EvalCtx, _: &Inputs, p: &NoiseParams) -> Result<Vec<Field>, NodeError> {
-        let v = fractal_field(ctx, p.basis(), &p.fractal(), ctx.rng_seed(p.seed))?;
-        Ok(vec![to_heights(ctx, v, p.amplitude, p.base)])
+        let heights = height_map(ctx, p.amplitude, p.base);
+        Ok(vec![fractal_field(
+            ctx,
+            p.basis(),
+            &p.fractal(),
+            ctx.rng_seed(p.seed),
+            heights,
+        )?])
     }
 }

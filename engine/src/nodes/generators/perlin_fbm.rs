@@ -2,7 +2,7 @@
 //! the common case of `noise`, with fewer parameters.
 
 use super::noise::{fractal::fractal_field, Basis, FractalMode, FractalSpec};
-use super::noise_node::{to_heights, Interp};
+use super::noise_node::{height_map, Interp};
 use crate::field::Field;
 use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
 
@@ -51,12 +51,13 @@ impl Node for PerlinFbm {
             offset: 1.0,
             feature_size_m: p.feature_size_m,
         };
-        let v = fractal_field(
+        let heights = height_map(ctx, p.amplitude, p.base);
+        Ok(vec![fractal_field(
             ctx,
             Basis::Perlin(p.interp.smooth()),
             &spec,
             ctx.rng_seed(p.seed),
-        )?;
-        Ok(vec![to_heights(ctx, v, p.amplitude, p.base)])
+            heights,
+        )?])
     }
 }

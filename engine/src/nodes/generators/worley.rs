@@ -1,11 +1,16 @@
 //! `worley`: heights from the distances to the nearest feature points, h = c1·d1 + … + c4·d4
 //! (seed 004, "Voronoi diagrams"; c1 = −1, c2 = 1 gives ridged mountains).
 
+#![allow(clippy::inline_always)] // kernel bodies are inlined into each multiversioned clone
+
 use super::noise::{hash2, unit_f32};
 use super::noise_node::to_heights;
 use crate::field::Field;
 use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
 use rayon::prelude::*;
+
+/// A run kernel: nine candidate points, positions in the cell, weights c1…c4, output.
+type RunKernel = fn(&[(f32, f32); 9], &[f32], [f32; 4], &mut [f32]);
 
 crate::choice_enum! {
     /// Distance metric.
@@ -37,12 +42,9 @@ crate::params! {
     }
 }
 
-/// Worley / Voronoi heights.
-pub struct Worley;
-
 /// Inserts `d` into the ascending list `best` (branch-free: min/max network).
-#[inline]
-fn insert(best: &mut [f32; 4], d: f32) {
+#[inline(always)]
+fn insert<const K: usize>(best: &mut [f32; K], d: f32) {
     let mut t = d;
     for b in best.iter_mut() {
         let lo = b.min(t);
@@ -50,6 +52,47 @@ fn insert(best: &mut [f32; 4], d: f32) {
         *b = lo;
     }
 }
+
+/// Metric 0 = Euclidean (compared squared, rooted at the end), 1 = Manhattan, 2 = Chebyshev.
+#[inline(always)]
+fn run_body<const K: usize, const METRIC: u8>(
+    cand: &[(f32, f32); 9],
+    fxs: &[f32],
+    c: [f32; 4],
+    out: &mut [f32],
+) {
+    for (o, &fx) in out.iter_mut().zip(fxs) {
+        let mut best = [f32::MAX; K];
+        for &(px, py) in cand {
+            let dx = px - fx;
+            let d = match METRIC {
+                0 => dx * dx + py * py,
+                1 => dx.abs() + py.abs(),
+                _ => dx.abs().max(py.abs()),
+            };
+            insert(&mut best, d);
+        }
+        let mut h = 0.0;
+        for (k, &d) in best.iter().enumerate() {
+            h += c[k] * if METRIC == 0 { d.sqrt() } else { d };
+        }
+        *o = h;
+    }
+}
+
+/// Heights of one run of samples that share a grid cell (`fxs`: positions inside the cell).
+#[multiversion::multiversion(targets("x86_64+avx512f+avx512vl+avx2+fma", "x86_64+avx2+fma"))]
+fn run<const K: usize, const METRIC: u8>(
+    cand: &[(f32, f32); 9],
+    fxs: &[f32],
+    c: [f32; 4],
+    out: &mut [f32],
+) {
+    run_body::<K, METRIC>(cand, fxs, c, out);
+}
+
+/// Worley / Voronoi heights.
+pub struct Worley;
 
 impl Node for Worley {
     type Params = WorleyParams;
@@ -77,7 +120,26 @@ impl Node for Worley {
             let v = unit_f32(super::noise::lattice::rehash(h, 1)) * 0.5;
             (0.5 + jitter * u, 0.5 + jitter * v)
         };
-        let metric = p.metric;
+        // Cell column and position inside it, per sample: the same on every row.
+        let cells: Vec<i32> = xs.iter().map(|x| x.floor() as i32).collect();
+        let fxs: Vec<f32> = xs
+            .iter()
+            .zip(&cells)
+            .map(|(x, &cx)| (x - f64::from(cx)) as f32)
+            .collect();
+        // Keep only as many nearest distances as the weights use.
+        let used = c.iter().rposition(|&w| w != 0.0).map_or(1, |i| i + 1);
+        let kernel: RunKernel = match (used, p.metric) {
+            (1, Metric::Euclidean) => run::<1, 0>,
+            (1, Metric::Manhattan) => run::<1, 1>,
+            (1, Metric::Chebyshev) => run::<1, 2>,
+            (2, Metric::Euclidean) => run::<2, 0>,
+            (2, Metric::Manhattan) => run::<2, 1>,
+            (2, Metric::Chebyshev) => run::<2, 2>,
+            (_, Metric::Euclidean) => run::<4, 0>,
+            (_, Metric::Manhattan) => run::<4, 1>,
+            (_, Metric::Chebyshev) => run::<4, 2>,
+        };
         let mut field = Field::filled(n, n, 0.0);
         field.rows_mut().try_for_each(|(y, row)| {
             ctx.check_cancel()?;
@@ -87,11 +149,8 @@ impl Node for Worley {
             // Runs of samples that share a grid column see the same nine candidate points.
             let mut start = 0;
             while start < n {
-                let cx = xs[start].floor() as i32;
-                let mut end = start + 1;
-                while end < n && xs[end].floor() as i32 == cx {
-                    end += 1;
-                }
+                let cx = cells[start];
+                let end = start + cells[start..].iter().take_while(|&&c| c == cx).count();
                 // Candidate points relative to the cell (cx, cy), in cell units.
                 let mut cand = [(0.0f32, 0.0f32); 9];
                 for (k, (dx, dy)) in (-1..=1)
@@ -101,21 +160,7 @@ impl Node for Worley {
                     let (px, py) = point(cx + dx, cy + dy);
                     cand[k] = (dx as f32 + px, dy as f32 + py - fy);
                 }
-                let run = &mut row[start..end];
-                let fxs = &xs[start..end];
-                let dist = |dx: f32, dy: f32| match metric {
-                    Metric::Euclidean => (dx * dx + dy * dy).sqrt(),
-                    Metric::Manhattan => dx.abs() + dy.abs(),
-                    Metric::Chebyshev => dx.abs().max(dy.abs()),
-                };
-                for (o, &x) in run.iter_mut().zip(fxs) {
-                    let fx = (x - f64::from(cx)) as f32;
-                    let mut best = [f32::MAX; 4];
-                    for &(px, py) in &cand {
-                        insert(&mut best, dist(px - fx, py));
-                    }
-                    *o = c[0] * best[0] + c[1] * best[1] + c[2] * best[2] + c[3] * best[3];
-                }
+                kernel(&cand, &fxs[start..end], c, &mut row[start..end]);
                 start = end;
             }
             Ok(())
@@ -131,6 +176,11 @@ mod tests {
     #[test]
     fn insertion_keeps_four_smallest_sorted() {
         let mut b = [f32::MAX; 4];
+        let mut two = [f32::MAX; 2];
+        for d in [5.0, 1.0, 4.0, 2.0] {
+            insert(&mut two, d);
+        }
+        assert_eq!(two, [1.0, 2.0]);
         for d in [5.0, 1.0, 4.0, 2.0, 9.0, 0.5, 3.0] {
             insert(&mut b, d);
         }

@@ -1,6 +1,7 @@
 //! Fractal sums of octaves over any basis: fBm (seed 002 §4), ridged (seed 002 Fig. 5,
 //! after Musgrave), billow and hybrid multifractal (Musgrave).
 
+use super::kernel::Write;
 use super::lattice::{octave_offset, octave_seed};
 use super::{simplex, Basis, OctaveX, Scratch};
 use crate::field::Field;
@@ -14,7 +15,8 @@ pub enum FractalMode {
     /// `Σ pⁱ·nᵢ / Σ pⁱ`.
     Fbm,
     /// Ridges: `r = (offset − |n|)²`, each octave weighted by the previous one's
-    /// `clamp(2r, 0, 1)` (Musgrave's ridged multifractal, gain 2); mapped to [−1, 1].
+    /// `clamp(2r, 0, 1)` (Musgrave's ridged multifractal, gain 2); divided by the largest
+    /// possible sum and mapped to [−1, 1].
     Ridged,
     /// Billows: `Σ pⁱ·(2|nᵢ| − 1) / Σ pⁱ`.
     Billow,
@@ -38,13 +40,15 @@ pub struct FractalSpec {
     pub feature_size_m: f64,
 }
 
-/// Noise values (about [−1, 1]) of `basis` summed over octaves, sampled at the cell
-/// centres of the build grid in world metres.
+/// Noise values v (about [−1, 1]) of `basis` summed over octaves, sampled at the cell
+/// centres of the build grid in world metres, returned as `scale·v + shift` (applied to
+/// each row while it is in cache).
 pub fn fractal_field(
     ctx: &EvalCtx,
     basis: Basis,
     spec: &FractalSpec,
     seed: u64,
+    (scale, shift): (f32, f32),
 ) -> Result<Field, NodeError> {
     let n = ctx.resolution;
     let centres = ctx.cell_centres_m();
@@ -57,25 +61,39 @@ pub fn fractal_field(
     let offset = spec.offset;
     let mut field = Field::filled(n, n, 0.0);
     let done = AtomicUsize::new(0);
+    let columns: Vec<usize> = octaves
+        .iter()
+        .map(|o| o.x.as_ref().map_or(0, OctaveX::columns))
+        .collect();
     field.rows_mut().try_for_each_init(
-        || Scratch::new(n),
+        || Scratch::new(n, &columns),
         |s, (y, row)| {
             ctx.check_cancel()?;
             let ym = centres[y];
             row.fill(0.0);
             for (i, o) in octaves.iter().enumerate() {
-                let mut noise = std::mem::take(&mut s.noise);
                 let yl = ym * o.freq + o.oy;
-                match &o.x {
-                    Some(ox) => basis.lattice_row(ox, yl, o.seed, s, &mut noise),
-                    None => simplex::row(&o.xs, yl, o.seed, &mut noise),
+                match (&o.x, mode) {
+                    // fBm over a lattice basis: the kernel adds amp·n straight into the row.
+                    (Some(ox), FractalMode::Fbm) => {
+                        basis.lattice_row(ox, yl, o.seed, i, s, row, Write::Accumulate(o.amp));
+                    }
+                    (x, _) => {
+                        let mut noise = std::mem::take(&mut s.noise);
+                        match x {
+                            Some(ox) => {
+                                basis.lattice_row(ox, yl, o.seed, i, s, &mut noise, Write::Store);
+                            }
+                            None => simplex::row(&o.xs, yl, o.seed, &mut noise),
+                        }
+                        combine(mode, i, o.amp, offset, &noise, row, &mut s.weight);
+                        s.noise = noise;
+                    }
                 }
-                combine(mode, i, o.amp, offset, &noise, row, &mut s.weight);
-                s.noise = noise;
             }
-            finish(mode, amp_sum, offset, &amps, row);
+            finish(mode, amp_sum, offset, &amps, row, scale, shift);
             let d = done.fetch_add(1, Ordering::Relaxed) + 1;
-            if d % 64 == 0 {
+            if d.is_multiple_of(64) {
                 ctx.report(d as f32 / n as f32);
             }
             Ok(())
@@ -117,6 +135,7 @@ impl Octave {
 }
 
 /// Adds octave `i` (values `noise`, amplitude `amp`) into the row accumulator.
+#[multiversion::multiversion(targets("x86_64+avx512f+avx512vl+avx2+fma", "x86_64+avx2+fma"))]
 fn combine(
     mode: FractalMode,
     i: usize,
@@ -167,29 +186,33 @@ fn combine(
 }
 
 /// Rescales the accumulated row to about [−1, 1].
-fn finish(mode: FractalMode, amp_sum: f32, offset: f32, amps: &[f32], row: &mut [f32]) {
-    match mode {
-        FractalMode::Fbm | FractalMode::Billow => {
-            let inv = 1.0 / amp_sum;
-            for v in row.iter_mut() {
-                *v *= inv;
-            }
-        }
+#[multiversion::multiversion(targets("x86_64+avx512f+avx512vl+avx2+fma", "x86_64+avx2+fma"))]
+fn finish(
+    mode: FractalMode,
+    amp_sum: f32,
+    offset: f32,
+    amps: &[f32],
+    row: &mut [f32],
+    scale: f32,
+    shift: f32,
+) {
+    // v = acc·inv + bias maps the accumulated row to about [−1, 1].
+    let (inv, bias) = match mode {
+        FractalMode::Fbm | FractalMode::Billow => (1.0 / amp_sum, 0.0),
+        // r = offset − |n| with |n| ≤ 1, so each octave contributes at most
+        // amp·max(offset², (1 − offset)²), which is never below amp/4.
         FractalMode::Ridged => {
-            // Each octave contributes at most amp·offset².
-            let inv = 2.0 / (amp_sum * (offset * offset).max(f32::MIN_POSITIVE));
-            for v in row.iter_mut() {
-                *v = *v * inv - 1.0;
-            }
+            let peak = (offset * offset).max((1.0 - offset) * (1.0 - offset));
+            (2.0 / (amp_sum * peak), -1.0)
         }
         FractalMode::Hybrid => {
             // A typical upper bound: octave 0 gives up to 1 + offset, later octaves at most
             // amp·(1 + offset) each (weights ≤ 1).
             let top = (1.0 + offset) * (1.0 + amps.iter().skip(1).sum::<f32>());
-            let inv = 2.0 / top.max(f32::MIN_POSITIVE);
-            for v in row.iter_mut() {
-                *v = *v * inv - 1.0;
-            }
+            (2.0 / top.max(f32::MIN_POSITIVE), -1.0)
         }
+    };
+    for v in row.iter_mut() {
+        *v = shift + scale * (*v * inv + bias);
     }
 }

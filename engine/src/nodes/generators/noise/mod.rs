@@ -75,6 +75,15 @@ pub struct OctaveX {
 }
 
 impl OctaveX {
+    /// Lattice columns needed by all chunks together (each chunk needs its span + 1).
+    #[must_use]
+    pub fn columns(&self) -> usize {
+        self.chunks
+            .iter()
+            .map(|&(s, e)| self.cell[e - 1].wrapping_sub(self.cell[s]) as usize + 2)
+            .sum()
+    }
+
     /// Tabulates lattice coordinates `xs[i]` (already scaled to lattice units).
     #[must_use]
     pub fn new(xs: &[f64], q_of: impl Fn(f32) -> f32) -> Self {
@@ -116,21 +125,70 @@ impl OctaveX {
     }
 }
 
+/// One octave's per-column lattice data on two consecutive lattice rows, kept from one
+/// image row to the next: image rows in the same lattice row reuse it, and moving down one
+/// lattice row reuses the lower half. Up to three values per lattice point: Perlin keeps
+/// the gradient (x, y); value and zero-gradient D2M1N3 the height; generic D2M1N3 the height
+/// and both gradients.
+#[derive(Default)]
+pub struct RowCache {
+    /// Lattice row of `row0`; `row1` is the row below.
+    yi: Option<i32>,
+    seed: u32,
+    row0: [Vec<f32>; 3],
+    row1: [Vec<f32>; 3],
+}
+
+impl RowCache {
+    fn new(columns: usize) -> Self {
+        Self {
+            row0: std::array::from_fn(|_| vec![0.0; columns]),
+            row1: std::array::from_fn(|_| vec![0.0; columns]),
+            ..Self::default()
+        }
+    }
+
+    /// Makes the cache hold lattice rows `yi` and `yi + 1` for every chunk of `ox`.
+    fn update(&mut self, basis: Basis, ox: &OctaveX, yi: i32, seed: u32) {
+        if self.seed == seed && self.yi == Some(yi) {
+            return;
+        }
+        let shifted = self.seed == seed && self.yi == Some(yi.wrapping_sub(1));
+        if shifted {
+            std::mem::swap(&mut self.row0, &mut self.row1);
+        }
+        let mut col0 = 0;
+        for &(start, end) in &ox.chunks {
+            let base = ox.cell[start];
+            let span = (ox.cell[end - 1].wrapping_sub(base) + 2) as usize;
+            let r = col0..col0 + span;
+            if !shifted {
+                basis.fill_lattice_row(base, yi, seed, &mut self.row0, r.clone());
+            }
+            basis.fill_lattice_row(base, yi.wrapping_add(1), seed, &mut self.row1, r);
+            col0 += span;
+        }
+        self.yi = Some(yi);
+        self.seed = seed;
+    }
+}
+
 /// Scratch buffers for one row worker.
 pub struct Scratch {
     pub coeffs: kernel::Coeffs,
-    /// Per-column values for the current chunk.
-    pub cols: [Vec<f32>; 6],
+    /// Per-octave lattice row caches.
+    pub rows: Vec<RowCache>,
     pub noise: Vec<f32>,
     pub weight: Vec<f32>,
 }
 
 impl Scratch {
+    /// Buffers for rows of `width` samples; `columns[i]` is octave i's [`OctaveX::columns`].
     #[must_use]
-    pub fn new(width: usize) -> Self {
+    pub fn new(width: usize, columns: &[usize]) -> Self {
         Self {
             coeffs: kernel::Coeffs::new(),
-            cols: std::array::from_fn(|_| vec![0.0; kernel::TABLE + 1]),
+            rows: columns.iter().map(|&c| RowCache::new(c)).collect(),
             noise: vec![0.0; width],
             weight: vec![0.0; width],
         }
@@ -169,110 +227,141 @@ impl Basis {
 
     /// Computes one octave of noise for one row of a lattice basis into `out`.
     ///
-    /// `y` is the row's lattice coordinate, `seed` the octave seed.
-    pub fn lattice_row(self, ox: &OctaveX, y: f64, seed: u32, s: &mut Scratch, out: &mut [f32]) {
+    /// `y` is the row's lattice coordinate, `seed` the octave seed, `octave` the index of
+    /// the octave's cache in `s` (built with [`OctaveX::columns`] columns); `w` stores the
+    /// noise or adds `amp·noise` to `out`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn lattice_row(
+        self,
+        ox: &OctaveX,
+        y: f64,
+        seed: u32,
+        octave: usize,
+        s: &mut Scratch,
+        out: &mut [f32],
+        w: kernel::Write,
+    ) {
         let yf = y.floor();
         let yi = yf as i64 as i32;
         let fy = ((y - yf) as f32).min(1.0 - f32::EPSILON);
+        let Some(cache) = s.rows.get_mut(octave) else {
+            return;
+        };
+        cache.update(self, ox, yi, seed);
+        let mut col0 = 0;
         for &(start, end) in &ox.chunks {
-            let base = ox.cell[start];
-            let span = (ox.cell[end - 1].wrapping_sub(base) + 2) as usize; // columns needed
-            self.cell_coeffs(base, span, yi, fy, seed, s);
+            let span = (ox.cell[end - 1].wrapping_sub(ox.cell[start]) + 2) as usize;
+            let c = col0..col0 + span;
+            let [a0, b0, c0] = &cache.row0;
+            let [a1, b1, c1] = &cache.row1;
+            let k = &mut s.coeffs;
             let r = start..end;
             match self {
-                Basis::Perlin(_) | Basis::D2m1n3 { .. } => {
+                Basis::Perlin(smooth) => {
+                    kernel::perlin_cells(
+                        [&a0[c.clone()], &b0[c.clone()], &a1[c.clone()], &b1[c]],
+                        fy,
+                        smooth.apply(fy),
+                        k,
+                    );
                     kernel::kernel4(
                         &ox.idx[r.clone()],
                         &ox.fx[r.clone()],
                         &ox.q[r.clone()],
-                        &s.coeffs,
+                        k,
                         &mut out[r],
+                        w,
                     );
                 }
-                Basis::Value(_) | Basis::D2m1n3Zero => {
+                Basis::Value(smooth) => {
+                    kernel::value_cells(&a0[c.clone()], &a1[c], smooth.apply(fy), k);
                     kernel::kernel3(
                         &ox.idx[r.clone()],
                         &ox.fx[r.clone()],
                         &ox.q[r.clone()],
-                        &s.coeffs,
+                        k,
                         &mut out[r],
+                        w,
+                    );
+                }
+                Basis::D2m1n3Zero => {
+                    kernel::zero_gradient_cells(&a0[c.clone()], &a1[c], fy, k);
+                    kernel::kernel3(
+                        &ox.idx[r.clone()],
+                        &ox.fx[r.clone()],
+                        &ox.q[r.clone()],
+                        k,
+                        &mut out[r],
+                        w,
+                    );
+                }
+                Basis::D2m1n3 { .. } => {
+                    generic_cells(
+                        [&a0[c.clone()], &a1[c.clone()]],
+                        [&b0[c.clone()], &b1[c.clone()]],
+                        [&c0[c.clone()], &c1[c]],
+                        fy,
+                        k,
+                    );
+                    kernel::kernel4(
+                        &ox.idx[r.clone()],
+                        &ox.fx[r.clone()],
+                        &ox.q[r.clone()],
+                        k,
+                        &mut out[r],
+                        w,
                     );
                 }
                 Basis::Simplex => {}
             }
+            col0 += span;
         }
     }
 
-    /// Per-cell coefficients for lattice columns `base .. base + span` on row `yi`.
-    fn cell_coeffs(self, base: i32, span: usize, yi: i32, fy: f32, seed: u32, s: &mut Scratch) {
-        let k = &mut s.coeffs;
+    /// Fills the cached values of lattice row `yi`, columns `base ..`, into `row[..][range]`.
+    fn fill_lattice_row(
+        self,
+        base: i32,
+        yi: i32,
+        seed: u32,
+        row: &mut [Vec<f32>; 3],
+        range: std::ops::Range<usize>,
+    ) {
+        let [a, b, c] = row;
         match self {
-            Basis::Perlin(smooth) => {
-                let [alpha, beta, ..] = &mut s.cols;
-                kernel::perlin_cells(base, span, yi, fy, smooth.apply(fy), seed, alpha, beta, k);
+            Basis::Perlin(_) => {
+                kernel::gradients(base, yi, seed, &mut a[range.clone()], &mut b[range]);
             }
-            Basis::Value(smooth) => {
-                let [r0, r1, ..] = &mut s.cols;
-                kernel::corner_values(base, span, yi, seed, r0, r1);
-                let sy = smooth.apply(fy);
-                for c in 0..span {
-                    r0[c] += sy * (r1[c] - r0[c]);
-                }
-                for c in 0..span - 1 {
-                    k.k0[c] = r0[c];
-                    k.k1[c] = 0.0;
-                    k.k2[c] = r0[c + 1] - r0[c];
-                }
-            }
-            Basis::D2m1n3Zero => {
-                // Seed 002 Eq. 19, h = h00 + S3(x)Δx + S3(y)Δy + A[S3(x)·y + S3(y)·x − x·y].
-                // The text prints "+ x·y"; with "+" the corner h(1,1) = h11 fails (it gives
-                // h10 + h01 − h00 + 3A), so the sign is a typo: solving Eqs. 8–15 with all
-                // gradients zero gives c11 = −A, i.e. "− x·y".
-                let sy = Smooth::S3.apply(fy);
-                let [r0, r1, ..] = &mut s.cols;
-                kernel::corner_values(base, span, yi, seed, r0, r1);
-                for c in 0..span - 1 {
-                    let (h00, h01, h10, h11) = (r0[c], r1[c], r0[c + 1], r1[c + 1]);
-                    let dx = h10 - h00;
-                    let dy = h01 - h00;
-                    let a = h11 + h00 - h10 - h01;
-                    k.k0[c] = h00 + sy * dy;
-                    k.k1[c] = a * (sy - fy);
-                    k.k2[c] = dx + a * fy;
-                }
-            }
+            Basis::Value(_) | Basis::D2m1n3Zero => kernel::heights(base, yi, seed, &mut a[range]),
             Basis::D2m1n3 { gradient_weight: w } => {
-                // Per column: heights h, x-gradients f and y-gradients g on rows yi and yi+1.
-                let [h0, h1, f0, f1, g0, g1] = &mut s.cols;
-                for c in 0..span {
-                    let col = base.wrapping_add(c as i32);
-                    let a = hash2(seed, col, yi);
-                    let b = hash2(seed, col, yi.wrapping_add(1));
-                    h0[c] = unit_f32(a);
-                    h1[c] = unit_f32(b);
-                    f0[c] = w * unit_f32(lattice::rehash(a, 1));
-                    f1[c] = w * unit_f32(lattice::rehash(b, 1));
-                    g0[c] = w * unit_f32(lattice::rehash(a, 2));
-                    g1[c] = w * unit_f32(lattice::rehash(b, 2));
-                }
-                let y = fy;
-                let (y2, y3) = (y * y, y * y * y);
-                for c in 0..span - 1 {
-                    let coef = d2m1n3_coefficients(
-                        [h0[c], h0[c + 1], h1[c], h1[c + 1]],
-                        [f0[c], f0[c + 1], f1[c], f1[c + 1]],
-                        [g0[c], g0[c + 1], g1[c], g1[c + 1]],
-                    );
-                    // C_i(y) = Σ_j c_ij y^j, so n = C0 + C1·fx + fx²·(C2 + C3·fx).
-                    k.k0[c] = coef[0][0] + coef[0][1] * y + coef[0][2] * y2 + coef[0][3] * y3;
-                    k.k1[c] = coef[1][0] + coef[1][1] * y + coef[1][2] * y2 + coef[1][3] * y3;
-                    k.k2[c] = coef[2][0] + coef[2][1] * y;
-                    k.k3[c] = coef[3][0] + coef[3][1] * y;
+                for (i, col) in range.enumerate() {
+                    let h = hash2(seed, base.wrapping_add(i as i32), yi);
+                    a[col] = unit_f32(h);
+                    b[col] = w * unit_f32(lattice::rehash(h, 1));
+                    c[col] = w * unit_f32(lattice::rehash(h, 2));
                 }
             }
             Basis::Simplex => {}
         }
+    }
+}
+
+/// Generic D2M1N3 cell coefficients from corner heights `h`, x-gradients `f` and
+/// y-gradients `g` on rows yi (`[0]`) and yi + 1 (`[1]`).
+fn generic_cells(h: [&[f32]; 2], f: [&[f32]; 2], g: [&[f32]; 2], y: f32, k: &mut kernel::Coeffs) {
+    let span = h[0].len().min(kernel::TABLE);
+    let (y2, y3) = (y * y, y * y * y);
+    for c in 0..span.saturating_sub(1) {
+        let coef = d2m1n3_coefficients(
+            [h[0][c], h[0][c + 1], h[1][c], h[1][c + 1]],
+            [f[0][c], f[0][c + 1], f[1][c], f[1][c + 1]],
+            [g[0][c], g[0][c + 1], g[1][c], g[1][c + 1]],
+        );
+        // C_i(y) = Σ_j c_ij y^j, so n = C0 + C1·fx + fx²·(C2 + C3·fx).
+        k.k0[c] = coef[0][0] + coef[0][1] * y + coef[0][2] * y2 + coef[0][3] * y3;
+        k.k1[c] = coef[1][0] + coef[1][1] * y + coef[1][2] * y2 + coef[1][3] * y3;
+        k.k2[c] = coef[2][0] + coef[2][1] * y;
+        k.k3[c] = coef[3][0] + coef[3][1] * y;
     }
 }
 

@@ -3,18 +3,27 @@
 //! Skew `F = (√3 − 1)/2`, unskew `G = (3 − √3)/6`; each of the three corners of the
 //! containing triangle contributes `max(0, ½ − d²)⁴ · (g · d)` with a hashed gradient from
 //! the same 8 directions as the Perlin basis; the sum is scaled by 70 into about [−1, 1].
-//! Branch-free so that the row loop vectorises.
+//! Branch-free so that the row loop vectorises; coordinates are f32 relative to a skewed
+//! lattice origin per chunk of samples.
 
 // The kernel bodies are `#[inline(always)]` on purpose: each multiversioned clone must
 // compile its own copy of the body with that clone's target features.
 #![allow(clippy::inline_always)]
 
-use super::lattice::hash2;
-
 use multiversion::multiversion;
 
 const F2: f64 = 0.366_025_403_784_438_6; // (√3 − 1) / 2
 const G2: f32 = 0.211_324_87; // (3 − √3) / 6
+
+/// Corner hash: the coordinates' products with two large odd constants, mixed by one
+/// multiply-xorshift (cheaper than the lattice bases' `hash2`; the gradient uses the top
+/// three bits, which this mixes well).
+#[inline(always)]
+fn corner_hash(seed: u32, x: i32, y: i32) -> u32 {
+    let h = (seed ^ (x as u32).wrapping_mul(0x9E37_79B1) ^ (y as u32).wrapping_mul(0x85EB_CA77))
+        .wrapping_mul(0x27D4_EB2D);
+    h ^ (h >> 15)
+}
 
 #[inline(always)]
 fn grad_dot(h: u32, x: f32, y: f32) -> f32 {
@@ -57,30 +66,52 @@ fn corner(h: u32, x: f32, y: f32) -> f32 {
     t2 * t2 * grad_dot(h, x, y)
 }
 
+const G2_64: f64 = 0.211_324_865_405_187_1;
+
+/// Samples per chunk sharing one lattice origin (keeps local f32 coordinates small).
+const CHUNK: usize = 256;
+
 #[inline(always)]
 fn body(xs: &[f64], y: f64, seed: u32, out: &mut [f32]) {
-    for (o, &x) in out.iter_mut().zip(xs) {
-        let s = (x + y) * F2;
-        let i = (x + s).floor();
-        let j = (y + s).floor();
-        let t = (i + j) * f64::from(G2);
-        let x0 = (x - (i - t)) as f32;
-        let y0 = (y - (j - t)) as f32;
-        let (ii, jj) = (i as i64 as i32, j as i64 as i32);
-        let upper = x0 <= y0;
-        let (i1, j1) = if upper { (0, 1) } else { (1, 0) };
-        let x1 = x0 - i1 as f32 + G2;
-        let y1 = y0 - j1 as f32 + G2;
-        let x2 = x0 - 1.0 + 2.0 * G2;
-        let y2 = y0 - 1.0 + 2.0 * G2;
-        let n0 = corner(hash2(seed, ii, jj), x0, y0);
-        let n1 = corner(
-            hash2(seed, ii.wrapping_add(i1), jj.wrapping_add(j1)),
-            x1,
-            y1,
-        );
-        let n2 = corner(hash2(seed, ii.wrapping_add(1), jj.wrapping_add(1)), x2, y2);
-        *o = 70.0 * (n0 + n1 + n2);
+    for (xc, oc) in xs.chunks(CHUNK).zip(out.chunks_mut(CHUNK)) {
+        // The lattice is invariant under whole skewed cells: take the skewed cell (a, b) of
+        // the chunk's first sample as origin and work in f32 relative to its unskewed corner.
+        let s0 = (xc[0] + y) * F2;
+        let a = (xc[0] + s0).floor();
+        let b = (y + s0).floor();
+        let t0 = (a + b) * G2_64;
+        let (ox, oy) = (a - t0, b - t0);
+        let (ai, bi) = (a as i64 as i32, b as i64 as i32);
+        let ly = (y - oy) as f32;
+        for (o, &x) in oc.iter_mut().zip(xc) {
+            let lx = (x - ox) as f32;
+            let s = (lx + ly) * F2 as f32;
+            let i = (lx + s).floor();
+            let j = (ly + s).floor();
+            let t = (i + j) * G2;
+            let x0 = lx - (i - t);
+            let y0 = ly - (j - t);
+            let (ii, jj) = (ai.wrapping_add(i as i32), bi.wrapping_add(j as i32));
+            // Middle corner: (1, 0) below the diagonal, (0, 1) above it.
+            let lower = x0 > y0;
+            let (i1, j1) = (i32::from(lower), i32::from(!lower));
+            let x1 = x0 - i1 as f32 + G2;
+            let y1 = y0 - j1 as f32 + G2;
+            let x2 = x0 - 1.0 + 2.0 * G2;
+            let y2 = y0 - 1.0 + 2.0 * G2;
+            let n0 = corner(corner_hash(seed, ii, jj), x0, y0);
+            let n1 = corner(
+                corner_hash(seed, ii.wrapping_add(i1), jj.wrapping_add(j1)),
+                x1,
+                y1,
+            );
+            let n2 = corner(
+                corner_hash(seed, ii.wrapping_add(1), jj.wrapping_add(1)),
+                x2,
+                y2,
+            );
+            *o = 70.0 * (n0 + n1 + n2);
+        }
     }
 }
 

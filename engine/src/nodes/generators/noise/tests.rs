@@ -44,13 +44,13 @@ fn d2m1n3_meets_all_twelve_corner_constraints_exactly() {
 }
 
 fn one_row(basis: Basis, xs: &[f64], y: f64, seed: u32) -> Vec<f32> {
-    let mut s = Scratch::new(xs.len());
     let mut out = vec![0.0; xs.len()];
     if basis == Basis::Simplex {
         simplex::row(xs, y, seed, &mut out);
     } else {
         let ox = OctaveX::new(xs, basis.q_of());
-        basis.lattice_row(&ox, y, seed, &mut s, &mut out);
+        let mut s = Scratch::new(xs.len(), &[ox.columns()]);
+        basis.lattice_row(&ox, y, seed, 0, &mut s, &mut out, kernel::Write::Store);
     }
     out
 }
@@ -171,31 +171,21 @@ fn dispatched_kernels_equal_portable_kernels_bit_for_bit() {
         k.k3[j] = unit_f32(hash2(4, j as i32, 0));
     }
     let (mut a, mut b) = (vec![0.0; n], vec![0.0; n]);
-    kernel::kernel4(&idx, &fx, &q, &k, &mut a);
-    kernel::kernel4_portable(&idx, &fx, &q, &k, &mut b);
-    assert!(a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()));
-    kernel::kernel3(&idx, &fx, &q, &k, &mut a);
-    kernel::kernel3_portable(&idx, &fx, &q, &k, &mut b);
-    assert!(a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()));
-    let (mut ka, mut kb) = (Coeffs::new(), Coeffs::new());
-    let (mut a1, mut b1, mut a2, mut b2) = (
-        vec![0.0; 600],
-        vec![0.0; 600],
-        vec![0.0; 600],
-        vec![0.0; 600],
-    );
-    kernel::perlin_cells(-37, 600, 5, 0.3, 0.2, 9, &mut a1, &mut b1, &mut ka);
-    kernel::perlin_cells_portable(-37, 600, 5, 0.3, 0.2, 9, &mut a2, &mut b2, &mut kb);
-    for (x, y) in [
-        (&ka.k0, &kb.k0),
-        (&ka.k1, &kb.k1),
-        (&ka.k2, &kb.k2),
-        (&ka.k3, &kb.k3),
-    ] {
-        assert!(x
-            .iter()
-            .zip(y.iter())
-            .all(|(p, q)| p.to_bits() == q.to_bits()));
+    for w in [kernel::Write::Store, kernel::Write::Accumulate(0.37)] {
+        a.fill(0.25);
+        b.fill(0.25);
+        kernel::kernel4(&idx, &fx, &q, &k, &mut a, w);
+        kernel::kernel4_portable(&idx, &fx, &q, &k, &mut b, w);
+        assert!(
+            a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()),
+            "kernel4 {w:?}"
+        );
+        kernel::kernel3(&idx, &fx, &q, &k, &mut a, w);
+        kernel::kernel3_portable(&idx, &fx, &q, &k, &mut b, w);
+        assert!(
+            a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()),
+            "kernel3 {w:?}"
+        );
     }
     for h in [
         0u32,
@@ -228,4 +218,32 @@ fn chunks_cover_every_sample_and_respect_the_table() {
         next = e;
     }
     assert_eq!(next, xs.len());
+}
+
+#[test]
+fn cached_rows_equal_fresh_rows_bit_for_bit() {
+    // Walking down image rows reuses (same lattice row) or shifts (next lattice row) the
+    // cache; each row must equal a row computed with a fresh cache.
+    for basis in [
+        Basis::Perlin(Smooth::S5),
+        Basis::Value(Smooth::S3),
+        Basis::D2m1n3Zero,
+        Basis::D2m1n3 {
+            gradient_weight: 0.7,
+        },
+    ] {
+        let xs: Vec<f64> = (0..2500).map(|i| f64::from(i) * 0.173 + 3.3).collect();
+        let ox = OctaveX::new(&xs, basis.q_of());
+        let mut walking = Scratch::new(xs.len(), &[ox.columns()]);
+        for k in 0..60 {
+            let y = f64::from(k) * 0.37 - 4.0;
+            let mut a = vec![0.0; xs.len()];
+            basis.lattice_row(&ox, y, 21, 0, &mut walking, &mut a, kernel::Write::Store);
+            let b = one_row(basis, &xs, y, 21);
+            assert!(
+                a.iter().zip(&b).all(|(p, q)| p.to_bits() == q.to_bits()),
+                "{basis:?} row {k}"
+            );
+        }
+    }
 }
