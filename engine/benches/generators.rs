@@ -55,6 +55,17 @@ fn single<T: Send>(f: impl FnOnce() -> T + Send) -> T {
         .install(f)
 }
 
+/// Samples `f(x, y)` on the N × N grid, row by row, as a peer library would be used.
+fn sample_grid(f: impl Fn(usize, usize) -> f32) -> Vec<f32> {
+    let mut out = vec![0.0f32; N * N];
+    for y in 0..N {
+        for x in 0..N {
+            out[y * N + x] = f(x, y);
+        }
+    }
+    out
+}
+
 fn fbm(c: &mut Criterion) {
     let mut group = c.benchmark_group("fbm_1024_8oct_1thread");
     group.sample_size(10);
@@ -120,13 +131,9 @@ fn fbm(c: &mut Criterion) {
         use noise::{Fbm, MultiFractal, NoiseFn, Perlin};
         let f = Fbm::<Perlin>::new(1).set_octaves(OCTAVES as usize);
         b.iter(|| {
-            let mut out = vec![0.0f32; N * N];
-            for y in 0..N {
-                for x in 0..N {
-                    out[y * N + x] = f.get([x as f64 * step, y as f64 * step]) as f32;
-                }
-            }
-            black_box(out)
+            black_box(sample_grid(|x, y| {
+                f.get([x as f64 * step, y as f64 * step]) as f32
+            }))
         });
     });
     let fnl = |ty: fastnoise_lite::NoiseType| {
@@ -150,28 +157,16 @@ fn fbm(c: &mut Criterion) {
     ] {
         let n = fnl(ty);
         group.bench_function(name, |b| {
-            b.iter(|| {
-                let mut out = vec![0.0f32; N * N];
-                for y in 0..N {
-                    for x in 0..N {
-                        out[y * N + x] = n.get_noise_2d(x as f32, y as f32);
-                    }
-                }
-                black_box(out)
-            });
+            b.iter(|| black_box(sample_grid(|x, y| n.get_noise_2d(x as f32, y as f32))));
         });
     }
     group.bench_function("libnoise_1.2_fbm_perlin", |b| {
         use libnoise::prelude::*;
         let g = Source::<2>::perlin(1).fbm(OCTAVES, 1.0, 2.0, 0.5);
         b.iter(|| {
-            let mut out = vec![0.0f32; N * N];
-            for y in 0..N {
-                for x in 0..N {
-                    out[y * N + x] = g.sample([x as f64 * step, y as f64 * step]) as f32;
-                }
-            }
-            black_box(out)
+            black_box(sample_grid(|x, y| {
+                g.sample([x as f64 * step, y as f64 * step]) as f32
+            }))
         });
     });
     group.bench_function("simdnoise_3.1_fbm_simplex", |b| {
@@ -206,15 +201,7 @@ fn worley(c: &mut Criterion) {
         n.set_cellular_return_type(Some(CellularReturnType::Distance2Sub));
         n.set_cellular_jitter(Some(1.0));
         n.set_frequency(Some(8.0 / N as f32));
-        b.iter(|| {
-            let mut out = vec![0.0f32; N * N];
-            for y in 0..N {
-                for x in 0..N {
-                    out[y * N + x] = n.get_noise_2d(x as f32, y as f32);
-                }
-            }
-            black_box(out)
-        });
+        b.iter(|| black_box(sample_grid(|x, y| n.get_noise_2d(x as f32, y as f32))));
     });
     group.finish();
 }

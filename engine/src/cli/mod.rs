@@ -12,7 +12,7 @@ use orogen::io::graph_file;
 use orogen::io::heightmap::Format;
 use orogen::node::Registry;
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Mutex;
 
@@ -36,20 +36,11 @@ struct Cli {
 enum Command {
     /// Evaluate a graph and write every named output plus manifest.json.
     Build {
-        /// The graph file (JSON).
-        graph: PathBuf,
+        #[command(flatten)]
+        input: GraphArgs,
         /// Output folder.
         #[arg(short, long, default_value = "out")]
         out: PathBuf,
-        /// Samples per side (default: the graph's resolution).
-        #[arg(long)]
-        size: Option<usize>,
-        /// Graph seed (default: the graph's seed).
-        #[arg(long)]
-        seed: Option<u64>,
-        /// Override a parameter: NODE.PARAM=VALUE (VALUE is JSON, or a plain string). Repeatable.
-        #[arg(long = "set", value_name = "NODE.PARAM=VALUE")]
-        set: Vec<String>,
         /// File format of the outputs.
         #[arg(long, value_enum, default_value = "png16")]
         format: Format,
@@ -63,19 +54,10 @@ enum Command {
     /// Print statistics of each output: range, mean, spread, histogram, mean slope, and the
     /// coastline's fractal dimension by box counting (seed 002 §5.3).
     Stats {
-        /// The graph file (JSON).
-        graph: PathBuf,
+        #[command(flatten)]
+        input: GraphArgs,
         /// Only this output (default: all).
         output: Option<String>,
-        /// Samples per side (default: the graph's resolution).
-        #[arg(long)]
-        size: Option<usize>,
-        /// Graph seed (default: the graph's seed).
-        #[arg(long)]
-        seed: Option<u64>,
-        /// Override a parameter: NODE.PARAM=VALUE. Repeatable.
-        #[arg(long = "set", value_name = "NODE.PARAM=VALUE")]
-        set: Vec<String>,
         /// Sea level for the coastline, in metres (default: the median height).
         #[arg(long)]
         sea_level: Option<f32>,
@@ -89,6 +71,22 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// The graph to evaluate and how: shared by `build` and `stats`.
+#[derive(clap::Args)]
+struct GraphArgs {
+    /// The graph file (JSON).
+    graph: PathBuf,
+    /// Samples per side (default: the graph's resolution).
+    #[arg(long)]
+    size: Option<usize>,
+    /// Graph seed (default: the graph's seed).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Override a parameter: NODE.PARAM=VALUE (VALUE is JSON, or a plain string). Repeatable.
+    #[arg(long = "set", value_name = "NODE.PARAM=VALUE")]
+    set: Vec<String>,
 }
 
 /// Runs the CLI and returns the process exit code.
@@ -138,23 +136,13 @@ pub fn main() -> ExitCode {
             }
             ExitCode::from(if ok { 0 } else { EXIT_INVALID })
         }
-        Command::Build {
-            graph,
-            out,
-            size,
-            seed,
-            set,
-            format,
-        } => run_build(graph, out, size, seed, &set, format),
+        Command::Build { input, out, format } => run_build(&input, out, format),
         Command::Stats {
-            graph,
+            input,
             output,
-            size,
-            seed,
-            set,
             sea_level,
             bins,
-        } => run_stats(&graph, output.as_deref(), size, seed, &set, sea_level, bins),
+        } => run_stats(&input, output.as_deref(), sea_level, bins),
     }
 }
 
@@ -173,18 +161,19 @@ fn parse_set(s: &str) -> anyhow::Result<(String, String, serde_json::Value)> {
 
 /// Loads a graph with `--set` overrides, `--size` check and `--seed`; on failure prints the
 /// problems and returns the exit code.
-fn load_graph(
-    graph_path: &Path,
-    size: Option<usize>,
-    seed: Option<u64>,
-    set: &[String],
-) -> Result<orogen::Graph, ExitCode> {
+fn load_graph(args: &GraphArgs) -> Result<orogen::Graph, ExitCode> {
+    let GraphArgs {
+        graph: graph_path,
+        size,
+        seed,
+        set,
+    } = args;
     let overrides: Result<Vec<_>, _> = set.iter().map(|s| parse_set(s)).collect();
     let overrides = overrides.map_err(|e| {
         eprintln!("error: {e}");
         ExitCode::from(EXIT_INVALID)
     })?;
-    if let Some(s) = size {
+    if let Some(s) = *size {
         if !(2..=graph_file::MAX_RESOLUTION as usize).contains(&s) {
             eprintln!(
                 "error: --size {s}: expected a resolution in [2, {}]",
@@ -197,21 +186,15 @@ fn load_graph(
         eprintln!("{d}");
         ExitCode::from(EXIT_INVALID)
     })?;
-    if let Some(s) = seed {
+    if let Some(s) = *seed {
         graph.seed = s;
     }
     Ok(graph)
 }
 
-fn run_build(
-    graph_path: PathBuf,
-    out: PathBuf,
-    size: Option<usize>,
-    seed: Option<u64>,
-    set: &[String],
-    format: Format,
-) -> ExitCode {
-    let graph = match load_graph(&graph_path, size, seed, set) {
+fn run_build(input: &GraphArgs, out: PathBuf, format: Format) -> ExitCode {
+    let (graph_path, size) = (&input.graph, input.size);
+    let graph = match load_graph(input) {
         Ok(g) => g,
         Err(code) => return code,
     };
@@ -250,7 +233,7 @@ fn run_build(
             out_dir: out.clone(),
             format,
             resolution: size,
-            graph_file: Some(&graph_path),
+            graph_file: Some(graph_path),
             cancel,
             progress: Some(&on_progress),
         },
@@ -301,15 +284,13 @@ fn run_build(
 }
 
 fn run_stats(
-    graph_path: &Path,
+    input: &GraphArgs,
     only: Option<&str>,
-    size: Option<usize>,
-    seed: Option<u64>,
-    set: &[String],
     sea_level: Option<f32>,
     bins: usize,
 ) -> ExitCode {
-    let graph = match load_graph(graph_path, size, seed, set) {
+    let (graph_path, size) = (input.graph.as_path(), input.size);
+    let graph = match load_graph(input) {
         Ok(g) => g,
         Err(code) => return code,
     };

@@ -219,6 +219,19 @@ fn suggest(name: &str, options: &[&str]) -> String {
         .unwrap_or_default()
 }
 
+/// `unknown parameter for "noise" (did you mean "octaves"?); its parameters are …`
+fn unknown_name(what: &str, plural: &str, node_type: &str, name: &str, names: &[&str]) -> String {
+    if names.is_empty() {
+        format!("unknown {what} for \"{node_type}\"; it has no {plural}")
+    } else {
+        format!(
+            "unknown {what} for \"{node_type}\"{}; its {plural} are {}",
+            suggest(name, names),
+            quoted_list(names)
+        )
+    }
+}
+
 fn check_keys(
     obj: &Map<String, Value>,
     allowed: &[&str],
@@ -575,19 +588,7 @@ fn parse_node(
                     None => diags.push(Diagnostic::at(
                         nid,
                         field,
-                        format!(
-                            "unknown parameter for \"{}\"{}",
-                            def.spec.id,
-                            if names.is_empty() {
-                                "; it has no parameters".to_owned()
-                            } else {
-                                format!(
-                                    "{}; its parameters are {}",
-                                    suggest(k, &names),
-                                    quoted_list(&names)
-                                )
-                            }
-                        ),
+                        unknown_name("parameter", "parameters", def.spec.id, k, &names),
                     )),
                     Some(pi) => match param_value(&def.params[pi], v) {
                         Ok(pv) => node.params[pi] = pv,
@@ -616,19 +617,7 @@ fn parse_node(
                     None => diags.push(Diagnostic::at(
                         nid,
                         field,
-                        format!(
-                            "unknown input port for \"{}\"{}",
-                            def.spec.id,
-                            if names.is_empty() {
-                                "; it has no inputs".to_owned()
-                            } else {
-                                format!(
-                                    "{}; its inputs are {}",
-                                    suggest(k, &names),
-                                    quoted_list(&names)
-                                )
-                            }
-                        ),
+                        unknown_name("input port", "inputs", def.spec.id, k, &names),
                     )),
                     Some(pi) => {
                         if let Some(r) = parse_ref(v, nid, &field, diags) {

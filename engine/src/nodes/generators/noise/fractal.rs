@@ -9,6 +9,9 @@ use crate::node::{EvalCtx, NodeError};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+/// Rows per parallel work item.
+const BAND: usize = 32;
+
 /// How octaves are combined.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FractalMode {
@@ -65,40 +68,53 @@ pub fn fractal_field(
         .iter()
         .map(|o| o.x.as_ref().map_or(0, OctaveX::columns))
         .collect();
-    field.rows_mut().try_for_each_init(
-        || Scratch::new(n, &columns),
-        |s, (y, row)| {
-            ctx.check_cancel()?;
-            let ym = centres[y];
-            row.fill(0.0);
-            for (i, o) in octaves.iter().enumerate() {
-                let yl = ym * o.freq + o.oy;
-                match (&o.x, mode) {
-                    // fBm over a lattice basis: the kernel adds amp·n straight into the row.
-                    (Some(ox), FractalMode::Fbm) => {
-                        basis.lattice_row(ox, yl, o.seed, i, s, row, Write::Accumulate(o.amp));
-                    }
-                    (x, _) => {
-                        let mut noise = std::mem::take(&mut s.noise);
-                        match x {
-                            Some(ox) => {
-                                basis.lattice_row(ox, yl, o.seed, i, s, &mut noise, Write::Store);
-                            }
-                            None => simplex::row(&o.xs, yl, o.seed, &mut noise),
+    // Fixed bands of rows, each with one scratch: consecutive rows reuse the lattice row
+    // caches, whatever the thread count (rayon's `*_init` would re-create the scratch for
+    // every piece it splits off).
+    field
+        .data_mut()
+        .par_chunks_mut(n * BAND)
+        .enumerate()
+        .try_for_each(|(band, rows)| {
+            let mut scratch = Scratch::new(n, &columns);
+            let s = &mut scratch;
+            for (r, row) in rows.chunks_mut(n).enumerate() {
+                ctx.check_cancel()?;
+                let y = band * BAND + r;
+                let ym = centres[y];
+                row.fill(0.0);
+                for (i, o) in octaves.iter().enumerate() {
+                    let yl = ym * o.freq + o.oy;
+                    match (&o.x, mode) {
+                        // fBm over a lattice basis: the kernel adds amp·n straight into the row.
+                        (Some(ox), FractalMode::Fbm) => {
+                            basis.lattice_row(ox, yl, o.seed, i, s, row, Write::Accumulate(o.amp));
                         }
-                        combine(mode, i, o.amp, offset, &noise, row, &mut s.weight);
-                        s.noise = noise;
+                        (x, _) => {
+                            let mut noise = std::mem::take(&mut s.noise);
+                            match x {
+                                Some(ox) => basis.lattice_row(
+                                    ox,
+                                    yl,
+                                    o.seed,
+                                    i,
+                                    s,
+                                    &mut noise,
+                                    Write::Store,
+                                ),
+                                None => simplex::row(&o.xs, yl, o.seed, &mut noise),
+                            }
+                            combine(mode, i, o.amp, offset, &noise, row, &mut s.weight);
+                            s.noise = noise;
+                        }
                     }
                 }
+                finish(mode, amp_sum, offset, &amps, row, scale, shift);
             }
-            finish(mode, amp_sum, offset, &amps, row, scale, shift);
-            let d = done.fetch_add(1, Ordering::Relaxed) + 1;
-            if d.is_multiple_of(64) {
-                ctx.report(d as f32 / n as f32);
-            }
-            Ok(())
-        },
-    )?;
+            let d = done.fetch_add(rows.len() / n, Ordering::Relaxed) + rows.len() / n;
+            ctx.report(d as f32 / n as f32);
+            Ok::<(), NodeError>(())
+        })?;
     Ok(field)
 }
 
