@@ -2,6 +2,9 @@
 //!
 //! This module knows nothing of graphs or evaluation.
 
+pub mod blur;
+pub mod derive;
+
 use rayon::prelude::*;
 
 /// A row-major grid of `f32` samples: `data[y * width + x]`.
@@ -124,6 +127,33 @@ impl Field {
             .for_each(|(o, (ra, rb))| {
                 for ((o, &x), &y) in o.iter_mut().zip(ra).zip(rb) {
                     *o = f(x, y);
+                }
+            });
+        out
+    }
+
+    /// A new field `f(a, b, c)` sample by sample, in one pass. All fields must have the same size.
+    #[must_use]
+    pub fn zip3_map(
+        a: &Field,
+        b: &Field,
+        c: &Field,
+        f: impl Fn(f32, f32, f32) -> f32 + Sync,
+    ) -> Field {
+        debug_assert_eq!((a.width, a.height), (b.width, b.height));
+        debug_assert_eq!((a.width, a.height), (c.width, c.height));
+        let mut out = Field::filled(a.width, a.height, 0.0);
+        let w = a.width.max(1);
+        out.data
+            .par_chunks_mut(w)
+            .zip(
+                a.data
+                    .par_chunks(w)
+                    .zip(b.data.par_chunks(w).zip(c.data.par_chunks(w))),
+            )
+            .for_each(|(o, (ra, (rb, rc)))| {
+                for (((o, &x), &y), &z) in o.iter_mut().zip(ra).zip(rb).zip(rc) {
+                    *o = f(x, y, z);
                 }
             });
         out

@@ -6,6 +6,7 @@ pub mod filter;
 pub mod generators;
 pub mod io;
 pub mod mask;
+pub mod warp;
 
 use crate::node::Registry;
 
@@ -15,5 +16,6 @@ pub fn register_all(reg: &mut Registry) {
     combine::register(reg);
     filter::register(reg);
     mask::register(reg);
+    warp::register(reg);
     io::register(reg);
 }

@@ -33,10 +33,8 @@ impl Node for Blend {
         let a = inputs.required(0)?;
         let b = inputs.required(1)?;
         let out = if let Some(mask) = inputs.get(2) {
-            let ab = Field::zip_map(a, b, |x, y| x - y);
-            // b + α (a − b) == α a + (1 − α) b
-            let scaled = Field::zip_map(&ab, mask, |d, m| d * m.clamp(0.0, 1.0));
-            Field::zip_map(b, &scaled, |y, s| y + s)
+            // α·a + (1 − α)·b == b + α·(a − b)
+            Field::zip3_map(b, a, mask, super::lerp::lerp)
         } else {
             let alpha = p.alpha as f32;
             Field::zip_map(a, b, |x, y| alpha * x + (1.0 - alpha) * y)

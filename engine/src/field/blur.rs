@@ -1,0 +1,218 @@
+//! Separable blurs whose cost does not depend on the radius, with mirrored borders.
+//!
+//! Borders are half-sample mirrors (… 2 1 0 | 0 1 2 … n−1 | n−1 n−2 …). With a normalised
+//! kernel, every output sample's weights over the mirrored extension sum to one *and* every
+//! input sample's weights over the outputs sum to one, so a blur preserves the field's mean
+//! exactly (up to rounding) — no mass is lost or gained at the edges.
+
+use super::Field;
+use rayon::prelude::*;
+
+/// Index of the half-sample mirror extension: `reflect(-1, n) = 0`, `reflect(n, n) = n − 1`.
+#[inline]
+#[must_use]
+pub fn reflect(i: i64, n: usize) -> usize {
+    let n = n as i64;
+    let m = i.rem_euclid(2 * n);
+    (if m < n { m } else { 2 * n - 1 - m }) as usize
+}
+
+/// The transpose of a field.
+#[must_use]
+pub fn transpose(f: &Field) -> Field {
+    let (w, h) = (f.width(), f.height());
+    let src = f.data();
+    let mut out = Field::filled(h, w, 0.0);
+    out.data_mut()
+        .par_chunks_mut(h.max(1))
+        .enumerate()
+        .for_each(|(x, row)| {
+            for (y, v) in row.iter_mut().enumerate() {
+                *v = src[y * w + x];
+            }
+        });
+    out
+}
+
+/// Box filter of half-width `r` (window `2r + 1`) along one row, any `r`, O(n).
+///
+/// Sums over the mirrored extension come from prefix sums over one period (2n samples) of it.
+fn box_row(row: &[f32], r: usize, prefix: &mut Vec<f64>, out: &mut [f32]) {
+    let n = row.len();
+    if n == 0 {
+        return;
+    }
+    let period = 2 * n;
+    prefix.clear();
+    prefix.push(0.0);
+    let mut acc = 0.0f64;
+    for k in 0..period {
+        acc += f64::from(row[reflect(k as i64, n)]);
+        prefix.push(acc);
+    }
+    let total = prefix[period];
+    let len = 2 * r + 1;
+    let (full, rem) = (len / period, len % period);
+    let inv = 1.0 / len as f64;
+    for (i, o) in out.iter_mut().enumerate() {
+        let s0 = (i as i64 - r as i64).rem_euclid(period as i64) as usize;
+        let partial = if s0 + rem <= period {
+            prefix[s0 + rem] - prefix[s0]
+        } else {
+            (total - prefix[s0]) + prefix[s0 + rem - period]
+        };
+        *o = ((full as f64 * total + partial) * inv) as f32;
+    }
+}
+
+/// Box blur of half-width `r` along rows.
+fn box_rows(f: &Field, r: usize) -> Field {
+    let w = f.width();
+    let mut out = Field::filled(w, f.height(), 0.0);
+    out.data_mut()
+        .par_chunks_mut(w.max(1))
+        .zip(f.data().par_chunks(w.max(1)))
+        .for_each_init(Vec::new, |prefix, (o, row)| box_row(row, r, prefix, o));
+    out
+}
+
+/// Direct convolution along rows with a normalised kernel `k` centred at `k.len() / 2`.
+fn convolve_rows(f: &Field, k: &[f32]) -> Field {
+    let w = f.width();
+    let c = (k.len() / 2) as i64;
+    let mut out = Field::filled(w, f.height(), 0.0);
+    out.data_mut()
+        .par_chunks_mut(w.max(1))
+        .zip(f.data().par_chunks(w.max(1)))
+        .for_each(|(o, row)| {
+            for (i, v) in o.iter_mut().enumerate() {
+                let mut s = 0.0f32;
+                for (j, &kj) in k.iter().enumerate() {
+                    s += kj * row[reflect(i as i64 + j as i64 - c, w)];
+                }
+                *v = s;
+            }
+        });
+    out
+}
+
+/// Widths of three boxes whose stacked variance equals σ² (Kovesi, "Fast almost-Gaussian
+/// filtering", 2010): `m` boxes of width `wl`, the rest `wl + 2`, both odd.
+#[must_use]
+pub fn box_widths(sigma: f64) -> [usize; 3] {
+    let n = 3.0;
+    let ideal = (12.0 * sigma * sigma / n + 1.0).sqrt();
+    let mut wl = ideal.floor() as i64;
+    if wl % 2 == 0 {
+        wl -= 1;
+    }
+    let wl = wl.max(1);
+    let wu = wl + 2;
+    let wlf = wl as f64;
+    let m = ((12.0 * sigma * sigma - n * wlf * wlf - 4.0 * n * wlf - 3.0 * n) / (-4.0 * wlf - 4.0))
+        .round() as i64;
+    std::array::from_fn(|i| {
+        if (i as i64) < m {
+            wl as usize
+        } else {
+            wu as usize
+        }
+    })
+}
+
+/// Below this σ (pixels) the Gaussian is sampled and convolved directly.
+pub const DIRECT_BELOW_PX: f64 = 4.0;
+
+/// Gaussian blur with standard deviation `sigma_px` pixels, separable, mirrored borders.
+///
+/// Below 4 pixels a sampled Gaussian kernel (±3σ, at most 25 taps) is convolved directly —
+/// three odd-width boxes cannot match small σ closely (σ = 2 px: the nearest stacks give
+/// 1.83 or 2.16) — above, three box filters of matched variance run in O(1) per sample
+/// whatever σ.
+#[must_use]
+pub fn gaussian(f: &Field, sigma_px: f64) -> Field {
+    if sigma_px <= 0.0 || f.width() == 0 || f.height() == 0 {
+        return f.clone();
+    }
+    let pass = |g: &Field| -> Field {
+        if sigma_px < DIRECT_BELOW_PX {
+            let r = (3.0 * sigma_px).ceil() as i64;
+            let mut k: Vec<f32> = (-r..=r)
+                .map(|i| (-(i * i) as f64 / (2.0 * sigma_px * sigma_px)).exp() as f32)
+                .collect();
+            let sum: f32 = k.iter().sum();
+            for v in &mut k {
+                *v /= sum;
+            }
+            convolve_rows(g, &k)
+        } else {
+            box_widths(sigma_px)
+                .iter()
+                .fold(g.clone(), |acc, &w| box_rows(&acc, (w - 1) / 2))
+        }
+    };
+    let rows = pass(f);
+    transpose(&pass(&transpose(&rows)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reflect_mirrors_half_sample() {
+        let n = 4;
+        let got: Vec<usize> = (-5..9).map(|i| reflect(i, n)).collect();
+        assert_eq!(got, vec![3, 3, 2, 1, 0, 0, 1, 2, 3, 3, 2, 1, 0, 0]);
+    }
+
+    #[test]
+    fn box_row_matches_naive_for_any_radius() {
+        let row: Vec<f32> = (0..7).map(|i| (i * i % 5) as f32).collect();
+        for r in [0, 1, 3, 6, 7, 13, 40] {
+            let mut out = vec![0.0; 7];
+            box_row(&row, r, &mut Vec::new(), &mut out);
+            for (i, &o) in out.iter().enumerate() {
+                let naive: f32 = (-(r as i64)..=r as i64)
+                    .map(|d| row[reflect(i as i64 + d, 7)])
+                    .sum::<f32>()
+                    / (2 * r + 1) as f32;
+                assert!((o - naive).abs() < 1e-5, "r={r} i={i}: {o} vs {naive}");
+            }
+        }
+    }
+
+    #[test]
+    fn box_widths_match_variance() {
+        // Used from DIRECT_BELOW_PX up; the stacks' σ is within 6% there, and closer as σ grows.
+        for sigma in [4.0, 4.6, 7.3, 10.0, 55.5, 300.0] {
+            let var: f64 = box_widths(sigma)
+                .iter()
+                .map(|&w| ((w * w) as f64 - 1.0) / 12.0)
+                .sum();
+            assert!(
+                (var.sqrt() - sigma).abs() / sigma < 0.06,
+                "σ={sigma}: {}",
+                var.sqrt()
+            );
+        }
+    }
+
+    #[test]
+    fn blur_preserves_mean_and_constant() {
+        let f = Field::from_fn(37, 23, |x, y| ((x * 7 + y * 13) % 11) as f32 - 3.0);
+        let mean =
+            |g: &Field| g.data().iter().map(|&v| f64::from(v)).sum::<f64>() / g.data().len() as f64;
+        for s in [0.5, 1.5, 3.0, 9.0, 80.0] {
+            let b = gaussian(&f, s);
+            assert!(
+                (mean(&b) - mean(&f)).abs() < 1e-4,
+                "σ={s}: {} vs {}",
+                mean(&b),
+                mean(&f)
+            );
+        }
+        let c = gaussian(&Field::filled(16, 9, 2.5), 4.0);
+        assert!(c.data().iter().all(|&v| (v - 2.5).abs() < 1e-5));
+    }
+}

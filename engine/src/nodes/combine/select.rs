@@ -1,0 +1,74 @@
+//! `select`: a where a control terrain is low (or flat), b where it is high (or steep).
+
+use crate::field::derive::slope_deg;
+use crate::field::Field;
+use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
+
+crate::choice_enum! {
+    /// What the threshold applies to.
+    pub enum Criterion { Height = "height", Slope = "slope" }
+}
+
+crate::params! {
+    pub struct SelectParams {
+        /// Select by the control terrain's height or its slope.
+        criterion: Criterion = choice(Criterion::Height),
+        /// Height criterion: threshold as a fraction of the graph's height range.
+        threshold: f64 = float(0.5, [0.0, 1.0], [-100.0, 100.0], ""),
+        /// Slope criterion: threshold in degrees.
+        threshold_deg: f64 = float(30.0, [0.0, 90.0], [0.0, 90.0], "°"),
+        /// Width of the transition: fraction of the height range (height) or degrees (slope).
+        falloff: f64 = float(0.05, [0.0, 0.5], [0.0, 100.0], ""),
+    }
+}
+
+/// Select by threshold.
+pub struct Select;
+
+impl Node for Select {
+    type Params = SelectParams;
+    const SPEC: NodeSpec = NodeSpec {
+        id: "select",
+        label: "Select",
+        category: Category::Combine,
+        version: 1,
+        doc: "Chooses b where the control terrain is above the threshold (height as a fraction of the height range, or slope in degrees computed with the real cell size) and a below it, with a smoothstep transition `falloff` wide centred on the threshold. The control defaults to a.",
+        inputs: &[
+            PortSpec::height("a", "Terrain below the threshold."),
+            PortSpec::height("b", "Terrain above the threshold."),
+            PortSpec::height("control", "Terrain the threshold is tested on (default: a).").optional(),
+        ],
+        outputs: &[PortSpec::height("out", "The selection, in metres.")],
+    };
+
+    fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &SelectParams) -> Result<Vec<Field>, NodeError> {
+        let a = inputs.required(0)?;
+        let b = inputs.required(1)?;
+        let control = inputs.get(2).unwrap_or(a);
+        let (value, t, w) = match p.criterion {
+            Criterion::Height => (
+                control.clone(),
+                ctx.world.relative_to_m(p.threshold) as f32,
+                (p.falloff * ctx.world.height_span_m()) as f32,
+            ),
+            Criterion::Slope => (
+                slope_deg(control, ctx.cell_size_m()),
+                p.threshold_deg as f32,
+                p.falloff as f32,
+            ),
+        };
+        let mask = value.map(|v| step(v, t, w));
+        Ok(vec![Field::zip3_map(a, b, &mask, super::lerp::lerp)])
+    }
+}
+
+/// Smoothstep from 0 at `t − w/2` to 1 at `t + w/2` (a hard step when `w` is 0).
+#[inline]
+#[must_use]
+pub fn step(v: f32, t: f32, w: f32) -> f32 {
+    if w <= 0.0 {
+        return f32::from(u8::from(v >= t));
+    }
+    let x = ((v - t) / w + 0.5).clamp(0.0, 1.0);
+    x * x * (3.0 - 2.0 * x)
+}

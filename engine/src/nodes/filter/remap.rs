@@ -1,0 +1,248 @@
+//! Per-sample remapping filters on heights relative to the graph's height range:
+//! `terrace`, `curve`, `gamma`, `quantize`, `abs`.
+
+use crate::field::Field;
+use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
+
+/// Applies `f` to relative heights r = (h − min)/(max − min) and maps the result back to metres.
+fn remap_relative(
+    ctx: &EvalCtx,
+    inputs: &Inputs,
+    f: impl Fn(f32) -> f32 + Sync,
+) -> Result<Vec<Field>, NodeError> {
+    let lo = ctx.world.height_min_m as f32;
+    let span = ctx.world.height_span_m() as f32;
+    let inv = 1.0 / span;
+    Ok(vec![inputs
+        .required(0)?
+        .map(|h| lo + span * f((h - lo) * inv))])
+}
+
+const IN: &[PortSpec] = &[PortSpec::height("in", "Terrain to remap.")];
+const OUT: &[PortSpec] = &[PortSpec::height("out", "Remapped terrain.")];
+
+crate::params! {
+    pub struct TerraceParams {
+        /// Number of terraces over the height range.
+        steps: u32 = int(8, [2, 32], [1, 1000], ""),
+        /// 0 = no terracing (linear), towards 1 = flat treads and sheer risers.
+        shape: f64 = float(0.7, [0.0, 1.0], [0.0, 1.0], ""),
+    }
+}
+
+/// Terraces.
+pub struct Terrace;
+
+impl Node for Terrace {
+    type Params = TerraceParams;
+    const SPEC: NodeSpec = NodeSpec {
+        id: "terrace",
+        label: "Terrace",
+        category: Category::Filter,
+        version: 1,
+        doc: "Terraces: with t = r·steps (r relative height), k = floor(t), u = t − k, the output is (k + u^p)/steps with p = 1/(1 − 0.99·shape). Continuous (each riser climbs to the next tread); shape 0 is the identity, shape 1 nearly flat treads.",
+        inputs: IN,
+        outputs: OUT,
+    };
+
+    fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &TerraceParams) -> Result<Vec<Field>, NodeError> {
+        let steps = p.steps as f32;
+        let pw = (1.0 / (1.0 - 0.99 * p.shape)) as f32;
+        remap_relative(ctx, inputs, |r| {
+            let t = r * steps;
+            let k = t.floor();
+            (k + (t - k).powf(pw)) / steps
+        })
+    }
+}
+
+crate::params! {
+    pub struct CurveParams {
+        /// Output at relative height 0.
+        y0: f64 = float(0.0, [0.0, 1.0], [-10.0, 10.0], ""),
+        /// Output at relative height 0.25.
+        y1: f64 = float(0.25, [0.0, 1.0], [-10.0, 10.0], ""),
+        /// Output at relative height 0.5.
+        y2: f64 = float(0.5, [0.0, 1.0], [-10.0, 10.0], ""),
+        /// Output at relative height 0.75.
+        y3: f64 = float(0.75, [0.0, 1.0], [-10.0, 10.0], ""),
+        /// Output at relative height 1.
+        y4: f64 = float(1.0, [0.0, 1.0], [-10.0, 10.0], ""),
+    }
+}
+
+/// Monotone curve.
+pub struct Curve;
+
+/// Fritsch–Carlson monotone cubic through `ys` at evenly spaced x in [0, 1]: never
+/// overshoots, and is monotone wherever the control values are.
+#[must_use]
+pub fn monotone_curve(ys: &[f32; 5]) -> impl Fn(f32) -> f32 + Sync + use<> {
+    let h = 0.25f32;
+    let d: Vec<f32> = ys.windows(2).map(|w| (w[1] - w[0]) / h).collect();
+    let mut m = [0.0f32; 5];
+    m[0] = d[0];
+    m[4] = d[3];
+    for i in 1..4 {
+        m[i] = if d[i - 1] * d[i] <= 0.0 {
+            0.0
+        } else {
+            (d[i - 1] + d[i]) / 2.0
+        };
+    }
+    for i in 0..4 {
+        if d[i] == 0.0 {
+            m[i] = 0.0;
+            m[i + 1] = 0.0;
+        } else {
+            let (a, b) = (m[i] / d[i], m[i + 1] / d[i]);
+            let s = a * a + b * b;
+            if s > 9.0 {
+                let t = 3.0 / s.sqrt();
+                m[i] = t * a * d[i];
+                m[i + 1] = t * b * d[i];
+            }
+        }
+    }
+    let ys = *ys;
+    move |r: f32| {
+        let x = r.clamp(0.0, 1.0);
+        let i = ((x / h) as usize).min(3);
+        let t = (x - i as f32 * h) / h;
+        let (t2, t3) = (t * t, t * t * t);
+        (2.0 * t3 - 3.0 * t2 + 1.0) * ys[i]
+            + (t3 - 2.0 * t2 + t) * h * m[i]
+            + (-2.0 * t3 + 3.0 * t2) * ys[i + 1]
+            + (t3 - t2) * h * m[i + 1]
+    }
+}
+
+impl Node for Curve {
+    type Params = CurveParams;
+    const SPEC: NodeSpec = NodeSpec {
+        id: "curve",
+        label: "Curve",
+        category: Category::Filter,
+        version: 1,
+        doc: "A curve through five control values (y0 … y4 at relative heights 0, ¼, ½, ¾, 1), interpolated by a monotone cubic (Fritsch–Carlson): no overshoot, and monotone wherever the control values are. Heights outside the range are clamped to it first.",
+        inputs: IN,
+        outputs: OUT,
+    };
+
+    fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &CurveParams) -> Result<Vec<Field>, NodeError> {
+        let f = monotone_curve(&[
+            p.y0 as f32,
+            p.y1 as f32,
+            p.y2 as f32,
+            p.y3 as f32,
+            p.y4 as f32,
+        ]);
+        remap_relative(ctx, inputs, f)
+    }
+}
+
+crate::params! {
+    pub struct GammaParams {
+        /// Exponent: r' = r^gamma on relative heights (below 1 lifts the lowlands, above 1 deepens them).
+        gamma: f64 = float(1.0, [0.2, 5.0], [0.01, 100.0], ""),
+    }
+}
+
+/// Gamma.
+pub struct Gamma;
+
+impl Node for Gamma {
+    type Params = GammaParams;
+    const SPEC: NodeSpec = NodeSpec {
+        id: "gamma",
+        label: "Gamma / power",
+        category: Category::Filter,
+        version: 1,
+        doc: "r' = max(r, 0)^gamma on relative heights r.",
+        inputs: IN,
+        outputs: OUT,
+    };
+
+    fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &GammaParams) -> Result<Vec<Field>, NodeError> {
+        let g = p.gamma as f32;
+        remap_relative(ctx, inputs, |r| r.max(0.0).powf(g))
+    }
+}
+
+crate::params! {
+    pub struct QuantizeParams {
+        /// Number of levels over the height range.
+        steps: u32 = int(16, [2, 64], [1, 65_536], ""),
+    }
+}
+
+/// Quantize.
+pub struct Quantize;
+
+impl Node for Quantize {
+    type Params = QuantizeParams;
+    const SPEC: NodeSpec = NodeSpec {
+        id: "quantize",
+        label: "Quantize",
+        category: Category::Filter,
+        version: 1,
+        doc: "r' = round(r·steps)/steps on relative heights: hard-edged levels.",
+        inputs: IN,
+        outputs: OUT,
+    };
+
+    fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &QuantizeParams) -> Result<Vec<Field>, NodeError> {
+        let s = p.steps as f32;
+        remap_relative(ctx, inputs, |r| (r * s).round() / s)
+    }
+}
+
+crate::params! {
+    pub struct AbsParams {
+        /// Relative height that acts as the fold line.
+        pivot: f64 = float(0.5, [0.0, 1.0], [-100.0, 100.0], ""),
+    }
+}
+
+/// Absolute value around a pivot.
+pub struct Abs;
+
+impl Node for Abs {
+    type Params = AbsParams;
+    const SPEC: NodeSpec = NodeSpec {
+        id: "abs",
+        label: "Abs (fold)",
+        category: Category::Filter,
+        version: 1,
+        doc: "Folds heights around a pivot: r' = pivot + |r − pivot| (relative heights). Valleys below the pivot become ridges above it — the classic way to turn noise into sharp crests.",
+        inputs: IN,
+        outputs: OUT,
+    };
+
+    fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &AbsParams) -> Result<Vec<Field>, NodeError> {
+        let c = p.pivot as f32;
+        remap_relative(ctx, inputs, |r| c + (r - c).abs())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::monotone_curve;
+
+    #[test]
+    fn curve_passes_through_control_points_and_stays_monotone() {
+        let ys = [0.0, 0.1, 0.15, 0.8, 1.0];
+        let f = monotone_curve(&ys);
+        for (i, &y) in ys.iter().enumerate() {
+            assert!((f(i as f32 * 0.25) - y).abs() < 1e-6);
+        }
+        let mut prev = f(0.0);
+        for k in 1..=1000 {
+            let v = f(k as f32 / 1000.0);
+            assert!(v >= prev - 1e-6, "not monotone at {k}");
+            prev = v;
+        }
+        let id = monotone_curve(&[0.0, 0.25, 0.5, 0.75, 1.0]);
+        assert!((id(0.37) - 0.37).abs() < 1e-6);
+    }
+}

@@ -1,0 +1,37 @@
+//! `sharpen`: unsharp masking — add back the detail a blur removes.
+
+use crate::field::blur::gaussian;
+use crate::field::Field;
+use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
+
+crate::params! {
+    pub struct SharpenParams {
+        /// Radius of the blur that defines "detail", in metres (2σ).
+        radius_m: f64 = float(50.0, [1.0, 500.0], [0.0, 10_000_000.0], "m"),
+        /// How much detail to add: out = h + amount·(h − blur(h)).
+        amount: f64 = float(1.0, [0.0, 3.0], [0.0, 100.0], ""),
+    }
+}
+
+/// Unsharp mask.
+pub struct Sharpen;
+
+impl Node for Sharpen {
+    type Params = SharpenParams;
+    const SPEC: NodeSpec = NodeSpec {
+        id: "sharpen",
+        label: "Sharpen",
+        category: Category::Filter,
+        version: 1,
+        doc: "Unsharp masking: out = h + amount·(h − blur(h)), with the blur of the `blur` node (σ = radius_m / 2). Preserves the mean height.",
+        inputs: &[PortSpec::height("in", "Terrain to sharpen.")],
+        outputs: &[PortSpec::height("out", "Sharpened terrain.")],
+    };
+
+    fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &SharpenParams) -> Result<Vec<Field>, NodeError> {
+        let h = inputs.required(0)?;
+        let b = gaussian(h, p.radius_m / 2.0 / ctx.cell_size_m());
+        let k = p.amount as f32;
+        Ok(vec![Field::zip_map(h, &b, |v, s| v + k * (v - s))])
+    }
+}

@@ -1,0 +1,185 @@
+//! Masks read from a terrain: height band, slope, curvature, aspect.
+
+use crate::field::blur::gaussian;
+use crate::field::derive::{gradient, laplacian, slope_deg};
+use crate::field::Field;
+use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
+use crate::nodes::combine::select::step;
+
+const IN: &[PortSpec] = &[PortSpec::height("in", "Terrain to measure.")];
+
+/// 1 inside [lo, hi], 0 beyond `falloff` outside it, smoothstep between.
+#[inline]
+fn band(v: f32, lo: f32, hi: f32, falloff: f32) -> f32 {
+    if falloff <= 0.0 {
+        return f32::from(u8::from(v >= lo && v <= hi));
+    }
+    let up = step(v, lo - falloff / 2.0, falloff);
+    let down = 1.0 - step(v, hi + falloff / 2.0, falloff);
+    (up * down).clamp(0.0, 1.0)
+}
+
+crate::params! {
+    pub struct HeightMaskParams {
+        /// Bottom of the band, as a fraction of the graph's height range.
+        low: f64 = float(0.3, [0.0, 1.0], [-100.0, 100.0], ""),
+        /// Top of the band, as a fraction of the graph's height range.
+        high: f64 = float(0.7, [0.0, 1.0], [-100.0, 100.0], ""),
+        /// Width of the fade outside the band, as a fraction of the height range.
+        falloff: f64 = float(0.05, [0.0, 0.5], [0.0, 100.0], ""),
+    }
+}
+
+/// Height band mask.
+pub struct HeightMask;
+
+impl Node for HeightMask {
+    type Params = HeightMaskParams;
+    const SPEC: NodeSpec = NodeSpec {
+        id: "height_mask",
+        label: "Height mask",
+        category: Category::Mask,
+        version: 1,
+        doc: "1 where the height lies in [low, high] (fractions of the graph's height range), fading to 0 over `falloff` outside the band (smoothstep).",
+        inputs: IN,
+        outputs: &[PortSpec::mask("out", "The band, in [0, 1].")],
+    };
+
+    fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &HeightMaskParams) -> Result<Vec<Field>, NodeError> {
+        let w = ctx.world;
+        let (lo, hi) = (
+            w.relative_to_m(p.low) as f32,
+            w.relative_to_m(p.high) as f32,
+        );
+        let f = (p.falloff * w.height_span_m()) as f32;
+        Ok(vec![inputs.required(0)?.map(|h| band(h, lo, hi, f))])
+    }
+}
+
+crate::params! {
+    pub struct SlopeMaskParams {
+        /// Lowest slope selected, in degrees.
+        min_deg: f64 = float(30.0, [0.0, 90.0], [0.0, 90.0], "°"),
+        /// Steepest slope selected, in degrees.
+        max_deg: f64 = float(90.0, [0.0, 90.0], [0.0, 90.0], "°"),
+        /// Width of the fade outside [min_deg, max_deg], in degrees.
+        falloff_deg: f64 = float(5.0, [0.0, 30.0], [0.0, 90.0], "°"),
+    }
+}
+
+/// Slope mask.
+pub struct SlopeMask;
+
+impl Node for SlopeMask {
+    type Params = SlopeMaskParams;
+    const SPEC: NodeSpec = NodeSpec {
+        id: "slope_mask",
+        label: "Slope mask",
+        category: Category::Mask,
+        version: 1,
+        doc: "1 where the slope angle lies in [min_deg, max_deg], fading over falloff_deg. Slopes come from central differences of metres over the real cell size (world size / resolution), so a 30° hillside reads 30° at every resolution.",
+        inputs: IN,
+        outputs: &[PortSpec::mask("out", "Slope selection, in [0, 1].")],
+    };
+
+    fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &SlopeMaskParams) -> Result<Vec<Field>, NodeError> {
+        let s = slope_deg(inputs.required(0)?, ctx.cell_size_m());
+        let (lo, hi, f) = (p.min_deg as f32, p.max_deg as f32, p.falloff_deg as f32);
+        Ok(vec![s.map(|v| band(v, lo, hi, f))])
+    }
+}
+
+crate::choice_enum! {
+    /// Which curvature is selected.
+    pub enum CurvatureKind { Convex = "convex", Concave = "concave" }
+}
+
+crate::params! {
+    pub struct CurvatureMaskParams {
+        /// Convex (crests, ridges) or concave (hollows, valleys).
+        kind: CurvatureKind = choice(CurvatureKind::Convex),
+        /// Radius of the smoothing applied before measuring, in metres (the scale of the features measured).
+        scale_m: f64 = float(50.0, [5.0, 500.0], [0.0, 10_000_000.0], "m"),
+        /// Curvature, in degrees of slope change per 100 m, that maps to a full mask.
+        full_deg_per_100m: f64 = float(10.0, [1.0, 90.0], [0.001, 100_000.0], "°"),
+    }
+}
+
+/// Curvature mask.
+pub struct CurvatureMask;
+
+impl Node for CurvatureMask {
+    type Params = CurvatureMaskParams;
+    const SPEC: NodeSpec = NodeSpec {
+        id: "curvature_mask",
+        label: "Curvature mask",
+        category: Category::Mask,
+        version: 1,
+        doc: "Convex or concave areas: the Laplacian of the terrain blurred with radius scale_m (in 1/m: change of slope per metre), negative on crests and positive in hollows, scaled so that full_deg_per_100m degrees of slope change per 100 m gives 1, clamped to [0, 1].",
+        inputs: IN,
+        outputs: &[PortSpec::mask("out", "Curvature selection, in [0, 1].")],
+    };
+
+    fn eval(
+        ctx: &EvalCtx,
+        inputs: &Inputs,
+        p: &CurvatureMaskParams,
+    ) -> Result<Vec<Field>, NodeError> {
+        let cell = ctx.cell_size_m();
+        let smooth = gaussian(inputs.required(0)?, p.scale_m / 2.0 / cell);
+        let lap = laplacian(&smooth, cell);
+        // Slope change per metre that maps to 1.
+        let full = (p.full_deg_per_100m.to_radians().tan() / 100.0) as f32;
+        let sign = match p.kind {
+            CurvatureKind::Convex => -1.0,
+            CurvatureKind::Concave => 1.0,
+        };
+        Ok(vec![lap.map(|l| (sign * l / full).max(0.0).min(1.0))])
+    }
+}
+
+crate::params! {
+    pub struct AspectMaskParams {
+        /// Direction the selected slopes face, in degrees clockwise from north (0 = north, 90 = east; north is the top of the map).
+        direction_deg: f64 = float(180.0, [0.0, 360.0], [-360.0, 720.0], "°"),
+        /// Half-width of the selected sector, in degrees.
+        spread_deg: f64 = float(45.0, [5.0, 180.0], [0.0, 180.0], "°"),
+        /// Slopes flatter than this are ignored (their aspect is noise), in degrees.
+        min_slope_deg: f64 = float(2.0, [0.0, 20.0], [0.0, 90.0], "°"),
+    }
+}
+
+/// Aspect mask.
+pub struct AspectMask;
+
+impl Node for AspectMask {
+    type Params = AspectMaskParams;
+    const SPEC: NodeSpec = NodeSpec {
+        id: "aspect_mask",
+        label: "Aspect mask",
+        category: Category::Mask,
+        version: 1,
+        doc: "Slopes facing a direction (the downhill direction, clockwise from north = top of the map): 1 when facing direction_deg, falling linearly to 0 at ± spread_deg, and faded in between 0 and min_slope_deg of slope so flats are not selected.",
+        inputs: IN,
+        outputs: &[PortSpec::mask("out", "Aspect selection, in [0, 1].")],
+    };
+
+    fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &AspectMaskParams) -> Result<Vec<Field>, NodeError> {
+        let (gx, gy) = gradient(inputs.required(0)?, ctx.cell_size_m());
+        let dir = p.direction_deg as f32;
+        let spread = p.spread_deg.max(1e-6) as f32;
+        let min_t = p.min_slope_deg.to_radians().tan() as f32;
+        Ok(vec![Field::zip_map(&gx, &gy, |a, b| {
+            // Downhill is −∇h; y grows southwards, so north is −y. Bearing clockwise from north.
+            let bearing = (-a).atan2(b).to_degrees();
+            let diff = ((bearing - dir).rem_euclid(360.0) + 180.0).rem_euclid(360.0) - 180.0;
+            let facing = (1.0 - diff.abs() / spread).max(0.0);
+            let steep = if min_t > 0.0 {
+                ((a * a + b * b).sqrt() / min_t).min(1.0)
+            } else {
+                1.0
+            };
+            (facing * steep).clamp(0.0, 1.0)
+        })])
+    }
+}

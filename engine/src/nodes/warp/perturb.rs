@@ -1,0 +1,46 @@
+//! `perturb`: seed 004's perturbation filter — every cell displaced by noise, by at most a
+//! fraction of the map size.
+
+use crate::field::Field;
+use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
+
+crate::params! {
+    pub struct PerturbParams {
+        /// Seed of this node, combined with the graph seed.
+        seed: u32 = seed(0),
+        /// Largest displacement as a fraction of the map size (seed 004's example: 0.02).
+        magnitude: f64 = float(0.02, [0.0, 0.1], [0.0, 1.0], ""),
+        /// Wavelength of the displacement noise, in metres.
+        feature_size_m: f64 = float(1000.0, [50.0, 5000.0], [0.01, 10_000_000.0], "m"),
+        /// Octaves of displacement noise.
+        octaves: u32 = int(3, [1, 8], [1, 16], ""),
+    }
+}
+
+/// Perturbation filter.
+pub struct Perturb;
+
+impl Node for Perturb {
+    type Params = PerturbParams;
+    const SPEC: NodeSpec = NodeSpec {
+        id: "perturb",
+        label: "Perturb",
+        category: Category::Warp,
+        version: 1,
+        doc: "Seed 004's perturbation filter: each cell takes the height found at its position moved by magnitude · world size · (n₁, n₂), where n₁, n₂ are Perlin fBm fields (persistence 0.5) about [−1, 1] — so no cell moves further than magnitude · N cells (0.02 in seed 004's figure). Seed 004 displaces by 3D Perlin noise sampled at (i, j, h); here the two fields are 2D in world metres, so the displacement does not depend on height units and is the same at every resolution. Bilinear sampling, clamped borders.",
+        inputs: &[PortSpec::height("in", "Terrain to perturb.")],
+        outputs: &[PortSpec::height("out", "Perturbed terrain.")],
+    };
+
+    fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &PerturbParams) -> Result<Vec<Field>, NodeError> {
+        let src = inputs.required(0)?;
+        let spec = super::fbm(p.feature_size_m, p.octaves, 0.5);
+        Ok(vec![super::warp_by_noise(
+            ctx,
+            src,
+            p.magnitude * ctx.world.size_m,
+            &spec,
+            p.seed,
+        )?])
+    }
+}
