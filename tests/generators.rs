@@ -1,88 +1,22 @@
 //! Generator tests: golden images, resolution consistency, output ranges, and the fractal
 //! dimension trend of seed 002 Fig. 15.
 
+mod common;
+
 use orogen::build::evaluate_outputs;
-use orogen::field::Field;
 use orogen::graph::{Graph, NodeInstance, PortRef};
-use orogen::io::graph_file;
 use orogen::node::{ParamValue, Registry};
 use orogen::World;
-use std::path::{Path, PathBuf};
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
 
 fn gallery() -> Graph {
-    graph_file::load_file(&repo().join("graphs/gallery.json")).unwrap_or_else(|d| panic!("{d}"))
+    common::load("graphs/gallery.json")
 }
 
-fn to_u16(f: &Field, world: &World) -> Vec<u16> {
-    f.data()
-        .iter()
-        .map(|&h| orogen::io::heightmap::to_u16(h, world))
-        .collect()
-}
-
-/// Each generator in graphs/gallery.json at 256² matches its golden PNG in tests/golden/
-/// within 0.1% of the range at any pixel and 0.01% on average (room for libm differences
-/// between machines; on one machine the result is bit-exact). `OROGEN_BLESS=1` rewrites them.
+/// Each generator in graphs/gallery.json at 256² matches its golden PNG in
+/// tests/golden/generators/ (tolerances in `common::check_goldens`).
 #[test]
 fn golden_image_per_generator() {
-    let g = gallery();
-    let outputs = evaluate_outputs(&g, Some(256)).expect("eval");
-    let bless = std::env::var_os("OROGEN_BLESS").is_some();
-    let mut failures = Vec::new();
-    for (name, field) in &outputs {
-        let kind = g.output_kind(&g.outputs[name]).expect("kind");
-        let frame = match kind {
-            orogen::node::PortKind::Height => g.world,
-            orogen::node::PortKind::Mask => World {
-                height_min_m: 0.0,
-                height_max_m: 1.0,
-                ..g.world
-            },
-        };
-        let path = repo().join(format!("tests/golden/{name}.png"));
-        let got = to_u16(field, &frame);
-        if bless || !path.exists() {
-            orogen::io::heightmap::write(
-                &path,
-                field,
-                &frame,
-                orogen::io::heightmap::Format::Png16,
-            )
-            .expect("write golden");
-            continue;
-        }
-        let (golden, _) = orogen::io::heightmap::read(&path).expect("read golden");
-        let want: Vec<u16> = golden
-            .data()
-            .iter()
-            .map(|v| (v * 65535.0).round() as u16)
-            .collect();
-        let diffs: Vec<u32> = got
-            .iter()
-            .zip(&want)
-            .map(|(a, b)| u32::from(a.abs_diff(*b)))
-            .collect();
-        let max = diffs.iter().copied().max().unwrap_or(0);
-        let mean = diffs.iter().map(|&d| f64::from(d)).sum::<f64>() / diffs.len() as f64;
-        if want.len() != got.len() || max > 66 || mean > 6.6 {
-            let new = path.with_extension("new.png");
-            let _ = orogen::io::heightmap::write(
-                &new,
-                field,
-                &frame,
-                orogen::io::heightmap::Format::Png16,
-            );
-            failures.push(format!(
-                "{name}: max diff {max}, mean {mean:.2} (wrote {})",
-                new.display()
-            ));
-        }
-    }
-    assert!(failures.is_empty(), "{failures:#?}");
+    common::check_goldens(&gallery(), "generators");
 }
 
 /// The same graph at 256² and at 1024² box-downsampled to 256² agrees: mean absolute

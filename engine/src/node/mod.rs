@@ -246,6 +246,14 @@ impl EvalCtx<'_> {
     }
 }
 
+/// Clamps a mask value to [0, 1], mapping NaN to 0 (`f32::clamp` would keep NaN).
+#[inline]
+#[must_use]
+#[allow(clippy::manual_clamp)] // deliberate: max-then-min sends NaN to 0
+pub fn unit(v: f32) -> f32 {
+    v.max(0.0).min(1.0)
+}
+
 /// The SplitMix64 finaliser: a cheap, well-mixed 64-bit hash.
 #[must_use]
 pub fn splitmix64(mut z: u64) -> u64 {

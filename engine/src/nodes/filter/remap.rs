@@ -76,7 +76,6 @@ pub struct Curve;
 
 /// Fritsch–Carlson monotone cubic through `ys` at evenly spaced x in [0, 1]: never
 /// overshoots, and is monotone wherever the control values are.
-#[must_use]
 pub fn monotone_curve(ys: &[f32; 5]) -> impl Fn(f32) -> f32 + Sync + use<> {
     let h = 0.25f32;
     let d: Vec<f32> = ys.windows(2).map(|w| (w[1] - w[0]) / h).collect();
@@ -87,7 +86,7 @@ pub fn monotone_curve(ys: &[f32; 5]) -> impl Fn(f32) -> f32 + Sync + use<> {
         m[i] = if d[i - 1] * d[i] <= 0.0 {
             0.0
         } else {
-            (d[i - 1] + d[i]) / 2.0
+            f32::midpoint(d[i - 1], d[i])
         };
     }
     for i in 0..4 {

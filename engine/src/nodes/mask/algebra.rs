@@ -139,7 +139,7 @@ impl Node for MaskBlur {
 
     fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &MaskBlurParams) -> Result<Vec<Field>, NodeError> {
         let b = gaussian(inputs.required(0)?, p.radius_m / 2.0 / ctx.cell_size_m());
-        Ok(vec![b.map(|v| v.max(0.0).min(1.0))])
+        Ok(vec![b.map(crate::node::unit)])
     }
 }
 

@@ -134,7 +134,7 @@ impl Node for CurvatureMask {
             CurvatureKind::Convex => -1.0,
             CurvatureKind::Concave => 1.0,
         };
-        Ok(vec![lap.map(|l| (sign * l / full).max(0.0).min(1.0))])
+        Ok(vec![lap.map(|l| crate::node::unit(sign * l / full))])
     }
 }
 

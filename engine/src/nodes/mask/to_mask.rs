@@ -34,8 +34,7 @@ impl Node for ToMask {
         // `max(0.0)` before `min(1.0)` also maps NaN to 0: masks must stay in [0, 1].
         let out = if hi > lo {
             let inv = 1.0 / (hi - lo);
-            #[allow(clippy::manual_clamp)] // clamp would keep NaN; max/min maps it to 0
-            input.map(|h| ((h - lo) * inv).max(0.0).min(1.0))
+            input.map(|h| crate::node::unit((h - lo) * inv))
         } else {
             input.map(|h| f32::from(u8::from(h >= lo)))
         };

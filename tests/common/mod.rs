@@ -1,0 +1,71 @@
+//! Helpers shared by the test files: repository paths and golden-image comparison.
+
+#![allow(dead_code)]
+
+use orogen::build::evaluate_outputs;
+use orogen::graph::Graph;
+use orogen::io::graph_file;
+use orogen::io::heightmap::{self, Format};
+use orogen::node::PortKind;
+use orogen::World;
+use std::path::{Path, PathBuf};
+
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+pub fn load(rel: &str) -> Graph {
+    graph_file::load_file(&repo().join(rel)).unwrap_or_else(|d| panic!("{d}"))
+}
+
+/// Every output of `graph` at 256² matches `tests/golden/<dir>/<output>.png` within 0.1% of
+/// the range at any pixel and 0.01% on average (room for libm differences between machines;
+/// on one machine results are bit-exact). Missing goldens are written; `OROGEN_BLESS=1`
+/// rewrites all; a mismatch writes `<output>.new.png` beside the golden.
+pub fn check_goldens(graph: &Graph, dir: &str) {
+    let outputs = evaluate_outputs(graph, Some(256)).expect("eval");
+    let bless = std::env::var_os("OROGEN_BLESS").is_some();
+    let mut failures = Vec::new();
+    for (name, field) in &outputs {
+        let frame = match graph.output_kind(&graph.outputs[name]).expect("kind") {
+            PortKind::Height => graph.world,
+            PortKind::Mask => World {
+                height_min_m: 0.0,
+                height_max_m: 1.0,
+                ..graph.world
+            },
+        };
+        let path = repo().join(format!("tests/golden/{dir}/{name}.png"));
+        let got: Vec<u16> = field
+            .data()
+            .iter()
+            .map(|&h| heightmap::to_u16(h, &frame))
+            .collect();
+        if bless || !path.exists() {
+            heightmap::write(&path, field, &frame, Format::Png16).expect("write golden");
+            continue;
+        }
+        let (golden, _) = heightmap::read(&path).expect("read golden");
+        let want: Vec<u16> = golden
+            .data()
+            .iter()
+            .map(|v| (v * 65535.0).round() as u16)
+            .collect();
+        let diffs: Vec<u32> = got
+            .iter()
+            .zip(&want)
+            .map(|(a, b)| u32::from(a.abs_diff(*b)))
+            .collect();
+        let max = diffs.iter().copied().max().unwrap_or(0);
+        let mean = diffs.iter().map(|&d| f64::from(d)).sum::<f64>() / diffs.len().max(1) as f64;
+        if want.len() != got.len() || max > 66 || mean > 6.6 {
+            let new = path.with_extension("new.png");
+            let _ = heightmap::write(&new, field, &frame, Format::Png16);
+            failures.push(format!(
+                "{name}: max diff {max}, mean {mean:.2} (wrote {})",
+                new.display()
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
