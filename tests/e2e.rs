@@ -1,6 +1,6 @@
 //! End-to-end tests over `graphs/`, `tests/data/` and the `orogen` CLI.
 
-use orogen::build::{build, evaluate_outputs, BuildOptions};
+use orogen::build::{build, evaluate_outputs, BuildOptions, Exports};
 use orogen::eval::{CancelToken, EvalOptions, Evaluator, NodeStatus, Targets};
 use orogen::graph::{Graph, NodeInstance, PortRef};
 use orogen::io::graph_file;
@@ -188,7 +188,7 @@ fn every_example_graph_builds() {
             &graph,
             &BuildOptions {
                 out_dir: dir.path().to_path_buf(),
-                format: Format::Png16,
+                exports: Exports::default(),
                 resolution: Some(128),
                 graph_file: Some(&path),
                 cancel: CancelToken::new(),
@@ -516,7 +516,10 @@ fn import_reads_back_a_built_heightmap() {
             &src,
             &BuildOptions {
                 out_dir: out.clone(),
-                format,
+                exports: Exports {
+                    formats: vec![format],
+                    ..Exports::default()
+                },
                 resolution: Some(64),
                 graph_file: None,
                 cancel: CancelToken::new(),

@@ -9,16 +9,86 @@ use crate::graph::{Diagnostic, Graph};
 use crate::io::atomic::write_bytes_atomic;
 use crate::io::graph_file;
 use crate::io::heightmap::{self, Format};
-use crate::io::manifest::{GraphInfo, Manifest, OutputEntry, WorldInfo};
+use crate::io::manifest::{FileEntry, GraphInfo, Manifest, OutputEntry, WorldInfo};
+use crate::io::mesh::Mesh;
+use crate::io::render::{self, Colormap, NormalY};
 use crate::node::PortKind;
 use crate::World;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+/// A game-engine preset: sizes, formats and the numbers to type into the engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Preset {
+    /// Unity terrain: 2ⁿ + 1 samples (33 … 4097), RAW16 little-endian, rows south to north.
+    Unity,
+    /// Unreal landscape: recommended sizes (127 … 8129), 16-bit PNG, Z scale in the manifest.
+    Unreal,
+    /// Godot: 2ⁿ + 1 samples, 32-bit float EXR in metres.
+    Godot,
+}
+
+impl Preset {
+    /// Sizes the engine accepts, ascending.
+    #[must_use]
+    pub fn sizes(self) -> &'static [usize] {
+        match self {
+            Preset::Unity | Preset::Godot => &[33, 65, 129, 257, 513, 1025, 2049, 4097],
+            Preset::Unreal => &[127, 253, 505, 1009, 2017, 4033, 8129],
+        }
+    }
+
+    /// The accepted size closest to `n` (ties go up).
+    #[must_use]
+    pub fn size_for(self, n: usize) -> usize {
+        let s = self.sizes();
+        s.iter()
+            .copied()
+            .min_by_key(|&v| (v.abs_diff(n), std::cmp::Reverse(v)))
+            .unwrap_or(s[0])
+    }
+}
+
+/// A mesh file format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum MeshFormat {
+    Obj,
+    Glb,
+}
+
+/// Everything a build writes besides the graph evaluation itself.
+#[derive(Clone, Debug)]
+pub struct Exports {
+    /// Heightmap formats written for every output (ignored with a preset).
+    pub formats: Vec<Format>,
+    pub preset: Option<Preset>,
+    /// A colormapped, hillshaded `<output>.preview.png` per output.
+    pub preview: Option<Colormap>,
+    /// A tangent-space `<output>.normal.png` per height output: (bits 8 or 16, Y convention).
+    pub normal_map: Option<(u8, NormalY)>,
+    /// A mesh per height output, keeping every `step`-th sample.
+    pub mesh: Option<(MeshFormat, usize)>,
+    /// Splat maps: `(file stem, up to four mask outputs, normalise to sum 1)`.
+    pub splats: Vec<(String, Vec<String>, bool)>,
+}
+
+impl Default for Exports {
+    fn default() -> Self {
+        Self {
+            formats: vec![Format::Png16],
+            preset: None,
+            preview: None,
+            normal_map: None,
+            mesh: None,
+            splats: Vec::new(),
+        }
+    }
+}
+
 /// What to build.
 pub struct BuildOptions<'a> {
     pub out_dir: PathBuf,
-    pub format: Format,
+    pub exports: Exports,
     /// Samples per side; `None` uses the graph's resolution.
     pub resolution: Option<usize>,
     /// The graph file's folder (for relative paths in parameters) and its name for the manifest.
@@ -41,6 +111,8 @@ pub enum BuildError {
     },
     #[error("{0}")]
     Heightmap(#[from] heightmap::HeightmapError),
+    #[error("splat map \"{0}\": {1}")]
+    Splat(String, String),
 }
 
 /// What a build did.
@@ -68,12 +140,42 @@ pub fn build(graph: &Graph, opts: &BuildOptions) -> Result<BuildReport, BuildErr
         return Err(BuildError::NoOutputs);
     }
     let base_dir = opts.graph_file.and_then(Path::parent);
+    let ex = &opts.exports;
+    let resolution = match ex.preset {
+        Some(p) => Some(p.size_for(opts.resolution.unwrap_or(graph.resolution))),
+        None => opts.resolution,
+    };
+    for (stem, names, _) in &ex.splats {
+        if names.is_empty() || names.len() > 4 {
+            return Err(BuildError::Splat(
+                stem.clone(),
+                format!("needs 1 to 4 mask outputs, got {}", names.len()),
+            ));
+        }
+        for n in names {
+            match graph.outputs.get(n).and_then(|r| graph.output_kind(r)) {
+                Some(PortKind::Mask) => {}
+                Some(PortKind::Height) => {
+                    return Err(BuildError::Splat(
+                        stem.clone(),
+                        format!("output \"{n}\" is a height, not a mask"),
+                    ))
+                }
+                None => {
+                    return Err(BuildError::Splat(
+                        stem.clone(),
+                        format!("no output \"{n}\""),
+                    ))
+                }
+            }
+        }
+    }
     let mut evaluator = Evaluator::new();
     let eval = evaluator
         .evaluate(
             graph,
             &EvalOptions {
-                resolution: opts.resolution,
+                resolution,
                 targets: Targets::Outputs,
                 cancel: opts.cancel.clone(),
                 progress: opts.progress,
@@ -88,7 +190,25 @@ pub fn build(graph: &Graph, opts: &BuildOptions) -> Result<BuildReport, BuildErr
     })?;
 
     let mut outputs = Vec::new();
+    let mut files = Vec::new();
     let mut failed_outputs = Vec::new();
+    let cell = graph.world.cell_size_m(eval.resolution);
+    let formats: Vec<Format> = match ex.preset {
+        Some(Preset::Unity) => vec![Format::R16],
+        Some(Preset::Unreal) => vec![Format::Png16],
+        Some(Preset::Godot) => vec![Format::Exr],
+        None => ex.formats.clone(),
+    };
+    let mut write = |file: String, role: &str, bytes: &[u8]| -> Result<String, BuildError> {
+        heightmap::write_bytes(&opts.out_dir.join(&file), bytes)?;
+        let hash = blake3::hash(bytes).to_hex().to_string();
+        files.push(FileEntry {
+            file: file.clone(),
+            role: role.to_owned(),
+            hash: hash.clone(),
+        });
+        Ok(hash)
+    };
     for (name, r) in &graph.outputs {
         let Some(field) = eval.field(graph, r) else {
             failed_outputs.push(name.clone());
@@ -108,10 +228,71 @@ pub fn build(graph: &Graph, opts: &BuildOptions) -> Result<BuildReport, BuildErr
                 ..graph.world
             },
         };
-        let file = format!("{name}.{}", opts.format.extension());
-        let path = opts.out_dir.join(&file);
-        let bytes = heightmap::write(&path, &field, &frame, opts.format)?;
+        let mut primary = None;
+        for &format in &formats {
+            let (file, bytes) = if ex.preset == Some(Preset::Unity) {
+                // Unity reads row 0 of a RAW heightmap as z = 0 (south): write rows south to north.
+                let mut flipped = Vec::with_capacity(field.data().len());
+                for row in field.data().chunks(field.width()).rev() {
+                    flipped.extend_from_slice(row);
+                }
+                let f = Field::from_vec(field.width(), field.height(), flipped)
+                    .unwrap_or_else(|| (*field).clone());
+                (
+                    format!("{name}.raw"),
+                    heightmap::encode(&f, &frame, format).map_err(|source| BuildError::Write {
+                        path: name.clone(),
+                        source,
+                    })?,
+                )
+            } else {
+                (
+                    format!("{name}.{}", format.extension()),
+                    heightmap::encode(&field, &frame, format).map_err(|source| {
+                        BuildError::Write {
+                            path: name.clone(),
+                            source,
+                        }
+                    })?,
+                )
+            };
+            let hash = write(file.clone(), format.name(), &bytes)?;
+            primary.get_or_insert((file, hash));
+        }
+        if let Some(map) = ex.preview {
+            let (lo, hi) = render::display_range(&frame);
+            let relief = (kind == PortKind::Height).then_some((&*field, cell));
+            let rgb = render::preview_rgb(&field, lo, hi, map, relief);
+            write(
+                format!("{name}.preview.png"),
+                "preview",
+                &encode_png_rgb8(field.width(), field.height(), rgb)?,
+            )?;
+        }
+        if kind == PortKind::Height {
+            if let Some((bits, y)) = ex.normal_map {
+                let n = render::normals(&field, cell, y);
+                let bytes = encode_normal_png(field.width(), field.height(), &n, bits)?;
+                write(format!("{name}.normal.png"), "normal map", &bytes)?;
+            }
+            if let Some((mf, step)) = ex.mesh {
+                let mesh = Mesh::from_field(&field, cell, step);
+                match mf {
+                    MeshFormat::Glb => write(format!("{name}.glb"), "mesh", &mesh.to_glb())?,
+                    MeshFormat::Obj => {
+                        let mut text = Vec::new();
+                        mesh.write_obj(&mut text)
+                            .map_err(|source| BuildError::Write {
+                                path: name.clone(),
+                                source,
+                            })?;
+                        write(format!("{name}.obj"), "mesh", &text)?
+                    }
+                };
+            }
+        }
         let (min, max) = field.min_max().unwrap_or((f32::NAN, f32::NAN));
+        let (file, hash) = primary.unwrap_or_default();
         outputs.push(OutputEntry {
             name: name.clone(),
             source: r.to_string(),
@@ -121,10 +302,31 @@ pub fn build(graph: &Graph, opts: &BuildOptions) -> Result<BuildReport, BuildErr
             height: field.height(),
             min,
             max,
-            hash: blake3::hash(&bytes).to_hex().to_string(),
+            range_m: [frame.height_min_m, frame.height_max_m],
+            hash,
         });
     }
-
+    for (stem, names, normalize) in &ex.splats {
+        let fields: Vec<_> = names
+            .iter()
+            .filter_map(|n| eval.field(graph, &graph.outputs[n]))
+            .collect();
+        if fields.len() != names.len() {
+            failed_outputs.push(stem.clone());
+            continue;
+        }
+        let refs: Vec<&Field> = fields.iter().map(|f| &**f).collect();
+        let rgba = render::splat_rgba(&refs, *normalize);
+        let img = image::RgbaImage::from_raw(refs[0].width() as u32, refs[0].height() as u32, rgba)
+            .ok_or_else(|| BuildError::Splat(stem.clone(), "size mismatch".into()))?;
+        let mut bytes = Vec::new();
+        img.write_to(
+            &mut std::io::Cursor::new(&mut bytes),
+            image::ImageFormat::Png,
+        )
+        .map_err(|e| BuildError::Splat(stem.clone(), e.to_string()))?;
+        write(format!("{stem}.splat.png"), "splat map", &bytes)?;
+    }
     let errors: BTreeMap<String, String> = eval
         .status
         .iter()
@@ -157,8 +359,10 @@ pub fn build(graph: &Graph, opts: &BuildOptions) -> Result<BuildReport, BuildErr
             height_max_m: graph.world.height_max_m,
             cell_size_m: graph.world.cell_size_m(eval.resolution),
         },
-        format: opts.format.name().to_owned(),
+        formats: formats.iter().map(|f| f.name().to_owned()).collect(),
+        preset: ex.preset.map(|p| preset_info(p, graph, eval.resolution)),
         outputs,
+        files,
         errors,
         timings_ms: eval
             .timings
@@ -179,6 +383,82 @@ pub fn build(graph: &Graph, opts: &BuildOptions) -> Result<BuildReport, BuildErr
         eval,
         failed_outputs,
     })
+}
+
+fn encode_png_rgb8(w: usize, h: usize, rgb: Vec<u8>) -> Result<Vec<u8>, BuildError> {
+    let img =
+        image::RgbImage::from_raw(w as u32, h as u32, rgb).ok_or_else(|| BuildError::Write {
+            path: "preview".into(),
+            source: std::io::Error::other("size mismatch"),
+        })?;
+    let mut bytes = Vec::new();
+    img.write_to(
+        &mut std::io::Cursor::new(&mut bytes),
+        image::ImageFormat::Png,
+    )
+    .map_err(|e| BuildError::Write {
+        path: "preview".into(),
+        source: std::io::Error::other(e),
+    })?;
+    Ok(bytes)
+}
+
+fn encode_normal_png(w: usize, h: usize, n: &[[f32; 3]], bits: u8) -> Result<Vec<u8>, BuildError> {
+    let err = |e: String| BuildError::Write {
+        path: "normal map".into(),
+        source: std::io::Error::other(e),
+    };
+    let mut bytes = Vec::new();
+    let cursor = &mut std::io::Cursor::new(&mut bytes);
+    if bits == 16 {
+        let px: Vec<u16> = n
+            .iter()
+            .flat_map(|v| v.map(|c| render::encode_unit(c, 65535.0)))
+            .collect();
+        let img = image::ImageBuffer::<image::Rgb<u16>, Vec<u16>>::from_raw(w as u32, h as u32, px)
+            .ok_or_else(|| err("size".into()))?;
+        img.write_to(cursor, image::ImageFormat::Png)
+            .map_err(|e| err(e.to_string()))?;
+    } else {
+        let px: Vec<u8> = n
+            .iter()
+            .flat_map(|v| v.map(|c| render::encode_unit(c, 255.0) as u8))
+            .collect();
+        let img =
+            image::RgbImage::from_raw(w as u32, h as u32, px).ok_or_else(|| err("size".into()))?;
+        img.write_to(cursor, image::ImageFormat::Png)
+            .map_err(|e| err(e.to_string()))?;
+    }
+    Ok(bytes)
+}
+
+/// The numbers to enter in the engine, recorded in the manifest.
+fn preset_info(p: Preset, graph: &Graph, resolution: usize) -> serde_json::Value {
+    let w = graph.world;
+    let span = w.height_span_m();
+    match p {
+        Preset::Unity => serde_json::json!({
+            "engine": "unity",
+            "heightmap_resolution": resolution,
+            "file_format": "RAW16, little-endian (Windows byte order), rows from south (z = 0) to north",
+            "terrain_size_m": { "width": w.size_m, "height": span, "length": w.size_m },
+            "terrain_position_y_m": w.height_min_m,
+        }),
+        Preset::Unreal => serde_json::json!({
+            "engine": "unreal",
+            "landscape_resolution": resolution,
+            "file_format": "16-bit grayscale PNG, top row = north",
+            // Unreal maps the 16-bit range to 512 m at Z scale 100 (cm units): scale = span / 5.12.
+            "scale_cm": { "x": w.cell_size_m(resolution) * 100.0, "y": w.cell_size_m(resolution) * 100.0, "z": span * 100.0 / 512.0 },
+            "location_z_cm": f64::midpoint(w.height_min_m, w.height_max_m) * 100.0,
+        }),
+        Preset::Godot => serde_json::json!({
+            "engine": "godot",
+            "heightmap_resolution": resolution,
+            "file_format": "OpenEXR, one 32-bit float channel Y, metres (import with height scale 1)",
+            "cell_size_m": w.cell_size_m(resolution),
+        }),
+    }
 }
 
 /// Convenience for tests and benches: evaluate all outputs in memory.

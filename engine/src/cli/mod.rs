@@ -6,10 +6,11 @@
 use anyhow::anyhow;
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
-use orogen::build::{build, BuildError, BuildOptions};
+use orogen::build::{build, BuildError, BuildOptions, Exports, MeshFormat, Preset};
 use orogen::eval::{CancelToken, ProgressEvent};
 use orogen::io::graph_file;
 use orogen::io::heightmap::Format;
+use orogen::io::render::{Colormap, NormalY};
 use orogen::node::Registry;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -41,9 +42,8 @@ enum Command {
         /// Output folder.
         #[arg(short, long, default_value = "out")]
         out: PathBuf,
-        /// File format of the outputs.
-        #[arg(long, value_enum, default_value = "png16")]
-        format: Format,
+        #[command(flatten)]
+        exports: ExportArgs,
     },
     /// Validate graph files and report every problem.
     Check {
@@ -71,6 +71,80 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// What `build` writes besides the heightmaps' evaluation.
+#[derive(clap::Args)]
+struct ExportArgs {
+    /// Heightmap formats, comma-separated (png16, exr, r16, f32, tiff16).
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "png16")]
+    format: Vec<Format>,
+    /// Game-engine preset: size, format and manifest numbers for unity, unreal or godot (overrides --format and rounds --size to a size the engine accepts).
+    #[arg(long, value_enum)]
+    preset: Option<Preset>,
+    /// Colormap of the rendered, hillshaded preview written per output (`<output>.preview.png`).
+    #[arg(long, value_enum, default_value = "terrain")]
+    preview: Colormap,
+    /// Do not write previews.
+    #[arg(long)]
+    no_preview: bool,
+    /// Write a tangent-space normal map per height output (`<output>.normal.png`).
+    #[arg(long)]
+    normal_map: bool,
+    /// Normal map bit depth: 8 or 16.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u8).range(8..=16))]
+    normal_bits: u8,
+    /// Normal map green channel: opengl (Y up: Unity, Godot, Blender) or directx (Y down: Unreal).
+    #[arg(long, value_enum, default_value = "opengl")]
+    normal_y: NormalY,
+    /// Write a mesh per height output.
+    #[arg(long, value_enum)]
+    mesh: Option<MeshFormat>,
+    /// Mesh decimation: keep every N-th sample (1 = full resolution).
+    #[arg(long, default_value_t = 1)]
+    mesh_step: usize,
+    /// Splat map: NAME=MASK1,MASK2[,MASK3[,MASK4]] packs up to four mask outputs into NAME.splat.png (RGBA). Repeatable.
+    #[arg(long = "splat", value_name = "NAME=MASKS")]
+    splat: Vec<String>,
+    /// Normalise splat weights to sum to 1 where any is positive.
+    #[arg(long)]
+    splat_normalize: bool,
+}
+
+impl ExportArgs {
+    fn exports(&self) -> anyhow::Result<Exports> {
+        let splats = self
+            .splat
+            .iter()
+            .map(|s| {
+                let (name, masks) = s
+                    .split_once('=')
+                    .ok_or_else(|| anyhow!("--splat {s}: expected NAME=MASK1,MASK2,…"))?;
+                Ok((
+                    name.to_owned(),
+                    masks.split(',').map(str::to_owned).collect(),
+                    self.splat_normalize,
+                ))
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        if self.normal_bits != 8 && self.normal_bits != 16 {
+            return Err(anyhow!(
+                "--normal-bits must be 8 or 16, got {}",
+                self.normal_bits
+            ));
+        }
+        if self.mesh_step == 0 {
+            return Err(anyhow!("--mesh-step must be at least 1"));
+        }
+        Ok(Exports {
+            formats: self.format.clone(),
+            preset: self.preset,
+            preview: (!self.no_preview).then_some(self.preview),
+            normal_map: self.normal_map.then_some((self.normal_bits, self.normal_y)),
+            mesh: self.mesh.map(|m| (m, self.mesh_step)),
+            splats,
+        })
+    }
 }
 
 /// The graph to evaluate and how: shared by `build` and `stats`.
@@ -136,7 +210,11 @@ pub fn main() -> ExitCode {
             }
             ExitCode::from(if ok { 0 } else { EXIT_INVALID })
         }
-        Command::Build { input, out, format } => run_build(&input, out, format),
+        Command::Build {
+            input,
+            out,
+            exports,
+        } => run_build(&input, out, &exports),
         Command::Stats {
             input,
             output,
@@ -192,7 +270,14 @@ fn load_graph(args: &GraphArgs) -> Result<orogen::Graph, ExitCode> {
     Ok(graph)
 }
 
-fn run_build(input: &GraphArgs, out: PathBuf, format: Format) -> ExitCode {
+fn run_build(input: &GraphArgs, out: PathBuf, export_args: &ExportArgs) -> ExitCode {
+    let exports = match export_args.exports() {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(EXIT_INVALID);
+        }
+    };
     let (graph_path, size) = (&input.graph, input.size);
     let graph = match load_graph(input) {
         Ok(g) => g,
@@ -231,7 +316,7 @@ fn run_build(input: &GraphArgs, out: PathBuf, format: Format) -> ExitCode {
         &graph,
         &BuildOptions {
             out_dir: out.clone(),
-            format,
+            exports,
             resolution: size,
             graph_file: Some(graph_path),
             cancel,
@@ -269,7 +354,7 @@ fn run_build(input: &GraphArgs, out: PathBuf, format: Format) -> ExitCode {
                 ExitCode::from(EXIT_FAILED)
             }
         }
-        Err(e @ (BuildError::Invalid(_) | BuildError::NoOutputs)) => {
+        Err(e @ (BuildError::Invalid(_) | BuildError::NoOutputs | BuildError::Splat(..))) => {
             eprintln!("{}: {e}", graph_path.display());
             ExitCode::from(EXIT_INVALID)
         }

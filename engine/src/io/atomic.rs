@@ -15,9 +15,16 @@ pub fn write_atomic(
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".orogen-tmp-")
-        .tempfile_in(dir)?;
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".orogen-tmp-");
+    // Temporary files are private (0600) by default; the finished file should be readable
+    // like any other output (0644, further limited by the umask on creation).
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o644));
+    }
+    let mut tmp = builder.tempfile_in(dir)?;
     {
         let mut w = BufWriter::new(tmp.as_file_mut());
         write(&mut w)?;
@@ -36,6 +43,17 @@ pub fn write_bytes_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn written_files_are_readable_by_others() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join("a.txt");
+        write_bytes_atomic(&p, b"x").expect("write");
+        let mode = std::fs::metadata(&p).expect("meta").permissions().mode() & 0o777;
+        assert_eq!(mode & 0o044, 0o044, "mode {mode:o}");
+    }
 
     #[test]
     fn failed_write_keeps_previous_file_and_leaves_no_temp() {

@@ -21,6 +21,8 @@ pub enum Format {
     R16,
     /// Headerless 32-bit little-endian IEEE float, row-major, metres.
     F32,
+    /// 16-bit grayscale TIFF over the graph's height range.
+    Tiff16,
 }
 
 impl Format {
@@ -31,6 +33,7 @@ impl Format {
             Format::Exr => "exr",
             Format::R16 => "r16",
             Format::F32 => "f32",
+            Format::Tiff16 => "tif",
         }
     }
 
@@ -41,6 +44,7 @@ impl Format {
             Format::Exr => "exr",
             Format::R16 => "r16",
             Format::F32 => "f32",
+            Format::Tiff16 => "tiff16",
         }
     }
 }
@@ -82,7 +86,7 @@ fn encode_into(w: &mut impl Write, field: &Field, world: &World, format: Format)
             let bytes: Vec<u8> = field.data().iter().flat_map(|h| h.to_le_bytes()).collect();
             w.write_all(&bytes)
         }
-        Format::Png16 => {
+        Format::Png16 | Format::Tiff16 => {
             let pixels: Vec<u16> = field.data().iter().map(|&h| to_u16(h, world)).collect();
             let img = image::ImageBuffer::<image::Luma<u16>, Vec<u16>>::from_raw(
                 field.width() as u32,
@@ -90,8 +94,13 @@ fn encode_into(w: &mut impl Write, field: &Field, world: &World, format: Format)
                 pixels,
             )
             .ok_or_else(|| io::Error::other("image size mismatch"))?;
+            let kind = if format == Format::Png16 {
+                image::ImageFormat::Png
+            } else {
+                image::ImageFormat::Tiff
+            };
             let mut buf = Vec::new();
-            img.write_to(&mut io::Cursor::new(&mut buf), image::ImageFormat::Png)
+            img.write_to(&mut io::Cursor::new(&mut buf), kind)
                 .map_err(io::Error::other)?;
             w.write_all(&buf)
         }
@@ -148,7 +157,15 @@ pub enum SampleScale {
     Raw,
 }
 
-/// Reads an 8/16-bit PNG (grayscale or colour: the luma is used) or an EXR (channel `Y`,
+/// Writes any bytes atomically, mapping the error to this module's.
+pub fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), HeightmapError> {
+    write_atomic(path, |w| w.write_all(bytes)).map_err(|source| HeightmapError::Io {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+/// Reads an 8/16-bit PNG or TIFF (grayscale or colour: the luma is used) or an EXR (channel `Y`,
 /// else `R`, else the first channel).
 pub fn read(path: &Path) -> Result<(Field, SampleScale), HeightmapError> {
     let p = path.display().to_string();
@@ -226,7 +243,7 @@ mod tests {
         let w = world();
         let f = Field::from_fn(17, 9, |x, y| -100.0 + ((x * 37 + y * 91) % 1000) as f32);
         let dir = tempfile::tempdir().expect("tempdir");
-        for fmt in [Format::Png16, Format::Exr] {
+        for fmt in [Format::Png16, Format::Exr, Format::Tiff16] {
             let p = dir.path().join(format!("h.{}", fmt.extension()));
             write(&p, &f, &w, fmt).expect("write");
             let (back, scale) = read(&p).expect("read");

@@ -12,8 +12,14 @@ pub struct Manifest {
     pub seed: u64,
     pub resolution: usize,
     pub world: WorldInfo,
-    pub format: String,
+    /// Heightmap formats written for every output.
+    pub formats: Vec<String>,
+    /// Engine preset and the numbers to enter in the engine, if one was chosen.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preset: Option<serde_json::Value>,
     pub outputs: Vec<OutputEntry>,
+    /// Every file written, with its role and BLAKE3 hash.
+    pub files: Vec<FileEntry>,
     /// Failed or skipped nodes with their messages.
     pub errors: BTreeMap<String, String>,
     /// Wall time per computed node in milliseconds (varies from run to run).
@@ -48,6 +54,18 @@ pub struct OutputEntry {
     pub height: usize,
     pub min: f32,
     pub max: f32,
+    /// Metres mapped to 0 and to the top value (65535) in integer formats; float formats store metres.
+    pub range_m: [f64; 2],
+    /// BLAKE3 of the first heightmap file's bytes, hex.
+    pub hash: String,
+}
+
+/// One written file.
+#[derive(Debug, Serialize)]
+pub struct FileEntry {
+    pub file: String,
+    /// `png16`, `exr`, `r16`, `f32`, `tiff16`, `preview`, `normal map`, `mesh` or `splat map`.
+    pub role: String,
     /// BLAKE3 of the file's bytes, hex.
     pub hash: String,
 }

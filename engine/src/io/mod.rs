@@ -6,3 +6,5 @@ pub mod catalogue;
 pub mod graph_file;
 pub mod heightmap;
 pub mod manifest;
+pub mod mesh;
+pub mod render;

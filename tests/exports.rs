@@ -1,0 +1,302 @@
+//! Export tests: every heightmap format read back equals what was written (within its
+//! precision), glTF parses back with matching vertex count and bounds, OBJ parses, presets
+//! have the engines' sizes and byte layouts, normal and splat maps have the right shape.
+
+mod common;
+
+use orogen::build::{build, evaluate_outputs, BuildOptions, Exports, MeshFormat, Preset};
+use orogen::eval::CancelToken;
+use orogen::graph::Graph;
+use orogen::io::heightmap::{self, Format, SampleScale};
+use orogen::io::render::NormalY;
+
+fn small_graph() -> Graph {
+    common::load("graphs/alps.json")
+}
+
+fn run(
+    g: &Graph,
+    dir: &std::path::Path,
+    exports: Exports,
+    size: usize,
+) -> orogen::build::BuildReport {
+    build(
+        g,
+        &BuildOptions {
+            out_dir: dir.to_path_buf(),
+            exports,
+            resolution: Some(size),
+            graph_file: None,
+            cancel: CancelToken::new(),
+            progress: None,
+        },
+    )
+    .expect("build")
+}
+
+#[test]
+fn every_heightmap_format_reads_back_what_was_written() {
+    let g = small_graph();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let formats = vec![
+        Format::Png16,
+        Format::Tiff16,
+        Format::Exr,
+        Format::R16,
+        Format::F32,
+    ];
+    let report = run(
+        &g,
+        dir.path(),
+        Exports {
+            formats: formats.clone(),
+            ..Exports::default()
+        },
+        96,
+    );
+    let truth = &evaluate_outputs(&g, Some(96)).expect("eval")["height"];
+    let (lo, span) = (g.world.height_min_m as f32, g.world.height_span_m() as f32);
+    // 16-bit formats: half a step of the height range; float formats: exact.
+    let step = span / 65535.0;
+    for f in formats {
+        let path = dir.path().join(format!("height.{}", f.extension()));
+        let back: Vec<f32> = match f {
+            Format::R16 => std::fs::read(&path)
+                .expect("r16")
+                .chunks(2)
+                .map(|b| lo + f32::from(u16::from_le_bytes([b[0], b[1]])) / 65535.0 * span)
+                .collect(),
+            Format::F32 => std::fs::read(&path)
+                .expect("f32")
+                .chunks(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect(),
+            _ => {
+                let (field, scale) = heightmap::read(&path).expect("read");
+                match scale {
+                    SampleScale::Raw => field.into_vec(),
+                    SampleScale::Normalized => field.data().iter().map(|v| lo + v * span).collect(),
+                }
+            }
+        };
+        assert_eq!(back.len(), 96 * 96, "{f:?}");
+        let tol = if matches!(f, Format::Exr | Format::F32) {
+            0.0
+        } else {
+            step * 0.5 + 1e-3
+        };
+        for (a, b) in truth.data().iter().zip(&back) {
+            assert!((a - b).abs() <= tol, "{f:?}: {a} vs {b}");
+        }
+    }
+    assert_eq!(
+        report
+            .manifest
+            .files
+            .iter()
+            .filter(|f| f.role == "tiff16")
+            .count(),
+        3
+    );
+}
+
+#[test]
+fn glb_parses_back_with_matching_vertices_and_bounds_and_obj_parses() {
+    let g = small_graph();
+    let dir = tempfile::tempdir().expect("tempdir");
+    run(
+        &g,
+        dir.path(),
+        Exports {
+            mesh: Some((MeshFormat::Glb, 3)),
+            ..Exports::default()
+        },
+        64,
+    );
+    run(
+        &g,
+        dir.path(),
+        Exports {
+            mesh: Some((MeshFormat::Obj, 3)),
+            ..Exports::default()
+        },
+        64,
+    );
+    let truth = &evaluate_outputs(&g, Some(64)).expect("eval")["height"];
+    // Kept samples per side: 0, 3, …, 63 → 22.
+    let per_side = (0..64).step_by(3).count() + usize::from(63 % 3 != 0);
+    let bytes = std::fs::read(dir.path().join("height.glb")).expect("glb");
+    let gltf = gltf::Gltf::from_slice(&bytes).expect("valid glTF");
+    let prim = gltf
+        .meshes()
+        .next()
+        .expect("mesh")
+        .primitives()
+        .next()
+        .expect("primitive");
+    let pos = prim.get(&gltf::Semantic::Positions).expect("positions");
+    assert_eq!(pos.count(), per_side * per_side);
+    assert!(
+        prim.get(&gltf::Semantic::Normals).is_some()
+            && prim.get(&gltf::Semantic::TexCoords(0)).is_some()
+    );
+    assert_eq!(
+        prim.indices().expect("indices").count(),
+        (per_side - 1) * (per_side - 1) * 6
+    );
+    let cell = g.world.cell_size_m(64) as f32;
+    let as_vec = |v: Option<gltf::json::Value>| -> Vec<f32> {
+        serde_json::from_value(serde_json::to_value(v.expect("bound")).expect("json"))
+            .expect("floats")
+    };
+    let (lo, hi) = (as_vec(pos.min()), as_vec(pos.max()));
+    assert!(
+        (lo[0] - cell / 2.0).abs() < 1e-3 && (hi[0] - (63.5 * cell)).abs() < 1e-2,
+        "x {lo:?} {hi:?}"
+    );
+    let (fmin, fmax) = truth.min_max().expect("range");
+    assert!(
+        lo[1] >= fmin - 1e-3 && hi[1] <= fmax + 1e-3,
+        "heights within the field's range"
+    );
+
+    let obj = std::fs::read_to_string(dir.path().join("height.obj")).expect("obj");
+    let count = |p: &str| obj.lines().filter(|l| l.starts_with(p)).count();
+    assert_eq!(
+        (count("v "), count("vt "), count("vn ")),
+        (
+            per_side * per_side,
+            per_side * per_side,
+            per_side * per_side
+        )
+    );
+    assert_eq!(count("f "), (per_side - 1) * (per_side - 1) * 2);
+    for l in obj.lines().filter(|l| l.starts_with("f ")) {
+        for v in l[2..].split(' ') {
+            let i: usize = v.split('/').next().expect("index").parse().expect("number");
+            assert!(i >= 1 && i <= per_side * per_side);
+        }
+    }
+}
+
+#[test]
+fn presets_have_engine_sizes_and_byte_layouts() {
+    let g = small_graph();
+    // Unity: 2ⁿ + 1, RAW16 little-endian, rows south to north.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let r = run(
+        &g,
+        dir.path(),
+        Exports {
+            preset: Some(Preset::Unity),
+            ..Exports::default()
+        },
+        100,
+    );
+    assert_eq!(r.eval.resolution, 129);
+    let raw = std::fs::read(dir.path().join("height.raw")).expect("raw");
+    assert_eq!(raw.len(), 129 * 129 * 2);
+    let truth = &evaluate_outputs(&g, Some(129)).expect("eval")["height"];
+    let south_west = truth.data()[128 * 129];
+    let want = heightmap::to_u16(south_west, &g.world).to_le_bytes();
+    assert_eq!(
+        &raw[..2],
+        &want,
+        "first sample is the south-west corner, little-endian"
+    );
+    // Unreal: recommended size, 16-bit PNG, Z scale in the manifest.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let r = run(
+        &g,
+        dir.path(),
+        Exports {
+            preset: Some(Preset::Unreal),
+            ..Exports::default()
+        },
+        500,
+    );
+    assert_eq!(r.eval.resolution, 505);
+    let (f, _) = heightmap::read(&dir.path().join("height.png")).expect("png");
+    assert_eq!((f.width(), f.height()), (505, 505));
+    let z = r.manifest.preset.as_ref().expect("preset")["scale_cm"]["z"]
+        .as_f64()
+        .expect("z");
+    assert!((z - g.world.height_span_m() * 100.0 / 512.0).abs() < 1e-9);
+    // Godot: 2ⁿ + 1, float EXR in metres.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let r = run(
+        &g,
+        dir.path(),
+        Exports {
+            preset: Some(Preset::Godot),
+            ..Exports::default()
+        },
+        300,
+    );
+    assert_eq!(r.eval.resolution, 257);
+    let (f, scale) = heightmap::read(&dir.path().join("height.exr")).expect("exr");
+    assert_eq!((f.width(), scale), (257, SampleScale::Raw));
+    assert_eq!(Preset::Unity.size_for(4096), 4097);
+    assert_eq!(Preset::Unreal.size_for(2048), 2017);
+}
+
+#[test]
+fn normal_maps_previews_and_splats_have_the_right_shape() {
+    let g = small_graph();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let exports = Exports {
+        preview: Some(orogen::io::render::Colormap::Terrain),
+        normal_map: Some((16, NormalY::Directx)),
+        splats: vec![("ground".into(), vec!["range".into(), "snow".into()], true)],
+        ..Exports::default()
+    };
+    let r = run(&g, dir.path(), exports, 80);
+    let normal = image::open(dir.path().join("height.normal.png")).expect("normal");
+    assert_eq!(
+        (normal.width(), normal.color()),
+        (80, image::ColorType::Rgb16)
+    );
+    let preview = image::open(dir.path().join("height.preview.png")).expect("preview");
+    assert_eq!(preview.color(), image::ColorType::Rgb8);
+    let splat = image::open(dir.path().join("ground.splat.png"))
+        .expect("splat")
+        .to_rgba8();
+    for px in splat.pixels() {
+        let sum: u32 = px.0[..2].iter().map(|&v| u32::from(v)).sum();
+        assert!(
+            sum == 0 || (254..=256).contains(&sum),
+            "weights sum to 1: {sum}"
+        );
+    }
+    // Every file is listed with its hash.
+    for f in &r.manifest.files {
+        let bytes = std::fs::read(dir.path().join(&f.file)).expect("file");
+        assert_eq!(
+            blake3::hash(&bytes).to_hex().to_string(),
+            f.hash,
+            "{}",
+            f.file
+        );
+    }
+    // A splat of a height output is refused with a clear message.
+    let bad = Exports {
+        splats: vec![("x".into(), vec!["height".into()], false)],
+        ..Exports::default()
+    };
+    let err = build(
+        &g,
+        &BuildOptions {
+            out_dir: dir.path().to_path_buf(),
+            exports: bad,
+            resolution: Some(16),
+            graph_file: None,
+            cancel: CancelToken::new(),
+            progress: None,
+        },
+    )
+    .expect_err("height in splat");
+    assert_eq!(
+        err.to_string(),
+        "splat map \"x\": output \"height\" is a height, not a mask"
+    );
+}
