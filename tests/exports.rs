@@ -101,6 +101,36 @@ fn every_heightmap_format_reads_back_what_was_written() {
 }
 
 #[test]
+fn data_range_uses_all_16_bits_and_records_its_range() {
+    let g = small_graph();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let r = run(
+        &g,
+        dir.path(),
+        Exports {
+            range: orogen::build::Range::Data,
+            ..Exports::default()
+        },
+        64,
+    );
+    let out = r
+        .manifest
+        .outputs
+        .iter()
+        .find(|o| o.name == "height")
+        .expect("height");
+    assert_eq!(out.range_m, [f64::from(out.min), f64::from(out.max)]);
+    let (f, _) = heightmap::read(&dir.path().join("height.png")).expect("png");
+    assert_eq!(f.min_max(), Some((0.0, 1.0)), "data range spans 0 … 65535");
+    // Back to metres with the recorded range.
+    let truth = &evaluate_outputs(&g, Some(64)).expect("eval")["height"];
+    let span = (out.range_m[1] - out.range_m[0]) as f32;
+    for (a, b) in truth.data().iter().zip(f.data()) {
+        assert!((a - (out.range_m[0] as f32 + b * span)).abs() <= span / 65535.0);
+    }
+}
+
+#[test]
 fn glb_parses_back_with_matching_vertices_and_bounds_and_obj_parses() {
     let g = small_graph();
     let dir = tempfile::tempdir().expect("tempdir");

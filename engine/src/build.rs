@@ -56,11 +56,23 @@ pub enum MeshFormat {
     Glb,
 }
 
+/// Which heights integer formats (PNG16, TIFF16, RAW16) map onto 0 … 65535.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Range {
+    /// The graph's height range (heights outside it are clamped); the same for every output.
+    #[default]
+    Graph,
+    /// Each output's own minimum … maximum: full 16-bit precision, never clamped.
+    Data,
+}
+
 /// Everything a build writes besides the graph evaluation itself.
 #[derive(Clone, Debug)]
 pub struct Exports {
     /// Heightmap formats written for every output (ignored with a preset).
     pub formats: Vec<Format>,
+    /// Height range mapped by integer formats (recorded per output as `range_m`).
+    pub range: Range,
     pub preset: Option<Preset>,
     /// A colormapped, hillshaded `<output>.preview.png` per output.
     pub preview: Option<Colormap>,
@@ -76,6 +88,7 @@ impl Default for Exports {
     fn default() -> Self {
         Self {
             formats: vec![Format::Png16],
+            range: Range::Graph,
             preset: None,
             preview: None,
             normal_map: None,
@@ -220,9 +233,14 @@ pub fn build(graph: &Graph, opts: &BuildOptions) -> Result<BuildReport, BuildErr
         }
         let kind = graph.output_kind(r).unwrap_or(PortKind::Height);
         // Masks are written over [0, 1], heights over the graph's height range.
-        let frame = match kind {
-            PortKind::Height => graph.world,
-            PortKind::Mask => World {
+        let frame = match (kind, ex.range, field.min_max()) {
+            (PortKind::Height, Range::Data, Some((lo, hi))) if hi > lo => World {
+                height_min_m: f64::from(lo),
+                height_max_m: f64::from(hi),
+                ..graph.world
+            },
+            (PortKind::Height, _, _) => graph.world,
+            (PortKind::Mask, _, _) => World {
                 height_min_m: 0.0,
                 height_max_m: 1.0,
                 ..graph.world
@@ -261,6 +279,12 @@ pub fn build(graph: &Graph, opts: &BuildOptions) -> Result<BuildReport, BuildErr
         }
         if let Some(map) = ex.preview {
             let (lo, hi) = render::display_range(&frame);
+            // Previews of heights keep the graph's range so colours mean the same heights.
+            let (lo, hi) = if kind == PortKind::Height {
+                render::display_range(&graph.world)
+            } else {
+                (lo, hi)
+            };
             let relief = (kind == PortKind::Height).then_some((&*field, cell));
             let rgb = render::preview_rgb(&field, lo, hi, map, relief);
             write(

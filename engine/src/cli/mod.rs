@@ -6,7 +6,7 @@
 use anyhow::anyhow;
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
-use orogen::build::{build, BuildError, BuildOptions, Exports, MeshFormat, Preset};
+use orogen::build::{build, BuildError, BuildOptions, Exports, MeshFormat, Preset, Range};
 use orogen::eval::{CancelToken, ProgressEvent};
 use orogen::io::graph_file;
 use orogen::io::heightmap::Format;
@@ -79,6 +79,9 @@ struct ExportArgs {
     /// Heightmap formats, comma-separated (png16, exr, r16, f32, tiff16).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "png16")]
     format: Vec<Format>,
+    /// Heights mapped onto 0…65535 by 16-bit formats: the graph's height range, or each output's own min…max (unclamped; recorded as range_m in the manifest).
+    #[arg(long, value_enum, default_value = "graph")]
+    range: Range,
     /// Game-engine preset: size, format and manifest numbers for unity, unreal or godot (overrides --format and rounds --size to a size the engine accepts).
     #[arg(long, value_enum)]
     preset: Option<Preset>,
@@ -138,6 +141,7 @@ impl ExportArgs {
         }
         Ok(Exports {
             formats: self.format.clone(),
+            range: self.range,
             preset: self.preset,
             preview: (!self.no_preview).then_some(self.preview),
             normal_map: self.normal_map.then_some((self.normal_bits, self.normal_y)),

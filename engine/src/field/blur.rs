@@ -109,40 +109,30 @@ fn box_rows(f: &Field, r: usize) -> Field {
 /// Columns per strip in the vertical passes.
 const STRIP: usize = 256;
 
-/// Box blur of half-width `r < height` down the columns: a running sum per column kept in a
-/// row-wide accumulator, so the inner loops run along rows (contiguous, vectorised).
-fn box_cols(f: &Field, r: usize) -> Field {
+/// Vertical box blurs of half-widths `radii`, one after another, down the columns: each
+/// strip of columns is copied out once, blurred by running sums kept in a row-wide
+/// accumulator (inner loops run along rows: contiguous and vectorised), and copied back.
+fn box_cols(f: &Field, radii: &[usize]) -> Field {
     let (w, h) = (f.width(), f.height());
-    if r >= h {
-        return transpose(&box_rows(&transpose(f), r));
+    if radii.iter().any(|&r| r >= h) {
+        // Windows taller than the field: the general mirrored-period row filter, transposed.
+        let t = radii.iter().fold(transpose(f), |acc, &r| box_rows(&acc, r));
+        return transpose(&t);
     }
-    let src = f.data();
-    let inv = 1.0 / (2 * r + 1) as f64;
-    // Strips of columns in parallel; each walks down all rows.
     let strips: Vec<(usize, Vec<f32>)> = (0..w.div_ceil(STRIP))
         .into_par_iter()
         .map(|s| {
             let x0 = s * STRIP;
             let sw = STRIP.min(w - x0);
-            let mut acc = vec![0.0f64; sw];
-            let mut out = vec![0.0f32; sw * h];
-            let row = |y: i64| &src[reflect(y, h) * w + x0..reflect(y, h) * w + x0 + sw];
-            for k in -(r as i64)..r as i64 {
-                for (a, &v) in acc.iter_mut().zip(row(k)) {
-                    *a += f64::from(v);
-                }
+            let mut a: Vec<f32> = (0..h)
+                .flat_map(|y| f.data()[y * w + x0..y * w + x0 + sw].iter().copied())
+                .collect();
+            let mut b = vec![0.0f32; sw * h];
+            for &r in radii {
+                box_strip(&a, &mut b, sw, h, r);
+                std::mem::swap(&mut a, &mut b);
             }
-            for y in 0..h {
-                let (add, sub) = (row(y as i64 + r as i64), row(y as i64 - r as i64));
-                let o = &mut out[y * sw..(y + 1) * sw];
-                for ((a, o), (&p, &m)) in acc.iter_mut().zip(o.iter_mut()).zip(add.iter().zip(sub))
-                {
-                    *a += f64::from(p);
-                    *o = (*a * inv) as f32;
-                    *a -= f64::from(m);
-                }
-            }
-            (x0, out)
+            (x0, a)
         })
         .collect();
     let mut out = Field::filled(w, h, 0.0);
@@ -245,7 +235,7 @@ pub fn gaussian(f: &Field, sigma_px: f64) -> Field {
         return convolve_cols(&convolve_rows(f, &k), &k);
     }
     let widths = box_widths(sigma_px);
-    let (w, h) = (f.width(), f.height());
+    let w = f.width();
     let mut out = f.clone();
     // Horizontal: all three boxes on each row while it is in cache.
     out.data_mut().par_chunks_mut(w).for_each_init(
@@ -258,36 +248,8 @@ pub fn gaussian(f: &Field, sigma_px: f64) -> Field {
         },
     );
     // Vertical: all three boxes on each strip of columns.
-    if widths.iter().any(|&bw| (bw - 1) / 2 >= h) {
-        return widths
-            .iter()
-            .fold(out, |acc, &bw| box_cols(&acc, (bw - 1) / 2));
-    }
-    let src = &out;
-    let strips: Vec<(usize, Vec<f32>)> = (0..w.div_ceil(STRIP))
-        .into_par_iter()
-        .map(|s| {
-            let x0 = s * STRIP;
-            let sw = STRIP.min(w - x0);
-            let mut a: Vec<f32> = (0..h)
-                .flat_map(|y| src.data()[y * w + x0..y * w + x0 + sw].iter().copied())
-                .collect();
-            let mut b = vec![0.0f32; sw * h];
-            for &bw in &widths {
-                box_strip(&a, &mut b, sw, h, (bw - 1) / 2);
-                std::mem::swap(&mut a, &mut b);
-            }
-            (x0, a)
-        })
-        .collect();
-    let data = out.data_mut();
-    for (x0, strip) in strips {
-        let sw = strip.len() / h.max(1);
-        for y in 0..h {
-            data[y * w + x0..y * w + x0 + sw].copy_from_slice(&strip[y * sw..(y + 1) * sw]);
-        }
-    }
-    out
+    let radii: Vec<usize> = widths.iter().map(|&bw| (bw - 1) / 2).collect();
+    box_cols(&out, &radii)
 }
 
 /// One vertical box pass (half-width `r < h`) over a strip of `sw` columns stored row by row.
@@ -350,7 +312,7 @@ mod tests {
     fn column_passes_equal_row_passes_on_the_transpose() {
         let f = Field::from_fn(29, 41, |x, y| ((x * 31 + y * 17) % 23) as f32);
         for r in [1, 5, 40, 100] {
-            let cols = box_cols(&f, r);
+            let cols = box_cols(&f, &[r]);
             let via_rows = transpose(&box_rows(&transpose(&f), r));
             for (a, b) in cols.data().iter().zip(via_rows.data()) {
                 assert!((a - b).abs() < 1e-4, "r={r}: {a} vs {b}");
