@@ -2,6 +2,7 @@
 //! Each category module has a `register` function; `register_all` calls them all.
 
 pub mod combine;
+pub mod erosion;
 pub mod filter;
 pub mod generators;
 pub mod io;
@@ -17,5 +18,6 @@ pub fn register_all(reg: &mut Registry) {
     filter::register(reg);
     mask::register(reg);
     warp::register(reg);
+    erosion::register(reg);
     io::register(reg);
 }
