@@ -24,7 +24,14 @@ fn random_value(kind: ParamKind, r: f64, flag: bool) -> ParamValue {
             ParamValue::Float(v.clamp(hard.0, hard.1))
         }
         ParamKind::Int { soft, hard, .. } => {
-            let (lo, hi) = if flag { soft } else { hard };
+            // Integers are mostly counts (octaves, iterations, steps): draws from the hard range
+            // stop at 4× the slider's top, so a case costs milliseconds, not minutes. Huge
+            // counts are the hardening issue's memory/time guards, not a correctness question.
+            let (lo, hi) = if flag {
+                soft
+            } else {
+                (hard.0, hard.1.min(soft.1.saturating_mul(4)))
+            };
             let v = lo as f64 + ((hi - lo) as f64 * r).round();
             ParamValue::Int((v as i64).clamp(hard.0, hard.1))
         }
