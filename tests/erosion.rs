@@ -114,3 +114,33 @@ fn thermal_erosion_converges_to_the_talus_angle() {
         );
     }
 }
+
+/// Seed 004's grid hydraulic erosion: water and sediment never leave the map, so terrain +
+/// suspended sediment (all settled into the output) is conserved within 1e-4 relative.
+#[test]
+fn grid_hydraulic_erosion_conserves_material() {
+    let reg = Registry::builtin();
+    let mut g = thermal_graph(30.0, 1, 0);
+    let mut hyd = NodeInstance::new(
+        "hyd",
+        reg.get("grid_hydraulic_erosion").expect("grid hydraulic"),
+    );
+    hyd.inputs[0] = Some(PortRef::new("src", "out"));
+    g.nodes.push(hyd);
+    g.set_param("hyd", "iterations", ParamValue::Int(60))
+        .expect("iterations");
+    g.outputs.insert("hyd".into(), PortRef::new("hyd", "out"));
+    g.outputs
+        .insert("water".into(), PortRef::new("hyd", "water"));
+    let out = evaluate_outputs(&g, Some(128)).expect("eval");
+    let (before, after) = (sum(&out["src"]), sum(&out["hyd"]));
+    assert!(
+        ((after - before) / before).abs() < 1e-4,
+        "{before} → {after}"
+    );
+    assert_ne!(out["src"].data(), out["hyd"].data(), "something moved");
+    assert!(
+        out["water"].data().iter().any(|&w| w > 0.5),
+        "water pooled somewhere"
+    );
+}
