@@ -1,6 +1,7 @@
 //! `grid_hydraulic_erosion`: seed 004's hydraulic erosion on the grid — rain, dissolve,
 //! transport by levelling water + terrain, evaporation, deposition above capacity.
 
+use super::{gather, NEIGHBOURS};
 use crate::field::Field;
 use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
 use rayon::prelude::*;
@@ -23,18 +24,6 @@ crate::params! {
 /// Grid hydraulic erosion.
 pub struct GridHydraulic;
 
-/// Moore neighbourhood offsets.
-const NEIGHBOURS: [(isize, isize); 8] = [
-    (-1, -1),
-    (0, -1),
-    (1, -1),
-    (-1, 0),
-    (1, 0),
-    (-1, 1),
-    (0, 1),
-    (1, 1),
-];
-
 /// Water sent from every cell to each neighbour (seed 004 step 4): with a = h + w, the lower
 /// neighbours' drops d_i = a − a_i, d_total their sum and Δa = a − mean(a over the cell and
 /// its lower neighbours), each receives Δw_i = min(w, Δa)·d_i/d_total.
@@ -47,7 +36,7 @@ fn water_flows(h: &[f32], w: &[f32], width: usize, height: usize, flow: &mut [[f
                 let a = h[i] + w[i];
                 let mut drops = [0.0f32; 8];
                 let (mut total, mut sum_a, mut count) = (0.0f32, a, 1.0f32);
-                for (k, &(dx, dy)) in NEIGHBOURS.iter().enumerate() {
+                for (k, &(dx, dy, _)) in NEIGHBOURS.iter().enumerate() {
                     let (nx, ny) = (x as isize + dx, y as isize + dy);
                     if nx < 0 || ny < 0 || nx >= width as isize || ny >= height as isize {
                         continue;
@@ -73,34 +62,6 @@ fn water_flows(h: &[f32], w: &[f32], width: usize, height: usize, flow: &mut [[f
                         0.0
                     };
                 }
-            }
-        });
-}
-
-/// Applies flows: `v_new = v − Σ own outflows·scale + Σ inflows·(sender's scale)`, where
-/// `scale[i]` converts a water flow into the quantity moved (1 for water, s/w for sediment).
-fn apply(
-    v: &[f32],
-    flow: &[[f32; 8]],
-    scale: &[f32],
-    width: usize,
-    height: usize,
-    out: &mut [f32],
-) {
-    out.par_chunks_mut(width.max(1))
-        .enumerate()
-        .for_each(|(y, row)| {
-            for (x, o) in row.iter_mut().enumerate() {
-                let i = y * width + x;
-                let mut n = v[i] - flow[i].iter().sum::<f32>() * scale[i];
-                for (k, &(dx, dy)) in NEIGHBOURS.iter().enumerate() {
-                    let (sx, sy) = (x as isize - dx, y as isize - dy);
-                    if sx >= 0 && sy >= 0 && sx < width as isize && sy < height as isize {
-                        let j = sy as usize * width + sx as usize;
-                        n += flow[j][k] * scale[j];
-                    }
-                }
-                *o = n;
             }
         });
 }
@@ -156,8 +117,8 @@ impl Node for GridHydraulic {
                 .par_iter_mut()
                 .zip(s.par_iter().zip(w.par_iter()))
                 .for_each(|(r, (&s, &w))| *r = if w > 0.0 { s / w } else { 0.0 });
-            apply(&w, &flow, &ones, width, height, &mut w2);
-            apply(&s, &flow, &ratio, width, height, &mut s2);
+            gather(&w, &flow, &ones, width, height, &mut w2);
+            gather(&s, &flow, &ratio, width, height, &mut s2);
             std::mem::swap(&mut w, &mut w2);
             std::mem::swap(&mut s, &mut s2);
             // 4–5: evaporate, deposit what exceeds the capacity.

@@ -1,6 +1,7 @@
 //! `thermal_erosion`: material above the talus angle slides to lower neighbours
 //! (seed 004, "Thermal Erosion"), and Olsen's speed-optimised variant.
 
+use super::NEIGHBOURS;
 use crate::field::Field;
 use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
 use rayon::prelude::*;
@@ -27,18 +28,6 @@ crate::params! {
 
 /// Thermal erosion.
 pub struct Thermal;
-
-/// Neighbour offsets (Moore neighbourhood) and their distances in cells.
-const NEIGHBOURS: [(isize, isize, f32); 8] = [
-    (-1, -1, std::f32::consts::SQRT_2),
-    (0, -1, 1.0),
-    (1, -1, std::f32::consts::SQRT_2),
-    (-1, 0, 1.0),
-    (1, 0, 1.0),
-    (-1, 1, std::f32::consts::SQRT_2),
-    (0, 1, 1.0),
-    (1, 1, std::f32::consts::SQRT_2),
-];
 
 /// One iteration: outflows of every cell to each neighbour (pass 1), then each cell's new
 /// height = old − its outflows + its neighbours' outflows towards it (pass 2). Both passes
@@ -91,21 +80,7 @@ fn step(
             }
         });
     // Pass 2: new height = old − own outflows + neighbours' outflows towards this cell.
-    let flow = &*flow;
-    next.rows_mut().for_each(|(y, row)| {
-        for (x, v) in row.iter_mut().enumerate() {
-            let i = y * w + x;
-            let mut h_new = d[i] - flow[i].iter().sum::<f32>();
-            for (k, &(dx, dy, _)) in NEIGHBOURS.iter().enumerate() {
-                // The neighbour at (x − dx, y − dy) sends towards this cell along direction k.
-                let (sx, sy) = (x as isize - dx, y as isize - dy);
-                if sx >= 0 && sy >= 0 && sx < w as isize && sy < hh as isize {
-                    h_new += flow[sy as usize * w + sx as usize][k];
-                }
-            }
-            *v = h_new;
-        }
-    });
+    super::gather(d, flow, ones, w, hh, next.data_mut());
 }
 
 impl Node for Thermal {
@@ -132,6 +107,7 @@ impl Node for Thermal {
         let mut h = src.clone();
         let mut next = src.clone();
         let mut flow = vec![[0.0f32; 8]; n];
+        let ones = vec![1.0f32; n];
         for i in 0..p.iterations {
             ctx.check_cancel()?;
             step(
