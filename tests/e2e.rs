@@ -58,6 +58,15 @@ fn wire(g: &mut Graph, to: &str, port: &str, from: &str) {
     g.node_mut(to).expect("node").inputs[i] = Some(PortRef::new(from, out));
 }
 
+/// The default lies in the hard range, and the slider range is non-empty and inside it.
+fn check_ranges<T: PartialOrd + Copy>(default: T, soft: (T, T), hard: (T, T), what: &str) {
+    assert!(hard.0 <= default && default <= hard.1, "{what}");
+    assert!(
+        hard.0 <= soft.0 && soft.0 < soft.1 && soft.1 <= hard.1,
+        "{what}: soft range outside hard"
+    );
+}
+
 #[test]
 fn registry_ids_unique_documented_and_defaults_in_range() {
     let reg = Registry::builtin();
@@ -95,26 +104,12 @@ fn registry_ids_unique_documented_and_defaults_in_range() {
                     default,
                     soft,
                     hard,
-                } => {
-                    assert!(hard.0 <= default && default <= hard.1, "{id}.{}", p.name);
-                    assert!(
-                        hard.0 <= soft.0 && soft.0 < soft.1 && soft.1 <= hard.1,
-                        "{id}.{}: soft range outside hard",
-                        p.name
-                    );
-                }
+                } => check_ranges(default, soft, hard, &format!("{id}.{}", p.name)),
                 ParamKind::Int {
                     default,
                     soft,
                     hard,
-                } => {
-                    assert!(hard.0 <= default && default <= hard.1, "{id}.{}", p.name);
-                    assert!(
-                        hard.0 <= soft.0 && soft.0 < soft.1 && soft.1 <= hard.1,
-                        "{id}.{}: soft range outside hard",
-                        p.name
-                    );
-                }
+                } => check_ranges(default, soft, hard, &format!("{id}.{}", p.name)),
                 ParamKind::Choice { default, options } => assert!(default < options.len()),
                 _ => {}
             }

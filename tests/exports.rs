@@ -209,20 +209,30 @@ fn glb_parses_back_with_matching_vertices_and_bounds_and_obj_parses() {
     }
 }
 
+/// Builds `g` with `preset` at about `size` samples into a fresh folder.
+fn build_preset(
+    g: &Graph,
+    preset: Preset,
+    size: usize,
+) -> (tempfile::TempDir, orogen::build::BuildReport) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let report = run(
+        g,
+        dir.path(),
+        Exports {
+            preset: Some(preset),
+            ..Exports::default()
+        },
+        size,
+    );
+    (dir, report)
+}
+
 #[test]
 fn presets_have_engine_sizes_and_byte_layouts() {
     let g = small_graph();
     // Unity: 2ⁿ + 1, RAW16 little-endian, rows south to north.
-    let dir = tempfile::tempdir().expect("tempdir");
-    let r = run(
-        &g,
-        dir.path(),
-        Exports {
-            preset: Some(Preset::Unity),
-            ..Exports::default()
-        },
-        100,
-    );
+    let (dir, r) = build_preset(&g, Preset::Unity, 100);
     assert_eq!(r.eval.resolution, 129);
     let raw = std::fs::read(dir.path().join("height.raw")).expect("raw");
     assert_eq!(raw.len(), 129 * 129 * 2);
@@ -235,16 +245,7 @@ fn presets_have_engine_sizes_and_byte_layouts() {
         "first sample is the south-west corner, little-endian"
     );
     // Unreal: recommended size, 16-bit PNG, Z scale in the manifest.
-    let dir = tempfile::tempdir().expect("tempdir");
-    let r = run(
-        &g,
-        dir.path(),
-        Exports {
-            preset: Some(Preset::Unreal),
-            ..Exports::default()
-        },
-        500,
-    );
+    let (dir, r) = build_preset(&g, Preset::Unreal, 500);
     assert_eq!(r.eval.resolution, 505);
     let (f, _) = heightmap::read(&dir.path().join("height.png")).expect("png");
     assert_eq!((f.width(), f.height()), (505, 505));
@@ -253,16 +254,7 @@ fn presets_have_engine_sizes_and_byte_layouts() {
         .expect("z");
     assert!((z - g.world.height_span_m() * 100.0 / 512.0).abs() < 1e-9);
     // Godot: 2ⁿ + 1, float EXR in metres.
-    let dir = tempfile::tempdir().expect("tempdir");
-    let r = run(
-        &g,
-        dir.path(),
-        Exports {
-            preset: Some(Preset::Godot),
-            ..Exports::default()
-        },
-        300,
-    );
+    let (dir, r) = build_preset(&g, Preset::Godot, 300);
     assert_eq!(r.eval.resolution, 257);
     let (f, scale) = heightmap::read(&dir.path().join("height.exr")).expect("exr");
     assert_eq!((f.width(), scale), (257, SampleScale::Raw));
