@@ -141,15 +141,7 @@ impl Node for GridHydraulic {
             Field::from_vec(width, height, h).ok_or_else(|| NodeError::Failed("size".into()))?;
         let water =
             Field::from_vec(width, height, w).ok_or_else(|| NodeError::Failed("size".into()))?;
-        let relative = |f: Field| {
-            let top = f.min_max().map_or(0.0, |(_, hi)| hi);
-            if top > 0.0 {
-                f.map(|v| crate::node::unit(v / top))
-            } else {
-                f.map(|_| 0.0)
-            }
-        };
-        let rise = Field::zip_map(&out, src, |a, b| (a - b).max(0.0));
-        Ok(vec![out, relative(water), relative(rise)])
+        let (_, rise) = super::change_masks(src, &out);
+        Ok(vec![out, super::relative(water), rise])
     }
 }

@@ -1,8 +1,10 @@
 //! Erosion: nodes that move material over the terrain.
 
+pub mod droplet;
 pub mod hydraulic_grid;
 pub mod thermal;
 
+use crate::field::Field;
 use crate::node::Registry;
 use rayon::prelude::*;
 
@@ -49,7 +51,28 @@ pub fn gather(
         });
 }
 
+/// A non-negative field scaled so its largest value is 1 (all zeros stay zeros).
+#[must_use]
+pub fn relative(f: Field) -> Field {
+    let top = f.min_max().map_or(0.0, |(_, hi)| hi);
+    if top > 0.0 {
+        f.map(|v| crate::node::unit(v / top))
+    } else {
+        f.map(|_| 0.0)
+    }
+}
+
+/// Wear (where the terrain went down) and deposition (where it went up) masks, each
+/// relative to its largest change.
+#[must_use]
+pub fn change_masks(before: &Field, after: &Field) -> (Field, Field) {
+    let wear = Field::zip_map(before, after, |b, a| (b - a).max(0.0));
+    let deposit = Field::zip_map(before, after, |b, a| (a - b).max(0.0));
+    (relative(wear), relative(deposit))
+}
+
 pub fn register(reg: &mut Registry) {
     reg.register::<thermal::Thermal>();
     reg.register::<hydraulic_grid::GridHydraulic>();
+    reg.register::<droplet::Droplet>();
 }

@@ -123,13 +123,7 @@ impl Node for Thermal {
             std::mem::swap(&mut h, &mut next);
             ctx.report((i + 1) as f32 / p.iterations.max(1) as f32);
         }
-        let gained = Field::zip_map(&h, src, |a, b| (a - b).max(0.0));
-        let top = gained.min_max().map_or(0.0, |(_, hi)| hi);
-        let mask = if top > 0.0 {
-            gained.map(|g| crate::node::unit(g / top))
-        } else {
-            gained
-        };
+        let (_, mask) = super::change_masks(src, &h);
         Ok(vec![h, mask])
     }
 }

@@ -1,0 +1,583 @@
+//! `droplet_erosion`: particle (droplet) hydraulic erosion after E-DOG, *Water erosion on
+//! heightmap terrain* (2011, seed 001).
+//!
+//! Each droplet starts on a random cell with no speed and no sediment, follows the height
+//! gradient (with inertia `Ki`), and at every step compares its sediment with the carry
+//! capacity `q = max(slope, minSlope)·v·w·Kq` (seed 001, "Understanding water erosion"):
+//! below capacity it erodes `Kr·(q − s)` with a bell-shaped brush of radius 2, never more than
+//! the drop to the next position; above it deposits `Kd·(s − q)` bilinearly. A droplet that
+//! meets a rise fills the pit it sits in and goes on with zero speed, or dies there when its
+//! sediment cannot fill it. Speed grows with the drop, `v = √(v² + 2g·Δh)`, and water
+//! evaporates, `w ← w·(1 − Kw)`. Heights are handled in cell units (metres / cell size), so
+//! `slope` is a true tangent as in the seed's unit-spaced grid.
+//!
+//! # Parallel and deterministic
+//! Droplet `i` starts on a cell drawn from `hash(seed, i)`, so the set of droplets depends on
+//! the seed only. Droplets run in rounds; in each round the map is cut into a fixed 4 × 4 grid
+//! of tiles (fixed by the resolution, never by the thread count) coloured like a 2 × 2
+//! checkerboard. Tiles of one colour run in parallel, each on its own copy of the tile plus a
+//! margin of half a tile: same-coloured regions never overlap, so no two threads touch the
+//! same cell. A droplet about to leave its region is parked and finished afterwards, one at a
+//! time, on the whole map. Every step happens in an order fixed by (seed, resolution), so the
+//! output is bit-identical for any number of threads.
+//!
+//! # Where this departs from seed 001 (and why)
+//! * The seed's brush weights `(1 − r²/4)/(2π)` only sum to about 1; here they are normalised
+//!   to sum to exactly 1 (and renormalised where the brush is clipped by the map edge), so the
+//!   soil taken from the map is exactly what the droplet picks up — material is conserved.
+//! * The seed's map wraps around; here a droplet that flows off the map takes its sediment
+//!   with it (reported as `exited`), and one that reaches the path limit (4 × the map size,
+//!   as in the seed) drops its sediment where it is instead of losing it.
+
+use crate::field::Field;
+use crate::node::{splitmix64, Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
+use rayon::prelude::*;
+
+crate::params! {
+    pub struct DropletParams {
+        /// Seed of this node (droplet start cells and random directions), combined with the graph seed.
+        seed: u32 = seed(0),
+        /// Droplets per cell of the map (so a 512² preview and a 2048² build see the same rain: 1.0 = one droplet per cell, 262 144 at 512²).
+        density: f64 = float(1.0, [0.05, 4.0], [0.0, 64.0], "per cell"),
+        /// Carry capacity factor Kq in q = max(slope, minSlope)·v·w·Kq (seed 001: 10).
+        kq: f64 = float(10.0, [1.0, 50.0], [0.0, 1000.0], ""),
+        /// Evaporation Kw: fraction of the water lost per step (seed 001: 0.001).
+        kw: f64 = float(0.001, [0.0, 0.05], [0.0, 1.0], ""),
+        /// Erosion speed Kr: fraction of the missing load picked up per step (seed 001: 0.9).
+        kr: f64 = float(0.9, [0.0, 1.0], [0.0, 1.0], ""),
+        /// Deposition speed Kd: fraction of the excess load dropped per step (seed 001: 0.02).
+        kd: f64 = float(0.02, [0.0, 0.5], [0.0, 1.0], ""),
+        /// Direction inertia Ki: higher values make channel turns smoother (seed 001: 0.1).
+        ki: f64 = float(0.1, [0.0, 0.9], [0.0, 1.0], ""),
+        /// Minimum slope in the capacity formula, so flat runs still carry soil (seed 001: 0.05).
+        min_slope: f64 = float(0.05, [0.0, 0.2], [0.0, 10.0], ""),
+        /// Gravity g accelerating the flow: v = √(v² + 2g·Δh) (seed 001: 20).
+        g: f64 = float(20.0, [1.0, 50.0], [0.0, 1000.0], ""),
+    }
+}
+
+/// The constants of one run, in cell units.
+#[derive(Clone, Copy, Debug)]
+pub struct Settings {
+    pub kq: f32,
+    pub kw: f32,
+    pub kr: f32,
+    pub kd: f32,
+    pub ki: f32,
+    pub min_slope: f32,
+    /// 2·g, the seed's `Kg`.
+    pub kg: f32,
+}
+
+impl Settings {
+    /// Seed 001's defaults.
+    #[must_use]
+    pub fn seed001() -> Self {
+        Self {
+            kq: 10.0,
+            kw: 0.001,
+            kr: 0.9,
+            kd: 0.02,
+            ki: 0.1,
+            min_slope: 0.05,
+            kg: 40.0,
+        }
+    }
+}
+
+/// What happened to the material during a run.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Report {
+    /// Sediment (in the height unit of the map × one cell) carried off the map, or dropped on
+    /// its border ring (which stays fixed).
+    pub exited: f64,
+    /// Sediment still suspended in droplets stopped by the path limit (4 × the map side, as
+    /// in seed 001), which the seed discards with the droplet.
+    pub suspended: f64,
+    /// Droplets finished on the whole map after leaving their tile's region.
+    pub parked: u64,
+}
+
+/// A droplet's state between steps (global coordinates).
+#[derive(Clone, Copy, Debug)]
+struct Drop {
+    x: f32,
+    y: f32,
+    dx: f32,
+    dy: f32,
+    v: f32,
+    w: f32,
+    s: f32,
+    /// Height at the droplet and the four corners of its cell, sampled when it got here.
+    h: f32,
+    c: [f32; 4],
+    steps: u32,
+    rng: u64,
+    /// Sediment dropped on the border ring so far (it leaves the map).
+    lost: f32,
+    /// Sediment still carried when the path limit was reached.
+    suspended: f32,
+}
+
+/// A rectangle of the map held in `data` (row-major, `w` wide), at `(ox, oy)` in the map.
+struct View<'a> {
+    data: &'a mut [f32],
+    ox: usize,
+    oy: usize,
+    w: usize,
+    /// Side of the whole map.
+    map: i32,
+    /// Cells a droplet may stand on (its cell's x and y): inside this range every cell the
+    /// droplet reads or writes lies in the view.
+    safe: (i32, i32, i32, i32),
+    /// Cells the erosion brush may lower (x0, y0 inclusive, x1, y1 exclusive): not the map's
+    /// border ring (the fixed base level), and not the two-cell band along a view edge that
+    /// lies inside the map. A droplet in that band that heads out is parked before it can
+    /// fill the pit it sits in, so holes dug there would deepen without bound; the band is
+    /// the inside of another colour's view and is eroded there.
+    erodable: (i32, i32, i32, i32),
+}
+
+impl<'a> View<'a> {
+    fn new(data: &'a mut [f32], rect: Rect, map: usize) -> Self {
+        let Rect { x0, y0, x1, y1 } = rect;
+        // The bilinear cell needs x and x + 1; the brush x − 1 ..= x + 2, clipped at the map edge.
+        let lo = |a: usize| if a == 0 { 0 } else { a as i32 + 1 };
+        let hi = |b: usize| if b == map { b as i32 - 1 } else { b as i32 - 2 };
+        let elo = |a: usize| if a == 0 { 1 } else { a as i32 + 3 };
+        let ehi = |b: usize| if b == map { b as i32 - 1 } else { b as i32 - 4 };
+        Self {
+            data,
+            ox: x0,
+            oy: y0,
+            w: x1 - x0,
+            safe: (lo(x0), lo(y0), hi(x1), hi(y1)),
+            erodable: (elo(x0), elo(y0), ehi(x1), ehi(y1)),
+            map: map as i32,
+        }
+    }
+
+    #[inline]
+    fn idx(&self, x: i32, y: i32) -> usize {
+        (y as usize - self.oy) * self.w + (x as usize - self.ox)
+    }
+
+    #[inline]
+    fn corners(&self, x: i32, y: i32) -> [f32; 4] {
+        let i = self.idx(x, y);
+        [
+            self.data[i],
+            self.data[i + 1],
+            self.data[i + self.w],
+            self.data[i + self.w + 1],
+        ]
+    }
+
+    /// Whether a cell is on the map's border ring, which is held fixed as the base level.
+    #[inline]
+    fn border(&self, x: i32, y: i32) -> bool {
+        x == 0 || y == 0 || x == self.map - 1 || y == self.map - 1
+    }
+
+    /// Adds `amount` at a position with bilinear weights (the seed's `DEPOSIT`). Shares
+    /// that fall on the border ring leave the map; their total is returned.
+    #[inline]
+    fn deposit(&mut self, x: i32, y: i32, fx: f32, fy: f32, amount: f32) -> f32 {
+        let mut lost = 0.0;
+        for (cx, cy, wgt) in [
+            (x, y, (1.0 - fx) * (1.0 - fy)),
+            (x + 1, y, fx * (1.0 - fy)),
+            (x, y + 1, (1.0 - fx) * fy),
+            (x + 1, y + 1, fx * fy),
+        ] {
+            if self.border(cx, cy) {
+                lost += amount * wgt;
+            } else {
+                let i = self.idx(cx, cy);
+                self.data[i] += amount * wgt;
+            }
+        }
+        lost
+    }
+
+    /// Removes `amount` with the bell-shaped brush centred on `(px, py)` (the seed's `ERODE`
+    /// loop, weights normalised to sum to 1 over the cells it may touch) and returns what was
+    /// removed (0 when no cell of the brush may be eroded).
+    #[inline]
+    fn erode(&mut self, xi: i32, yi: i32, px: f32, py: f32, amount: f32) -> f32 {
+        let (vx0, vy0, vx1, vy1) = self.erodable;
+        let mut wx = [0.0f32; 4];
+        let mut wy = [0.0f32; 4];
+        for k in 0..4 {
+            let ox = (xi - 1 + k as i32) as f32 - px;
+            let oy = (yi - 1 + k as i32) as f32 - py;
+            wx[k] = ox * ox * 0.25;
+            wy[k] = oy * oy * 0.25;
+        }
+        let mut weights = [[0.0f32; 4]; 4];
+        let mut total = 0.0f32;
+        for (j, row) in weights.iter_mut().enumerate() {
+            let y = yi - 1 + j as i32;
+            if y < vy0 || y >= vy1 {
+                continue;
+            }
+            for (k, wgt) in row.iter_mut().enumerate() {
+                let x = xi - 1 + k as i32;
+                let b = 1.0 - wx[k] - wy[j];
+                if b > 0.0 && x >= vx0 && x < vx1 {
+                    *wgt = b;
+                    total += b;
+                }
+            }
+        }
+        if total <= 0.0 {
+            return 0.0;
+        }
+        let scale = amount / total;
+        for (j, row) in weights.iter().enumerate() {
+            for (k, &wgt) in row.iter().enumerate() {
+                if wgt > 0.0 {
+                    let i = self.idx(xi - 1 + k as i32, yi - 1 + j as i32);
+                    self.data[i] -= wgt * scale;
+                }
+            }
+        }
+        amount
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Rect {
+    x0: usize,
+    y0: usize,
+    x1: usize,
+    y1: usize,
+}
+
+enum Outcome {
+    /// Came to rest; `Drop::lost` says what it dropped on the border.
+    Done,
+    /// Flowed off the map carrying this much sediment.
+    Exited(f32),
+    /// About to leave the view: finish it later on the whole map.
+    Parked,
+}
+
+/// Bilinear interpolation between the corners `[h00, h10, h01, h11]` of a cell.
+#[inline]
+fn bilinear(c: [f32; 4], fx: f32, fy: f32) -> f32 {
+    (c[0] * (1.0 - fx) + c[1] * fx) * (1.0 - fy) + (c[2] * (1.0 - fx) + c[3] * fx) * fy
+}
+
+/// A uniform number in [0, 1) from a SplitMix64 stream.
+#[inline]
+fn next_unit(rng: &mut u64) -> f32 {
+    *rng = rng.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    (splitmix64(*rng) >> 40) as f32 / (1u64 << 24) as f32
+}
+
+/// Runs one droplet until it dies, leaves the map or must leave the view (seed 001's loop).
+#[allow(clippy::many_single_char_names)]
+fn run(view: &mut View, d: &mut Drop, k: &Settings, map: usize, max_steps: u32) -> Outcome {
+    let (sx0, sy0, sx1, sy1) = view.safe;
+    loop {
+        let (xi, yi) = (d.x.floor() as i32, d.y.floor() as i32);
+        let (fx, fy) = (d.x - xi as f32, d.y - yi as f32);
+        if d.steps >= max_steps {
+            // Path too long: the seed drops the droplet with its load still suspended.
+            d.suspended = d.s;
+            return Outcome::Done;
+        }
+        // Corners and height read fresh: the seed reuses the ones sampled before its last
+        // erosion or deposit, which overstates the drop ahead once the brush has lowered the
+        // droplet's own cell, and lets a loaded droplet bounce between two cells.
+        d.c = view.corners(xi, yi);
+        d.h = bilinear(d.c, fx, fy);
+        let [h00, h10, h01, h11] = d.c;
+        // Gradient of the cell and the new direction with inertia.
+        let gx = h00 + h01 - h10 - h11;
+        let gy = h00 + h10 - h01 - h11;
+        let mut dx = (d.dx - gx) * k.ki + gx;
+        let mut dy = (d.dy - gy) * k.ki + gy;
+        let mut rng = d.rng;
+        let dl = (dx * dx + dy * dy).sqrt();
+        if dl <= f32::EPSILON {
+            let a = next_unit(&mut rng) * std::f32::consts::TAU;
+            (dx, dy) = (a.cos(), a.sin());
+        } else {
+            dx /= dl;
+            dy /= dl;
+        }
+        let (nx, ny) = (d.x + dx, d.y + dy);
+        let (nxi, nyi) = (nx.floor() as i32, ny.floor() as i32);
+        if nxi < 0 || nyi < 0 || nxi >= map as i32 - 1 || nyi >= map as i32 - 1 {
+            return Outcome::Exited(d.s + d.lost);
+        }
+        if nxi < sx0 || nyi < sy0 || nxi >= sx1 || nyi >= sy1 {
+            return Outcome::Parked;
+        }
+        d.dx = dx;
+        d.dy = dy;
+        d.rng = rng;
+        d.steps += 1;
+        let (nfx, nfy) = (nx - nxi as f32, ny - nyi as f32);
+        let nc = view.corners(nxi, nyi);
+        let nh = bilinear(nc, nfx, nfy);
+        // A rise ahead: fill the pit up to it, or die trying.
+        if nh >= d.h {
+            let ds = (nh - d.h) + 0.001;
+            if ds >= d.s {
+                d.lost += view.deposit(xi, yi, fx, fy, d.s);
+                d.s = 0.0;
+                return Outcome::Done;
+            }
+            d.lost += view.deposit(xi, yi, fx, fy, ds);
+            d.h += ds;
+            d.s -= ds;
+            d.v = 0.0;
+        }
+        let mut dh = d.h - nh;
+        let q = dh.max(k.min_slope) * d.v * d.w * k.kq;
+        let ds = d.s - q;
+        if ds >= 0.0 {
+            let ds = ds * k.kd;
+            d.lost += view.deposit(xi, yi, fx, fy, ds);
+            dh += ds;
+            d.s -= ds;
+        } else {
+            let ds = (-ds * k.kr).min(dh * 0.99);
+            let ds = view.erode(xi, yi, d.x, d.y, ds);
+            dh -= ds;
+            d.s += ds;
+        }
+        d.v = (d.v * d.v + k.kg * dh).max(0.0).sqrt();
+        d.w *= 1.0 - k.kw;
+        d.x = nx;
+        d.y = ny;
+        d.h = nh;
+        d.c = nc;
+    }
+}
+
+/// The tiles (a fixed 4 × 4 grid, at least 32 cells each) and the region each may touch.
+fn tiles(map: usize) -> (usize, Vec<(Rect, Rect)>) {
+    let t = map.div_ceil(4).max(32);
+    let n = map.div_ceil(t);
+    let margin = t / 2;
+    let mut out = Vec::with_capacity(n * n);
+    for ty in 0..n {
+        for tx in 0..n {
+            let tile = Rect {
+                x0: tx * t,
+                y0: ty * t,
+                x1: ((tx + 1) * t).min(map),
+                y1: ((ty + 1) * t).min(map),
+            };
+            let region = Rect {
+                x0: tile.x0.saturating_sub(margin),
+                y0: tile.y0.saturating_sub(margin),
+                x1: (tile.x1 + margin).min(map),
+                y1: (tile.y1 + margin).min(map),
+            };
+            out.push((tile, region));
+        }
+    }
+    (n, out)
+}
+
+/// Droplet `i`'s starting state.
+fn spawn(seed: u64, i: u64, heights: &[f32], map: usize) -> Drop {
+    let mut rng = splitmix64(seed ^ splitmix64(i));
+    let span = (map - 1) as u64;
+    let xi = (splitmix64(rng) % span) as usize;
+    let yi = (splitmix64(rng ^ 0x5851_F42D_4C95_7F2D) % span) as usize;
+    rng = splitmix64(rng ^ 0x1405_7B7E_F767_814F);
+    let at = yi * map + xi;
+    Drop {
+        x: xi as f32,
+        y: yi as f32,
+        dx: 0.0,
+        dy: 0.0,
+        v: 0.0,
+        w: 1.0,
+        s: 0.0,
+        h: heights[at],
+        c: [
+            heights[at],
+            heights[at + 1],
+            heights[at + map],
+            heights[at + map + 1],
+        ],
+        steps: 0,
+        rng,
+        lost: 0.0,
+        suspended: 0.0,
+    }
+}
+
+/// Runs `count` droplets on a square `map × map` height field given in cell units
+/// (metres / cell size). `cancelled` is polled between droplets; `progress` gets the fraction
+/// done after each round. Deterministic for a given `seed` whatever the thread count.
+///
+/// # Errors
+/// `Cancelled` when `cancelled()` turned true.
+pub fn erode(
+    heights: &mut [f32],
+    map: usize,
+    count: u64,
+    seed: u64,
+    k: &Settings,
+    cancelled: &(dyn Fn() -> bool + Sync),
+    progress: &dyn Fn(f32),
+) -> Result<Report, NodeError> {
+    let mut report = Report::default();
+    if map < 2 || count == 0 {
+        return Ok(report);
+    }
+    let max_steps = (4 * map) as u32;
+    let (n, tiles) = tiles(map);
+    let t = tiles[0].0.x1 - tiles[0].0.x0;
+    const ROUND: u64 = 1 << 16;
+    let mut start = 0u64;
+    while start < count {
+        let end = (start + ROUND).min(count);
+        // Droplets of this round, bucketed by the tile they start in (index order kept).
+        let mut buckets: Vec<Vec<Drop>> = vec![Vec::new(); tiles.len()];
+        for i in start..end {
+            let d = spawn(seed, i, heights, map);
+            let (tx, ty) = (d.x as usize / t, d.y as usize / t);
+            buckets[ty * n + tx].push(d);
+        }
+        let mut parked: Vec<Drop> = Vec::new();
+        for colour in 0..4 {
+            let jobs: Vec<usize> = (0..tiles.len())
+                .filter(|&j| (j % n) % 2 + 2 * ((j / n) % 2) == colour)
+                .collect();
+            let done: Vec<(usize, Vec<f32>, Vec<Drop>, f64, f64)> = jobs
+                .par_iter()
+                .map(|&j| {
+                    let r = tiles[j].1;
+                    let mut local = Vec::with_capacity((r.x1 - r.x0) * (r.y1 - r.y0));
+                    for y in r.y0..r.y1 {
+                        local.extend_from_slice(&heights[y * map + r.x0..y * map + r.x1]);
+                    }
+                    let mut view = View::new(&mut local, r, map);
+                    let (mut park, mut exited, mut suspended) = (Vec::new(), 0.0f64, 0.0f64);
+                    for d in &buckets[j] {
+                        if cancelled() {
+                            break;
+                        }
+                        let mut d = *d;
+                        match run(&mut view, &mut d, k, map, max_steps) {
+                            Outcome::Done => {
+                                exited += f64::from(d.lost);
+                                suspended += f64::from(d.suspended);
+                            }
+                            Outcome::Exited(s) => exited += f64::from(s),
+                            Outcome::Parked => park.push(d),
+                        }
+                    }
+                    (j, local, park, exited, suspended)
+                })
+                .collect();
+            if cancelled() {
+                return Err(NodeError::Cancelled);
+            }
+            for (j, local, park, exited, suspended) in done {
+                let r = tiles[j].1;
+                let w = r.x1 - r.x0;
+                for (y, row) in (r.y0..r.y1).zip(local.chunks_exact(w)) {
+                    heights[y * map + r.x0..y * map + r.x1].copy_from_slice(row);
+                }
+                parked.extend(park);
+                report.exited += exited;
+                report.suspended += suspended;
+            }
+        }
+        // Parked droplets finish one at a time on the whole map.
+        report.parked += parked.len() as u64;
+        let whole = Rect {
+            x0: 0,
+            y0: 0,
+            x1: map,
+            y1: map,
+        };
+        let mut view = View::new(heights, whole, map);
+        for mut d in parked {
+            if cancelled() {
+                return Err(NodeError::Cancelled);
+            }
+            // Resample the cell: the map changed since the droplet was parked.
+            let (xi, yi) = (d.x.floor() as i32, d.y.floor() as i32);
+            d.c = view.corners(xi, yi);
+            d.h = bilinear(d.c, d.x - xi as f32, d.y - yi as f32);
+            match run(&mut view, &mut d, k, map, max_steps) {
+                Outcome::Done => {
+                    report.exited += f64::from(d.lost);
+                    report.suspended += f64::from(d.suspended);
+                }
+                Outcome::Exited(s) => report.exited += f64::from(s),
+                Outcome::Parked => unreachable!("the whole map has no region to leave"),
+            }
+        }
+        start = end;
+        progress(start as f32 / count as f32);
+    }
+    Ok(report)
+}
+
+/// Droplet erosion.
+pub struct Droplet;
+
+impl Node for Droplet {
+    type Params = DropletParams;
+    const SPEC: NodeSpec = NodeSpec {
+        id: "droplet_erosion",
+        label: "Hydraulic erosion (droplets)",
+        category: Category::Erosion,
+        version: 1,
+        doc: "Particle erosion after seed 001 (E-DOG 2011): droplets start on random cells and run downhill along the gradient with inertia Ki; carry capacity q = max(slope, minSlope)·v·w·Kq (\"Understanding water erosion\"); below capacity they erode Kr·(q − s) with a bell-shaped brush of radius 2 but never more than the drop ahead, above it they deposit Kd·(s − q) bilinearly; a droplet facing a rise fills the pit and goes on with zero speed, or dies there; v = √(v² + 2g·Δh), w ← w·(1 − Kw) (\"Code sample\"). Defaults are the seed's: Kq 10, Kw 0.001, Kr 0.9, Kd 0.02, Ki 0.1, minSlope 0.05, g 20. Heights are in cell units (metres / cell size) so slopes are true tangents. The droplet count is density × cells. Deterministic and parallel (tiles of one checkerboard colour run at once; droplets that would leave their tile's region finish afterwards, one at a time). Brush weights are normalised (the seed's only sum to about 1), so material is conserved except what droplets carry off the map edge. Outputs: height, erosion (wear) and deposition masks, 1 = the largest change.",
+        inputs: &[PortSpec::height("in", "Terrain to erode.")],
+        outputs: &[
+            PortSpec::height("out", "Eroded terrain."),
+            PortSpec::mask("erosion", "Where soil was removed (wear), 1 = deepest."),
+            PortSpec::mask("deposition", "Where sediment settled, 1 = thickest."),
+        ],
+    };
+
+    fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &DropletParams) -> Result<Vec<Field>, NodeError> {
+        let src = inputs.required(0)?;
+        if src.width() != src.height() {
+            return Err(NodeError::Failed(
+                "droplet erosion needs a square map".into(),
+            ));
+        }
+        let map = src.width();
+        let cell = ctx.cell_size_m() as f32;
+        let mut h: Vec<f32> = src.data().iter().map(|v| v / cell).collect();
+        let k = Settings {
+            kq: p.kq as f32,
+            kw: p.kw as f32,
+            kr: p.kr as f32,
+            kd: p.kd as f32,
+            ki: p.ki as f32,
+            min_slope: p.min_slope as f32,
+            kg: 2.0 * p.g as f32,
+        };
+        let count = (p.density * (map * map) as f64).round() as u64;
+        let cancel = ctx.cancel;
+        erode(
+            &mut h,
+            map,
+            count,
+            ctx.rng_seed(p.seed),
+            &k,
+            &move || cancel.is_cancelled(),
+            &|f| ctx.report(f),
+        )?;
+        let out = Field::from_vec(map, map, h.iter().map(|v| v * cell).collect())
+            .ok_or_else(|| NodeError::Failed("size".into()))?;
+        let (wear, deposit) = super::change_masks(src, &out);
+        Ok(vec![out, wear, deposit])
+    }
+}
