@@ -2,6 +2,7 @@
 
 pub mod droplet;
 pub mod hydraulic_grid;
+pub mod hydraulic_pipe;
 pub mod thermal;
 
 use crate::field::Field;
@@ -75,4 +76,5 @@ pub fn register(reg: &mut Registry) {
     reg.register::<thermal::Thermal>();
     reg.register::<hydraulic_grid::GridHydraulic>();
     reg.register::<droplet::Droplet>();
+    reg.register::<hydraulic_pipe::PipeHydraulic>();
 }
