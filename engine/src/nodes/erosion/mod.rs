@@ -1,8 +1,10 @@
 //! Erosion: nodes that move material over the terrain.
 
 pub mod droplet;
+pub mod flow;
 pub mod hydraulic_grid;
 pub mod hydraulic_pipe;
+pub mod stream_power;
 pub mod thermal;
 
 use crate::field::Field;
@@ -77,4 +79,5 @@ pub fn register(reg: &mut Registry) {
     reg.register::<hydraulic_grid::GridHydraulic>();
     reg.register::<droplet::Droplet>();
     reg.register::<hydraulic_pipe::PipeHydraulic>();
+    reg.register::<stream_power::StreamPowerErosion>();
 }

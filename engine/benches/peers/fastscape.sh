@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Runs the fastscapelib peer (see fastscape_mountain.py) in its own virtualenv, creating it
+# (python3 -m venv + pip install fastscapelib==0.3.0 numpy) on first use.
+# Usage: engine/benches/peers/fastscape.sh [size] [steps]
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+venv="${OROGEN_PEER_VENV:-$here/../../../target/peers-venv}"
+if [ ! -x "$venv/bin/python" ]; then
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet fastscapelib==0.3.0 numpy
+fi
+exec "$venv/bin/python" "$here/fastscape_mountain.py" "$@"
