@@ -357,3 +357,137 @@ fn stream_power_reaches_the_analytic_steady_state() {
         );
     }
 }
+
+/// A Lim–Tan–Bhojan simulation on `thermal_graph`'s terrain (tile units, 1 m tiles), all dry.
+fn lim_sim(size: usize) -> orogen::nodes::erosion::lim2022::Lim {
+    use orogen::nodes::erosion::lim2022::Lim;
+    let src = evaluate_outputs(&thermal_graph(30.0, 1, 0), Some(size)).expect("eval");
+    let n = size * size;
+    Lim::new(
+        src["src"].data().to_vec(),
+        vec![0.02; n],
+        vec![0.8; n],
+        vec![1.0; n],
+        size,
+        size,
+        7,
+        1.0,
+        -1e9,
+    )
+}
+
+fn lim_settings() -> orogen::nodes::erosion::lim2022::LimSettings {
+    orogen::nodes::erosion::lim2022::LimSettings {
+        kd: 0.68,
+        kg: 0.1,
+        ke: 0.5,
+        n: 1.0,
+        m: 2.0,
+        sea: -1e9,
+    }
+}
+
+/// §3.3: the one-pass total drainage equals the naive recursive definition
+/// D(t) = moisture(t) + k_d·Σ D(tributaries of t), after several ticks of evolution.
+#[test]
+fn lim_total_drainage_matches_the_recursive_definition() {
+    let mut sim = lim_sim(96);
+    let k = lim_settings();
+    for _ in 0..5 {
+        sim.step(&k);
+    }
+    sim.route_and_carve(&k);
+    let n = sim.rcv.len();
+    let mut tributaries: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (i, &r) in sim.rcv.iter().enumerate() {
+        if r != u32::MAX {
+            tributaries[r as usize].push(i);
+        }
+    }
+    fn naive(t: usize, trib: &[Vec<usize>], moisture: &[f32], kd: f64) -> f64 {
+        f64::from(moisture[t])
+            + kd * trib[t]
+                .iter()
+                .map(|&j| naive(j, trib, moisture, kd))
+                .sum::<f64>()
+    }
+    let mut worst = 0.0f64;
+    for t in 0..n {
+        let reference = naive(t, &tributaries, &sim.moisture, f64::from(k.kd));
+        worst = worst.max((f64::from(sim.drainage[t]) - reference).abs() / reference);
+    }
+    println!("lim drainage: worst relative difference to the recursion {worst:.2e}");
+    assert!(worst < 1e-5, "worst {worst}");
+    assert!(
+        sim.drainage.iter().any(|&d| d > 3.0),
+        "some tiles collect drainage"
+    );
+}
+
+/// §3.4: every gorge is a path of 4-adjacent tiles from a dry minimum M to a different
+/// minimum M'; with w = 1 (k_g large) the carved height profile along it is monotone, and
+/// the land along the path is at or below it.
+#[test]
+fn lim_gorges_are_monotone_paths_between_minima() {
+    let mut sim = lim_sim(96);
+    let mut k = lim_settings();
+    sim.step(&k);
+    sim.record_gorges = true;
+    k.kg = 1e6;
+    sim.route_and_carve(&k);
+    assert!(!sim.gorges.is_empty(), "no gorge carved");
+    let w = sim.w;
+    for (path, carved) in &sim.gorges {
+        let (first, last) = (path[0] as usize, *path.last().expect("path") as usize);
+        assert_ne!(first, last);
+        assert_eq!(sim.rcv[first], u32::MAX, "starts at a minimum");
+        assert_eq!(sim.rcv[last], u32::MAX, "ends at a minimum");
+        for pair in path.windows(2) {
+            let (a, b) = (pair[0] as usize, pair[1] as usize);
+            let manhattan = (a % w).abs_diff(b % w) + (a / w).abs_diff(b / w);
+            assert_eq!(manhattan, 1, "4-adjacent steps");
+        }
+        let rising = carved.windows(2).all(|p| p[1] >= p[0] - 1e-4);
+        let falling = carved.windows(2).all(|p| p[1] <= p[0] + 1e-4);
+        assert!(rising || falling, "not monotone: {carved:?}");
+        for (&t, &c) in path.iter().zip(carved) {
+            assert!(sim.land[t as usize] <= c + 1e-6, "the land keeps the cut");
+        }
+    }
+    println!("lim gorges: {} monotone paths", sim.gorges.len());
+}
+
+/// §3.7 alone: with k_e = 0, k_g = 0 and both constraint strengths 0, only the sea-level
+/// step changes anything — the land is the constraint map, water fills up to sea level.
+#[test]
+fn lim_with_everything_off_only_fills_the_sea() {
+    let mut g = erosion_graph(
+        "lim_tan_bhojan_erosion",
+        &[
+            ("ke", ParamValue::Float(0.0)),
+            ("kg", ParamValue::Float(0.0)),
+            ("value_strength", ParamValue::Float(0.0)),
+            ("gradient_strength", ParamValue::Float(0.0)),
+            ("noise_m", ParamValue::Float(0.0)),
+            ("sea_level", ParamValue::Float(0.5)),
+            ("iterations", ParamValue::Int(20)),
+        ],
+    );
+    g.outputs
+        .insert("constraint".into(), PortRef::new("src", "out"));
+    let out = evaluate_outputs(&g, Some(96)).expect("eval");
+    let sea = 60.0f32; // half of the 0–120 m range
+    for (h, c) in out["out"].data().iter().zip(out["src"].data()) {
+        assert!((h - c).abs() <= 1e-4 * c.abs().max(1.0), "{h} vs {c}");
+    }
+    let deepest = out["src"]
+        .data()
+        .iter()
+        .map(|c| (sea - c).max(0.0))
+        .fold(0.0, f32::max);
+    assert!(deepest > 0.0, "the test terrain must reach below sea level");
+    for (wm, c) in out["water"].data().iter().zip(out["src"].data()) {
+        let expected = (sea - c).max(0.0) / deepest;
+        assert!((wm - expected).abs() < 1e-3, "water {wm} vs {expected}");
+    }
+}

@@ -4,6 +4,7 @@ pub mod droplet;
 pub mod flow;
 pub mod hydraulic_grid;
 pub mod hydraulic_pipe;
+pub mod lim2022;
 pub mod stream_power;
 pub mod thermal;
 
@@ -80,4 +81,5 @@ pub fn register(reg: &mut Registry) {
     reg.register::<droplet::Droplet>();
     reg.register::<hydraulic_pipe::PipeHydraulic>();
     reg.register::<stream_power::StreamPowerErosion>();
+    reg.register::<lim2022::LimTanBhojan>();
 }
