@@ -491,3 +491,74 @@ fn lim_with_everything_off_only_fills_the_sea() {
         assert!((wm - expected).abs() < 1e-3, "water {wm} vs {expected}");
     }
 }
+
+/// Resolution consistency: each erosion node on the same graph at 128² and at 256² (the
+/// 256² result averaged down to 128²). Metrics, over the change the node makes (out − in):
+/// `amount` = mean |change| at 256² / mean |change| at 128² (1 = the same amount of erosion),
+/// `agreement` = 1 − RMS(difference of the two outputs) / RMS(change at 128²) (1 = identical,
+/// 0 = the resolutions differ as much as the erosion itself). Printed for BENCHMARKS.md;
+/// asserted only loosely (every node moves material at both sizes, amounts within 4×), as
+/// the figures are what they are — see BENCHMARKS.md for the measured values.
+#[test]
+fn erosion_resolution_consistency() {
+    let cases: Vec<(&str, Vec<(&str, ParamValue)>)> = vec![
+        ("thermal_erosion", vec![("iterations", ParamValue::Int(40))]),
+        (
+            "grid_hydraulic_erosion",
+            vec![("iterations", ParamValue::Int(40))],
+        ),
+        (
+            "pipe_hydraulic_erosion",
+            vec![("iterations", ParamValue::Int(100))],
+        ),
+        ("droplet_erosion", vec![("density", ParamValue::Float(0.5))]),
+        ("stream_power_erosion", vec![("steps", ParamValue::Int(20))]),
+        (
+            "lim_tan_bhojan_erosion",
+            vec![("iterations", ParamValue::Int(20))],
+        ),
+    ];
+    for (ty, params) in cases {
+        let g = erosion_graph(ty, &params);
+        let lo = evaluate_outputs(&g, Some(128)).expect("eval 128");
+        let hi = evaluate_outputs(&g, Some(256)).expect("eval 256");
+        let down = |f: &Field| -> Vec<f32> {
+            let w = f.width();
+            (0..128 * 128)
+                .map(|i| {
+                    let (x, y) = (2 * (i % 128), 2 * (i / 128));
+                    let d = f.data();
+                    0.25 * (d[y * w + x]
+                        + d[y * w + x + 1]
+                        + d[(y + 1) * w + x]
+                        + d[(y + 1) * w + x + 1])
+                })
+                .collect()
+        };
+        let (src_hi, out_hi) = (down(&hi["src"]), down(&hi["out"]));
+        let change_lo: Vec<f32> = lo["out"]
+            .data()
+            .iter()
+            .zip(lo["src"].data())
+            .map(|(a, b)| a - b)
+            .collect();
+        let change_hi: Vec<f32> = out_hi.iter().zip(&src_hi).map(|(a, b)| a - b).collect();
+        let mean_abs =
+            |v: &[f32]| v.iter().map(|x| f64::from(x.abs())).sum::<f64>() / v.len() as f64;
+        let rms = |v: &mut dyn Iterator<Item = f32>| {
+            let (s, n) = v.fold((0.0f64, 0usize), |(s, n), x| {
+                (s + f64::from(x) * f64::from(x), n + 1)
+            });
+            (s / n as f64).sqrt()
+        };
+        let amount = mean_abs(&change_hi) / mean_abs(&change_lo);
+        let diff = rms(&mut change_hi.iter().zip(&change_lo).map(|(a, b)| a - b));
+        let agreement = 1.0 - diff / rms(&mut change_lo.iter().copied());
+        println!("resolution consistency {ty}: amount {amount:.2}, agreement {agreement:.2}");
+        assert!(
+            mean_abs(&change_lo) > 0.0 && mean_abs(&change_hi) > 0.0,
+            "{ty}: nothing moved"
+        );
+        assert!((0.25..4.0).contains(&amount), "{ty}: amount {amount}");
+    }
+}

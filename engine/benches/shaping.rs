@@ -7,10 +7,8 @@
 //! writes one: 2 × 64 MiB of traffic, like the copy. Throughput = 128 MiB / time.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use orogen::eval::{EvalOptions, Evaluator};
 use orogen::field::Field;
-use orogen::graph::{Graph, NodeInstance, PortRef};
-use orogen::node::{ParamValue, Registry};
+use orogen::node::ParamValue;
 use orogen::World;
 use rayon::prelude::*;
 use std::hint::black_box;
@@ -18,59 +16,20 @@ use std::sync::Arc;
 
 const N: usize = 4096;
 
-/// Runs node `ty` on a precomputed input field, through the engine's node API only (the
-/// input is not recomputed per iteration).
+mod common;
+
+const WORLD: World = World {
+    size_m: 4096.0,
+    height_min_m: 0.0,
+    height_max_m: 1000.0,
+};
+
 fn node_runner(ty: &str, params: &[(&str, ParamValue)]) -> impl Fn(&Arc<Field>) -> usize {
-    let reg = Registry::builtin();
-    let def = reg.get(ty).expect("node type");
-    let world = World {
-        size_m: 4096.0,
-        height_min_m: 0.0,
-        height_max_m: 1000.0,
-    };
-    let mut g = Graph::new("b", world, N, 1);
-    g.nodes.push(NodeInstance::new("n", def));
-    for (k, v) in params {
-        g.set_param("n", k, v.clone()).expect("param");
-    }
-    let values = g.nodes[0].params.clone();
-    move |input: &Arc<Field>| {
-        let cancel = orogen::eval::CancelToken::new();
-        let ctx = orogen::node::EvalCtx {
-            resolution: N,
-            world,
-            graph_seed: 1,
-            node_id: "n",
-            base_dir: None,
-            cancel: &cancel,
-            progress: &|_| {},
-        };
-        let mut inputs: Vec<Option<Arc<Field>>> = vec![None; def.spec.inputs.len()];
-        for (i, port) in def.spec.inputs.iter().enumerate() {
-            if port.required {
-                inputs[i] = Some(Arc::clone(input));
-            }
-        }
-        def.eval(&ctx, &inputs, &values).expect("eval").len()
-    }
+    common::node_runner(ty, params, N, WORLD)
 }
 
 fn input_field() -> Arc<Field> {
-    let world = World {
-        size_m: 4096.0,
-        height_min_m: 0.0,
-        height_max_m: 1000.0,
-    };
-    let mut g = Graph::new("src", world, N, 1);
-    g.nodes.push(NodeInstance::new(
-        "n",
-        Registry::builtin().get("noise").expect("noise"),
-    ));
-    g.outputs.insert("h".into(), PortRef::new("n", "out"));
-    let r = Evaluator::new()
-        .evaluate(&g, &EvalOptions::default())
-        .expect("eval");
-    r.field(&g, &g.outputs["h"]).expect("field")
+    common::noise_field(N, WORLD, &[])
 }
 
 fn pointwise(c: &mut Criterion) {
