@@ -417,7 +417,7 @@ fn spawn(seed: u64, i: u64, heights: &[f32], map: usize) -> Drop {
 
 /// Runs `count` droplets on a square `map × map` height field given in cell units
 /// (metres / cell size). `cancelled` is polled between droplets; `progress` gets the fraction
-/// done after each round. Deterministic for a given `seed` whatever the thread count.
+/// done after each phase of a round. Deterministic for a given `seed` whatever the thread count.
 ///
 /// # Errors
 /// `Cancelled` when `cancelled()` turned true.
@@ -437,10 +437,12 @@ pub fn erode(
     let max_steps = (4 * map) as u32;
     let (n, tiles) = tiles(map);
     let t = tiles[0].0.x1 - tiles[0].0.x0;
-    const ROUND: u64 = 1 << 16;
+    // Droplets per round: a sixteenth of the cells (at least 16 384), so the per-round
+    // copies of the tile regions stay small next to the droplets' own work.
+    let round = ((map * map / 16) as u64).max(1 << 14);
     let mut start = 0u64;
     while start < count {
-        let end = (start + ROUND).min(count);
+        let end = (start + round).min(count);
         // Droplets of this round, bucketed by the tile they start in (index order kept).
         let mut buckets: Vec<Vec<Drop>> = vec![Vec::new(); tiles.len()];
         for i in start..end {
@@ -493,6 +495,8 @@ pub fn erode(
                 report.exited += exited;
                 report.suspended += suspended;
             }
+            let done = start as f32 + (end - start) as f32 * (colour + 1) as f32 / 5.0;
+            progress(done / count as f32);
         }
         // Parked droplets finish one at a time on the whole map.
         report.parked += parked.len() as u64;

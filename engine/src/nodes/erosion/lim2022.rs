@@ -99,6 +99,8 @@ pub struct Lim {
     /// adjacent minimum M' last) and the carved height profile along it.
     pub gorges: Vec<(Vec<u32>, Vec<f32>)>,
     pub record_gorges: bool,
+    /// Checked between the halves of a tick, so a cancelled tick ends early.
+    pub cancel: crate::node::CancelToken,
     off: Vec<[f32; 2]>,
     dist: Vec<f32>,
     order: Vec<u32>,
@@ -136,6 +138,7 @@ impl Lim {
             drainage: vec![0.0; n],
             gorges: Vec::new(),
             record_gorges: false,
+            cancel: crate::node::CancelToken::new(),
             off: flow::jittered_offsets(seed, n, jitter),
             dist: vec![1.0; n],
             order: Vec::with_capacity(n),
@@ -171,7 +174,9 @@ impl Lim {
     /// One simulation tick (Algorithm 1).
     pub fn step(&mut self, k: &LimSettings) {
         self.route_and_carve(k);
-        self.erode_and_constrain(k);
+        if !self.cancel.is_cancelled() {
+            self.erode_and_constrain(k);
+        }
     }
 
     /// Steps 1–3 of a tick: drainage directions, total drainage, gorges.
@@ -438,9 +443,11 @@ impl Node for LimTanBhojan {
             m: p.m as f32,
             sea,
         };
+        sim.cancel = ctx.cancel.clone();
         for it in 0..p.iterations {
             ctx.check_cancel()?;
             sim.step(&k);
+            ctx.check_cancel()?;
             ctx.report((it + 1) as f32 / p.iterations.max(1) as f32);
         }
         if p.iterations == 0 {

@@ -73,6 +73,9 @@ pub struct StreamPower {
     pub flood: flow::Flood,
     /// Cells under a lake in the last step.
     pub lake_cells: usize,
+    /// Checked between the phases of a step, so a cancelled step ends early (its partial
+    /// result is thrown away by the caller).
+    pub cancel: crate::node::CancelToken,
     off: Vec<[f32; 2]>,
     dist: Vec<f32>,
 }
@@ -99,6 +102,7 @@ impl StreamPower {
             rcv: vec![NONE; n],
             flood: flow::Flood::default(),
             lake_cells: 0,
+            cancel: crate::node::CancelToken::new(),
             off: flow::jittered_offsets(seed, n, jitter),
             dist: vec![1.0; n],
         }
@@ -135,6 +139,9 @@ impl StreamPower {
             });
         // 2–3. Depressions (priority flood), then receivers on the filled surface.
         self.flood.run(&self.z, w, h, &flow::D8, &outlet);
+        if self.cancel.is_cancelled() {
+            return;
+        }
         flow::routed_receivers(
             &self.flood,
             w,
@@ -158,6 +165,9 @@ impl StreamPower {
             if r != NONE {
                 self.area[r as usize] += self.area[i as usize];
             }
+        }
+        if self.cancel.is_cancelled() {
+            return;
         }
         // 5. Implicit incision, outlets first.
         let linear = (k.n - 1.0).abs() < 1e-9;
@@ -262,9 +272,11 @@ impl Node for StreamPowerErosion {
             ctx.rng_seed(p.seed),
             settings.jitter,
         );
+        sim.cancel = ctx.cancel.clone();
         for s in 0..p.steps {
             ctx.check_cancel()?;
             sim.step(&settings);
+            ctx.check_cancel()?;
             ctx.report((s + 1) as f32 / p.steps.max(1) as f32);
         }
         let size = || NodeError::Failed("size".into());
