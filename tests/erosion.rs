@@ -387,6 +387,15 @@ fn lim_settings() -> orogen::nodes::erosion::lim2022::LimSettings {
     }
 }
 
+/// The recursive definition of total drainage (§3.3), evaluated naively.
+fn naive(t: usize, trib: &[Vec<usize>], moisture: &[f32], kd: f64) -> f64 {
+    f64::from(moisture[t])
+        + kd * trib[t]
+            .iter()
+            .map(|&j| naive(j, trib, moisture, kd))
+            .sum::<f64>()
+}
+
 /// §3.3: the one-pass total drainage equals the naive recursive definition
 /// D(t) = moisture(t) + k_d·Σ D(tributaries of t), after several ticks of evolution.
 #[test]
@@ -403,13 +412,6 @@ fn lim_total_drainage_matches_the_recursive_definition() {
         if r != u32::MAX {
             tributaries[r as usize].push(i);
         }
-    }
-    fn naive(t: usize, trib: &[Vec<usize>], moisture: &[f32], kd: f64) -> f64 {
-        f64::from(moisture[t])
-            + kd * trib[t]
-                .iter()
-                .map(|&j| naive(j, trib, moisture, kd))
-                .sum::<f64>()
     }
     let mut worst = 0.0f64;
     for t in 0..n {

@@ -385,6 +385,16 @@ fn tiles(map: usize) -> (usize, Vec<(Rect, Rect)>) {
     (n, out)
 }
 
+/// What one tile's task hands back: its region's heights, the droplets it parked, and the
+/// sediment that left the map or stayed suspended.
+struct TileRun {
+    tile: usize,
+    heights: Vec<f32>,
+    parked: Vec<Drop>,
+    exited: f64,
+    suspended: f64,
+}
+
 /// Droplet `i`'s starting state.
 fn spawn(seed: u64, i: u64, heights: &[f32], map: usize) -> Drop {
     let mut rng = splitmix64(seed ^ splitmix64(i));
@@ -455,7 +465,7 @@ pub fn erode(
             let jobs: Vec<usize> = (0..tiles.len())
                 .filter(|&j| (j % n) % 2 + 2 * ((j / n) % 2) == colour)
                 .collect();
-            let done: Vec<(usize, Vec<f32>, Vec<Drop>, f64, f64)> = jobs
+            let done: Vec<TileRun> = jobs
                 .par_iter()
                 .map(|&j| {
                     let r = tiles[j].1;
@@ -479,13 +489,26 @@ pub fn erode(
                             Outcome::Parked => park.push(d),
                         }
                     }
-                    (j, local, park, exited, suspended)
+                    TileRun {
+                        tile: j,
+                        heights: local,
+                        parked: park,
+                        exited,
+                        suspended,
+                    }
                 })
                 .collect();
             if cancelled() {
                 return Err(NodeError::Cancelled);
             }
-            for (j, local, park, exited, suspended) in done {
+            for TileRun {
+                tile: j,
+                heights: local,
+                parked: park,
+                exited,
+                suspended,
+            } in done
+            {
                 let r = tiles[j].1;
                 let w = r.x1 - r.x0;
                 for (y, row) in (r.y0..r.y1).zip(local.chunks_exact(w)) {

@@ -50,6 +50,7 @@ fn node_dist(off: &[[f32; 2]], i: usize, j: usize, dx: i32, dy: i32) -> f32 {
 /// Steepest-descent receivers on `z` (`w × h`): each cell drains to the neighbour with the
 /// largest positive drop per node distance, or is a root (`NONE`) when no neighbour is lower
 /// or when `is_outlet(i)`. Writes the receiver and the distance to it (cell units).
+#[allow(clippy::too_many_arguments)]
 pub fn receivers(
     z: &[f32],
     w: usize,

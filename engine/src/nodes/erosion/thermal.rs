@@ -79,6 +79,8 @@ fn load_row(h: &[f32], w: usize, rows: usize, y: isize, dst: &mut [f32]) {
 }
 
 /// A block of `LANES` values starting at `at` (the rows are padded to whole blocks).
+/// Always inlined: each multiversioned clone must get its own copy with its features.
+#[allow(clippy::inline_always)]
 #[inline(always)]
 fn block(row: &[f32], at: usize) -> &[f32; LANES] {
     row[at..at + LANES].try_into().unwrap_or(&[0.0; LANES])
