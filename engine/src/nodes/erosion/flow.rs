@@ -47,6 +47,39 @@ fn node_dist(off: &[[f32; 2]], i: usize, j: usize, dx: i32, dy: i32) -> f32 {
     (ddx * ddx + ddy * ddy).sqrt()
 }
 
+/// The neighbour of cell `(x, y)` with the steepest descent on `z` (drop per node
+/// distance) and the distance to it, or `(NONE, 1)` when no neighbour is lower.
+#[inline]
+fn steepest(
+    z: &[f32],
+    w: usize,
+    h: usize,
+    off: &[[f32; 2]],
+    neighbours: &[(i32, i32)],
+    x: usize,
+    y: usize,
+) -> (u32, f32) {
+    let i = y * w + x;
+    let (mut best, mut best_slope, mut best_d) = (NONE, 0.0f32, 1.0f32);
+    for &(dx, dy) in neighbours {
+        let (nx, ny) = (x as i32 + dx, y as i32 + dy);
+        if nx < 0 || ny < 0 || nx >= w as i32 || ny >= h as i32 {
+            continue;
+        }
+        let j = ny as usize * w + nx as usize;
+        let drop = z[i] - z[j];
+        if drop > 0.0 {
+            let d = node_dist(off, i, j, dx, dy);
+            if drop > best_slope * d {
+                best_slope = drop / d;
+                best = j as u32;
+                best_d = d;
+            }
+        }
+    }
+    (best, best_d)
+}
+
 /// Steepest-descent receivers on `z` (`w × h`): each cell drains to the neighbour with the
 /// largest positive drop per node distance, or is a root (`NONE`) when no neighbour is lower
 /// or when `is_outlet(i)`. Writes the receiver and the distance to it (cell units).
@@ -67,27 +100,11 @@ pub fn receivers(
         .for_each(|(y, (rrow, drow))| {
             for x in 0..w {
                 let i = y * w + x;
-                let (mut best, mut best_slope, mut best_d) = (NONE, 0.0f32, 1.0f32);
-                if !is_outlet(i) {
-                    for &(dx, dy) in neighbours {
-                        let (nx, ny) = (x as i32 + dx, y as i32 + dy);
-                        if nx < 0 || ny < 0 || nx >= w as i32 || ny >= h as i32 {
-                            continue;
-                        }
-                        let j = ny as usize * w + nx as usize;
-                        let drop = z[i] - z[j];
-                        if drop > 0.0 {
-                            let d = node_dist(off, i, j, dx, dy);
-                            if drop > best_slope * d {
-                                best_slope = drop / d;
-                                best = j as u32;
-                                best_d = d;
-                            }
-                        }
-                    }
-                }
-                rrow[x] = best;
-                drow[x] = best_d;
+                (rrow[x], drow[x]) = if is_outlet(i) {
+                    (NONE, 1.0)
+                } else {
+                    steepest(z, w, h, off, neighbours, x, y)
+                };
             }
         });
 }
@@ -297,24 +314,9 @@ pub fn routed_receivers(
             for x in 0..w {
                 let i = y * w + x;
                 let parent = flood.parent[i];
-                let (mut best, mut best_slope, mut best_d) = (NONE, 0.0f32, 1.0f32);
+                let (mut best, mut best_d) = (NONE, 1.0f32);
                 if parent != NONE {
-                    for &(dx, dy) in neighbours {
-                        let (nx, ny) = (x as i32 + dx, y as i32 + dy);
-                        if nx < 0 || ny < 0 || nx >= w as i32 || ny >= h as i32 {
-                            continue;
-                        }
-                        let j = ny as usize * w + nx as usize;
-                        let drop = zf[i] - zf[j];
-                        if drop > 0.0 {
-                            let d = node_dist(off, i, j, dx, dy);
-                            if drop > best_slope * d {
-                                best_slope = drop / d;
-                                best = j as u32;
-                                best_d = d;
-                            }
-                        }
-                    }
+                    (best, best_d) = steepest(zf, w, h, off, neighbours, x, y);
                     if best == NONE {
                         best = parent;
                         let p = parent as usize;
