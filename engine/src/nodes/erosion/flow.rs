@@ -49,7 +49,8 @@ fn node_dist(off: &[[f32; 2]], i: usize, j: usize, dx: i32, dy: i32) -> f32 {
 
 /// The neighbour of cell `(x, y)` with the steepest descent on `z` (drop per node
 /// distance) and the distance to it, or `(NONE, 1)` when no neighbour is lower.
-#[inline]
+#[allow(clippy::inline_always)] // the per-cell body of two parallel passes
+#[inline(always)]
 fn steepest(
     z: &[f32],
     w: usize,
