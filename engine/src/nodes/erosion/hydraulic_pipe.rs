@@ -97,6 +97,7 @@ pub struct PipeState {
     /// Total sediment carried off the map so far.
     pub exited: f64,
     // Scratch.
+    d1: Vec<f32>,
     b2: Vec<f32>,
     d2: Vec<f32>,
     s2: Vec<f32>,
@@ -122,6 +123,7 @@ impl PipeState {
             f: std::array::from_fn(|_| vec![0.0; n]),
             speed: vec![0.0; n],
             exited: 0.0,
+            d1: vec![0.0; n],
             b2: vec![0.0; n],
             d2: vec![0.0; n],
             s2: vec![0.0; n],
@@ -131,11 +133,23 @@ impl PipeState {
     /// One time step. `rain` is the per-cell rain factor (or empty for uniform rain).
     pub fn step(&mut self, k: &PipeSettings, rain: &[f32]) {
         let (w, h) = (self.w, self.h);
-        let rain_at = |i: usize| k.dt * k.rain * rain.get(i).copied().unwrap_or(1.0);
+        // Step 1 (Eq. 1): d₁ = d + Δt·r, once per cell.
+        let per_step = k.dt * k.rain;
+        if rain.is_empty() {
+            self.d1
+                .par_iter_mut()
+                .zip(self.d.par_iter())
+                .for_each(|(d1, &d)| *d1 = d + per_step);
+        } else {
+            self.d1
+                .par_iter_mut()
+                .zip(self.d.par_iter().zip(rain.par_iter()))
+                .for_each(|(d1, (&d, &r))| *d1 = d + per_step * r);
+        }
         let damp = (1.0 - k.friction * k.dt).max(0.0);
         // Steps 1–2: rain and outflow flux (Eqs. 1–4).
         {
-            let (b, d) = (&self.b, &self.d);
+            let (b, d1v) = (&self.b, &self.d1);
             let [fl, fr, ft, fb] = &mut self.f;
             fl.par_chunks_mut(w)
                 .zip(fr.par_chunks_mut(w))
@@ -144,7 +158,7 @@ impl PipeState {
                 .for_each(|(y, ((fl, fr), (ft, fb)))| {
                     for x in 0..w {
                         let i = y * w + x;
-                        let d1 = d[i] + rain_at(i);
+                        let d1 = d1v[i];
                         let surface = b[i] + d1;
                         let mut out = [fl[x], fr[x], ft[x], fb[x]];
                         for (o, &(dx, dy)) in out.iter_mut().zip(&PIPES) {
@@ -155,7 +169,7 @@ impl PipeState {
                                 b[i]
                             } else {
                                 let j = ny as usize * w + nx as usize;
-                                b[j] + d[j] + rain_at(j)
+                                b[j] + d1v[j]
                             };
                             *o = (*o * damp + k.dt * k.g * (surface - other)).max(0.0);
                         }
@@ -174,7 +188,7 @@ impl PipeState {
         }
         // Steps 3–5: water, velocity, erosion and deposition (Eqs. 5–12).
         {
-            let (b, d, s) = (&self.b, &self.d, &self.s);
+            let (b, d1v, s) = (&self.b, &self.d1, &self.s);
             let [fl, fr, ft, fb] = &self.f;
             let flux = |i: usize| fl[i] + fr[i] + ft[i] + fb[i];
             self.b2
@@ -185,7 +199,7 @@ impl PipeState {
                 .for_each(|(y, ((b2, d2), (s2, speed)))| {
                     for x in 0..w {
                         let i = y * w + x;
-                        let d1 = d[i] + rain_at(i);
+                        let d1 = d1v[i];
                         // Inflow: the right pipe of the left neighbour, etc.
                         let left = (x > 0).then(|| i - 1);
                         let right = (x + 1 < w).then(|| i + 1);
@@ -238,10 +252,10 @@ impl PipeState {
         // Step 6: sediment leaves with the fraction of the water each pipe carries; 7: evaporate.
         let mut lost_rows = vec![0.0f64; h];
         {
-            let (d, s1) = (&self.d, &self.s2);
+            let (d1v, s1) = (&self.d1, &self.s2);
             let [fl, fr, ft, fb] = &self.f;
             let frac = |i: usize, pipe: &[f32]| {
-                let d1 = d[i] + rain_at(i);
+                let d1 = d1v[i];
                 if d1 > 0.0 {
                     (pipe[i] * k.dt / d1).min(1.0)
                 } else {

@@ -175,47 +175,30 @@ fn receive_row(
     variant: Variant,
     dst: &mut [f32],
 ) {
-    let blocks = w.div_ceil(LANES);
-    for b in 0..blocks {
-        let x0 = b * LANES + 1;
-        let centre = block(rows[1], x0);
-        let own = block(out, x0);
-        let mut v = [0.0f32; LANES];
-        for l in 0..LANES {
-            v[l] = centre[l] - own[l];
-        }
+    // Whole-row loops (one per direction) over at most four streams each: the loop
+    // vectoriser handles these, where 16-lane blocks with a select were left scalar.
+    let centre = &rows[1][1..=w];
+    for ((o, &c), &own) in dst.iter_mut().zip(centre).zip(&out[1..=w]) {
+        *o = c - own;
+    }
+    for (k, &(dx, dy, _)) in NEIGHBOURS.iter().enumerate() {
+        let at = (1 + dx) as usize;
+        let r = (dy + 1) as usize;
+        let sh = &share[r][at..at + w];
         if variant == Variant::Classic {
-            for (k, &(dx, dy, _)) in NEIGHBOURS.iter().enumerate() {
-                let at = (x0 as isize + dx) as usize;
-                let r = (dy + 1) as usize;
-                let (nb, sh, t) = (block(rows[r], at), block(share[r], at), talus[k]);
-                let mut d = [0.0f32; LANES];
-                for ((dl, &n), &c) in d.iter_mut().zip(nb).zip(centre) {
-                    *dl = n - c;
-                }
-                let mut sent = [0.0f32; LANES];
-                for ((o, &dl), &s) in sent.iter_mut().zip(&d).zip(sh) {
-                    // The same test as the sender's (d − T > 0), so what it sent is
-                    // exactly what its receivers add.
-                    *o = if dl - t > 0.0 { dl * s } else { 0.0 };
-                }
-                for (vl, &o) in v.iter_mut().zip(&sent) {
-                    *vl += o;
-                }
+            let t = talus[k];
+            let nb = &rows[r][at..at + w];
+            for (((o, &n), &c), &s) in dst.iter_mut().zip(nb).zip(centre).zip(sh) {
+                let d = n - c;
+                *o += if d - t > 0.0 { d * s } else { 0.0 };
             }
         } else {
-            for (k, &(dx, dy, _)) in NEIGHBOURS.iter().enumerate() {
-                let at = (x0 as isize + dx) as usize;
-                let r = (dy + 1) as usize;
-                let (sh, di) = (block(share[r], at), block(dir[r], at));
-                let towards = (7 - k) as f32;
-                for ((vl, &d), &s) in v.iter_mut().zip(di).zip(sh) {
-                    *vl += if d == towards { s } else { 0.0 };
-                }
+            let towards = (7 - k) as f32;
+            let di = &dir[r][at..at + w];
+            for ((o, &d), &s) in dst.iter_mut().zip(di).zip(sh) {
+                *o += if d == towards { s } else { 0.0 };
             }
         }
-        let n = LANES.min(w + 1 - x0);
-        dst[x0 - 1..x0 - 1 + n].copy_from_slice(&v[..n]);
     }
 }
 
