@@ -263,11 +263,12 @@ fn pipe_hydraulic_erosion_conserves_material() {
     for _ in 0..300 {
         state.step(&k, &[]);
     }
-    let after = total(&state.b) + total(&state.s) + state.exited;
+    let (bed, sediment, water) = (state.bed(), state.sediment(), state.water());
+    let after = total(&bed) + total(&sediment) + state.exited;
     println!(
         "pipe: before {before:.2}, bed {:.2} + suspended {:.2} + exited {:.4}",
-        total(&state.b),
-        total(&state.s),
+        total(&bed),
+        total(&sediment),
         state.exited
     );
     assert!(
@@ -275,10 +276,10 @@ fn pipe_hydraulic_erosion_conserves_material() {
         "{before} → {after}"
     );
     assert!(
-        total(&state.s) > 0.0 && state.exited > 0.0,
+        total(&sediment) > 0.0 && state.exited > 0.0,
         "sediment moved and left"
     );
-    assert!(state.b.iter().chain(&state.d).all(|v| v.is_finite()));
+    assert!(bed.iter().chain(&water).all(|v| v.is_finite()));
 }
 
 /// Stream power under uniform uplift reaches the analytic steady state of the law: at every

@@ -80,24 +80,30 @@ pub struct PipeSettings {
     pub friction: f32,
 }
 
-/// The state of a pipe-model simulation on a `w × h` grid (all row-major).
+/// The state of a pipe-model simulation on a `w × h` grid. Fields are stored with a ring of
+/// ghost cells (`(w + 2) × (h + 2)`, row-major) so every cell runs the same branch-free code:
+/// ghost beds repeat the edge cell's bed (the ground outside is dry and level with the
+/// edge), ghost water, flux and sediment are zero.
 pub struct PipeState {
     pub w: usize,
     pub h: usize,
     /// Bed (terrain) height.
-    pub b: Vec<f32>,
+    b: Vec<f32>,
     /// Water depth.
-    pub d: Vec<f32>,
+    d: Vec<f32>,
     /// Suspended sediment.
-    pub s: Vec<f32>,
+    s: Vec<f32>,
     /// Outflow flux to the left, right, top (y − 1) and bottom (y + 1) neighbours.
     f: [Vec<f32>; 4],
     /// Speed |v| of the last step.
-    pub speed: Vec<f32>,
+    speed: Vec<f32>,
     /// Total sediment carried off the map so far.
     pub exited: f64,
     // Scratch.
     d1: Vec<f32>,
+    surface: Vec<f32>,
+    /// Δt / d₁: the share of a cell's water one unit of flux carries in a step.
+    inv: Vec<f32>,
     b2: Vec<f32>,
     d2: Vec<f32>,
     s2: Vec<f32>,
@@ -106,203 +112,250 @@ pub struct PipeState {
 /// Below this mean depth (cell units) the water is too thin to have a meaningful velocity.
 const MIN_DEPTH: f32 = 1e-3;
 
-/// Neighbour offsets of the four pipes: left, right, top, bottom.
-const PIPES: [(isize, isize); 4] = [(-1, 0), (1, 0), (0, -1), (0, 1)];
-
 impl PipeState {
-    /// A dry grid with bed `b`.
+    /// A dry grid with bed `b` (`w × h`, row-major).
     #[must_use]
     pub fn new(b: Vec<f32>, w: usize, h: usize) -> Self {
-        let n = w * h;
-        Self {
+        let n = (w + 2) * (h + 2);
+        let mut state = Self {
             w,
             h,
-            b,
+            b: vec![0.0; n],
             d: vec![0.0; n],
             s: vec![0.0; n],
             f: std::array::from_fn(|_| vec![0.0; n]),
             speed: vec![0.0; n],
             exited: 0.0,
             d1: vec![0.0; n],
+            surface: vec![0.0; n],
+            inv: vec![0.0; n],
             b2: vec![0.0; n],
             d2: vec![0.0; n],
             s2: vec![0.0; n],
+        };
+        let pw = w + 2;
+        for (y, row) in b.chunks_exact(w.max(1)).enumerate().take(h) {
+            state.b[(y + 1) * pw + 1..(y + 1) * pw + 1 + w].copy_from_slice(row);
         }
+        state.b2.clone_from(&state.b);
+        state
     }
 
-    /// One time step. `rain` is the per-cell rain factor (or empty for uniform rain).
-    pub fn step(&mut self, k: &PipeSettings, rain: &[f32]) {
-        let (w, h) = (self.w, self.h);
-        // Step 1 (Eq. 1): d₁ = d + Δt·r, once per cell.
-        let per_step = k.dt * k.rain;
-        if rain.is_empty() {
-            self.d1
-                .par_iter_mut()
-                .zip(self.d.par_iter())
-                .for_each(|(d1, &d)| *d1 = d + per_step);
-        } else {
-            self.d1
-                .par_iter_mut()
-                .zip(self.d.par_iter().zip(rain.par_iter()))
-                .for_each(|(d1, (&d, &r))| *d1 = d + per_step * r);
+    /// A padded field without its ghost ring.
+    fn inner(&self, v: &[f32]) -> Vec<f32> {
+        let pw = self.w + 2;
+        (0..self.h)
+            .flat_map(|y| {
+                v[(y + 1) * pw + 1..(y + 1) * pw + 1 + self.w]
+                    .iter()
+                    .copied()
+            })
+            .collect()
+    }
+
+    /// Bed heights (`w × h`).
+    #[must_use]
+    pub fn bed(&self) -> Vec<f32> {
+        self.inner(&self.b)
+    }
+
+    /// Water depths (`w × h`).
+    #[must_use]
+    pub fn water(&self) -> Vec<f32> {
+        self.inner(&self.d)
+    }
+
+    /// Suspended sediment (`w × h`).
+    #[must_use]
+    pub fn sediment(&self) -> Vec<f32> {
+        self.inner(&self.s)
+    }
+
+    /// Flow speed of the last step (`w × h`).
+    #[must_use]
+    pub fn flow_speed(&self) -> Vec<f32> {
+        self.inner(&self.speed)
+    }
+
+    /// Ghost beds repeat the edge cells' beds.
+    fn refresh_ghost_beds(&mut self) {
+        let (w, h, pw) = (self.w, self.h, self.w + 2);
+        let b = &mut self.b;
+        for y in 1..=h {
+            b[y * pw] = b[y * pw + 1];
+            b[y * pw + w + 1] = b[y * pw + w];
         }
+        let (top, rest) = b.split_at_mut(pw);
+        top.copy_from_slice(&rest[..pw]);
+        let last = (h + 1) * pw;
+        let (body, bottom) = b.split_at_mut(last);
+        bottom.copy_from_slice(&body[last - pw..]);
+    }
+
+    /// One time step. `rain` is the per-cell rain factor (`w × h`, or empty for uniform rain).
+    #[allow(clippy::too_many_lines)]
+    pub fn step(&mut self, k: &PipeSettings, rain: &[f32]) {
+        let (w, h, pw) = (self.w, self.h, self.w + 2);
+        self.refresh_ghost_beds();
+        let per_step = k.dt * k.rain;
         let damp = (1.0 - k.friction * k.dt).max(0.0);
-        // Steps 1–2: rain and outflow flux (Eqs. 1–4).
+        // Step 1 (Eq. 1): d₁ = d + Δt·r, and the water surface b + d₁ (ghosts: d₁ = 0).
         {
-            let (b, d1v) = (&self.b, &self.d1);
-            let [fl, fr, ft, fb] = &mut self.f;
-            fl.par_chunks_mut(w)
-                .zip(fr.par_chunks_mut(w))
-                .zip(ft.par_chunks_mut(w).zip(fb.par_chunks_mut(w)))
+            let (b, d) = (&self.b, &self.d);
+            self.d1
+                .par_chunks_mut(pw)
+                .zip(self.surface.par_chunks_mut(pw))
                 .enumerate()
-                .for_each(|(y, ((fl, fr), (ft, fb)))| {
-                    for x in 0..w {
-                        let i = y * w + x;
-                        let d1 = d1v[i];
-                        let surface = b[i] + d1;
-                        let mut out = [fl[x], fr[x], ft[x], fb[x]];
-                        for (o, &(dx, dy)) in out.iter_mut().zip(&PIPES) {
-                            let (nx, ny) = (x as isize + dx, y as isize + dy);
-                            // Outside the map: dry ground at this cell's bed height.
-                            let other = if nx < 0 || ny < 0 || nx >= w as isize || ny >= h as isize
-                            {
-                                b[i]
-                            } else {
-                                let j = ny as usize * w + nx as usize;
-                                b[j] + d1v[j]
-                            };
-                            *o = (*o * damp + k.dt * k.g * (surface - other)).max(0.0);
-                        }
-                        let total = out.iter().sum::<f32>() * k.dt;
-                        let scale = if total > d1 && total > 0.0 {
-                            d1 / total
+                .for_each(|(py, (d1, surf))| {
+                    let base = py * pw;
+                    if py == 0 || py == h + 1 {
+                        d1.fill(0.0);
+                        surf.copy_from_slice(&b[base..base + pw]);
+                        return;
+                    }
+                    let y = py - 1;
+                    let rain_row = rain.get(y * w..(y + 1) * w);
+                    for x in 0..pw {
+                        let i = base + x;
+                        let r = if x == 0 || x == w + 1 {
+                            -1.0
                         } else {
-                            1.0
+                            rain_row.map_or(1.0, |row| row[x - 1])
                         };
-                        fl[x] = out[0] * scale;
-                        fr[x] = out[1] * scale;
-                        ft[x] = out[2] * scale;
-                        fb[x] = out[3] * scale;
+                        d1[x] = if r < 0.0 { 0.0 } else { d[i] + per_step * r };
+                        surf[x] = b[i] + d1[x];
                     }
                 });
         }
-        // Steps 3–5: water, velocity, erosion and deposition (Eqs. 5–12).
+        // Step 2 (Eqs. 2–4): outflow flux through the four pipes, scaled so no cell sends
+        // more water than it holds.
+        {
+            let (surf, d1v) = (&self.surface, &self.d1);
+            let [fl, fr, ft, fb] = &mut self.f;
+            fl.par_chunks_mut(pw)
+                .zip(fr.par_chunks_mut(pw))
+                .zip(ft.par_chunks_mut(pw).zip(fb.par_chunks_mut(pw)))
+                .enumerate()
+                .filter(|(py, _)| *py >= 1 && *py <= h)
+                .for_each(|(py, ((fl, fr), (ft, fb)))| {
+                    let base = py * pw;
+                    let (up, row, down) = (
+                        &surf[base - pw..base],
+                        &surf[base..base + pw],
+                        &surf[base + pw..base + 2 * pw],
+                    );
+                    let d1 = &d1v[base..base + pw];
+                    for x in 1..=w {
+                        let c = row[x];
+                        let gain = k.dt * k.g;
+                        let l = (fl[x] * damp + gain * (c - row[x - 1])).max(0.0);
+                        let r = (fr[x] * damp + gain * (c - row[x + 1])).max(0.0);
+                        let t = (ft[x] * damp + gain * (c - up[x])).max(0.0);
+                        let bo = (fb[x] * damp + gain * (c - down[x])).max(0.0);
+                        let total = (l + r + t + bo) * k.dt;
+                        let scale = if total > d1[x] && total > 0.0 {
+                            d1[x] / total
+                        } else {
+                            1.0
+                        };
+                        fl[x] = l * scale;
+                        fr[x] = r * scale;
+                        ft[x] = t * scale;
+                        fb[x] = bo * scale;
+                    }
+                });
+        }
+        // Steps 3–5 (Eqs. 5–12): water, velocity, erosion and deposition.
         {
             let (b, d1v, s) = (&self.b, &self.d1, &self.s);
             let [fl, fr, ft, fb] = &self.f;
-            let flux = |i: usize| fl[i] + fr[i] + ft[i] + fb[i];
             self.b2
-                .par_chunks_mut(w)
-                .zip(self.d2.par_chunks_mut(w))
-                .zip(self.s2.par_chunks_mut(w).zip(self.speed.par_chunks_mut(w)))
+                .par_chunks_mut(pw)
+                .zip(self.d2.par_chunks_mut(pw))
+                .zip(self.s2.par_chunks_mut(pw))
+                .zip(
+                    self.speed
+                        .par_chunks_mut(pw)
+                        .zip(self.inv.par_chunks_mut(pw)),
+                )
                 .enumerate()
-                .for_each(|(y, ((b2, d2), (s2, speed)))| {
-                    for x in 0..w {
-                        let i = y * w + x;
+                .filter(|(py, _)| *py >= 1 && *py <= h)
+                .for_each(|(py, (((b2, d2), s2), (speed, inv)))| {
+                    let base = py * pw;
+                    for x in 1..=w {
+                        let i = base + x;
                         let d1 = d1v[i];
-                        // Inflow: the right pipe of the left neighbour, etc.
-                        let left = (x > 0).then(|| i - 1);
-                        let right = (x + 1 < w).then(|| i + 1);
-                        let up = (y > 0).then(|| i - w);
-                        let down = (y + 1 < h).then(|| i + w);
-                        let from = |n: Option<usize>, pipe: &[f32]| n.map_or(0.0, |j| pipe[j]);
-                        let inflow =
-                            from(left, fr) + from(right, fl) + from(up, fb) + from(down, ft);
-                        let dn = (d1 + k.dt * (inflow - flux(i))).max(0.0);
-                        // Velocity from the water passing through (Eqs. 7–9).
-                        let wx = 0.5 * (from(left, fr) - fl[i] + fr[i] - from(right, fl));
-                        let wy = 0.5 * (from(up, fb) - ft[i] + fb[i] - from(down, ft));
+                        let inflow = fr[i - 1] + fl[i + 1] + fb[i - pw] + ft[i + pw];
+                        let own = fl[i] + fr[i] + ft[i] + fb[i];
+                        let dn = (d1 + k.dt * (inflow - own)).max(0.0);
+                        let wx = 0.5 * (fr[i - 1] - fl[i] + fr[i] - fl[i + 1]);
+                        let wy = 0.5 * (fb[i - pw] - ft[i] + fb[i] - ft[i + pw]);
                         let mean = 0.5 * (d1 + dn);
                         let v = if mean > MIN_DEPTH {
                             (wx * wx + wy * wy).sqrt() / mean
                         } else {
                             0.0
                         };
-                        // Local tilt from central differences of the bed.
-                        let bx = |n: Option<usize>| n.map_or(b[i], |j| b[j]);
-                        let gx = 0.5 * (bx(right) - bx(left));
-                        let gy = 0.5 * (bx(down) - bx(up));
+                        let (bl, br, bu, bd) = (b[i - 1], b[i + 1], b[i - pw], b[i + pw]);
+                        let gx = 0.5 * (br - bl);
+                        let gy = 0.5 * (bd - bu);
                         let tan2 = gx * gx + gy * gy;
                         let sin = (tan2 / (1.0 + tan2)).sqrt().max(k.min_tilt);
                         let capacity = k.kc * sin * v;
-                        let (mut bed, mut sed) = (b[i], s[i]);
-                        if capacity > sed {
-                            // Never cut below the lowest neighbour: a pit would trap the
-                            // water and deepen itself every step.
-                            let lowest = bx(left).min(bx(right)).min(bx(up)).min(bx(down));
-                            let e = (k.dt * k.ks * (capacity - sed)).min((b[i] - lowest).max(0.0));
-                            bed -= e;
-                            sed += e;
-                        } else {
-                            // Never raise a cell above its highest neighbour (no spikes).
-                            let highest = bx(left).max(bx(right)).max(bx(up)).max(bx(down));
-                            let dep =
-                                (k.dt * k.kd * (sed - capacity)).min((highest - b[i]).max(0.0));
-                            bed += dep;
-                            sed -= dep;
-                        }
-                        b2[x] = bed;
+                        let (bed, sed) = (b[i], s[i]);
+                        // Never cut below the lowest neighbour (a pit would trap the water
+                        // and deepen itself every step), never raise above the highest.
+                        let lowest = bl.min(br).min(bu).min(bd);
+                        let highest = bl.max(br).max(bu).max(bd);
+                        let erode = (k.dt * k.ks * (capacity - sed)).min((bed - lowest).max(0.0));
+                        let deposit =
+                            (k.dt * k.kd * (sed - capacity)).min((highest - bed).max(0.0));
+                        let change = if capacity > sed { -erode } else { deposit };
+                        b2[x] = bed + change;
+                        s2[x] = sed - change;
                         d2[x] = dn;
-                        s2[x] = sed;
                         speed[x] = v;
+                        inv[x] = if d1 > 0.0 { k.dt / d1 } else { 0.0 };
                     }
                 });
         }
         std::mem::swap(&mut self.b, &mut self.b2);
-        // Step 6: sediment leaves with the fraction of the water each pipe carries; 7: evaporate.
-        let mut lost_rows = vec![0.0f64; h];
+        // Step 6: sediment leaves with the share of the water each pipe carries (ghost
+        // sediment is zero, so nothing comes in from outside).
         {
-            let (d1v, s1) = (&self.d1, &self.s2);
+            let (inv, s1) = (&self.inv, &self.s2);
             let [fl, fr, ft, fb] = &self.f;
-            let frac = |i: usize, pipe: &[f32]| {
-                let d1 = d1v[i];
-                if d1 > 0.0 {
-                    (pipe[i] * k.dt / d1).min(1.0)
-                } else {
-                    0.0
-                }
-            };
+            let frac = |i: usize, pipe: &[f32]| (pipe[i] * inv[i]).min(1.0);
             self.s
-                .par_chunks_mut(w)
-                .zip(lost_rows.par_iter_mut())
+                .par_chunks_mut(pw)
                 .enumerate()
-                .for_each(|(y, (row, lost))| {
-                    for (x, out) in row.iter_mut().enumerate() {
-                        let i = y * w + x;
-                        let fractions = [frac(i, fl), frac(i, fr), frac(i, ft), frac(i, fb)];
-                        let leaving: f32 = fractions.iter().sum::<f32>().min(1.0);
-                        let mut v = s1[i] * (1.0 - leaving);
-                        let mut off_map = 0.0f32;
-                        if x == 0 {
-                            off_map += fractions[0];
-                        }
-                        if x + 1 == w {
-                            off_map += fractions[1];
-                        }
-                        if y == 0 {
-                            off_map += fractions[2];
-                        }
-                        if y + 1 == h {
-                            off_map += fractions[3];
-                        }
-                        *lost += f64::from(s1[i] * off_map);
-                        if x > 0 {
-                            v += s1[i - 1] * frac(i - 1, fr);
-                        }
-                        if x + 1 < w {
-                            v += s1[i + 1] * frac(i + 1, fl);
-                        }
-                        if y > 0 {
-                            v += s1[i - w] * frac(i - w, fb);
-                        }
-                        if y + 1 < h {
-                            v += s1[i + w] * frac(i + w, ft);
-                        }
-                        *out = v;
+                .filter(|(py, _)| *py >= 1 && *py <= h)
+                .for_each(|(py, row)| {
+                    let base = py * pw;
+                    for (x, out) in row.iter_mut().enumerate().take(w + 1).skip(1) {
+                        let i = base + x;
+                        let leaving =
+                            (frac(i, fl) + frac(i, fr) + frac(i, ft) + frac(i, fb)).min(1.0);
+                        *out = s1[i] * (1.0 - leaving)
+                            + s1[i - 1] * frac(i - 1, fr)
+                            + s1[i + 1] * frac(i + 1, fl)
+                            + s1[i - pw] * frac(i - pw, fb)
+                            + s1[i + pw] * frac(i + pw, ft);
                     }
                 });
+            // What crossed the map edge.
+            let mut lost = 0.0f64;
+            for y in 0..h {
+                let (first, last) = ((y + 1) * pw + 1, (y + 1) * pw + w);
+                lost += f64::from(s1[first] * frac(first, fl) + s1[last] * frac(last, fr));
+            }
+            for x in 1..=w {
+                let (top, bottom) = (pw + x, h * pw + x);
+                lost += f64::from(s1[top] * frac(top, ft) + s1[bottom] * frac(bottom, fb));
+            }
+            self.exited += lost;
         }
-        self.exited += lost_rows.iter().sum::<f64>();
+        // Step 7 (Eq. 14): evaporation.
         let evaporate = (1.0 - k.ke * k.dt).max(0.0);
         self.d
             .par_iter_mut()
@@ -359,14 +412,14 @@ impl Node for PipeHydraulic {
         }
         let size = || NodeError::Failed("size".into());
         let out: Vec<f32> = state
-            .b
+            .bed()
             .iter()
-            .zip(&state.s)
+            .zip(&state.sediment())
             .map(|(b, s)| (b + s) * cell)
             .collect();
         let out = Field::from_vec(w, h, out).ok_or_else(size)?;
-        let water = Field::from_vec(w, h, state.d).ok_or_else(size)?;
-        let flow = Field::from_vec(w, h, state.speed).ok_or_else(size)?;
+        let water = Field::from_vec(w, h, state.water()).ok_or_else(size)?;
+        let flow = Field::from_vec(w, h, state.flow_speed()).ok_or_else(size)?;
         let (wear, deposit) = super::change_masks(src, &out);
         Ok(vec![
             out,
