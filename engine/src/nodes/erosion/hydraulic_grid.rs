@@ -1,7 +1,7 @@
 //! `grid_hydraulic_erosion`: seed 004's hydraulic erosion on the grid — rain, dissolve,
 //! transport by levelling water + terrain, evaporation, deposition above capacity.
 
-use super::{gather, NEIGHBOURS};
+use super::NEIGHBOURS;
 use crate::field::Field;
 use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
 use rayon::prelude::*;
@@ -24,44 +24,80 @@ crate::params! {
 /// Grid hydraulic erosion.
 pub struct GridHydraulic;
 
-/// Water sent from every cell to each neighbour (seed 004 step 4): with a = h + w, the lower
-/// neighbours' drops d_i = a − a_i, d_total their sum and Δa = a − mean(a over the cell and
-/// its lower neighbours), each receives Δw_i = min(w, Δa)·d_i/d_total.
-fn water_flows(h: &[f32], w: &[f32], width: usize, height: usize, flow: &mut [[f32; 8]]) {
-    flow.par_chunks_mut(width.max(1))
+/// The in-map neighbours of cell `(x, y)`: their indices.
+#[inline]
+fn neighbours(x: usize, y: usize, width: usize, height: usize) -> impl Iterator<Item = usize> {
+    NEIGHBOURS.iter().filter_map(move |&(dx, dy, _)| {
+        let (nx, ny) = (x as isize + dx, y as isize + dy);
+        (nx >= 0 && ny >= 0 && nx < width as isize && ny < height as isize)
+            .then(|| ny as usize * width + nx as usize)
+    })
+}
+
+/// Pass 1 of the transport (seed 004 step 3): with a = h + w, the lower neighbours' drops
+/// d_i = a − a_i, d_total their sum and Δa = a − mean(a over the cell and its lower
+/// neighbours), the cell sends Δw_i = min(w, Δa)·d_i/d_total to each. Stored per cell, not
+/// per neighbour: `moved` = min(w, Δa) and `share` = moved/d_total.
+fn send(a: &[f32], w: &[f32], width: usize, height: usize, share: &mut [f32], moved: &mut [f32]) {
+    share
+        .par_chunks_mut(width.max(1))
+        .zip(moved.par_chunks_mut(width.max(1)))
         .enumerate()
-        .for_each(|(y, row)| {
-            for (x, out) in row.iter_mut().enumerate() {
+        .for_each(|(y, (share, moved))| {
+            for x in 0..width {
                 let i = y * width + x;
-                let a = h[i] + w[i];
-                let mut drops = [0.0f32; 8];
-                let (mut total, mut sum_a, mut count) = (0.0f32, a, 1.0f32);
-                for (k, &(dx, dy, _)) in NEIGHBOURS.iter().enumerate() {
-                    let (nx, ny) = (x as isize + dx, y as isize + dy);
-                    if nx < 0 || ny < 0 || nx >= width as isize || ny >= height as isize {
-                        continue;
-                    }
-                    let j = ny as usize * width + nx as usize;
-                    let ai = h[j] + w[j];
-                    if ai < a {
-                        drops[k] = a - ai;
-                        total += a - ai;
-                        sum_a += ai;
-                        count += 1.0;
-                    }
+                let (mut total, mut sum_a, mut count) = (0.0f32, a[i], 1.0f32);
+                // Branch-free: on rough terrain "is this neighbour lower?" is a coin toss,
+                // and mispredicted branches cost more than the arithmetic.
+                for j in neighbours(x, y, width, height) {
+                    let lower = a[j] < a[i];
+                    total += (a[i] - a[j]).max(0.0);
+                    sum_a += if lower { a[j] } else { 0.0 };
+                    count += if lower { 1.0 } else { 0.0 };
                 }
-                let moved = if total > 0.0 {
-                    w[i].min(a - sum_a / count).max(0.0)
+                let m = if total > 0.0 {
+                    w[i].min(a[i] - sum_a / count).max(0.0)
                 } else {
                     0.0
                 };
-                for (k, o) in out.iter_mut().enumerate() {
-                    *o = if total > 0.0 {
-                        moved * drops[k] / total
-                    } else {
-                        0.0
-                    };
+                moved[x] = m;
+                share[x] = if total > 0.0 { m / total } else { 0.0 };
+            }
+        });
+}
+
+/// Pass 2: each cell's new water and sediment = own − sent + what its higher neighbours
+/// sent to it, recomputed from their shares with the same comparison they made; sediment
+/// travels with the water at its sender's concentration s/w.
+#[allow(clippy::too_many_arguments)]
+fn receive(
+    a: &[f32],
+    w: &[f32],
+    s: &[f32],
+    share: &[f32],
+    moved: &[f32],
+    ratio: &[f32],
+    width: usize,
+    height: usize,
+    w2: &mut [f32],
+    s2: &mut [f32],
+) {
+    w2.par_chunks_mut(width.max(1))
+        .zip(s2.par_chunks_mut(width.max(1)))
+        .enumerate()
+        .for_each(|(y, (w2, s2))| {
+            for x in 0..width {
+                let i = y * width + x;
+                let (mut wi, mut si) = (w[i] - moved[i], s[i] - moved[i] * ratio[i]);
+                for j in neighbours(x, y, width, height) {
+                    // (a_j − a_i)⁺: exactly the drop the sender used, or 0 when it sent
+                    // nothing here.
+                    let flow = (a[j] - a[i]).max(0.0) * share[j];
+                    wi += flow;
+                    si += flow * ratio[j];
                 }
+                w2[x] = wi;
+                s2[x] = si;
             }
         });
 }
@@ -72,7 +108,7 @@ impl Node for GridHydraulic {
         id: "grid_hydraulic_erosion",
         label: "Hydraulic erosion (grid)",
         category: Category::Erosion,
-        version: 1,
+        version: 2,
         doc: "Seed 004's grid hydraulic erosion, per iteration: 1 rain W += K_r; 2 erosion H −= K_s·W, S += K_s·W; 3 transport: with a = h + w, water moves to lower neighbours Δw_i = min(w, Δa)·d_i/d_total (Δa = a − mean of a over the cell and its lower neighbours) and carries sediment Δs_i = s·Δw_i/w; 4 evaporation W := (1 − K_e)·W; 5 deposition of what exceeds the capacity K_c·W back into H. Seed 004 works on heights in [0, 1]; here K_r, K_s and K_c act on heights relative to the graph's height range, so the constants keep their meaning in metres. All cells update together (parallel, deterministic); water and sediment never leave the map, so terrain + suspended sediment is conserved. Outputs: height (with the remaining suspended sediment deposited), water (relative to the deepest), deposition (where terrain rose, relative to the largest rise).",
         inputs: &[PortSpec::height("in", "Terrain to erode.")],
         outputs: &[
@@ -95,30 +131,33 @@ impl Node for GridHydraulic {
         let mut h = src.data().to_vec();
         let mut w = vec![0.0f32; n];
         let mut s = vec![0.0f32; n];
-        let mut flow = vec![[0.0f32; 8]; n];
         let (mut w2, mut s2) = (vec![0.0f32; n], vec![0.0f32; n]);
-        let ones = vec![1.0f32; n];
-        let mut ratio = vec![0.0f32; n];
+        let (mut a, mut share, mut moved, mut ratio) = (
+            vec![0.0f32; n],
+            vec![0.0f32; n],
+            vec![0.0f32; n],
+            vec![0.0f32; n],
+        );
         for it in 0..p.iterations {
             ctx.check_cancel()?;
-            // 1–2: rain, then dissolve.
+            // 1–2: rain, then dissolve; the surface a = h + w and the concentration s/w.
             h.par_iter_mut()
                 .zip(w.par_iter_mut())
                 .zip(s.par_iter_mut())
-                .for_each(|((h, w), s)| {
+                .zip(a.par_iter_mut().zip(ratio.par_iter_mut()))
+                .for_each(|(((h, w), s), (a, r))| {
                     *w += kr;
                     let d = ks * *w;
                     *h -= d;
                     *s += d;
+                    *a = *h + *w;
+                    *r = if *w > 0.0 { *s / *w } else { 0.0 };
                 });
-            // 3: transport water, and sediment in proportion.
-            water_flows(&h, &w, width, height, &mut flow);
-            ratio
-                .par_iter_mut()
-                .zip(s.par_iter().zip(w.par_iter()))
-                .for_each(|(r, (&s, &w))| *r = if w > 0.0 { s / w } else { 0.0 });
-            gather(&w, &flow, &ones, width, height, &mut w2);
-            gather(&s, &flow, &ratio, width, height, &mut s2);
+            // 3: transport water, and sediment with it.
+            send(&a, &w, width, height, &mut share, &mut moved);
+            receive(
+                &a, &w, &s, &share, &moved, &ratio, width, height, &mut w2, &mut s2,
+            );
             std::mem::swap(&mut w, &mut w2);
             std::mem::swap(&mut s, &mut s2);
             // 4–5: evaporate, deposit what exceeds the capacity.

@@ -10,7 +10,6 @@ pub mod thermal;
 
 use crate::field::Field;
 use crate::node::Registry;
-use rayon::prelude::*;
 
 /// Moore neighbourhood: offsets and distances in cells.
 pub const NEIGHBOURS: [(isize, isize, f32); 8] = [
@@ -23,37 +22,6 @@ pub const NEIGHBOURS: [(isize, isize, f32); 8] = [
     (0, 1, 1.0),
     (1, 1, std::f32::consts::SQRT_2),
 ];
-
-/// Applies per-cell outflows `flow[i][k]` (towards neighbour k) to a quantity `v`:
-/// `out[i] = v[i] − Σ_k flow[i][k]·scale[i] + Σ inflows·(sender's scale)`. Order-independent
-/// and parallel over rows; every moved amount is subtracted and added exactly once, and
-/// nothing flows off the map, so the total of `v` is conserved up to rounding.
-pub fn gather(
-    v: &[f32],
-    flow: &[[f32; 8]],
-    scale: &[f32],
-    width: usize,
-    height: usize,
-    out: &mut [f32],
-) {
-    out.par_chunks_mut(width.max(1))
-        .enumerate()
-        .for_each(|(y, row)| {
-            for (x, o) in row.iter_mut().enumerate() {
-                let i = y * width + x;
-                let mut n = v[i] - flow[i].iter().sum::<f32>() * scale[i];
-                for (k, &(dx, dy, _)) in NEIGHBOURS.iter().enumerate() {
-                    // The neighbour at (x − dx, y − dy) sends towards this cell along direction k.
-                    let (sx, sy) = (x as isize - dx, y as isize - dy);
-                    if sx >= 0 && sy >= 0 && sx < width as isize && sy < height as isize {
-                        let j = sy as usize * width + sx as usize;
-                        n += flow[j][k] * scale[j];
-                    }
-                }
-                *o = n;
-            }
-        });
-}
 
 /// A non-negative field scaled so its largest value is 1 (all zeros stay zeros).
 #[must_use]
