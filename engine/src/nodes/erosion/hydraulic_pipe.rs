@@ -112,6 +112,145 @@ pub struct PipeState {
 /// Below this mean depth (cell units) the water is too thin to have a meaningful velocity.
 const MIN_DEPTH: f32 = 1e-3;
 
+/// Step 2 for one row: `inp` = the water surface of the cells, of their left, right, upper
+/// and lower neighbours, and d₁; `f` = the four outflow fluxes (updated in place).
+#[multiversion::multiversion(targets(
+    "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
+    "x86_64+avx2+fma+sse4.1"
+))]
+fn flux_row(k: &PipeSettings, damp: f32, inp: [&[f32]; 6], f: [&mut [f32]; 4]) {
+    let [c, l, r, u, d, d1] = inp;
+    let w = c.len();
+    let (l, r, u, d, d1) = (&l[..w], &r[..w], &u[..w], &d[..w], &d1[..w]);
+    let [fl, fr, ft, fb] = f;
+    let (fl, fr, ft, fb) = (&mut fl[..w], &mut fr[..w], &mut ft[..w], &mut fb[..w]);
+    let gain = k.dt * k.g;
+    for x in 0..w {
+        let s = c[x];
+        let a = (fl[x] * damp + gain * (s - l[x])).max(0.0);
+        let b = (fr[x] * damp + gain * (s - r[x])).max(0.0);
+        let t = (ft[x] * damp + gain * (s - u[x])).max(0.0);
+        let o = (fb[x] * damp + gain * (s - d[x])).max(0.0);
+        let total = (a + b + t + o) * k.dt;
+        let scale = if total > d1[x] && total > 0.0 {
+            d1[x] / total
+        } else {
+            1.0
+        };
+        fl[x] = a * scale;
+        fr[x] = b * scale;
+        ft[x] = t * scale;
+        fb[x] = o * scale;
+    }
+}
+
+/// `w` cells of a padded field starting at index `i`.
+#[inline]
+fn row(v: &[f32], i: usize, w: usize) -> &[f32] {
+    &v[i..i + w]
+}
+
+/// What steps 3–5 read for one row.
+struct WaterIn<'a> {
+    /// The cells' own fluxes: left, right, top, bottom.
+    own: [&'a [f32]; 4],
+    /// The fluxes towards the cells: the left neighbour's right pipe, the right neighbour's
+    /// left pipe, the upper neighbour's bottom pipe, the lower neighbour's top pipe.
+    incoming: [&'a [f32]; 4],
+    /// Beds of the cells and of their left, right, upper and lower neighbours.
+    bed: [&'a [f32]; 5],
+    d1: &'a [f32],
+    s: &'a [f32],
+}
+
+/// Steps 3–5 for one row (Eqs. 5–12): water, velocity, capacity, erosion or deposition.
+/// `out` = new bed, new water, new suspended sediment, speed, Δt/d₁.
+#[multiversion::multiversion(targets(
+    "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
+    "x86_64+avx2+fma+sse4.1"
+))]
+fn water_row(k: &PipeSettings, inp: &WaterIn, out: [&mut [f32]; 5]) {
+    let w = inp.d1.len();
+    let [fl, fr, ft, fb] = inp.own.map(|v| &v[..w]);
+    let [from_l, from_r, from_u, from_d] = inp.incoming.map(|v| &v[..w]);
+    let [bc, bl, br, bu, bd] = inp.bed.map(|v| &v[..w]);
+    let (d1, sv) = (&inp.d1[..w], &inp.s[..w]);
+    let [b2, d2, s2, speed, inv] = out;
+    let (b2, d2, s2, speed, inv) = (
+        &mut b2[..w],
+        &mut d2[..w],
+        &mut s2[..w],
+        &mut speed[..w],
+        &mut inv[..w],
+    );
+    for x in 0..w {
+        let inflow = from_l[x] + from_r[x] + from_u[x] + from_d[x];
+        let own = fl[x] + fr[x] + ft[x] + fb[x];
+        let dn = (d1[x] + k.dt * (inflow - own)).max(0.0);
+        let wx = 0.5 * (from_l[x] - fl[x] + fr[x] - from_r[x]);
+        let wy = 0.5 * (from_u[x] - ft[x] + fb[x] - from_d[x]);
+        let mean = 0.5 * (d1[x] + dn);
+        let v = if mean > MIN_DEPTH {
+            (wx * wx + wy * wy).sqrt() / mean
+        } else {
+            0.0
+        };
+        let gx = 0.5 * (br[x] - bl[x]);
+        let gy = 0.5 * (bd[x] - bu[x]);
+        let tan2 = gx * gx + gy * gy;
+        let sin = (tan2 / (1.0 + tan2)).sqrt().max(k.min_tilt);
+        let capacity = k.kc * sin * v;
+        let (bed, sed) = (bc[x], sv[x]);
+        // Never cut below the lowest neighbour (a pit would trap the water and deepen
+        // itself every step), never raise above the highest.
+        let lowest = bl[x].min(br[x]).min(bu[x]).min(bd[x]);
+        let highest = bl[x].max(br[x]).max(bu[x]).max(bd[x]);
+        let erode = (k.dt * k.ks * (capacity - sed)).min((bed - lowest).max(0.0));
+        let deposit = (k.dt * k.kd * (sed - capacity)).min((highest - bed).max(0.0));
+        let change = if capacity > sed { -erode } else { deposit };
+        b2[x] = bed + change;
+        s2[x] = sed - change;
+        d2[x] = dn;
+        speed[x] = v;
+        inv[x] = if d1[x] > 0.0 { k.dt / d1[x] } else { 0.0 };
+    }
+}
+
+/// What step 6 reads for one row: suspended sediment and Δt/d₁ of the cells and of their
+/// left, right, upper and lower neighbours; the cells' own four fluxes; the neighbours'
+/// fluxes towards the cells (as in `WaterIn::incoming`).
+struct SedimentIn<'a> {
+    s1: [&'a [f32]; 5],
+    inv: [&'a [f32]; 5],
+    own: [&'a [f32]; 4],
+    towards: [&'a [f32]; 4],
+}
+
+/// Step 6 for one row: each cell keeps the share of its sediment whose water stays and gains
+/// its neighbours' sediment in the share of their water that flows to it.
+#[multiversion::multiversion(targets(
+    "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
+    "x86_64+avx2+fma+sse4.1"
+))]
+fn sediment_row(inp: &SedimentIn, out: &mut [f32]) {
+    let w = out.len();
+    let [s, sl, sr, su, sd] = inp.s1.map(|v| &v[..w]);
+    let [i0, il, ir, iu, id] = inp.inv.map(|v| &v[..w]);
+    let [fl, fr, ft, fb] = inp.own.map(|v| &v[..w]);
+    let [tl, tr, tu, td] = inp.towards.map(|v| &v[..w]);
+    for x in 0..w {
+        let share = |f: f32, inv: f32| (f * inv).min(1.0);
+        let leaving =
+            (share(fl[x], i0[x]) + share(fr[x], i0[x]) + share(ft[x], i0[x]) + share(fb[x], i0[x]))
+                .min(1.0);
+        out[x] = s[x] * (1.0 - leaving)
+            + sl[x] * share(tl[x], il[x])
+            + sr[x] * share(tr[x], ir[x])
+            + su[x] * share(tu[x], iu[x])
+            + sd[x] * share(td[x], id[x]);
+    }
+}
+
 impl PipeState {
     /// A dry grid with bed `b` (`w × h`, row-major).
     #[must_use]
@@ -238,31 +377,25 @@ impl PipeState {
                 .enumerate()
                 .filter(|(py, _)| *py >= 1 && *py <= h)
                 .for_each(|(py, ((fl, fr), (ft, fb)))| {
-                    let base = py * pw;
-                    let (up, row, down) = (
-                        &surf[base - pw..base],
-                        &surf[base..base + pw],
-                        &surf[base + pw..base + 2 * pw],
+                    let c = py * pw + 1;
+                    flux_row(
+                        k,
+                        damp,
+                        [
+                            &surf[c..c + w],
+                            &surf[c - 1..c - 1 + w],
+                            &surf[c + 1..c + 1 + w],
+                            &surf[c - pw..c - pw + w],
+                            &surf[c + pw..c + pw + w],
+                            &d1v[c..c + w],
+                        ],
+                        [
+                            &mut fl[1..=w],
+                            &mut fr[1..=w],
+                            &mut ft[1..=w],
+                            &mut fb[1..=w],
+                        ],
                     );
-                    let d1 = &d1v[base..base + pw];
-                    for x in 1..=w {
-                        let c = row[x];
-                        let gain = k.dt * k.g;
-                        let l = (fl[x] * damp + gain * (c - row[x - 1])).max(0.0);
-                        let r = (fr[x] * damp + gain * (c - row[x + 1])).max(0.0);
-                        let t = (ft[x] * damp + gain * (c - up[x])).max(0.0);
-                        let bo = (fb[x] * damp + gain * (c - down[x])).max(0.0);
-                        let total = (l + r + t + bo) * k.dt;
-                        let scale = if total > d1[x] && total > 0.0 {
-                            d1[x] / total
-                        } else {
-                            1.0
-                        };
-                        fl[x] = l * scale;
-                        fr[x] = r * scale;
-                        ft[x] = t * scale;
-                        fb[x] = bo * scale;
-                    }
                 });
         }
         // Steps 3–5 (Eqs. 5–12): water, velocity, erosion and deposition.
@@ -281,42 +414,35 @@ impl PipeState {
                 .enumerate()
                 .filter(|(py, _)| *py >= 1 && *py <= h)
                 .for_each(|(py, (((b2, d2), s2), (speed, inv)))| {
-                    let base = py * pw;
-                    for x in 1..=w {
-                        let i = base + x;
-                        let d1 = d1v[i];
-                        let inflow = fr[i - 1] + fl[i + 1] + fb[i - pw] + ft[i + pw];
-                        let own = fl[i] + fr[i] + ft[i] + fb[i];
-                        let dn = (d1 + k.dt * (inflow - own)).max(0.0);
-                        let wx = 0.5 * (fr[i - 1] - fl[i] + fr[i] - fl[i + 1]);
-                        let wy = 0.5 * (fb[i - pw] - ft[i] + fb[i] - ft[i + pw]);
-                        let mean = 0.5 * (d1 + dn);
-                        let v = if mean > MIN_DEPTH {
-                            (wx * wx + wy * wy).sqrt() / mean
-                        } else {
-                            0.0
-                        };
-                        let (bl, br, bu, bd) = (b[i - 1], b[i + 1], b[i - pw], b[i + pw]);
-                        let gx = 0.5 * (br - bl);
-                        let gy = 0.5 * (bd - bu);
-                        let tan2 = gx * gx + gy * gy;
-                        let sin = (tan2 / (1.0 + tan2)).sqrt().max(k.min_tilt);
-                        let capacity = k.kc * sin * v;
-                        let (bed, sed) = (b[i], s[i]);
-                        // Never cut below the lowest neighbour (a pit would trap the water
-                        // and deepen itself every step), never raise above the highest.
-                        let lowest = bl.min(br).min(bu).min(bd);
-                        let highest = bl.max(br).max(bu).max(bd);
-                        let erode = (k.dt * k.ks * (capacity - sed)).min((bed - lowest).max(0.0));
-                        let deposit =
-                            (k.dt * k.kd * (sed - capacity)).min((highest - bed).max(0.0));
-                        let change = if capacity > sed { -erode } else { deposit };
-                        b2[x] = bed + change;
-                        s2[x] = sed - change;
-                        d2[x] = dn;
-                        speed[x] = v;
-                        inv[x] = if d1 > 0.0 { k.dt / d1 } else { 0.0 };
-                    }
+                    let c = py * pw + 1;
+                    water_row(
+                        k,
+                        &WaterIn {
+                            own: [row(fl, c, w), row(fr, c, w), row(ft, c, w), row(fb, c, w)],
+                            incoming: [
+                                row(fr, c - 1, w),
+                                row(fl, c + 1, w),
+                                row(fb, c - pw, w),
+                                row(ft, c + pw, w),
+                            ],
+                            bed: [
+                                row(b, c, w),
+                                row(b, c - 1, w),
+                                row(b, c + 1, w),
+                                row(b, c - pw, w),
+                                row(b, c + pw, w),
+                            ],
+                            d1: row(d1v, c, w),
+                            s: row(s, c, w),
+                        },
+                        [
+                            &mut b2[1..=w],
+                            &mut d2[1..=w],
+                            &mut s2[1..=w],
+                            &mut speed[1..=w],
+                            &mut inv[1..=w],
+                        ],
+                    );
                 });
         }
         std::mem::swap(&mut self.b, &mut self.b2);
@@ -330,18 +456,34 @@ impl PipeState {
                 .par_chunks_mut(pw)
                 .enumerate()
                 .filter(|(py, _)| *py >= 1 && *py <= h)
-                .for_each(|(py, row)| {
-                    let base = py * pw;
-                    for (x, out) in row.iter_mut().enumerate().take(w + 1).skip(1) {
-                        let i = base + x;
-                        let leaving =
-                            (frac(i, fl) + frac(i, fr) + frac(i, ft) + frac(i, fb)).min(1.0);
-                        *out = s1[i] * (1.0 - leaving)
-                            + s1[i - 1] * frac(i - 1, fr)
-                            + s1[i + 1] * frac(i + 1, fl)
-                            + s1[i - pw] * frac(i - pw, fb)
-                            + s1[i + pw] * frac(i + pw, ft);
-                    }
+                .for_each(|(py, out)| {
+                    let c = py * pw + 1;
+                    sediment_row(
+                        &SedimentIn {
+                            s1: [
+                                row(s1, c, w),
+                                row(s1, c - 1, w),
+                                row(s1, c + 1, w),
+                                row(s1, c - pw, w),
+                                row(s1, c + pw, w),
+                            ],
+                            inv: [
+                                row(inv, c, w),
+                                row(inv, c - 1, w),
+                                row(inv, c + 1, w),
+                                row(inv, c - pw, w),
+                                row(inv, c + pw, w),
+                            ],
+                            own: [row(fl, c, w), row(fr, c, w), row(ft, c, w), row(fb, c, w)],
+                            towards: [
+                                row(fr, c - 1, w),
+                                row(fl, c + 1, w),
+                                row(fb, c - pw, w),
+                                row(ft, c + pw, w),
+                            ],
+                        },
+                        &mut out[1..=w],
+                    );
                 });
             // What crossed the map edge.
             let mut lost = 0.0f64;
