@@ -81,6 +81,23 @@ fn steepest(
     (best, best_d)
 }
 
+/// Fills every cell's receiver and distance with `f(x, y)`, in parallel over rows.
+fn fill_receivers(
+    w: usize,
+    rcv: &mut [u32],
+    dist: &mut [f32],
+    f: impl Fn(usize, usize) -> (u32, f32) + Sync,
+) {
+    rcv.par_chunks_mut(w)
+        .zip(dist.par_chunks_mut(w))
+        .enumerate()
+        .for_each(|(y, (rrow, drow))| {
+            for (x, (r, d)) in rrow.iter_mut().zip(drow.iter_mut()).enumerate() {
+                (*r, *d) = f(x, y);
+            }
+        });
+}
+
 /// Steepest-descent receivers on `z` (`w × h`): each cell drains to the neighbour with the
 /// largest positive drop per node distance, or is a root (`NONE`) when no neighbour is lower
 /// or when `is_outlet(i)`. Writes the receiver and the distance to it (cell units).
@@ -95,19 +112,13 @@ pub fn receivers(
     rcv: &mut [u32],
     dist: &mut [f32],
 ) {
-    rcv.par_chunks_mut(w)
-        .zip(dist.par_chunks_mut(w))
-        .enumerate()
-        .for_each(|(y, (rrow, drow))| {
-            for x in 0..w {
-                let i = y * w + x;
-                (rrow[x], drow[x]) = if is_outlet(i) {
-                    (NONE, 1.0)
-                } else {
-                    steepest(z, w, h, off, neighbours, x, y)
-                };
-            }
-        });
+    fill_receivers(w, rcv, dist, |x, y| {
+        if is_outlet(y * w + x) {
+            (NONE, 1.0)
+        } else {
+            steepest(z, w, h, off, neighbours, x, y)
+        }
+    });
 }
 
 /// A topological order of the receiver forest, donors before receivers (Kahn's algorithm
@@ -308,25 +319,19 @@ pub fn routed_receivers(
     dist: &mut [f32],
 ) {
     let zf = &flood.filled;
-    rcv.par_chunks_mut(w)
-        .zip(dist.par_chunks_mut(w))
-        .enumerate()
-        .for_each(|(y, (rrow, drow))| {
-            for x in 0..w {
-                let i = y * w + x;
-                let parent = flood.parent[i];
-                let (mut best, mut best_d) = (NONE, 1.0f32);
-                if parent != NONE {
-                    (best, best_d) = steepest(zf, w, h, off, neighbours, x, y);
-                    if best == NONE {
-                        best = parent;
-                        let p = parent as usize;
-                        let (dx, dy) = ((p % w) as i32 - x as i32, (p / w) as i32 - y as i32);
-                        best_d = node_dist(off, i, p, dx, dy);
-                    }
-                }
-                rrow[x] = best;
-                drow[x] = best_d;
+    fill_receivers(w, rcv, dist, |x, y| {
+        let i = y * w + x;
+        let parent = flood.parent[i];
+        if parent == NONE {
+            return (NONE, 1.0);
+        }
+        match steepest(zf, w, h, off, neighbours, x, y) {
+            (NONE, _) => {
+                let p = parent as usize;
+                let (dx, dy) = ((p % w) as i32 - x as i32, (p / w) as i32 - y as i32);
+                (parent, node_dist(off, i, p, dx, dy))
             }
-        });
+            found => found,
+        }
+    });
 }

@@ -112,14 +112,14 @@ pub struct PipeState {
 /// Below this mean depth (cell units) the water is too thin to have a meaningful velocity.
 const MIN_DEPTH: f32 = 1e-3;
 
-/// Step 2 for one row: `inp` = the water surface of the cells, of their left, right, upper
-/// and lower neighbours, and d₁; `f` = the four outflow fluxes (updated in place).
+/// Step 2 for one row: `surface` = the water surface stencil (see `stencil`), `d1` the
+/// cells' water; `f` = the four outflow fluxes (updated in place).
 #[multiversion::multiversion(targets(
     "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
     "x86_64+avx2+fma+sse4.1"
 ))]
-fn flux_row(k: &PipeSettings, damp: f32, inp: [&[f32]; 6], f: [&mut [f32]; 4]) {
-    let [c, l, r, u, d, d1] = inp;
+fn flux_row(k: &PipeSettings, damp: f32, surface: [&[f32]; 5], d1: &[f32], f: [&mut [f32]; 4]) {
+    let [c, l, r, u, d] = surface;
     let w = c.len();
     let (l, r, u, d, d1) = (&l[..w], &r[..w], &u[..w], &d[..w], &d1[..w]);
     let [fl, fr, ft, fb] = f;
@@ -148,6 +148,19 @@ fn flux_row(k: &PipeSettings, damp: f32, inp: [&[f32]; 6], f: [&mut [f32]; 4]) {
 #[inline]
 fn row(v: &[f32], i: usize, w: usize) -> &[f32] {
     &v[i..i + w]
+}
+
+/// The five-point stencil of a row of a padded field (`pw` wide) whose first cell is at
+/// `c`: the cells, their left, right, upper and lower neighbours.
+#[inline]
+fn stencil(v: &[f32], c: usize, pw: usize, w: usize) -> [&[f32]; 5] {
+    [
+        row(v, c, w),
+        row(v, c - 1, w),
+        row(v, c + 1, w),
+        row(v, c - pw, w),
+        row(v, c + pw, w),
+    ]
 }
 
 /// What steps 3–5 read for one row.
@@ -381,14 +394,8 @@ impl PipeState {
                     flux_row(
                         k,
                         damp,
-                        [
-                            &surf[c..c + w],
-                            &surf[c - 1..c - 1 + w],
-                            &surf[c + 1..c + 1 + w],
-                            &surf[c - pw..c - pw + w],
-                            &surf[c + pw..c + pw + w],
-                            &d1v[c..c + w],
-                        ],
+                        stencil(surf, c, pw, w),
+                        row(d1v, c, w),
                         [
                             &mut fl[1..=w],
                             &mut fr[1..=w],
@@ -425,13 +432,7 @@ impl PipeState {
                                 row(fb, c - pw, w),
                                 row(ft, c + pw, w),
                             ],
-                            bed: [
-                                row(b, c, w),
-                                row(b, c - 1, w),
-                                row(b, c + 1, w),
-                                row(b, c - pw, w),
-                                row(b, c + pw, w),
-                            ],
+                            bed: stencil(b, c, pw, w),
                             d1: row(d1v, c, w),
                             s: row(s, c, w),
                         },
@@ -460,20 +461,8 @@ impl PipeState {
                     let c = py * pw + 1;
                     sediment_row(
                         &SedimentIn {
-                            s1: [
-                                row(s1, c, w),
-                                row(s1, c - 1, w),
-                                row(s1, c + 1, w),
-                                row(s1, c - pw, w),
-                                row(s1, c + pw, w),
-                            ],
-                            inv: [
-                                row(inv, c, w),
-                                row(inv, c - 1, w),
-                                row(inv, c + 1, w),
-                                row(inv, c - pw, w),
-                                row(inv, c + pw, w),
-                            ],
+                            s1: stencil(s1, c, pw, w),
+                            inv: stencil(inv, c, pw, w),
                             own: [row(fl, c, w), row(fr, c, w), row(ft, c, w), row(fb, c, w)],
                             towards: [
                                 row(fr, c - 1, w),
