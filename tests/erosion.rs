@@ -300,7 +300,6 @@ fn stream_power_reaches_the_analytic_steady_state() {
             m: 0.4,
             n: n_exp,
             dt: 1e5,
-            jitter: 0.8,
         };
         let mut sim = StreamPower::new(z, vec![u; size * size], size, size, cell, 11, 0.8);
         let mut prev = sim.z.clone();

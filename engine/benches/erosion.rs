@@ -224,7 +224,6 @@ fn whole_runs(peers: bool) {
         m: 0.4,
         n: 1.0,
         dt: 2e4,
-        jitter: 0.0,
     };
     let mut sim = StreamPower::new(z, vec![1e-3; n], N, N, 100e3 / N as f64, 1, 0.0);
     let t = Instant::now();

@@ -1,7 +1,7 @@
 //! Single-direction flow routing shared by the stream-power and Lim–Tan–Bhojan nodes:
 //! jittered node positions, steepest-descent receivers, a topological order of the receiver
-//! forest, basin labels, drainage accumulation and depression routing over a minimum spanning
-//! tree of basins (Cordonnier et al. 2016, as summarised in seed 000 §2.3).
+//! forest, basin roots, and depression routing by a priority flood from the outlets (which
+//! gives the lake levels of Cordonnier et al. 2016's basin tree, seed 000 §2.3).
 
 use crate::node::splitmix64;
 use rayon::prelude::*;

@@ -5,12 +5,13 @@
 //! Per time step Δt (years):
 //! 1. uplift: `h += U·Δt` (U = `uplift_m_per_yr` × the uplift map; the map border is the
 //!    fixed base level and does not rise);
-//! 2. every cell is a node at a jittered position inside it (seed 000 §2.3 "a point with a
-//!    random position within it") and drains to the neighbour with the steepest descent;
-//! 3. depressions: pit basins are joined to the border over a minimum spanning tree of
-//!    basins linked at their lowest passes, and each pit drains across its pass
-//!    (Cordonnier et al. 2016's basin graph), so every river reaches the map edge; cells
-//!    below their basin's pass are lakes and are not incised;
+//! 2. depressions: a priority flood from the border (Barnes et al. 2014) gives every cell
+//!    its spill level — the same lake levels as Cordonnier et al. 2016's basin graph, whose
+//!    minimum spanning tree joins basins at their lowest passes — so every river reaches
+//!    the map edge; cells below their spill level are lakes and are not incised;
+//! 3. every cell is a node at a jittered position inside it (seed 000 §2.3 "a point with a
+//!    random position within it") and drains to the neighbour with the steepest descent on
+//!    the filled surface (inside a lake: towards its outlet, along the flood);
 //! 4. drainage area `A`: each cell's area plus everything upstream of it;
 //! 5. incision `∂h/∂t = −k·A^m·s^n` with `s` the slope to the receiver (seed 000 §2.3 gives
 //!    k·s·√A, i.e. m = 0.5, n = 1), integrated implicitly from the outlets upstream:
@@ -52,7 +53,6 @@ pub struct SplSettings {
     pub m: f64,
     pub n: f64,
     pub dt: f64,
-    pub jitter: f32,
 }
 
 /// A stream-power simulation on a square grid: heights, uplift, routing scratch.
@@ -224,7 +224,7 @@ impl Node for StreamPowerErosion {
         label: "Stream power + uplift",
         category: Category::Erosion,
         version: 1,
-        doc: "Uplift against river incision (Cordonnier et al. 2016, seed 000 §2.3), solved implicitly (Braun & Willett 2013, unconditionally stable, as FastScape). Per step: uplift U·Δt (U = uplift_m_per_yr × uplift map; the border is the fixed base level); jittered node per cell, steepest-descent receiver among 8 neighbours; pit basins joined to the border over a minimum spanning tree of basins at their lowest passes, so every river reaches the map edge (cells under a basin's spill level are lakes and are not cut); drainage area A accumulated downstream; incision k·A^m·s^n with the implicit update h ← (h + F·h_r)/(1 + F), F = k·Δt·A^m/d (Newton iterations when n ≠ 1). The uplift input is read as a factor (input − height_min)/(height span): a mask gives its own value, a height map its relative height. Outputs: height (m), drainage (log of the area, 1 = the largest), rivers (1 where the area exceeds river_area_km2, fading in from a quarter of it; 0 under lakes).",
+        doc: "Uplift against river incision (Cordonnier et al. 2016, seed 000 §2.3), solved implicitly (Braun & Willett 2013, unconditionally stable, as FastScape). Per step: uplift U·Δt (U = uplift_m_per_yr × uplift map; the border is the fixed base level); depressions filled by a priority flood from the border, giving each basin the spill level of its lowest pass (the lake levels of Cordonnier's basin tree), so every river reaches the map edge; jittered node per cell, steepest-descent receiver among 8 neighbours on the filled surface (cells under a spill level are lakes: routed to their outlet, not cut); drainage area A accumulated downstream; incision k·A^m·s^n with the implicit update h ← (h + F·h_r)/(1 + F), F = k·Δt·A^m/d (Newton iterations when n ≠ 1). The uplift input is read as a factor (input − height_min)/(height span): a mask gives its own value, a height map its relative height. Outputs: height (m), drainage (log of the area, 1 = the largest), rivers (1 where the area exceeds river_area_km2, fading in from a quarter of it; 0 under lakes).",
         inputs: &[
             PortSpec::height("in", "Initial terrain."),
             PortSpec::height("uplift", "Uplift map (mask or height); uniform when not connected.").optional(),
@@ -261,7 +261,6 @@ impl Node for StreamPowerErosion {
             m: p.m,
             n: p.n,
             dt: p.dt_years,
-            jitter: p.jitter as f32,
         };
         let mut sim = StreamPower::new(
             src.data().to_vec(),
@@ -270,7 +269,7 @@ impl Node for StreamPowerErosion {
             h,
             ctx.cell_size_m(),
             ctx.rng_seed(p.seed),
-            settings.jitter,
+            p.jitter as f32,
         );
         sim.cancel = ctx.cancel.clone();
         for s in 0..p.steps {
