@@ -1,0 +1,1199 @@
+//! The editor window: menus, canvas, parameter panel, preview, build dialog, files.
+
+use crate::canvas::{Badge, Canvas};
+use crate::doc::{self, Document};
+use crate::files::{Chooser, Purpose, Recovery, Store};
+use crate::preview::{self, Look, Picture, Shown};
+use crate::view3d::View3d;
+use crate::worker::{Snapshot, Worker};
+use eframe::glow;
+use egui::{Key, KeyboardShortcut, Modifiers, Ui};
+use orogen::eval::{NodeStatus, ProgressEvent};
+use orogen::graph::NodeInstance;
+use orogen::io::render::Colormap;
+use orogen::node::{CancelToken, PortKind};
+use std::collections::{BTreeMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+/// How the editor starts.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Where recent files and the recovery file live.
+    pub config_dir: PathBuf,
+    /// A graph to open at start.
+    pub open: Option<PathBuf>,
+    /// Quick preview resolution (while dragging, and first after every edit).
+    pub preview_resolution: usize,
+    /// Resolution previews refine to once the user lets go.
+    pub refine_resolution: usize,
+    /// How often unsaved work is written to the recovery file.
+    pub autosave_every: Duration,
+    /// Append one line per frame (time, frame ms, running nodes) to this file.
+    pub frame_log: Option<PathBuf>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            config_dir: crate::files::default_config_dir(),
+            open: None,
+            preview_resolution: 256,
+            refine_resolution: 512,
+            autosave_every: Duration::from_secs(10),
+            frame_log: None,
+        }
+    }
+}
+
+/// 2D picture or 3D mesh.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    TwoD,
+    ThreeD,
+}
+
+/// Something that replaces the document, waiting for the user to confirm losing changes.
+#[derive(Clone, Debug)]
+enum Pending {
+    New,
+    Open(PathBuf),
+    Quit,
+}
+
+/// A build running in the background.
+struct BuildJob {
+    cancel: CancelToken,
+    progress: Arc<Mutex<BuildProgress>>,
+    handle: Option<std::thread::JoinHandle<Result<String, String>>>,
+}
+
+#[derive(Default)]
+struct BuildProgress {
+    total: usize,
+    finished: usize,
+    running: BTreeMap<String, f32>,
+}
+
+/// The build dialog.
+struct BuildDialog {
+    folder: String,
+    resolution: Option<usize>,
+    job: Option<BuildJob>,
+    result: Option<Result<String, String>>,
+}
+
+/// The editor.
+pub struct EditorApp {
+    pub doc: Document,
+    pub canvas: Canvas,
+    worker: Worker,
+    gl: Option<Arc<glow::Context>>,
+    store: Store,
+    options: Options,
+    /// Document revision last sent to the worker, and whether that job refines.
+    submitted: Option<(u64, bool)>,
+    /// The evaluation shown.
+    pub snapshot: Option<Snapshot>,
+    /// Node whose output is previewed and whose parameters are shown.
+    pub selected: Option<String>,
+    pub output: usize,
+    pub look: Look,
+    pub mode: Mode,
+    pub picture: Picture,
+    view3d: View3d,
+    clipboard: Vec<NodeInstance>,
+    chooser: Option<Chooser>,
+    recovery: Option<Recovery>,
+    pending: Option<Pending>,
+    build: Option<BuildDialog>,
+    /// Last message for the status bar.
+    pub status: String,
+    autosaved: (u64, Instant),
+    title: String,
+    last_frame: Option<Instant>,
+    /// Recent frame times in milliseconds.
+    pub frame_ms: VecDeque<f32>,
+    frame_log: Option<std::fs::File>,
+    started: Instant,
+    allow_close: bool,
+}
+
+impl EditorApp {
+    /// The app inside eframe (with OpenGL for the 3D view).
+    #[must_use]
+    pub fn new(cc: &eframe::CreationContext<'_>, options: Options) -> Self {
+        Self::with_context(&cc.egui_ctx, cc.gl.clone(), options)
+    }
+
+    /// The app for a given egui context; `gl` is `None` in the UI tests.
+    #[must_use]
+    pub fn with_context(
+        ctx: &egui::Context,
+        gl: Option<Arc<glow::Context>>,
+        options: Options,
+    ) -> Self {
+        let store = Store::new(options.config_dir.clone());
+        let recovery = store.recovery();
+        let frame_log = options.frame_log.as_ref().and_then(|p| {
+            std::fs::File::create(p)
+                .map_err(|e| eprintln!("cannot write the frame log {}: {e}", p.display()))
+                .ok()
+        });
+        let mut app = Self {
+            doc: Document::default(),
+            canvas: Canvas::default(),
+            worker: Worker::spawn(Some(ctx.clone())),
+            gl,
+            store,
+            options: options.clone(),
+            submitted: None,
+            snapshot: None,
+            selected: None,
+            output: 0,
+            look: Look::default(),
+            mode: Mode::TwoD,
+            picture: Picture::default(),
+            view3d: View3d::default(),
+            clipboard: Vec::new(),
+            chooser: None,
+            recovery,
+            pending: None,
+            build: None,
+            status: "Right-click the canvas to add a node.".to_owned(),
+            autosaved: (0, Instant::now()),
+            title: String::new(),
+            last_frame: None,
+            frame_ms: VecDeque::new(),
+            frame_log,
+            started: Instant::now(),
+            allow_close: false,
+        };
+        if let Some(p) = &options.open {
+            app.open(p);
+        }
+        app
+    }
+
+    /// Opens a graph file, replacing the document.
+    pub fn open(&mut self, path: &Path) {
+        match Document::open(path) {
+            Ok(d) => {
+                self.replace(d);
+                // Preview what the graph builds first.
+                let first = self
+                    .doc
+                    .graph()
+                    .outputs
+                    .values()
+                    .next()
+                    .map(|r| (r.node.clone(), r.output.clone()));
+                if let Some((node, out)) = first {
+                    self.output = self
+                        .doc
+                        .graph()
+                        .node(&node)
+                        .and_then(|n| n.def.output_index(&out))
+                        .unwrap_or(0);
+                    self.selected = Some(node);
+                }
+                let _ = self.store.add_recent(path);
+                self.status = format!("Opened {}", path.display());
+            }
+            Err(e) => {
+                self.status = format!("Cannot open: {e}");
+                self.canvas.notify(self.status.clone());
+            }
+        }
+    }
+
+    fn replace(&mut self, d: Document) {
+        self.doc = d;
+        self.canvas.reset();
+        self.snapshot = None;
+        self.selected = None;
+        self.output = 0;
+        self.picture.clear();
+        self.submitted = None;
+    }
+
+    /// Saves to the current file, or asks for one. Returns true when written.
+    pub fn save(&mut self) -> bool {
+        match self.doc.path().map(Path::to_path_buf) {
+            Some(p) => self.save_as(&p),
+            None => {
+                self.choose(Purpose::SaveAs);
+                false
+            }
+        }
+    }
+
+    /// Saves to `path`.
+    pub fn save_as(&mut self, path: &Path) -> bool {
+        match self.doc.save_as(path) {
+            Ok(()) => {
+                let _ = self.store.add_recent(path);
+                self.store.clear_recovery();
+                self.status = format!("Saved {}", path.display());
+                true
+            }
+            Err(e) => {
+                self.status.clone_from(&e);
+                self.canvas.notify(e);
+                false
+            }
+        }
+    }
+
+    fn choose(&mut self, purpose: Purpose) {
+        let start = self
+            .doc
+            .path()
+            .map(Path::to_path_buf)
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_default();
+        self.chooser = Some(Chooser::new(purpose, &start));
+    }
+
+    /// Runs `p` now, or asks first when there are unsaved changes.
+    fn request(&mut self, p: Pending) {
+        if self.doc.dirty() {
+            self.pending = Some(p);
+        } else {
+            self.perform(p);
+        }
+    }
+
+    fn perform(&mut self, p: Pending) {
+        match p {
+            Pending::New => {
+                self.replace(Document::default());
+                self.store.clear_recovery();
+                self.status = "New graph.".to_owned();
+            }
+            Pending::Open(path) => self.open(&path),
+            Pending::Quit => self.allow_close = true,
+        }
+    }
+
+    pub fn undo(&mut self) {
+        self.status = if self.doc.undo() {
+            "Undone."
+        } else {
+            "Nothing to undo."
+        }
+        .to_owned();
+    }
+
+    pub fn redo(&mut self) {
+        self.status = if self.doc.redo() {
+            "Redone."
+        } else {
+            "Nothing to redo."
+        }
+        .to_owned();
+    }
+
+    /// Copies the selected nodes.
+    pub fn copy(&mut self, ctx: &egui::Context) {
+        let ids = self.canvas.selected(ctx);
+        self.clipboard = doc::copy_nodes(self.doc.graph(), &ids);
+        if !self.clipboard.is_empty() {
+            let g = orogen::Graph {
+                nodes: self.clipboard.clone(),
+                outputs: BTreeMap::new(),
+                ..self.doc.graph().clone()
+            };
+            ctx.copy_text(orogen::io::graph_file::to_string(&g));
+        }
+        self.status = format!("Copied {} node(s).", self.clipboard.len());
+    }
+
+    /// Pastes the clipboard near the view's centre.
+    pub fn paste(&mut self) {
+        if self.clipboard.is_empty() {
+            return;
+        }
+        let c = self.canvas.view_centre();
+        let (mut x0, mut y0) = (f64::INFINITY, f64::INFINITY);
+        for n in &self.clipboard {
+            x0 = x0.min(n.position[0]);
+            y0 = y0.min(n.position[1]);
+        }
+        let offset = [f64::from(c.x) - x0, f64::from(c.y) - y0];
+        let clip = self.clipboard.clone();
+        if let Ok(ids) = self
+            .doc
+            .edit::<_, ()>(None, |g| Ok(doc::paste_nodes(g, &clip, offset)))
+        {
+            self.status = format!("Pasted {}.", ids.join(", "));
+        }
+    }
+
+    /// Deletes the selected nodes.
+    pub fn delete_selected(&mut self, ctx: &egui::Context) {
+        let ids = self.canvas.selected(ctx);
+        if ids.is_empty() {
+            return;
+        }
+        self.canvas.delete(&mut self.doc, &ids);
+        if self.selected.as_ref().is_some_and(|s| ids.contains(s)) {
+            self.selected = None;
+        }
+        self.status = format!("Deleted {}.", ids.join(", "));
+    }
+
+    /// The node chosen for preview and parameters.
+    pub fn select(&mut self, id: Option<String>) {
+        if self.selected != id {
+            self.selected = id;
+            self.output = 0;
+        }
+    }
+
+    /// Draws one frame.
+    pub fn ui(&mut self, ui: &mut Ui) {
+        let ctx = ui.ctx().clone();
+        self.frame_timing(&ctx);
+        self.receive();
+        self.shortcuts(&ctx);
+        self.close_guard(&ctx);
+
+        egui::Panel::top("orogen-menu").show(ui, |ui| self.menu(ui));
+        egui::Panel::bottom("orogen-status").show(ui, |ui| self.status_bar(ui));
+        egui::Panel::left("orogen-params")
+            .default_size(270.0)
+            .resizable(true)
+            .show(ui, |ui| {
+                egui::ScrollArea::vertical().show(ui, |ui| self.params(ui));
+            });
+        egui::Panel::right("orogen-preview")
+            .default_size(400.0)
+            .resizable(true)
+            .show(ui, |ui| self.preview(ui));
+        let badges = self.badges();
+        egui::CentralPanel::default().show(ui, |ui| {
+            self.canvas.show(ui, &mut self.doc, &badges);
+        });
+        if let Some(id) = self.canvas.selected(&ctx).last() {
+            self.select(Some(id.clone()));
+        }
+        self.dialogs(&ctx);
+        self.doc.end_frame();
+        self.submit(&ctx);
+        self.autosave();
+        self.update_title(&ctx);
+    }
+
+    fn frame_timing(&mut self, ctx: &egui::Context) {
+        let now = Instant::now();
+        if let Some(last) = self.last_frame.replace(now) {
+            let ms = (now - last).as_secs_f32() * 1000.0;
+            self.frame_ms.push_back(ms);
+            if self.frame_ms.len() > 240 {
+                self.frame_ms.pop_front();
+            }
+            if let Some(f) = &mut self.frame_log {
+                use std::io::Write;
+                let running = self.worker.running().len();
+                let _ = writeln!(
+                    f,
+                    "{:.3} {ms:.3} {running}",
+                    self.started.elapsed().as_secs_f64()
+                );
+            }
+        }
+        if !self.worker.running().is_empty() || self.build.as_ref().is_some_and(|b| b.job.is_some())
+        {
+            ctx.request_repaint_after(Duration::from_millis(30));
+        }
+    }
+
+    /// Takes finished evaluations from the worker.
+    fn receive(&mut self) {
+        for mut s in self.worker.poll() {
+            if s.cancelled {
+                // Keep showing what the stale run did not get to.
+                if let Some(old) = &self.snapshot {
+                    for (id, f) in &old.result.fields {
+                        if s.graph.node(id).is_some() && !s.result.fields.contains_key(id) {
+                            s.result.fields.insert(id.clone(), f.clone());
+                        }
+                    }
+                }
+                s.result.status.retain(|_, st| {
+                    !matches!(st, NodeStatus::Failed(orogen::node::NodeError::Cancelled))
+                });
+            }
+            let newer = self.snapshot.as_ref().is_none_or(|o| {
+                s.generation > o.generation
+                    || (s.generation == o.generation && s.resolution >= o.resolution)
+            });
+            if newer {
+                if !s.cancelled {
+                    self.status = format!(
+                        "Preview {}² ready in {:.0} ms.",
+                        s.resolution,
+                        s.latency.as_secs_f64() * 1000.0
+                    );
+                }
+                self.snapshot = Some(s);
+            }
+        }
+    }
+
+    /// Sends the graph to the worker after every change.
+    fn submit(&mut self, ctx: &egui::Context) {
+        let dragging = ctx.input(|i| i.pointer.any_down());
+        let rev = self.doc.revision();
+        let refine = !dragging;
+        let needed = match self.submitted {
+            None => true,
+            Some((r, refined)) => r != rev || (refine && !refined),
+        };
+        if !needed {
+            return;
+        }
+        let mut res = vec![self.options.preview_resolution];
+        if refine && self.options.refine_resolution != self.options.preview_resolution {
+            res.push(self.options.refine_resolution);
+        }
+        self.worker.submit(
+            self.doc.graph(),
+            self.doc.base_dir().map(Path::to_path_buf),
+            &res,
+        );
+        self.submitted = Some((rev, refine));
+    }
+
+    /// Waits (in tests) until the worker has answered the latest submission.
+    pub fn wait_for_preview(&mut self, timeout: Duration) -> bool {
+        let end = Instant::now() + timeout;
+        loop {
+            let target = self.worker.generation();
+            let done = self.snapshot.as_ref().is_some_and(|s| {
+                s.generation == target
+                    && !s.cancelled
+                    && s.resolution == self.options.refine_resolution
+            });
+            if done {
+                return true;
+            }
+            let Some(left) = end.checked_duration_since(Instant::now()) else {
+                return false;
+            };
+            if let Some(s) = self.worker.wait(left) {
+                // Put it back through the normal path.
+                self.snapshot_in(s);
+            }
+        }
+    }
+
+    fn snapshot_in(&mut self, s: Snapshot) {
+        let newer = self.snapshot.as_ref().is_none_or(|o| {
+            s.generation > o.generation
+                || (s.generation == o.generation && s.resolution >= o.resolution)
+        });
+        if newer && !s.cancelled {
+            self.snapshot = Some(s);
+        }
+    }
+
+    fn badges(&self) -> BTreeMap<String, Badge> {
+        let mut b = BTreeMap::new();
+        if let Some(s) = &self.snapshot {
+            for (id, st) in &s.result.status {
+                match st {
+                    NodeStatus::Failed(e) => {
+                        b.insert(id.clone(), Badge::Error(e.to_string()));
+                    }
+                    NodeStatus::Skipped { upstream } => {
+                        b.insert(
+                            id.clone(),
+                            Badge::Error(format!("waits for \"{upstream}\", which failed")),
+                        );
+                    }
+                    _ => {}
+                }
+            }
+            for (id, msg) in &s.problems {
+                if self.doc.graph().node(id).is_some() {
+                    b.insert(id.clone(), Badge::Error(msg.clone()));
+                }
+            }
+        }
+        for (id, f) in self.worker.running() {
+            b.insert(id, Badge::Running(f));
+        }
+        b
+    }
+
+    fn shortcuts(&mut self, ctx: &egui::Context) {
+        if ctx.egui_wants_keyboard_input() {
+            return;
+        }
+        let cmd = |k| KeyboardShortcut::new(Modifiers::COMMAND, k);
+        let cmd_shift = |k| KeyboardShortcut::new(Modifiers::COMMAND | Modifiers::SHIFT, k);
+        let (redo, undo, save_as, save, open, new, copy, paste, delete, frame) =
+            ctx.input_mut(|i| {
+                (
+                    i.consume_shortcut(&cmd_shift(Key::Z)) || i.consume_shortcut(&cmd(Key::Y)),
+                    i.consume_shortcut(&cmd(Key::Z)),
+                    i.consume_shortcut(&cmd_shift(Key::S)),
+                    i.consume_shortcut(&cmd(Key::S)),
+                    i.consume_shortcut(&cmd(Key::O)),
+                    i.consume_shortcut(&cmd(Key::N)),
+                    i.consume_shortcut(&cmd(Key::C))
+                        || i.events.iter().any(|e| matches!(e, egui::Event::Copy)),
+                    i.consume_shortcut(&cmd(Key::V))
+                        || i.events.iter().any(|e| matches!(e, egui::Event::Paste(_))),
+                    i.consume_key(Modifiers::NONE, Key::Delete)
+                        || i.consume_key(Modifiers::NONE, Key::Backspace),
+                    i.consume_key(Modifiers::NONE, Key::F),
+                )
+            });
+        if redo {
+            self.redo();
+        } else if undo {
+            self.undo();
+        }
+        if save_as {
+            self.choose(Purpose::SaveAs);
+        } else if save {
+            self.save();
+        }
+        if open {
+            self.choose(Purpose::Open);
+        }
+        if new {
+            self.request(Pending::New);
+        }
+        if copy {
+            self.copy(ctx);
+        }
+        if paste {
+            self.paste();
+        }
+        if delete {
+            self.delete_selected(ctx);
+        }
+        if frame {
+            self.canvas.frame_all();
+        }
+    }
+
+    fn close_guard(&mut self, ctx: &egui::Context) {
+        if ctx.input(|i| i.viewport().close_requested()) {
+            if self.allow_close || !self.doc.dirty() {
+                self.store.clear_recovery();
+            } else {
+                ctx.send_viewport_cmd(egui::ViewportCommand::CancelClose);
+                self.pending = Some(Pending::Quit);
+            }
+        }
+        if self.allow_close {
+            ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+        }
+    }
+
+    fn menu(&mut self, ui: &mut Ui) {
+        let ctx = ui.ctx().clone();
+        egui::MenuBar::new().ui(ui, |ui| {
+            ui.menu_button("File", |ui| {
+                if ui.button("New            Ctrl+N").clicked() {
+                    self.request(Pending::New);
+                    ui.close();
+                }
+                if ui.button("Open…          Ctrl+O").clicked() {
+                    self.choose(Purpose::Open);
+                    ui.close();
+                }
+                ui.menu_button("Open recent", |ui| {
+                    let recent = self.store.recent();
+                    if recent.is_empty() {
+                        ui.weak("No recent files.");
+                    }
+                    for p in recent {
+                        if ui.button(p.display().to_string()).clicked() {
+                            self.request(Pending::Open(p));
+                            ui.close();
+                        }
+                    }
+                });
+                if ui.button("Save           Ctrl+S").clicked() {
+                    self.save();
+                    ui.close();
+                }
+                if ui.button("Save as…  Ctrl+Shift+S").clicked() {
+                    self.choose(Purpose::SaveAs);
+                    ui.close();
+                }
+                ui.separator();
+                if ui.button("Build outputs…").clicked() {
+                    self.open_build_dialog();
+                    ui.close();
+                }
+                ui.separator();
+                if ui.button("Quit").clicked() {
+                    self.request(Pending::Quit);
+                    ui.close();
+                }
+            });
+            ui.menu_button("Edit", |ui| {
+                if ui
+                    .add_enabled(self.doc.can_undo(), egui::Button::new("Undo        Ctrl+Z"))
+                    .clicked()
+                {
+                    self.undo();
+                    ui.close();
+                }
+                if ui
+                    .add_enabled(self.doc.can_redo(), egui::Button::new("Redo  Ctrl+Shift+Z"))
+                    .clicked()
+                {
+                    self.redo();
+                    ui.close();
+                }
+                ui.separator();
+                if ui.button("Copy        Ctrl+C").clicked() {
+                    self.copy(&ctx);
+                    ui.close();
+                }
+                if ui.button("Paste       Ctrl+V").clicked() {
+                    self.paste();
+                    ui.close();
+                }
+                if ui.button("Delete      Del").clicked() {
+                    self.delete_selected(&ctx);
+                    ui.close();
+                }
+            });
+            ui.menu_button("View", |ui| {
+                if ui.button("Frame all   F").clicked() {
+                    self.canvas.frame_all();
+                    ui.close();
+                }
+                ui.separator();
+                ui.label("Preview refines to");
+                for r in [512, 1024] {
+                    ui.radio_value(&mut self.options.refine_resolution, r, format!("{r}²"));
+                }
+            });
+            if ui.button("Build…").clicked() {
+                self.open_build_dialog();
+            }
+        });
+    }
+
+    fn status_bar(&mut self, ui: &mut Ui) {
+        ui.horizontal(|ui| {
+            let running = self.worker.running();
+            if running.is_empty() {
+                ui.label(&self.status);
+            } else {
+                ui.spinner();
+                let names: Vec<String> = running
+                    .iter()
+                    .map(|(k, f)| format!("{k} {:.0}%", f * 100.0))
+                    .collect();
+                ui.label(format!("Evaluating {}", names.join(", ")));
+            }
+            ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                if let Some(ms) = self.frame_ms.back() {
+                    let avg = self.frame_ms.iter().sum::<f32>() / self.frame_ms.len() as f32;
+                    ui.weak(format!("frame {ms:.1} ms (avg {avg:.1})"));
+                }
+                if let Some(s) = &self.snapshot {
+                    ui.weak(format!("preview {}²", s.resolution));
+                }
+            });
+        });
+    }
+
+    fn params(&mut self, ui: &mut Ui) {
+        egui::CollapsingHeader::new("Graph settings")
+            .default_open(self.selected.is_none())
+            .show(ui, |ui| crate::params::graph_panel(ui, &mut self.doc));
+        ui.separator();
+        match self.selected.clone() {
+            Some(id) if self.doc.graph().node(&id).is_some() => {
+                crate::params::node_panel(ui, &mut self.doc, &id);
+                if let Some(Badge::Error(msg)) = self.badges().get(&id) {
+                    ui.separator();
+                    ui.colored_label(egui::Color32::from_rgb(235, 70, 60), format!("⚠ {msg}"));
+                }
+                if let Some(t) = self
+                    .snapshot
+                    .as_ref()
+                    .and_then(|s| s.result.timings.get(&id))
+                {
+                    ui.weak(format!("last run {:.1} ms", t.as_secs_f64() * 1000.0));
+                }
+            }
+            _ => {
+                ui.weak("Click a node to edit its parameters and preview it.");
+            }
+        }
+    }
+
+    /// What the preview shows now.
+    #[must_use]
+    pub fn shown(&self) -> Option<Shown> {
+        let id = self.selected.as_ref()?;
+        let s = self.snapshot.as_ref()?;
+        let node = s.graph.node(id)?;
+        let fields = s.result.fields.get(id)?;
+        let port = node.def.spec.outputs.get(self.output)?;
+        let field = fields.get(self.output)?.clone();
+        let base = if port.kind == PortKind::Mask {
+            // The node's own height output, else the terrain wired into it.
+            node.def
+                .spec
+                .outputs
+                .iter()
+                .position(|p| p.kind == PortKind::Height)
+                .and_then(|i| fields.get(i).cloned())
+                .or_else(|| {
+                    node.def
+                        .spec
+                        .inputs
+                        .iter()
+                        .zip(&node.inputs)
+                        .find_map(|(p, r)| {
+                            (p.kind == PortKind::Height)
+                                .then_some(r.as_ref())
+                                .flatten()
+                                .and_then(|r| s.result.field(&s.graph, r))
+                        })
+                })
+        } else {
+            None
+        };
+        Some(Shown {
+            field,
+            kind: port.kind,
+            base,
+            world: s.graph.world,
+        })
+    }
+
+    fn preview(&mut self, ui: &mut Ui) {
+        ui.horizontal(|ui| {
+            ui.selectable_value(&mut self.mode, Mode::TwoD, "2D");
+            ui.selectable_value(&mut self.mode, Mode::ThreeD, "3D");
+            ui.separator();
+            egui::ComboBox::from_id_salt("orogen-colormap")
+                .selected_text(colormap_name(self.look.colormap))
+                .show_ui(ui, |ui| {
+                    for m in [Colormap::Grayscale, Colormap::Terrain, Colormap::Magma] {
+                        ui.selectable_value(&mut self.look.colormap, m, colormap_name(m));
+                    }
+                });
+            ui.checkbox(&mut self.look.hillshade, "hillshade");
+            ui.checkbox(&mut self.look.overlay, "mask overlay");
+        });
+        let outputs: Vec<(&'static str, PortKind)> = self
+            .selected
+            .as_ref()
+            .and_then(|id| self.doc.graph().node(id))
+            .map(|n| {
+                n.def
+                    .spec
+                    .outputs
+                    .iter()
+                    .map(|p| (p.name, p.kind))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if let Some(id) = self.selected.clone() {
+            ui.horizontal(|ui| {
+                ui.strong(&id);
+                if outputs.len() > 1 {
+                    egui::ComboBox::from_id_salt("orogen-output")
+                        .selected_text(outputs.get(self.output).map_or("?", |o| o.0))
+                        .show_ui(ui, |ui| {
+                            for (i, (name, kind)) in outputs.iter().enumerate() {
+                                ui.selectable_value(
+                                    &mut self.output,
+                                    i,
+                                    format!("{name} ({})", kind.name()),
+                                );
+                            }
+                        });
+                } else if let Some((name, kind)) = outputs.first() {
+                    ui.weak(format!("{name} ({})", kind.name()));
+                }
+            });
+        }
+        let shown = self.shown();
+        let generation = self
+            .snapshot
+            .as_ref()
+            .map_or(0, |s| s.generation * 8192 + s.resolution as u64);
+        let sel = self.selected.clone().unwrap_or_default();
+        match &shown {
+            Some(sh) => {
+                self.picture.update(
+                    ui.ctx(),
+                    (generation, sel.clone(), self.output, self.look),
+                    sh,
+                );
+            }
+            None => self.picture.clear(),
+        }
+        let unit = match shown.as_ref().map(|s| s.kind) {
+            Some(PortKind::Height) => " m",
+            _ => "",
+        };
+        if let Some(st) = &self.picture.stats {
+            preview::histogram(ui, st, unit);
+        }
+        ui.separator();
+        match self.mode {
+            Mode::TwoD => self.picture.show(ui, shown.as_ref()),
+            Mode::ThreeD => self.view3d.show(
+                ui,
+                self.gl.as_ref(),
+                (generation, sel, self.output, self.look.colormap),
+                shown.as_ref().map(|s| (&*s.field, s.kind, &s.world)),
+            ),
+        }
+    }
+
+    fn open_build_dialog(&mut self) {
+        if self.build.is_none() {
+            let folder = self
+                .doc
+                .base_dir()
+                .map_or_else(|| PathBuf::from("out"), |d| d.join("out"));
+            self.build = Some(BuildDialog {
+                folder: folder.display().to_string(),
+                resolution: None,
+                job: None,
+                result: None,
+            });
+        }
+    }
+
+    fn dialogs(&mut self, ctx: &egui::Context) {
+        if let Some(ch) = &mut self.chooser {
+            if let Some(choice) = ch.show(ctx) {
+                let purpose = ch.purpose;
+                self.chooser = None;
+                if let Some(p) = choice {
+                    match purpose {
+                        Purpose::Open => self.request(Pending::Open(p)),
+                        Purpose::SaveAs => {
+                            self.save_as(&p);
+                        }
+                        Purpose::BuildFolder => {
+                            if let Some(b) = &mut self.build {
+                                b.folder = p.display().to_string();
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(r) = self.recovery.clone() {
+            egui::Modal::new(egui::Id::new("orogen-recovery")).show(ctx, |ui| {
+                ui.heading("Restore unsaved work?");
+                let file = r.path.as_ref().map_or_else(|| "an unsaved graph".to_owned(), |p| p.display().to_string());
+                ui.label(format!(
+                    "The editor did not close normally. A recovery copy of {file} was written {} ago.",
+                    ago(r.saved_at)
+                ));
+                ui.horizontal(|ui| {
+                    if ui.button("Restore").clicked() {
+                        match orogen::io::graph_file::load_str(&r.graph, "recovery file") {
+                            Ok(g) => {
+                                let mut d = Document::new(g);
+                                if let Some(p) = &r.path {
+                                    d.set_path(p);
+                                }
+                                self.replace(d);
+                                self.status = "Restored unsaved work.".to_owned();
+                            }
+                            Err(e) => self.status = format!("Cannot restore: {e}"),
+                        }
+                        self.recovery = None;
+                    }
+                    if ui.button("Discard").clicked() {
+                        self.store.clear_recovery();
+                        self.recovery = None;
+                    }
+                });
+            });
+        }
+        if let Some(p) = self.pending.clone() {
+            egui::Modal::new(egui::Id::new("orogen-unsaved")).show(ctx, |ui| {
+                ui.heading("Unsaved changes");
+                ui.label("The graph has changes that are not saved.");
+                ui.horizontal(|ui| {
+                    if ui.button("Save").clicked() {
+                        self.pending = None;
+                        if self.save() {
+                            self.perform(p.clone());
+                        }
+                    }
+                    if ui.button("Discard changes").clicked() {
+                        self.pending = None;
+                        self.store.clear_recovery();
+                        self.perform(p.clone());
+                    }
+                    if ui.button("Cancel").clicked() {
+                        self.pending = None;
+                    }
+                });
+            });
+        }
+        self.build_window(ctx);
+    }
+
+    fn build_window(&mut self, ctx: &egui::Context) {
+        let Some(mut b) = self.build.take() else {
+            return;
+        };
+        let mut open = true;
+        let mut choose = false;
+        egui::Window::new("Build outputs")
+            .open(&mut open)
+            .collapsible(false)
+            .show(ctx, |ui| {
+                let g = self.doc.graph();
+                if g.outputs.is_empty() {
+                    ui.colored_label(
+                        egui::Color32::from_rgb(235, 70, 60),
+                        "The graph has no outputs: right-click a node and choose \"Write … in builds\".",
+                    );
+                } else {
+                    ui.label(format!("Writes {} output(s): {}", g.outputs.len(), g.outputs.keys().cloned().collect::<Vec<_>>().join(", ")));
+                }
+                ui.horizontal(|ui| {
+                    ui.label("Folder");
+                    ui.text_edit_singleline(&mut b.folder);
+                    if ui.button("Choose…").clicked() {
+                        choose = true;
+                    }
+                });
+                ui.horizontal(|ui| {
+                    ui.label("Resolution");
+                    egui::ComboBox::from_id_salt("orogen-build-res-override")
+                        .selected_text(b.resolution.map_or_else(|| format!("graph's ({}²)", g.resolution), |r| format!("{r}²")))
+                        .show_ui(ui, |ui| {
+                            ui.selectable_value(&mut b.resolution, None, format!("graph's ({}²)", g.resolution));
+                            for r in [256, 512, 1024, 2048, 4096, 8192] {
+                                ui.selectable_value(&mut b.resolution, Some(r), format!("{r}²"));
+                            }
+                        });
+                });
+                match &mut b.job {
+                    Some(job) => {
+                        let p = job.progress.lock().unwrap_or_else(PoisonError::into_inner);
+                        let partial: f32 = p.running.values().sum();
+                        let frac = if p.total > 0 { (p.finished as f32 + partial) / p.total as f32 } else { 0.0 };
+                        let names: Vec<&str> = p.running.keys().map(String::as_str).collect();
+                        ui.add(egui::ProgressBar::new(frac).show_percentage().text(names.join(", ")));
+                        drop(p);
+                        if ui.button("Cancel").clicked() {
+                            job.cancel.cancel();
+                        }
+                        if job.handle.as_ref().is_some_and(std::thread::JoinHandle::is_finished) {
+                            let r = job
+                                .handle
+                                .take()
+                                .map_or_else(|| Err("build thread lost".to_owned()), |h| {
+                                    h.join().unwrap_or_else(|_| Err("the build failed unexpectedly".to_owned()))
+                                });
+                            b.result = Some(r);
+                            b.job = None;
+                        }
+                    }
+                    None => {
+                        if ui.add_enabled(!g.outputs.is_empty(), egui::Button::new("Build")).clicked() {
+                            b.result = None;
+                            b.job = Some(start_build(g, self.doc.path(), PathBuf::from(&b.folder), b.resolution, ctx));
+                        }
+                    }
+                }
+                match &b.result {
+                    Some(Ok(msg)) => {
+                        ui.label(msg);
+                    }
+                    Some(Err(e)) => {
+                        ui.colored_label(egui::Color32::from_rgb(235, 70, 60), e);
+                    }
+                    None => {}
+                }
+            });
+        if choose {
+            self.chooser = Some(Chooser::new(Purpose::BuildFolder, Path::new(&b.folder)));
+        }
+        if open || b.job.is_some() {
+            if !open {
+                if let Some(j) = &b.job {
+                    j.cancel.cancel();
+                }
+            }
+            self.build = Some(b);
+        }
+    }
+
+    fn autosave(&mut self) {
+        let rev = self.doc.revision();
+        if self.doc.dirty()
+            && rev != self.autosaved.0
+            && self.autosaved.1.elapsed() >= self.options.autosave_every
+        {
+            match self.store.autosave(self.doc.path(), self.doc.graph()) {
+                Ok(()) => self.autosaved = (rev, Instant::now()),
+                Err(e) => {
+                    self.status = format!("Autosave failed: {e}");
+                    self.autosaved.1 = Instant::now();
+                }
+            }
+        }
+    }
+
+    fn update_title(&mut self, ctx: &egui::Context) {
+        let name = self.doc.path().and_then(Path::file_name).map_or_else(
+            || "untitled".to_owned(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        let title = format!(
+            "{}{name} — Orogen",
+            if self.doc.dirty() { "● " } else { "" }
+        );
+        if title != self.title {
+            ctx.send_viewport_cmd(egui::ViewportCommand::Title(title.clone()));
+            self.title = title;
+        }
+    }
+
+    /// The window title.
+    #[must_use]
+    pub fn title(&self) -> &str {
+        &self.title
+    }
+
+    /// Forces the autosave now (tests).
+    pub fn autosave_now(&mut self) -> Result<(), String> {
+        self.store.autosave(self.doc.path(), self.doc.graph())
+    }
+
+    /// A recovery offer is showing.
+    #[must_use]
+    pub fn offers_recovery(&self) -> bool {
+        self.recovery.is_some()
+    }
+}
+
+fn start_build(
+    graph: &orogen::Graph,
+    file: Option<&Path>,
+    out_dir: PathBuf,
+    resolution: Option<usize>,
+    ctx: &egui::Context,
+) -> BuildJob {
+    let cancel = CancelToken::new();
+    let progress = Arc::new(Mutex::new(BuildProgress {
+        total: graph.nodes.len(),
+        ..BuildProgress::default()
+    }));
+    let (graph, file, c, p, ctx) = (
+        graph.clone(),
+        file.map(Path::to_path_buf),
+        cancel.clone(),
+        Arc::clone(&progress),
+        ctx.clone(),
+    );
+    let handle = std::thread::Builder::new()
+        .name("orogen-build".into())
+        .spawn(move || {
+            let on_progress = |e: ProgressEvent| {
+                let mut pr = p.lock().unwrap_or_else(PoisonError::into_inner);
+                match e {
+                    ProgressEvent::Started { node } => {
+                        pr.running.insert(node.to_owned(), 0.0);
+                    }
+                    ProgressEvent::Progress { node, fraction } => {
+                        pr.running.insert(node.to_owned(), fraction);
+                    }
+                    ProgressEvent::Finished { node, .. } => {
+                        pr.running.remove(node);
+                        pr.finished += 1;
+                    }
+                }
+                ctx.request_repaint();
+            };
+            let opts = orogen::build::BuildOptions {
+                out_dir: out_dir.clone(),
+                exports: orogen::build::Exports::default(),
+                resolution,
+                graph_file: file.as_deref(),
+                cancel: c.clone(),
+                progress: Some(&on_progress),
+            };
+            let r = orogen::build::build(&graph, &opts);
+            ctx.request_repaint();
+            match r {
+                Ok(_) if c.is_cancelled() => Err("Build cancelled.".to_owned()),
+                Ok(rep) if rep.complete() => Ok(format!(
+                    "Built {} output(s) into {} (manifest {}).",
+                    graph.outputs.len(),
+                    out_dir.display(),
+                    rep.manifest_path.display()
+                )),
+                Ok(rep) => Err(format!(
+                    "Some outputs failed: {}",
+                    rep.failed_outputs.join(", ")
+                )),
+                Err(e) => Err(e.to_string()),
+            }
+        });
+    BuildJob {
+        cancel,
+        progress,
+        handle: handle.ok(),
+    }
+}
+
+fn colormap_name(m: Colormap) -> &'static str {
+    match m {
+        Colormap::Grayscale => "grayscale",
+        Colormap::Terrain => "terrain",
+        Colormap::Magma => "magma",
+    }
+}
+
+fn ago(t: u64) -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let s = now.saturating_sub(t);
+    if s < 120 {
+        format!("{s} s")
+    } else if s < 7200 {
+        format!("{} min", s / 60)
+    } else {
+        format!("{} h", s / 3600)
+    }
+}
+
+impl eframe::App for EditorApp {
+    fn ui(&mut self, ui: &mut Ui, _frame: &mut eframe::Frame) {
+        EditorApp::ui(self, ui);
+    }
+
+    fn on_exit(&mut self, _gl: Option<&glow::Context>) {
+        if self.allow_close || !self.doc.dirty() {
+            // Nothing unsaved, or the user answered the unsaved-changes question.
+            self.store.clear_recovery();
+        } else {
+            // Closing with unsaved changes the user chose to discard still leaves nothing behind;
+            // any other exit path keeps the recovery copy.
+            let _ = self.store.autosave(self.doc.path(), self.doc.graph());
+        }
+    }
+}

@@ -1,0 +1,814 @@
+//! The graph canvas: egui-snarl showing the document's graph.
+//!
+//! The engine [`Graph`](orogen::Graph) in the [`Document`] is the truth; the `Snarl` only holds
+//! node ids, positions and wires for drawing and interaction. Every interaction that changes
+//! the graph (wire, unwire, add, delete, move) is applied to the document as an undoable edit,
+//! and after any document change (undo, open, paste…) the snarl is reconciled with the graph
+//! so that the node ids snarl knows stay stable — its selection and view survive edits.
+
+use crate::doc::{self, Document};
+use egui::emath::TSTransform;
+use egui::{Color32, Id, Pos2, Rect, Ui, Vec2};
+use egui_snarl::ui::{PinInfo, PinPlacement, SnarlStyle, SnarlViewer, SnarlWidget};
+use egui_snarl::{InPin, InPinId, NodeId, OutPin, OutPinId, Snarl};
+use orogen::graph::{NodeInstance, PortRef};
+use orogen::node::{Category, PortKind, Registry};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::time::{Duration, Instant};
+
+/// How long a refusal message stays on the canvas.
+const NOTICE_TIME: Duration = Duration::from_secs(5);
+
+/// The canvas widget's id (its selection lives in egui memory under it).
+#[must_use]
+pub fn canvas_id() -> Id {
+    Id::new("orogen-canvas")
+}
+
+/// Colour of wires and pins of a port kind.
+#[must_use]
+pub fn kind_color(kind: PortKind) -> Color32 {
+    match kind {
+        PortKind::Height => Color32::from_rgb(222, 172, 92),
+        PortKind::Mask => Color32::from_rgb(168, 122, 236),
+    }
+}
+
+/// What the canvas shows on a node besides its pins.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Badge {
+    /// Running, with the fraction done.
+    Running(f32),
+    /// Failed or cannot run, with the reason.
+    Error(String),
+}
+
+/// Screen positions of pins seen in the last frame (for tests driving the canvas with a mouse).
+#[derive(Clone, Debug, Default)]
+pub struct PinSpots {
+    pub inputs: BTreeMap<(String, usize), Pos2>,
+    pub outputs: BTreeMap<(String, usize), Pos2>,
+}
+
+/// Canvas state kept across frames.
+pub struct Canvas {
+    snarl: Snarl<String>,
+    synced: u64,
+    /// Fit every node into view at the next frame.
+    frame_request: bool,
+    view: Option<Rect>,
+    /// Node rectangles in graph space, from the last frame.
+    rects: HashMap<NodeId, Rect>,
+    /// Row centres (graph space) of input and output pins, from the last frame.
+    rows: BTreeMap<(NodeId, bool, usize), f32>,
+    search: String,
+    search_open: bool,
+    notice: Option<(String, Instant)>,
+    /// The last refused wire's reason (kept for tests and the status bar).
+    pub last_refusal: Option<String>,
+    pub spots: PinSpots,
+    transform: TSTransform,
+}
+
+impl Default for Canvas {
+    fn default() -> Self {
+        Self {
+            snarl: Snarl::new(),
+            synced: 0,
+            frame_request: true,
+            view: None,
+            rects: HashMap::new(),
+            rows: BTreeMap::new(),
+            search: String::new(),
+            search_open: false,
+            notice: None,
+            last_refusal: None,
+            spots: PinSpots::default(),
+            transform: TSTransform::IDENTITY,
+        }
+    }
+}
+
+impl Canvas {
+    /// Fits every node into view at the next frame.
+    pub fn frame_all(&mut self) {
+        self.frame_request = true;
+    }
+
+    /// Forgets everything about the previous document (after New/Open).
+    pub fn reset(&mut self) {
+        *self = Self::default();
+    }
+
+    /// Ids of the selected nodes.
+    #[must_use]
+    pub fn selected(&self, ctx: &egui::Context) -> Vec<String> {
+        egui_snarl::ui::get_selected_nodes(canvas_id(), ctx)
+            .into_iter()
+            .filter_map(|n| self.snarl.get_node(n).cloned())
+            .collect()
+    }
+
+    /// Shows a message on the canvas for a few seconds.
+    pub fn notify(&mut self, msg: String) {
+        self.notice = Some((msg, Instant::now()));
+    }
+
+    /// The node under a screen position, if any.
+    #[must_use]
+    pub fn node_at(&self, screen: Pos2) -> Option<String> {
+        let p = self.transform.inverse() * screen;
+        self.rects
+            .iter()
+            .find(|(_, r)| r.contains(p))
+            .and_then(|(n, _)| self.snarl.get_node(*n).cloned())
+    }
+
+    /// Draws the canvas and applies the user's interactions to `doc`.
+    pub fn show(&mut self, ui: &mut Ui, doc: &mut Document, badges: &BTreeMap<String, Badge>) {
+        if self.synced != doc.revision() {
+            sync(doc.graph(), &mut self.snarl);
+            self.synced = doc.revision();
+        }
+        let view = ui.available_rect_before_wrap();
+        let style = SnarlStyle {
+            pin_placement: Some(PinPlacement::Edge),
+            collapsible: Some(false),
+            ..SnarlStyle::new()
+        };
+        let mut viewer = Viewer {
+            doc,
+            badges,
+            search: &mut self.search,
+            search_shown: false,
+            refusal: None,
+            frame: self.frame_request.then_some(self.view).flatten(),
+            framed: false,
+            rects: &mut self.rects,
+            rows: &mut self.rows,
+            transform: TSTransform::IDENTITY,
+        };
+        SnarlWidget::new()
+            .id(canvas_id())
+            .style(style)
+            .show(&mut self.snarl, &mut viewer, ui);
+        let Viewer {
+            search_shown,
+            refusal,
+            framed,
+            transform,
+            ..
+        } = viewer;
+        self.transform = transform;
+        if framed {
+            self.frame_request = false;
+        }
+        if !search_shown {
+            self.search.clear();
+        }
+        self.search_open = search_shown;
+        if let Some(r) = refusal {
+            self.last_refusal = Some(r.clone());
+            self.notify(r);
+        }
+        self.view = Some(view);
+        self.commit_moves(ui, doc);
+        self.spots = self.pin_spots();
+        // A refusal or other notice, at the bottom of the canvas.
+        if let Some((msg, at)) = &self.notice {
+            if at.elapsed() < NOTICE_TIME {
+                let pos = view.left_bottom() + Vec2::new(12.0, -12.0);
+                egui::Area::new(Id::new("orogen-canvas-notice"))
+                    .fixed_pos(pos)
+                    .pivot(egui::Align2::LEFT_BOTTOM)
+                    .show(ui.ctx(), |ui| {
+                        egui::Frame::popup(ui.style()).show(ui, |ui| {
+                            ui.set_max_width(view.width() - 40.0);
+                            ui.colored_label(Color32::from_rgb(255, 120, 110), msg);
+                        });
+                    });
+                ui.ctx().request_repaint_after(Duration::from_millis(250));
+            } else {
+                self.notice = None;
+            }
+        }
+    }
+
+    /// After a drag ends, stores moved node positions in the document (one undo step).
+    fn commit_moves(&mut self, ui: &Ui, doc: &mut Document) {
+        if ui.input(|i| i.pointer.any_down()) {
+            return;
+        }
+        let moved: Vec<(String, [f64; 2])> = self
+            .snarl
+            .nodes_pos()
+            .filter_map(|(pos, id)| {
+                let n = doc.graph().node(id)?;
+                let p = [f64::from(pos.x), f64::from(pos.y)];
+                ((p[0] - n.position[0]).abs() > 0.01 || (p[1] - n.position[1]).abs() > 0.01)
+                    .then(|| (id.clone(), p))
+            })
+            .collect();
+        if moved.is_empty() {
+            return;
+        }
+        let _ = doc.edit::<_, ()>(None, |g| {
+            for (id, p) in &moved {
+                if let Some(n) = g.node_mut(id) {
+                    n.position = *p;
+                }
+            }
+            Ok(())
+        });
+        self.synced = doc.revision();
+    }
+
+    fn pin_spots(&self) -> PinSpots {
+        let mut spots = PinSpots::default();
+        for (&(node, is_input, index), &y) in &self.rows {
+            let (Some(rect), Some(id)) = (self.rects.get(&node), self.snarl.get_node(node)) else {
+                continue;
+            };
+            let x = if is_input { rect.left() } else { rect.right() };
+            let p = self.transform * Pos2::new(x, y);
+            if is_input {
+                spots.inputs.insert((id.clone(), index), p);
+            } else {
+                spots.outputs.insert((id.clone(), index), p);
+            }
+        }
+        spots
+    }
+
+    /// Adds a node of type `ty` at graph position `pos`; returns its id.
+    pub fn add_node(&mut self, doc: &mut Document, ty: &str, pos: Pos2) -> Option<String> {
+        add_node(doc, &mut self.snarl, ty, pos)
+    }
+
+    /// Deletes nodes (one undo step).
+    pub fn delete(&mut self, doc: &mut Document, ids: &[String]) {
+        if ids.is_empty() {
+            return;
+        }
+        let _ = doc.edit::<_, ()>(None, |g| {
+            doc::remove_nodes(g, ids);
+            Ok(())
+        });
+    }
+
+    /// The centre of the view in graph space (where pasted nodes go).
+    #[must_use]
+    pub fn view_centre(&self) -> Pos2 {
+        self.view
+            .map_or(Pos2::ZERO, |v| self.transform.inverse() * v.center())
+    }
+}
+
+/// Makes `snarl` show `graph`: removes and adds nodes, moves them, rewires.
+fn sync(graph: &orogen::Graph, snarl: &mut Snarl<String>) {
+    let present: BTreeSet<&str> = graph.nodes.iter().map(|n| n.id.as_str()).collect();
+    let stale: Vec<NodeId> = snarl
+        .nodes_ids_data()
+        .filter(|(_, n)| !present.contains(n.value.as_str()))
+        .map(|(id, _)| id)
+        .collect();
+    for id in stale {
+        snarl.remove_node(id);
+    }
+    let mut ids: HashMap<String, NodeId> = snarl
+        .nodes_ids_data()
+        .map(|(id, n)| (n.value.clone(), id))
+        .collect();
+    for n in &graph.nodes {
+        let pos = Pos2::new(n.position[0] as f32, n.position[1] as f32);
+        match ids.get(&n.id) {
+            Some(&id) => {
+                if let Some(info) = snarl.get_node_info_mut(id) {
+                    if info.pos.distance(pos) > 0.01 {
+                        info.pos = pos;
+                    }
+                }
+            }
+            None => {
+                let id = snarl.insert_node(pos, n.id.clone());
+                ids.insert(n.id.clone(), id);
+            }
+        }
+    }
+    let mut want = BTreeSet::new();
+    for n in &graph.nodes {
+        for (j, r) in n.inputs.iter().enumerate() {
+            let Some(r) = r else { continue };
+            let (Some(&src), Some(&dst)) = (ids.get(&r.node), ids.get(&n.id)) else {
+                continue;
+            };
+            let Some(o) = graph
+                .node(&r.node)
+                .and_then(|s| s.def.output_index(&r.output))
+            else {
+                continue;
+            };
+            want.insert((
+                OutPinId {
+                    node: src,
+                    output: o,
+                },
+                InPinId {
+                    node: dst,
+                    input: j,
+                },
+            ));
+        }
+    }
+    let have: BTreeSet<(OutPinId, InPinId)> = snarl.wires().collect();
+    for &(o, i) in have.difference(&want) {
+        snarl.disconnect(o, i);
+    }
+    for &(o, i) in want.difference(&have) {
+        snarl.connect(o, i);
+    }
+}
+
+fn add_node(doc: &mut Document, snarl: &mut Snarl<String>, ty: &str, pos: Pos2) -> Option<String> {
+    let def = Registry::builtin().get(ty)?;
+    let id = doc.fresh_id(ty);
+    let mut node = NodeInstance::new(id.clone(), def);
+    node.position = [f64::from(pos.x), f64::from(pos.y)];
+    doc.edit::<_, ()>(None, |g| {
+        g.nodes.push(node);
+        Ok(())
+    })
+    .ok()?;
+    snarl.insert_node(pos, id.clone());
+    Some(id)
+}
+
+struct Viewer<'a> {
+    doc: &'a mut Document,
+    badges: &'a BTreeMap<String, Badge>,
+    search: &'a mut String,
+    search_shown: bool,
+    refusal: Option<String>,
+    /// The view to fit all nodes into, when asked.
+    frame: Option<Rect>,
+    framed: bool,
+    rects: &'a mut HashMap<NodeId, Rect>,
+    rows: &'a mut BTreeMap<(NodeId, bool, usize), f32>,
+    transform: TSTransform,
+}
+
+impl Viewer<'_> {
+    fn node(&self, id: &str) -> Option<&NodeInstance> {
+        self.doc.graph().node(id)
+    }
+
+    fn set_input(&mut self, node: &str, input: usize, value: Option<PortRef>) {
+        let _ = self.doc.edit(None, |g| {
+            let n = g.node_mut(node).ok_or(())?;
+            let slot = n.inputs.get_mut(input).ok_or(())?;
+            *slot = value;
+            Ok::<_, ()>(())
+        });
+    }
+
+    /// The add-node menu: type to search, or browse by category.
+    fn node_menu(&mut self, ui: &mut Ui, snarl: &mut Snarl<String>, pos: Pos2) -> Option<String> {
+        self.search_shown = true;
+        let r = ui.add(
+            egui::TextEdit::singleline(&mut *self.search)
+                .hint_text("Search nodes…")
+                .id(Id::new("orogen-node-search")),
+        );
+        if !r.has_focus() && self.search.is_empty() {
+            r.request_focus();
+        }
+        let needle = self.search.to_lowercase();
+        let defs = Registry::builtin().defs();
+        let mut chosen = None;
+        if needle.is_empty() {
+            for cat in categories() {
+                let mut of_cat: Vec<_> = defs.iter().filter(|d| d.spec.category == cat).collect();
+                if of_cat.is_empty() {
+                    continue;
+                }
+                of_cat.sort_by_key(|d| d.spec.label);
+                ui.menu_button(cat.name(), |ui| {
+                    for d in of_cat {
+                        if ui
+                            .button(d.spec.label)
+                            .on_hover_text(orogen::node::clean_doc(d.spec.doc))
+                            .clicked()
+                        {
+                            chosen = Some(d.spec.id);
+                        }
+                    }
+                });
+            }
+        } else {
+            let mut hits: Vec<_> = defs
+                .iter()
+                .filter(|d| {
+                    d.spec.label.to_lowercase().contains(&needle)
+                        || d.spec.id.contains(&needle)
+                        || d.spec.category.name().to_lowercase().contains(&needle)
+                })
+                .collect();
+            hits.sort_by_key(|d| (d.spec.category as u8, d.spec.label));
+            if hits.is_empty() {
+                ui.weak("No node matches.");
+            }
+            let enter = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+            for (k, d) in hits.iter().enumerate() {
+                let text = format!("{}  ·  {}", d.spec.label, d.spec.category.name());
+                if ui
+                    .button(text)
+                    .on_hover_text(orogen::node::clean_doc(d.spec.doc))
+                    .clicked()
+                    || (enter && k == 0)
+                {
+                    chosen = Some(d.spec.id);
+                }
+            }
+        }
+        let id = chosen.and_then(|ty| add_node(self.doc, snarl, ty, pos));
+        if id.is_some() {
+            self.search.clear();
+            ui.close();
+        }
+        id
+    }
+}
+
+/// Categories in menu order.
+fn categories() -> [Category; 7] {
+    [
+        Category::Generator,
+        Category::Combine,
+        Category::Warp,
+        Category::Filter,
+        Category::Mask,
+        Category::Erosion,
+        Category::Io,
+    ]
+}
+
+impl SnarlViewer<String> for Viewer<'_> {
+    fn title(&mut self, node: &String) -> String {
+        self.node(node)
+            .map_or_else(|| node.clone(), |n| n.def.spec.label.to_owned())
+    }
+
+    fn show_header(
+        &mut self,
+        node: NodeId,
+        _inputs: &[InPin],
+        _outputs: &[OutPin],
+        ui: &mut Ui,
+        snarl: &mut Snarl<String>,
+    ) {
+        let id = snarl[node].clone();
+        let label = self.title(&id);
+        ui.horizontal(|ui| {
+            ui.strong(label);
+            ui.weak(&id);
+            if self.doc.graph().outputs.values().any(|r| r.node == id) {
+                ui.label("⏏")
+                    .on_hover_text("Written by builds (a graph output)");
+            }
+            match self.badges.get(&id) {
+                Some(Badge::Error(msg)) => {
+                    ui.colored_label(Color32::from_rgb(235, 70, 60), "⚠ error")
+                        .on_hover_text(msg);
+                }
+                Some(Badge::Running(_)) => {
+                    ui.spinner();
+                }
+                None => {}
+            }
+        });
+    }
+
+    fn inputs(&mut self, node: &String) -> usize {
+        self.node(node).map_or(0, |n| n.def.spec.inputs.len())
+    }
+
+    fn outputs(&mut self, node: &String) -> usize {
+        self.node(node).map_or(0, |n| n.def.spec.outputs.len())
+    }
+
+    fn show_input(
+        &mut self,
+        pin: &InPin,
+        ui: &mut Ui,
+        snarl: &mut Snarl<String>,
+    ) -> impl egui_snarl::ui::SnarlPin + 'static {
+        let id = &snarl[pin.id.node];
+        let Some(port) = self
+            .node(id)
+            .and_then(|n| n.def.spec.inputs.get(pin.id.input))
+        else {
+            return PinInfo::circle();
+        };
+        let text = if port.required {
+            port.name.to_owned()
+        } else {
+            format!("{} (optional)", port.name)
+        };
+        ui.label(text)
+            .on_hover_text(format!("{} input: {}", port.kind.name(), port.doc.trim()));
+        self.rows
+            .insert((pin.id.node, true, pin.id.input), ui.max_rect().center().y);
+        pin_info(port.kind)
+    }
+
+    fn show_output(
+        &mut self,
+        pin: &OutPin,
+        ui: &mut Ui,
+        snarl: &mut Snarl<String>,
+    ) -> impl egui_snarl::ui::SnarlPin + 'static {
+        let id = &snarl[pin.id.node];
+        let Some(port) = self
+            .node(id)
+            .and_then(|n| n.def.spec.outputs.get(pin.id.output))
+        else {
+            return PinInfo::circle();
+        };
+        ui.label(port.name).on_hover_text(format!(
+            "{} output: {}",
+            port.kind.name(),
+            port.doc.trim()
+        ));
+        self.rows.insert(
+            (pin.id.node, false, pin.id.output),
+            ui.max_rect().center().y,
+        );
+        pin_info(port.kind)
+    }
+
+    fn has_body(&mut self, node: &String) -> bool {
+        self.badges.contains_key(node)
+    }
+
+    fn show_body(
+        &mut self,
+        node: NodeId,
+        _inputs: &[InPin],
+        _outputs: &[OutPin],
+        ui: &mut Ui,
+        snarl: &mut Snarl<String>,
+    ) {
+        match self.badges.get(&snarl[node]) {
+            Some(Badge::Running(f)) => {
+                ui.add(
+                    egui::ProgressBar::new(*f)
+                        .desired_width(120.0)
+                        .show_percentage(),
+                );
+            }
+            Some(Badge::Error(msg)) => {
+                ui.set_max_width(240.0);
+                ui.colored_label(Color32::from_rgb(255, 120, 110), msg);
+            }
+            None => {}
+        }
+    }
+
+    fn final_node_rect(
+        &mut self,
+        node: NodeId,
+        rect: Rect,
+        ui: &mut Ui,
+        _snarl: &mut Snarl<String>,
+    ) {
+        self.rects.insert(node, rect);
+        if let Some(t) = ui.ctx().layer_transform_to_global(ui.layer_id()) {
+            self.transform = t;
+        }
+    }
+
+    fn has_graph_menu(&mut self, _pos: Pos2, _snarl: &mut Snarl<String>) -> bool {
+        true
+    }
+
+    fn show_graph_menu(&mut self, pos: Pos2, ui: &mut Ui, snarl: &mut Snarl<String>) {
+        self.node_menu(ui, snarl, pos);
+    }
+
+    fn has_dropped_wire_menu(
+        &mut self,
+        _src: egui_snarl::ui::AnyPins,
+        _snarl: &mut Snarl<String>,
+    ) -> bool {
+        true
+    }
+
+    fn show_dropped_wire_menu(
+        &mut self,
+        pos: Pos2,
+        ui: &mut Ui,
+        src: egui_snarl::ui::AnyPins,
+        snarl: &mut Snarl<String>,
+    ) {
+        let Some(new) = self.node_menu(ui, snarl, pos) else {
+            return;
+        };
+        // Wire the new node to the dropped wire's pin: the first compatible port.
+        let g = self.doc.graph();
+        let Some(nn) = g.node(&new) else { return };
+        let mut wires: Vec<(String, usize, PortRef)> = Vec::new();
+        match src {
+            egui_snarl::ui::AnyPins::Out(pins) => {
+                for p in pins {
+                    let src_id = snarl[p.node].clone();
+                    let free = (0..nn.inputs.len())
+                        .find(|&j| doc::wire_refusal(g, (&src_id, p.output), (&new, j)).is_none());
+                    let out = g
+                        .node(&src_id)
+                        .and_then(|s| s.def.spec.outputs.get(p.output));
+                    if let (Some(j), Some(out)) = (free, out) {
+                        wires.push((new.clone(), j, PortRef::new(src_id.clone(), out.name)));
+                        break;
+                    }
+                }
+            }
+            egui_snarl::ui::AnyPins::In(pins) => {
+                for p in pins {
+                    let dst = snarl[p.node].clone();
+                    if let Some(o) = (0..nn.def.spec.outputs.len())
+                        .find(|&o| doc::wire_refusal(g, (&new, o), (&dst, p.input)).is_none())
+                    {
+                        wires.push((
+                            dst,
+                            p.input,
+                            PortRef::new(new.clone(), nn.def.spec.outputs[o].name),
+                        ));
+                    }
+                }
+            }
+        }
+        for (node, input, r) in wires {
+            self.set_input(&node, input, Some(r));
+        }
+    }
+
+    fn has_node_menu(&mut self, _node: &String) -> bool {
+        true
+    }
+
+    fn show_node_menu(
+        &mut self,
+        node: NodeId,
+        _inputs: &[InPin],
+        _outputs: &[OutPin],
+        ui: &mut Ui,
+        snarl: &mut Snarl<String>,
+    ) {
+        let id = snarl[node].clone();
+        let Some(n) = self.node(&id) else { return };
+        let outs: Vec<&'static str> = n.def.spec.outputs.iter().map(|p| p.name).collect();
+        for out in outs {
+            let r = PortRef::new(id.clone(), out);
+            let named = self
+                .doc
+                .graph()
+                .outputs
+                .iter()
+                .find(|(_, v)| **v == r)
+                .map(|(k, _)| k.clone());
+            let text = match &named {
+                Some(name) => format!("Stop writing \"{out}\" (output \"{name}\")"),
+                None => format!("Write \"{out}\" in builds"),
+            };
+            if ui.button(text).clicked() {
+                let _ = self.doc.edit::<_, ()>(None, |g| {
+                    match &named {
+                        Some(name) => {
+                            g.outputs.remove(name);
+                        }
+                        None => {
+                            let base = if out == "out" {
+                                id.clone()
+                            } else {
+                                format!("{id}_{out}")
+                            };
+                            let name = (1..)
+                                .map(|i| {
+                                    if i == 1 {
+                                        base.clone()
+                                    } else {
+                                        format!("{base}_{i}")
+                                    }
+                                })
+                                .find(|k| !g.outputs.contains_key(k))
+                                .unwrap_or(base);
+                            g.outputs.insert(name, r.clone());
+                        }
+                    }
+                    Ok(())
+                });
+                ui.close();
+            }
+        }
+        if ui.button("Delete").clicked() {
+            let _ = self.doc.edit::<_, ()>(None, |g| {
+                doc::remove_nodes(g, std::slice::from_ref(&id));
+                Ok(())
+            });
+            snarl.remove_node(node);
+            ui.close();
+        }
+    }
+
+    fn connect(&mut self, from: &OutPin, to: &InPin, snarl: &mut Snarl<String>) {
+        let (src, dst) = (snarl[from.id.node].clone(), snarl[to.id.node].clone());
+        if let Some(why) = doc::wire_refusal(
+            self.doc.graph(),
+            (&src, from.id.output),
+            (&dst, to.id.input),
+        ) {
+            self.refusal = Some(why);
+            return;
+        }
+        let Some(out) = self
+            .node(&src)
+            .and_then(|n| n.def.spec.outputs.get(from.id.output))
+            .map(|p| p.name)
+        else {
+            return;
+        };
+        self.set_input(&dst, to.id.input, Some(PortRef::new(src, out)));
+        snarl.drop_inputs(to.id);
+        snarl.connect(from.id, to.id);
+    }
+
+    fn disconnect(&mut self, from: &OutPin, to: &InPin, snarl: &mut Snarl<String>) {
+        let dst = snarl[to.id.node].clone();
+        self.set_input(&dst, to.id.input, None);
+        snarl.disconnect(from.id, to.id);
+    }
+
+    fn drop_inputs(&mut self, pin: &InPin, snarl: &mut Snarl<String>) {
+        let dst = snarl[pin.id.node].clone();
+        self.set_input(&dst, pin.id.input, None);
+        snarl.drop_inputs(pin.id);
+    }
+
+    fn drop_outputs(&mut self, pin: &OutPin, snarl: &mut Snarl<String>) {
+        let src = snarl[pin.id.node].clone();
+        let Some(out) = self
+            .node(&src)
+            .and_then(|n| n.def.spec.outputs.get(pin.id.output))
+            .map(|p| p.name)
+        else {
+            return;
+        };
+        let _ = self.doc.edit::<_, ()>(None, |g| {
+            for n in &mut g.nodes {
+                for i in &mut n.inputs {
+                    if i.as_ref().is_some_and(|r| r.node == src && r.output == out) {
+                        *i = None;
+                    }
+                }
+            }
+            Ok(())
+        });
+        snarl.drop_outputs(pin.id);
+    }
+
+    fn current_transform(&mut self, to_global: &mut TSTransform, snarl: &mut Snarl<String>) {
+        let Some(view) = self.frame else {
+            self.transform = *to_global;
+            return;
+        };
+        let mut bb = Rect::NOTHING;
+        for (id, node) in snarl.nodes_ids_data() {
+            let r = self.rects.get(&id).map_or_else(
+                || Rect::from_min_size(node.pos, Vec2::new(180.0, 90.0)),
+                |r| *r,
+            );
+            bb = bb.union(r);
+        }
+        if bb.is_positive() && view.is_positive() && view.is_finite() {
+            let bb = bb.expand(40.0);
+            let scale = (view.width() / bb.width())
+                .min(view.height() / bb.height())
+                .clamp(0.2, 1.5);
+            *to_global = TSTransform {
+                scaling: scale,
+                translation: view.center().to_vec2() - bb.center().to_vec2() * scale,
+            };
+        }
+        self.framed = true;
+        self.transform = *to_global;
+    }
+}
+
+fn pin_info(kind: PortKind) -> PinInfo {
+    let info = match kind {
+        PortKind::Height => PinInfo::circle(),
+        PortKind::Mask => PinInfo::square(),
+    };
+    info.with_fill(kind_color(kind))
+        .with_wire_color(kind_color(kind))
+}

@@ -1,0 +1,301 @@
+//! Files around the document: recent files, the crash-recovery autosave, and a small
+//! in-app file chooser (it needs no desktop portal, so it works everywhere the editor runs,
+//! including under Xvfb and in the UI tests).
+
+use orogen::io::atomic;
+use std::path::{Path, PathBuf};
+
+/// How many recent files are remembered.
+const RECENT: usize = 10;
+
+/// The editor's settings folder: `$OROGEN_EDITOR_HOME`, else `$XDG_CONFIG_HOME/orogen`, else
+/// `~/.config/orogen`.
+#[must_use]
+pub fn default_config_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("OROGEN_EDITOR_HOME") {
+        return PathBuf::from(d);
+    }
+    if let Some(d) = std::env::var_os("XDG_CONFIG_HOME") {
+        return PathBuf::from(d).join("orogen");
+    }
+    std::env::var_os("HOME").map_or_else(
+        || PathBuf::from(".orogen"),
+        |h| PathBuf::from(h).join(".config/orogen"),
+    )
+}
+
+/// Recent files and the recovery file, in one folder.
+pub struct Store {
+    dir: PathBuf,
+}
+
+/// What the recovery file holds besides the graph.
+#[derive(serde::Serialize, serde::Deserialize, Debug, Clone, PartialEq)]
+pub struct Recovery {
+    /// The file the unsaved graph belongs to, if it had one.
+    pub path: Option<PathBuf>,
+    /// Seconds since the Unix epoch when it was written.
+    pub saved_at: u64,
+    /// The graph in the engine's file format.
+    pub graph: String,
+}
+
+impl Store {
+    #[must_use]
+    pub fn new(dir: PathBuf) -> Self {
+        Self { dir }
+    }
+
+    #[must_use]
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn recent_path(&self) -> PathBuf {
+        self.dir.join("recent.json")
+    }
+
+    fn recovery_path(&self) -> PathBuf {
+        self.dir.join("recovery.json")
+    }
+
+    /// Recently opened or saved files, newest first (missing files are left out).
+    #[must_use]
+    pub fn recent(&self) -> Vec<PathBuf> {
+        std::fs::read_to_string(self.recent_path())
+            .ok()
+            .and_then(|s| serde_json::from_str::<Vec<PathBuf>>(&s).ok())
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|p| p.exists())
+            .collect()
+    }
+
+    /// Puts `path` first in the recent list.
+    pub fn add_recent(&self, path: &Path) -> Result<(), String> {
+        let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        let mut list = self.recent();
+        list.retain(|p| *p != path);
+        list.insert(0, path);
+        list.truncate(RECENT);
+        self.write(
+            &self.recent_path(),
+            &serde_json::to_string_pretty(&list).unwrap_or_default(),
+        )
+    }
+
+    /// Writes the recovery file (atomically).
+    pub fn autosave(&self, path: Option<&Path>, graph: &orogen::Graph) -> Result<(), String> {
+        let r = Recovery {
+            path: path.map(Path::to_path_buf),
+            saved_at: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
+            graph: orogen::io::graph_file::to_string(graph),
+        };
+        self.write(
+            &self.recovery_path(),
+            &serde_json::to_string(&r).unwrap_or_default(),
+        )
+    }
+
+    /// The recovery file left by a session that did not end cleanly, if any.
+    #[must_use]
+    pub fn recovery(&self) -> Option<Recovery> {
+        let text = std::fs::read_to_string(self.recovery_path()).ok()?;
+        serde_json::from_str(&text).ok()
+    }
+
+    /// Removes the recovery file (after a save, a discard or a clean exit).
+    pub fn clear_recovery(&self) {
+        let _ = std::fs::remove_file(self.recovery_path());
+    }
+
+    fn write(&self, path: &Path, text: &str) -> Result<(), String> {
+        std::fs::create_dir_all(&self.dir)
+            .map_err(|e| format!("cannot create {}: {e}", self.dir.display()))?;
+        atomic::write_bytes_atomic(path, text.as_bytes())
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))
+    }
+}
+
+/// What the file chooser is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Purpose {
+    Open,
+    SaveAs,
+    BuildFolder,
+}
+
+/// A minimal file chooser: a folder listing plus a path field.
+pub struct Chooser {
+    pub purpose: Purpose,
+    pub dir: PathBuf,
+    pub name: String,
+    error: Option<String>,
+}
+
+impl Chooser {
+    #[must_use]
+    pub fn new(purpose: Purpose, start: &Path) -> Self {
+        let (dir, name) = if start.is_dir() {
+            (start.to_path_buf(), String::new())
+        } else {
+            (
+                start
+                    .parent()
+                    .map_or_else(|| PathBuf::from("."), Path::to_path_buf),
+                start
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+            )
+        };
+        Self {
+            purpose,
+            dir,
+            name,
+            error: None,
+        }
+    }
+
+    /// The chosen path, once the user confirms; `Some(None)` when cancelled.
+    pub fn show(&mut self, ctx: &egui::Context) -> Option<Option<PathBuf>> {
+        let title = match self.purpose {
+            Purpose::Open => "Open graph",
+            Purpose::SaveAs => "Save graph as",
+            Purpose::BuildFolder => "Choose build folder",
+        };
+        let mut result = None;
+        egui::Window::new(title)
+            .collapsible(false)
+            .default_size([460.0, 380.0])
+            .show(ctx, |ui| {
+                ui.horizontal(|ui| {
+                    if ui.button("⬆").on_hover_text("Parent folder").clicked() {
+                        if let Some(p) = self.dir.parent() {
+                            self.dir = p.to_path_buf();
+                        }
+                    }
+                    ui.label(self.dir.display().to_string());
+                });
+                ui.separator();
+                let mut entries: Vec<(bool, String)> = std::fs::read_dir(&self.dir)
+                    .map(|rd| {
+                        rd.flatten()
+                            .filter_map(|e| {
+                                let name = e.file_name().to_string_lossy().into_owned();
+                                let is_dir = e.file_type().ok()?.is_dir();
+                                let show = !name.starts_with('.')
+                                    && (is_dir
+                                        || (self.purpose != Purpose::BuildFolder
+                                            && name.ends_with(".json")));
+                                show.then_some((is_dir, name))
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                entries.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+                egui::ScrollArea::vertical()
+                    .max_height(240.0)
+                    .show(ui, |ui| {
+                        for (is_dir, name) in entries {
+                            let label = if is_dir {
+                                format!("📁 {name}")
+                            } else {
+                                name.clone()
+                            };
+                            let r = ui.selectable_label(!is_dir && name == self.name, label);
+                            if r.double_clicked() && !is_dir {
+                                self.name.clone_from(&name);
+                                result = Some(Some(self.dir.join(&self.name)));
+                            } else if r.clicked() {
+                                if is_dir {
+                                    self.dir = self.dir.join(&name);
+                                } else {
+                                    self.name = name;
+                                }
+                            }
+                        }
+                    });
+                ui.separator();
+                if self.purpose != Purpose::BuildFolder {
+                    ui.horizontal(|ui| {
+                        ui.label("File:");
+                        ui.text_edit_singleline(&mut self.name);
+                    });
+                }
+                if let Some(e) = &self.error {
+                    ui.colored_label(egui::Color32::RED, e);
+                }
+                ui.horizontal(|ui| {
+                    let ok = match self.purpose {
+                        Purpose::Open => "Open",
+                        Purpose::SaveAs => "Save",
+                        Purpose::BuildFolder => "Use this folder",
+                    };
+                    if ui.button(ok).clicked() {
+                        result = Some(self.confirm());
+                        if matches!(result, Some(None)) {
+                            result = None;
+                        }
+                    }
+                    if ui.button("Cancel").clicked() {
+                        result = Some(None);
+                    }
+                });
+            });
+        result
+    }
+
+    fn confirm(&mut self) -> Option<PathBuf> {
+        if self.purpose == Purpose::BuildFolder {
+            return Some(self.dir.clone());
+        }
+        let name = self.name.trim();
+        if name.is_empty() {
+            self.error = Some("Type a file name.".to_owned());
+            return None;
+        }
+        let mut p = if Path::new(name).is_absolute() {
+            PathBuf::from(name)
+        } else {
+            self.dir.join(name)
+        };
+        if self.purpose == Purpose::SaveAs && p.extension().is_none() {
+            p.set_extension("json");
+        }
+        if self.purpose == Purpose::Open && !p.is_file() {
+            self.error = Some(format!("{} is not a file.", p.display()));
+            return None;
+        }
+        Some(p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recent_files_and_recovery_round_trip() {
+        let dir = std::env::temp_dir().join(format!("orogen-store-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let store = Store::new(dir.clone());
+        assert!(store.recent().is_empty() && store.recovery().is_none());
+        let a = dir.join("a.json");
+        std::fs::create_dir_all(&dir).expect("dir");
+        std::fs::write(&a, "{}").expect("write");
+        store.add_recent(&a).expect("recent");
+        store.add_recent(&a).expect("recent");
+        assert_eq!(store.recent().len(), 1);
+        let g = crate::doc::new_graph();
+        store.autosave(Some(&a), &g).expect("autosave");
+        let r = store.recovery().expect("recovery");
+        assert_eq!(r.path.as_deref(), Some(a.as_path()));
+        assert_eq!(r.graph, orogen::io::graph_file::to_string(&g));
+        store.clear_recovery();
+        assert!(store.recovery().is_none());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -1,0 +1,61 @@
+//! `orogen-editor [GRAPH.json]`: opens the editor window.
+
+use orogen_editor::{EditorApp, Options};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+const HELP: &str = "orogen-editor — Orogen's node-graph editor
+
+usage: orogen-editor [OPTIONS] [GRAPH.json]
+
+options:
+  --config-dir DIR    where recent files and the recovery copy live
+                      (default: $XDG_CONFIG_HOME/orogen or ~/.config/orogen)
+  --frame-log FILE    append one line per frame: seconds, frame ms, running nodes
+  -h, --help          this text";
+
+fn main() -> ExitCode {
+    let mut options = Options::default();
+    let mut args = std::env::args_os().skip(1);
+    while let Some(a) = args.next() {
+        match a.to_str() {
+            Some("-h" | "--help") => {
+                println!("{HELP}");
+                return ExitCode::SUCCESS;
+            }
+            Some("--config-dir") => match args.next() {
+                Some(d) => options.config_dir = PathBuf::from(d),
+                None => return usage("--config-dir needs a folder"),
+            },
+            Some("--frame-log") => match args.next() {
+                Some(f) => options.frame_log = Some(PathBuf::from(f)),
+                None => return usage("--frame-log needs a file"),
+            },
+            Some(s) if s.starts_with('-') => return usage(&format!("unknown option {s}")),
+            _ => options.open = Some(PathBuf::from(a)),
+        }
+    }
+    let native = eframe::NativeOptions {
+        viewport: egui::ViewportBuilder::default()
+            .with_inner_size([1280.0, 800.0])
+            .with_title("Orogen"),
+        depth_buffer: 24,
+        ..Default::default()
+    };
+    match eframe::run_native(
+        "Orogen",
+        native,
+        Box::new(move |cc| Ok(Box::new(EditorApp::new(cc, options)))),
+    ) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("orogen-editor: cannot open the window: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn usage(msg: &str) -> ExitCode {
+    eprintln!("orogen-editor: {msg}\n\n{HELP}");
+    ExitCode::from(2)
+}

@@ -1,0 +1,291 @@
+//! The parameter panel, derived from the node declarations: sliders over the soft range with
+//! typed entry up to the hard range, units, seeds with a randomise button, choices as combo
+//! boxes, the docs as tooltips and a reset-to-default button. Also the graph's own settings.
+//!
+//! Each widget edits the document through [`Document::edit`] with a gesture key, so one slider
+//! drag or one typed number is one undo step.
+
+use crate::doc::Document;
+use egui::Ui;
+use orogen::node::{ParamKind, ParamSpec, ParamValue};
+
+/// Shows the parameters of node `id`.
+pub fn node_panel(ui: &mut Ui, doc: &mut Document, id: &str) {
+    let Some(node) = doc.graph().node(id) else {
+        ui.weak("Select a node to edit its parameters.");
+        return;
+    };
+    let def = node.def;
+    let values = node.params.clone();
+    ui.heading(def.spec.label);
+    ui.label(egui::RichText::new(format!("{id}  ·  {}", def.spec.id)).weak());
+    ui.add(egui::Label::new(orogen::node::clean_doc(def.spec.doc)).wrap())
+        .on_hover_text(format!(
+            "node type \"{}\", version {}",
+            def.spec.id, def.spec.version
+        ));
+    ui.separator();
+    if def.params.is_empty() {
+        ui.weak("This node has no parameters.");
+    }
+    egui::Grid::new("orogen-params")
+        .num_columns(3)
+        .striped(true)
+        .show(ui, |ui| {
+            for (spec, value) in def.params.iter().zip(values) {
+                param_row(ui, doc, id, spec, value);
+                ui.end_row();
+            }
+        });
+}
+
+fn param_row(ui: &mut Ui, doc: &mut Document, id: &str, spec: &ParamSpec, value: ParamValue) {
+    let doc_text = spec.doc_text();
+    ui.label(spec.name).on_hover_text(&doc_text);
+    let key = format!("{id}.{}", spec.name);
+    let mut new = None;
+    let resp = match (spec.kind, &value) {
+        (ParamKind::Float { soft, hard, .. }, ParamValue::Float(v)) => {
+            let mut x = *v;
+            let r = ui.add(
+                egui::Slider::new(&mut x, soft.0..=soft.1)
+                    .clamping(egui::SliderClamping::Never)
+                    .suffix(suffix(spec.unit))
+                    .logarithmic(soft.0 > 0.0 && soft.1 / soft.0 > 100.0),
+            );
+            let x = x.clamp(hard.0, hard.1);
+            if x != *v {
+                new = Some(ParamValue::Float(x));
+            }
+            r
+        }
+        (ParamKind::Int { soft, hard, .. }, ParamValue::Int(v)) => {
+            let mut x = *v;
+            let r = ui.add(
+                egui::Slider::new(&mut x, soft.0..=soft.1)
+                    .clamping(egui::SliderClamping::Never)
+                    .suffix(suffix(spec.unit)),
+            );
+            let x = x.clamp(hard.0, hard.1);
+            if x != *v {
+                new = Some(ParamValue::Int(x));
+            }
+            r
+        }
+        (ParamKind::Seed { .. }, ParamValue::Int(v)) => {
+            let mut x = *v;
+            let r = ui
+                .horizontal(|ui| {
+                    let r = ui.add(egui::DragValue::new(&mut x).range(0..=i64::from(u32::MAX)));
+                    if ui.button("🎲").on_hover_text("Random seed").clicked() {
+                        x = i64::from(random_seed());
+                    }
+                    r
+                })
+                .inner;
+            if x != *v {
+                new = Some(ParamValue::Int(x.clamp(0, i64::from(u32::MAX))));
+            }
+            r
+        }
+        (ParamKind::Bool { .. }, ParamValue::Bool(v)) => {
+            let mut x = *v;
+            let r = ui.checkbox(&mut x, "");
+            if x != *v {
+                new = Some(ParamValue::Bool(x));
+            }
+            r
+        }
+        (ParamKind::Choice { options, .. }, ParamValue::Choice(v)) => {
+            let mut x = *v;
+            let r = egui::ComboBox::from_id_salt(&key)
+                .selected_text(options.get(x).copied().unwrap_or("?"))
+                .show_ui(ui, |ui| {
+                    for (i, o) in options.iter().enumerate() {
+                        ui.selectable_value(&mut x, i, *o);
+                    }
+                })
+                .response;
+            if x != *v {
+                new = Some(ParamValue::Choice(x));
+            }
+            r
+        }
+        (ParamKind::Text { .. }, ParamValue::Text(v)) => {
+            let mut x = v.clone();
+            let r = ui.text_edit_singleline(&mut x);
+            if x != *v {
+                new = Some(ParamValue::Text(x));
+            }
+            r
+        }
+        _ => ui.colored_label(egui::Color32::RED, format!("{value:?}")),
+    };
+    let resp = resp.on_hover_text(format!(
+        "{doc_text}\n\nAccepts {}; default {}.",
+        spec.expected(),
+        spec.default_text()
+    ));
+    if resp.dragged() || resp.has_focus() {
+        doc.keep_gesture(&key);
+    }
+    let default = spec.default_value();
+    let reset = ui
+        .add_enabled(value != default, egui::Button::new("⟲").small())
+        .on_hover_text(format!("Reset to {}", spec.default_text()))
+        .clicked();
+    if reset {
+        new = Some(default);
+    }
+    if let Some(v) = new {
+        let gesture = (!reset).then_some(key.as_str());
+        let _ = doc.edit(gesture, |g| g.set_param(id, spec.name, v));
+    }
+}
+
+fn suffix(unit: &str) -> String {
+    if unit.is_empty() {
+        String::new()
+    } else {
+        format!(" {unit}")
+    }
+}
+
+/// A seed from the clock (randomising needs no reproducibility; the chosen value is stored).
+fn random_seed() -> u32 {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    (orogen::node::splitmix64(t) >> 32) as u32
+}
+
+/// The graph's own settings: name, seed, world size, height range, build resolution.
+pub fn graph_panel(ui: &mut Ui, doc: &mut Document) {
+    let g = doc.graph().clone();
+    ui.heading("Graph");
+    egui::Grid::new("orogen-graph-settings")
+        .num_columns(2)
+        .show(ui, |ui| {
+            ui.label("name");
+            let mut name = g.name.clone();
+            let r = ui.text_edit_singleline(&mut name);
+            if r.has_focus() {
+                doc.keep_gesture("graph.name");
+            }
+            if name != g.name {
+                let _ = doc.edit::<_, ()>(Some("graph.name"), |g| {
+                    g.name = name;
+                    Ok(())
+                });
+            }
+            ui.end_row();
+
+            ui.label("seed")
+                .on_hover_text("Graph seed: every node's randomness derives from it.");
+            let mut seed = g.seed;
+            ui.horizontal(|ui| {
+                let r = ui.add(egui::DragValue::new(&mut seed));
+                if r.dragged() || r.has_focus() {
+                    doc.keep_gesture("graph.seed");
+                }
+                if ui.button("🎲").on_hover_text("Random seed").clicked() {
+                    seed = u64::from(random_seed());
+                }
+            });
+            if seed != g.seed {
+                let _ = doc.edit::<_, ()>(Some("graph.seed"), |g| {
+                    g.seed = seed;
+                    Ok(())
+                });
+            }
+            ui.end_row();
+
+            let mut w = g.world;
+            world_row(
+                ui,
+                doc,
+                "world size",
+                "world.size",
+                &mut w.size_m,
+                10.0..=1.0e6,
+                " m",
+                "Side length of the square world.",
+            );
+            world_row(
+                ui,
+                doc,
+                "lowest height",
+                "world.min",
+                &mut w.height_min_m,
+                -1.0e4..=1.0e4,
+                " m",
+                "Height of mask value 0 and the bottom of the display range.",
+            );
+            world_row(
+                ui,
+                doc,
+                "highest height",
+                "world.max",
+                &mut w.height_max_m,
+                -1.0e4..=1.0e4,
+                " m",
+                "Height of mask value 1 and the top of the display range.",
+            );
+            if w != g.world && w.height_max_m > w.height_min_m && w.size_m > 0.0 {
+                let _ = doc.edit::<_, ()>(Some("graph.world"), |g| {
+                    g.world = w;
+                    Ok(())
+                });
+            }
+
+            ui.label("build resolution")
+                .on_hover_text("Samples per side written by builds (previews use their own).");
+            let mut res = g.resolution;
+            egui::ComboBox::from_id_salt("orogen-build-res")
+                .selected_text(format!("{res}²"))
+                .show_ui(ui, |ui| {
+                    for r in [256, 512, 1024, 2048, 4096, 8192] {
+                        ui.selectable_value(&mut res, r, format!("{r}²"));
+                    }
+                });
+            if res != g.resolution {
+                let _ = doc.edit::<_, ()>(None, |g| {
+                    g.resolution = res;
+                    Ok(())
+                });
+            }
+            ui.end_row();
+        });
+    if !g.outputs.is_empty() {
+        ui.separator();
+        ui.label("Outputs written by builds:");
+        for (name, r) in &g.outputs {
+            ui.label(format!("  {name} = {r}"));
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn world_row(
+    ui: &mut Ui,
+    doc: &mut Document,
+    label: &str,
+    key: &str,
+    v: &mut f64,
+    range: std::ops::RangeInclusive<f64>,
+    suffix: &str,
+    tip: &str,
+) {
+    ui.label(label).on_hover_text(tip);
+    let r = ui.add(
+        egui::DragValue::new(v)
+            .range(range)
+            .suffix(suffix)
+            .speed(1.0),
+    );
+    if r.dragged() || r.has_focus() {
+        doc.keep_gesture("graph.world");
+    }
+    let _ = key;
+    ui.end_row();
+}

@@ -1,0 +1,267 @@
+//! The 2D preview: colormapped, hillshaded pictures of any node output, masks as overlays,
+//! a histogram with min/max/mean and a height probe under the cursor.
+
+use egui::{Color32, ColorImage, Rect, Sense, Stroke, TextureHandle, TextureOptions, Vec2};
+use orogen::io::render::{hillshade, preview_rgb, Colormap};
+use orogen::node::PortKind;
+use orogen::{Field, World};
+use std::sync::Arc;
+
+/// How pictures are drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Look {
+    pub colormap: Colormap,
+    pub hillshade: bool,
+    /// Draw masks over the terrain (the previewed node's height input, or the graph's first
+    /// height output) instead of on their own.
+    pub overlay: bool,
+}
+
+impl Default for Look {
+    fn default() -> Self {
+        Self {
+            colormap: Colormap::Terrain,
+            hillshade: true,
+            overlay: true,
+        }
+    }
+}
+
+/// What is being previewed.
+#[derive(Clone)]
+pub struct Shown {
+    pub field: Arc<Field>,
+    pub kind: PortKind,
+    /// Terrain to draw a mask over.
+    pub base: Option<Arc<Field>>,
+    pub world: World,
+}
+
+/// Summary statistics of a field.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stats {
+    pub min: f32,
+    pub max: f32,
+    pub mean: f64,
+    /// Counts over `[min, max]` in equal bins.
+    pub bins: Vec<u32>,
+}
+
+/// Min, max, mean and a histogram of the finite samples.
+#[must_use]
+pub fn stats(f: &Field, bins: usize) -> Stats {
+    let (min, max) = f.min_max().unwrap_or((0.0, 0.0));
+    let mut counts = vec![0u32; bins.max(1)];
+    let mut sum = 0.0f64;
+    let mut n = 0usize;
+    let scale = if max > min {
+        counts.len() as f32 / (max - min)
+    } else {
+        0.0
+    };
+    for &v in f.data().iter().filter(|v| v.is_finite()) {
+        sum += f64::from(v);
+        n += 1;
+        let b = (((v - min) * scale) as usize).min(counts.len() - 1);
+        counts[b] += 1;
+    }
+    Stats {
+        min,
+        max,
+        mean: if n > 0 { sum / n as f64 } else { 0.0 },
+        bins: counts,
+    }
+}
+
+/// The picture of `shown` drawn with `look`.
+#[must_use]
+pub fn picture(shown: &Shown, look: Look) -> ColorImage {
+    let f = &*shown.field;
+    let (w, h) = (f.width(), f.height());
+    let cell = shown.world.size_m / w.max(1) as f64;
+    let rgb = match shown.kind {
+        PortKind::Height => {
+            let (lo, hi) = orogen::io::render::display_range(&shown.world);
+            preview_rgb(
+                f,
+                lo,
+                hi,
+                look.colormap,
+                look.hillshade.then_some((f, cell)),
+            )
+        }
+        PortKind::Mask => match shown
+            .base
+            .as_deref()
+            .filter(|b| look.overlay && b.width() == w)
+        {
+            Some(base) => mask_over(f, base, cell),
+            None => preview_rgb(f, 0.0, 1.0, look.colormap, None),
+        },
+    };
+    ColorImage::from_rgb([w, h], &rgb)
+}
+
+/// A mask in orange over the grey hillshade of `base`.
+fn mask_over(mask: &Field, base: &Field, cell: f64) -> Vec<u8> {
+    let shade = hillshade(base, cell, 315.0, 45.0);
+    let mut out = Vec::with_capacity(mask.data().len() * 3);
+    for (&m, &s) in mask.data().iter().zip(shade.data()) {
+        let g = 0.25 + 0.6 * s;
+        let a = m.clamp(0.0, 1.0) * 0.8;
+        for (k, c) in [1.0f32, 0.45, 0.05].into_iter().enumerate() {
+            let v = g * (1.0 - a) + c * a * (0.5 + 0.5 * s);
+            let _ = k;
+            out.push((v * 255.0).round().clamp(0.0, 255.0) as u8);
+        }
+    }
+    out
+}
+
+/// Cached texture of the current picture.
+#[derive(Default)]
+pub struct Picture {
+    texture: Option<TextureHandle>,
+    /// What the texture shows: (result generation, node, output, look).
+    key: Option<(u64, String, usize, Look)>,
+    pub stats: Option<Stats>,
+}
+
+impl Picture {
+    /// Updates the texture when what is shown changed. Returns true when it did.
+    pub fn update(
+        &mut self,
+        ctx: &egui::Context,
+        key: (u64, String, usize, Look),
+        shown: &Shown,
+    ) -> bool {
+        if self.key.as_ref() == Some(&key) {
+            return false;
+        }
+        let image = picture(shown, key.3);
+        let options = TextureOptions::NEAREST;
+        match &mut self.texture {
+            Some(t) => t.set(image, options),
+            None => self.texture = Some(ctx.load_texture("orogen-preview", image, options)),
+        }
+        self.stats = Some(stats(&shown.field, 64));
+        self.key = Some(key);
+        true
+    }
+
+    /// Which (generation, node, output, look) the texture shows.
+    #[must_use]
+    pub fn key(&self) -> Option<&(u64, String, usize, Look)> {
+        self.key.as_ref()
+    }
+
+    pub fn clear(&mut self) {
+        self.key = None;
+        self.stats = None;
+        self.texture = None;
+    }
+
+    /// Draws the picture fitted into the available space and the probe under the cursor.
+    pub fn show(&self, ui: &mut egui::Ui, shown: Option<&Shown>) {
+        let Some(tex) = &self.texture else {
+            ui.weak("No preview yet: select a node.");
+            return;
+        };
+        let avail = ui.available_size() - Vec2::new(0.0, 20.0);
+        let side = avail.x.min(avail.y).max(64.0);
+        let (rect, resp) = ui.allocate_exact_size(Vec2::splat(side), Sense::hover());
+        ui.painter().image(
+            tex.id(),
+            rect,
+            Rect::from_min_max(egui::pos2(0.0, 0.0), egui::pos2(1.0, 1.0)),
+            Color32::WHITE,
+        );
+        let probe = resp.hover_pos().zip(shown).map(|(p, s)| {
+            let f = &s.field;
+            let u = ((p.x - rect.min.x) / rect.width()).clamp(0.0, 0.999_999);
+            let v = ((p.y - rect.min.y) / rect.height()).clamp(0.0, 0.999_999);
+            let (x, y) = (
+                (u * f.width() as f32) as usize,
+                (v * f.height() as f32) as usize,
+            );
+            let value = f.data()[y * f.width() + x];
+            let (xm, ym) = (f64::from(u) * s.world.size_m, f64::from(v) * s.world.size_m);
+            match s.kind {
+                PortKind::Height => format!("x {xm:.0} m, y {ym:.0} m: height {value:.2} m"),
+                PortKind::Mask => format!("x {xm:.0} m, y {ym:.0} m: mask {value:.3}"),
+            }
+        });
+        ui.label(probe.unwrap_or_else(|| "Hover the picture to probe heights.".to_owned()));
+    }
+}
+
+/// Draws a histogram with min / max / mean under it.
+pub fn histogram(ui: &mut egui::Ui, stats: &Stats, unit: &str) {
+    let (rect, _) = ui.allocate_exact_size(
+        Vec2::new(ui.available_width().max(64.0), 48.0),
+        Sense::hover(),
+    );
+    let painter = ui.painter_at(rect);
+    painter.rect_filled(rect, 2.0, ui.visuals().extreme_bg_color);
+    let peak = stats.bins.iter().copied().max().unwrap_or(1).max(1) as f32;
+    let bw = rect.width() / stats.bins.len().max(1) as f32;
+    for (i, &c) in stats.bins.iter().enumerate() {
+        let h = rect.height() * c as f32 / peak;
+        let x0 = rect.min.x + i as f32 * bw;
+        painter.rect_filled(
+            Rect::from_min_max(
+                egui::pos2(x0, rect.max.y - h),
+                egui::pos2(x0 + bw.max(1.0) - 0.5, rect.max.y),
+            ),
+            0.0,
+            ui.visuals().selection.bg_fill,
+        );
+    }
+    if stats.max > stats.min {
+        let t = ((stats.mean as f32 - stats.min) / (stats.max - stats.min)).clamp(0.0, 1.0);
+        let x = rect.min.x + t * rect.width();
+        painter.line_segment(
+            [egui::pos2(x, rect.min.y), egui::pos2(x, rect.max.y)],
+            Stroke::new(1.5, Color32::YELLOW),
+        );
+    }
+    ui.label(format!(
+        "min {:.2}{unit}   max {:.2}{unit}   mean {:.2}{unit}",
+        stats.min, stats.max, stats.mean
+    ));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stats_of_a_ramp() {
+        let f = Field::from_fn(4, 1, |x, _| x as f32);
+        let s = stats(&f, 4);
+        assert_eq!((s.min, s.max), (0.0, 3.0));
+        assert!((s.mean - 1.5).abs() < 1e-12);
+        assert_eq!(s.bins, vec![1, 1, 1, 1]);
+    }
+
+    #[test]
+    fn masks_overlay_the_terrain() {
+        let world = World {
+            size_m: 1000.0,
+            height_min_m: 0.0,
+            height_max_m: 100.0,
+        };
+        let base = Arc::new(Field::from_fn(8, 8, |x, _| x as f32 * 10.0));
+        let mask = Arc::new(Field::from_fn(8, 8, |x, _| if x < 4 { 0.0 } else { 1.0 }));
+        let shown = Shown {
+            field: mask,
+            kind: PortKind::Mask,
+            base: Some(base),
+            world,
+        };
+        let img = picture(&shown, Look::default());
+        let (off, on) = (img.pixels[9], img.pixels[14]);
+        assert_eq!(off.r(), off.g(), "unmasked cells are grey");
+        assert!(on.r() > on.b() + 60, "masked cells are orange: {on:?}");
+    }
+}

@@ -1,0 +1,292 @@
+//! Evaluation off the UI thread.
+//!
+//! The UI sends the whole graph after every edit; one worker thread owns an
+//! [`Evaluator`] with a cache, so only what is downstream of an edit is recomputed. A newer job
+//! cancels the one running (through its [`CancelToken`]) and jobs queued behind it are
+//! skipped, so the worker always converges on the latest graph. Each job runs at one or more
+//! resolutions — a quick one first, then a finer one — and every finished pass is sent back;
+//! the UI keeps showing the previous result until a new one arrives.
+//!
+//! Nodes the engine would refuse (an unconnected required input, say) are pruned from the
+//! evaluated copy together with whatever depends on them, and their problems are reported per
+//! node, so one half-wired node never blanks the previews of the rest of the graph.
+
+use orogen::eval::{EvalOptions, EvalResult, Evaluator, ProgressEvent, Targets};
+use orogen::node::CancelToken;
+use orogen::Graph;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+/// Results kept across evaluations by the worker's cache.
+const CACHE_BYTES: usize = 1 << 30;
+
+/// One evaluation request.
+struct Job {
+    generation: u64,
+    graph: Graph,
+    base_dir: Option<PathBuf>,
+    resolutions: Vec<usize>,
+    cancel: CancelToken,
+    sent: Instant,
+}
+
+/// A finished evaluation pass.
+pub struct Snapshot {
+    /// The job it answers (increases with every edit).
+    pub generation: u64,
+    pub resolution: usize,
+    /// The graph that was evaluated (pruned of nodes with problems).
+    pub graph: Graph,
+    pub result: EvalResult,
+    /// Problems of nodes that could not be evaluated, by node id.
+    pub problems: BTreeMap<String, String>,
+    /// From the job being sent to this pass being ready.
+    pub latency: Duration,
+    /// True when the job was cancelled by a newer one during this pass.
+    pub cancelled: bool,
+}
+
+/// Progress of the nodes running now.
+#[derive(Default)]
+pub struct Progress {
+    pub generation: u64,
+    /// Node id → fraction done.
+    pub running: BTreeMap<String, f32>,
+}
+
+/// Handle to the evaluation thread.
+pub struct Worker {
+    jobs: Sender<Job>,
+    done: Receiver<Snapshot>,
+    progress: Arc<Mutex<Progress>>,
+    current: Option<CancelToken>,
+    generation: u64,
+}
+
+impl Worker {
+    /// Starts the thread. `repaint` is called whenever something new is ready to show.
+    #[must_use]
+    pub fn spawn(repaint: Option<egui::Context>) -> Self {
+        let (jobs, job_rx) = channel::<Job>();
+        let (done_tx, done) = channel();
+        let progress = Arc::new(Mutex::new(Progress::default()));
+        let shared = Arc::clone(&progress);
+        std::thread::Builder::new()
+            .name("orogen-eval".into())
+            .spawn(move || run(&job_rx, &done_tx, &shared, repaint.as_ref()))
+            .map_or_else(
+                |e| eprintln!("cannot start the evaluation thread: {e}"),
+                |_| (),
+            );
+        Self {
+            jobs,
+            done,
+            progress,
+            current: None,
+            generation: 0,
+        }
+    }
+
+    /// Queues `graph` for evaluation at `resolutions` (in order), cancelling older work.
+    /// Returns the job's generation.
+    pub fn submit(
+        &mut self,
+        graph: &Graph,
+        base_dir: Option<PathBuf>,
+        resolutions: &[usize],
+    ) -> u64 {
+        if let Some(c) = self.current.take() {
+            c.cancel();
+        }
+        self.generation += 1;
+        let cancel = CancelToken::new();
+        self.current = Some(cancel.clone());
+        let job = Job {
+            generation: self.generation,
+            graph: graph.clone(),
+            base_dir,
+            resolutions: resolutions.to_vec(),
+            cancel,
+            sent: Instant::now(),
+        };
+        // A closed channel means the thread is gone; the UI then simply shows no new results.
+        let _ = self.jobs.send(job);
+        self.generation
+    }
+
+    /// Cancels whatever is running.
+    pub fn cancel(&mut self) {
+        if let Some(c) = self.current.take() {
+            c.cancel();
+        }
+    }
+
+    /// Finished passes since the last call, oldest first.
+    pub fn poll(&self) -> Vec<Snapshot> {
+        self.done.try_iter().collect()
+    }
+
+    /// Waits up to `timeout` for the next finished pass.
+    pub fn wait(&self, timeout: Duration) -> Option<Snapshot> {
+        self.done.recv_timeout(timeout).ok()
+    }
+
+    /// Nodes running now with their progress (for the current generation only).
+    #[must_use]
+    pub fn running(&self) -> BTreeMap<String, f32> {
+        let p = self.progress.lock().unwrap_or_else(PoisonError::into_inner);
+        if p.generation == self.generation {
+            p.running.clone()
+        } else {
+            BTreeMap::new()
+        }
+    }
+
+    #[must_use]
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        self.cancel();
+    }
+}
+
+fn run(
+    jobs: &Receiver<Job>,
+    done: &Sender<Snapshot>,
+    progress: &Mutex<Progress>,
+    repaint: Option<&egui::Context>,
+) {
+    let mut evaluator = Evaluator::with_cache(CACHE_BYTES);
+    while let Ok(mut job) = jobs.recv() {
+        // Only the newest queued job matters.
+        while let Ok(newer) = jobs.try_recv() {
+            job = newer;
+        }
+        let (graph, problems) = evaluable(&job.graph);
+        {
+            let mut p = progress.lock().unwrap_or_else(PoisonError::into_inner);
+            p.generation = job.generation;
+            p.running.clear();
+        }
+        let on_progress = |e: ProgressEvent| {
+            let mut p = progress.lock().unwrap_or_else(PoisonError::into_inner);
+            match e {
+                ProgressEvent::Started { node } => {
+                    p.running.insert(node.to_owned(), 0.0);
+                }
+                ProgressEvent::Progress { node, fraction } => {
+                    p.running.insert(node.to_owned(), fraction);
+                }
+                ProgressEvent::Finished { node, .. } => {
+                    p.running.remove(node);
+                }
+            }
+            drop(p);
+            if let Some(ctx) = repaint {
+                ctx.request_repaint();
+            }
+        };
+        for &resolution in &job.resolutions {
+            if job.cancel.is_cancelled() {
+                break;
+            }
+            let opts = EvalOptions {
+                resolution: Some(resolution),
+                targets: Targets::All,
+                cancel: job.cancel.clone(),
+                progress: Some(&on_progress),
+                base_dir: job.base_dir.as_deref(),
+                keep_all: true,
+            };
+            let result = evaluator.evaluate(&graph, &opts).unwrap_or_else(|diags| {
+                // `evaluable` removed every node with a problem; what is left is graph-wide.
+                let mut r = EvalResult::default();
+                for d in diags {
+                    r.status.insert(
+                        d.node.clone().unwrap_or_default(),
+                        orogen::eval::NodeStatus::Failed(orogen::node::NodeError::Failed(
+                            d.to_string(),
+                        )),
+                    );
+                }
+                r
+            });
+            let snapshot = Snapshot {
+                generation: job.generation,
+                resolution,
+                graph: graph.clone(),
+                result,
+                problems: problems.clone(),
+                latency: job.sent.elapsed(),
+                cancelled: job.cancel.is_cancelled(),
+            };
+            if done.send(snapshot).is_err() {
+                return;
+            }
+            if let Some(ctx) = repaint {
+                ctx.request_repaint();
+            }
+        }
+        progress
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .running
+            .clear();
+    }
+}
+
+/// A copy of `graph` the engine accepts: outputs dropped (previews evaluate every node) and
+/// nodes with problems removed, with their downstream. Returns the problems by node id.
+#[must_use]
+pub fn evaluable(graph: &Graph) -> (Graph, BTreeMap<String, String>) {
+    let mut g = graph.clone();
+    g.outputs.clear();
+    let mut problems: BTreeMap<String, String> = BTreeMap::new();
+    loop {
+        let diags = g.validate();
+        let bad: Vec<String> = diags.iter().filter_map(|d| d.node.clone()).collect();
+        if bad.is_empty() {
+            break;
+        }
+        for d in &diags {
+            if let Some(n) = &d.node {
+                let msg = if d.field.is_empty() {
+                    d.message.clone()
+                } else {
+                    format!("{}: {}", d.field, d.message)
+                };
+                problems
+                    .entry(n.clone())
+                    .and_modify(|m| {
+                        m.push('\n');
+                        m.push_str(&msg);
+                    })
+                    .or_insert(msg);
+            }
+        }
+        // Whatever depends on a node that cannot run cannot run either.
+        let mut bad = bad;
+        let mut i = 0;
+        while i < bad.len() {
+            let src = bad[i].clone();
+            for n in &g.nodes {
+                if !bad.contains(&n.id) && n.inputs.iter().flatten().any(|r| r.node == src) {
+                    problems
+                        .entry(n.id.clone())
+                        .or_insert_with(|| format!("waits for \"{src}\", which cannot run"));
+                    bad.push(n.id.clone());
+                }
+            }
+            i += 1;
+        }
+        crate::doc::remove_nodes(&mut g, &bad);
+    }
+    (g, problems)
+}
