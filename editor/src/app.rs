@@ -295,9 +295,24 @@ impl EditorApp {
         .to_owned();
     }
 
+    /// The nodes selected on the canvas (Shift+click, Shift+drag), else the clicked node.
+    #[must_use]
+    pub fn selection(&self, ctx: &egui::Context) -> Vec<String> {
+        let ids = self.canvas.selected(ctx);
+        if ids.is_empty() {
+            self.selected
+                .iter()
+                .filter(|id| self.doc.graph().node(id).is_some())
+                .cloned()
+                .collect()
+        } else {
+            ids
+        }
+    }
+
     /// Copies the selected nodes.
     pub fn copy(&mut self, ctx: &egui::Context) {
-        let ids = self.canvas.selected(ctx);
+        let ids = self.selection(ctx);
         self.clipboard = doc::copy_nodes(self.doc.graph(), &ids);
         if !self.clipboard.is_empty() {
             let g = orogen::Graph {
@@ -333,7 +348,7 @@ impl EditorApp {
 
     /// Deletes the selected nodes.
     pub fn delete_selected(&mut self, ctx: &egui::Context) {
-        let ids = self.canvas.selected(ctx);
+        let ids = self.selection(ctx);
         if ids.is_empty() {
             return;
         }
@@ -376,8 +391,8 @@ impl EditorApp {
         egui::CentralPanel::default().show(ui, |ui| {
             self.canvas.show(ui, &mut self.doc, &badges);
         });
-        if let Some(id) = self.canvas.selected(&ctx).last() {
-            self.select(Some(id.clone()));
+        if let Some(id) = self.canvas.take_clicked() {
+            self.select(Some(id));
         }
         self.dialogs(&ctx);
         self.doc.end_frame();
@@ -909,9 +924,7 @@ impl EditorApp {
                         match orogen::io::graph_file::load_str(&r.graph, "recovery file") {
                             Ok(g) => {
                                 let mut d = Document::new(g);
-                                if let Some(p) = &r.path {
-                                    d.set_path(p);
-                                }
+                                d.mark_restored(r.path.as_deref());
                                 self.replace(d);
                                 self.status = "Restored unsaved work.".to_owned();
                             }

@@ -68,6 +68,8 @@ pub struct Canvas {
     pub last_refusal: Option<String>,
     pub spots: PinSpots,
     transform: TSTransform,
+    /// The node the user last pressed the primary button on.
+    clicked: Option<String>,
 }
 
 impl Default for Canvas {
@@ -85,6 +87,7 @@ impl Default for Canvas {
             last_refusal: None,
             spots: PinSpots::default(),
             transform: TSTransform::IDENTITY,
+            clicked: None,
         }
     }
 }
@@ -109,9 +112,21 @@ impl Canvas {
             .collect()
     }
 
+    /// The node the user pressed on since the last call (a click selects it for preview).
+    pub fn take_clicked(&mut self) -> Option<String> {
+        self.clicked.take()
+    }
+
     /// Shows a message on the canvas for a few seconds.
     pub fn notify(&mut self, msg: String) {
         self.notice = Some((msg, Instant::now()));
+    }
+
+    /// Where node `id` was drawn in the last frame, in screen coordinates.
+    #[must_use]
+    pub fn node_rect(&self, id: &str) -> Option<Rect> {
+        let (n, _) = self.snarl.nodes_ids_data().find(|(_, n)| n.value == id)?;
+        self.rects.get(&n).map(|r| self.transform.mul_rect(*r))
     }
 
     /// The node under a screen position, if any.
@@ -131,6 +146,8 @@ impl Canvas {
             self.synced = doc.revision();
         }
         let view = ui.available_rect_before_wrap();
+        // Selectable labels would swallow drags meant to move nodes.
+        ui.style_mut().interaction.selectable_labels = false;
         let style = SnarlStyle {
             pin_placement: Some(PinPlacement::Edge),
             collapsible: Some(false),
@@ -172,6 +189,15 @@ impl Canvas {
             self.notify(r);
         }
         self.view = Some(view);
+        let (pressed, at) = ui.input(|i| (i.pointer.primary_pressed(), i.pointer.interact_pos()));
+        if let Some(p) = at.filter(|p| pressed && view.contains(*p)) {
+            // A press that closes a menu (or picks from it) is not a click on the canvas.
+            if !egui::Popup::is_any_open(ui.ctx()) {
+                if let Some(id) = self.node_at(p) {
+                    self.clicked = Some(id);
+                }
+            }
+        }
         self.commit_moves(ui, doc);
         self.spots = self.pin_spots();
         // A refusal or other notice, at the bottom of the canvas.
@@ -204,8 +230,9 @@ impl Canvas {
             .nodes_pos()
             .filter_map(|(pos, id)| {
                 let n = doc.graph().node(id)?;
-                let p = [f64::from(pos.x), f64::from(pos.y)];
-                ((p[0] - n.position[0]).abs() > 0.01 || (p[1] - n.position[1]).abs() > 0.01)
+                // Whole graph units keep files tidy.
+                let p = [f64::from(pos.x.round()), f64::from(pos.y.round())];
+                ((p[0] - n.position[0]).abs() > 0.5 || (p[1] - n.position[1]).abs() > 0.5)
                     .then(|| (id.clone(), p))
             })
             .collect();
@@ -284,7 +311,7 @@ fn sync(graph: &orogen::Graph, snarl: &mut Snarl<String>) {
         match ids.get(&n.id) {
             Some(&id) => {
                 if let Some(info) = snarl.get_node_info_mut(id) {
-                    if info.pos.distance(pos) > 0.01 {
+                    if info.pos.distance(pos) > 0.6 {
                         info.pos = pos;
                     }
                 }

@@ -59,7 +59,7 @@ impl Document {
             undo: Vec::new(),
             redo: Vec::new(),
             revision: 1,
-            saved_revision: 0,
+            saved_revision: 1,
             gesture: None,
             gesture_alive: false,
         }
@@ -70,7 +70,6 @@ impl Document {
         let graph = graph_file::load_file(path).map_err(|d| d.to_string())?;
         let mut doc = Self::new(graph);
         doc.path = Some(path.to_path_buf());
-        doc.saved_revision = doc.revision;
         Ok(doc)
     }
 
@@ -101,9 +100,10 @@ impl Document {
         self.revision != self.saved_revision
     }
 
-    /// Associates the document with a file without saving (a restored recovery copy).
-    pub fn set_path(&mut self, path: &Path) {
-        self.path = Some(path.to_path_buf());
+    /// A restored recovery copy: belongs to `path` (if any) and is not saved.
+    pub fn mark_restored(&mut self, path: Option<&Path>) {
+        self.path = path.map(Path::to_path_buf);
+        self.saved_revision = 0;
     }
 
     /// Writes the graph (atomically, in the engine's format) and remembers the path.

@@ -125,6 +125,8 @@ pub struct Picture {
     /// What the texture shows: (result generation, node, output, look).
     key: Option<(u64, String, usize, Look)>,
     pub stats: Option<Stats>,
+    /// A hash of the pixels shown (lets tests see the picture change).
+    pub checksum: u64,
 }
 
 impl Picture {
@@ -139,6 +141,12 @@ impl Picture {
             return false;
         }
         let image = picture(shown, key.3);
+        self.checksum = {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            image.pixels.hash(&mut h);
+            h.finish()
+        };
         let options = TextureOptions::NEAREST;
         match &mut self.texture {
             Some(t) => t.set(image, options),

@@ -1,0 +1,382 @@
+//! UI tests driving the real editor through egui_kittest: mouse and keyboard events go in,
+//! the app's document, canvas and preview are checked.
+
+use egui::accesskit::Role;
+use egui::{Event, Key, Modifiers, PointerButton, Pos2, Vec2};
+use egui_kittest::kittest::Queryable;
+use egui_kittest::Harness;
+use orogen::node::ParamValue;
+use orogen_editor::{EditorApp, Options};
+use std::path::PathBuf;
+use std::time::Duration;
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("orogen-ui-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("temp dir");
+    d
+}
+
+fn harness(config: &std::path::Path, open: Option<PathBuf>) -> Harness<'static, EditorApp> {
+    let ctx = egui::Context::default();
+    let app = EditorApp::with_context(
+        &ctx,
+        None,
+        Options {
+            config_dir: config.to_path_buf(),
+            open,
+            preview_resolution: 64,
+            refine_resolution: 128,
+            ..Options::default()
+        },
+    );
+    let mut h = Harness::builder()
+        .with_size(Vec2::new(1280.0, 800.0))
+        .with_max_steps(64)
+        .build_ui_state(|ui, app: &mut EditorApp| app.ui(ui), app);
+    h.run_steps(3);
+    h
+}
+
+/// Runs frames until the worker has answered the latest edit.
+fn settle(h: &mut Harness<'static, EditorApp>) {
+    h.run_steps(2);
+    assert!(
+        h.state_mut().wait_for_preview(Duration::from_secs(60)),
+        "no preview within 60 s"
+    );
+    h.run_steps(3);
+}
+
+fn press(h: &mut Harness<'static, EditorApp>, button: PointerButton, at: Pos2, pressed: bool) {
+    h.event(Event::PointerButton {
+        pos: at,
+        button,
+        pressed,
+        modifiers: Modifiers::NONE,
+    });
+}
+
+fn click_at(h: &mut Harness<'static, EditorApp>, at: Pos2) {
+    h.hover_at(at);
+    h.run_steps(1);
+    press(h, PointerButton::Primary, at, true);
+    h.run_steps(1);
+    press(h, PointerButton::Primary, at, false);
+    h.run_steps(2);
+}
+
+/// Adds a node from the canvas' right-click menu by typing `search` and clicking `label`.
+fn add_from_menu(
+    h: &mut Harness<'static, EditorApp>,
+    at: Pos2,
+    search: &str,
+    label: &str,
+) -> String {
+    let before: Vec<String> = h
+        .state()
+        .doc
+        .graph()
+        .nodes
+        .iter()
+        .map(|n| n.id.clone())
+        .collect();
+    h.hover_at(at);
+    h.run_steps(1);
+    press(h, PointerButton::Secondary, at, true);
+    h.run_steps(1);
+    press(h, PointerButton::Secondary, at, false);
+    h.run_steps(2);
+    h.event(Event::Text(search.to_owned()));
+    h.run_steps(2);
+    h.get_by_label_contains(label).click();
+    h.run_steps(3);
+    let after: Vec<String> = h
+        .state()
+        .doc
+        .graph()
+        .nodes
+        .iter()
+        .map(|n| n.id.clone())
+        .collect();
+    let new: Vec<&String> = after.iter().filter(|id| !before.contains(id)).collect();
+    assert_eq!(new.len(), 1, "one node added from the menu: {after:?}");
+    new[0].clone()
+}
+
+/// Drags a wire from an output pin to an input pin with the mouse.
+fn drag_wire(h: &mut Harness<'static, EditorApp>, from: (&str, usize), to: (&str, usize)) {
+    // Nodes change size when their badges change: let the evaluation finish first.
+    settle(h);
+    let spots = h.state().canvas.spots.clone();
+    let a = spots.outputs[&(from.0.to_owned(), from.1)];
+    let b = spots.inputs[&(to.0.to_owned(), to.1)];
+    h.hover_at(a);
+    h.run_steps(1);
+    press(h, PointerButton::Primary, a, true);
+    h.run_steps(1);
+    for k in 1..=6 {
+        h.hover_at(a + (b - a) * (k as f32 / 6.0));
+        h.run_steps(1);
+    }
+    press(h, PointerButton::Primary, b, false);
+    h.run_steps(3);
+}
+
+fn select_node(h: &mut Harness<'static, EditorApp>, id: &str) {
+    settle(h);
+    let r = h.state().canvas.node_rect(id).expect("node drawn");
+    let at = r.left_top() + Vec2::new(24.0, 8.0);
+    click_at(h, at);
+    assert_eq!(
+        h.state().selected.as_deref(),
+        Some(id),
+        "clicking the node selects it: {r:?} now {:?}, under the click {:?}",
+        h.state().canvas.node_rect(id),
+        h.state().canvas.node_at(at)
+    );
+}
+
+#[test]
+fn build_a_graph_from_the_menu_wire_it_edit_preview_and_undo() {
+    let dir = temp_dir("build");
+    let mut h = harness(&dir, None);
+    let perlin = add_from_menu(&mut h, Pos2::new(400.0, 300.0), "perlin", "Perlin fBm  ·");
+    let blur = add_from_menu(&mut h, Pos2::new(700.0, 300.0), "blur", "Blur  ·");
+    assert_eq!((perlin.as_str(), blur.as_str()), ("perlin_fbm", "blur"));
+
+    drag_wire(&mut h, (&perlin, 0), (&blur, 0));
+    let wired = h
+        .state()
+        .doc
+        .graph()
+        .node(&blur)
+        .and_then(|n| n.inputs[0].clone());
+    assert_eq!(
+        wired.map(|r| r.to_string()),
+        Some("perlin_fbm.out".to_owned()),
+        "the wire reached the engine graph"
+    );
+
+    select_node(&mut h, &blur);
+    settle(&mut h);
+    let before = h.state().picture.checksum;
+    assert_ne!(before, 0, "a preview is shown");
+
+    // Type a new blur radius into the parameter's number box.
+    let field = h.get_by_value("50 m");
+    field.click();
+    h.run_steps(2);
+    h.key_press_modifiers(Modifiers::COMMAND, Key::A);
+    h.event(Event::Text("400".to_owned()));
+    h.key_press(Key::Enter);
+    h.run_steps(3);
+    let radius = |h: &Harness<'static, EditorApp>| {
+        h.state()
+            .doc
+            .graph()
+            .node("blur")
+            .and_then(|n| n.param("radius_m").cloned())
+    };
+    assert_eq!(radius(&h), Some(ParamValue::Float(400.0)));
+    settle(&mut h);
+    assert_ne!(
+        h.state().picture.checksum,
+        before,
+        "the preview changed with the parameter"
+    );
+
+    h.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    h.run_steps(2);
+    assert_eq!(
+        radius(&h),
+        Some(ParamValue::Float(50.0)),
+        "undo restores the parameter"
+    );
+    settle(&mut h);
+    assert_eq!(
+        h.state().picture.checksum,
+        before,
+        "and the preview returns to the cached picture"
+    );
+    h.key_press_modifiers(Modifiers::COMMAND | Modifiers::SHIFT, Key::Z);
+    h.run_steps(2);
+    assert_eq!(
+        radius(&h),
+        Some(ParamValue::Float(400.0)),
+        "redo re-applies it"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_invalid_wire_is_refused_with_a_reason() {
+    let dir = temp_dir("refuse");
+    let mut h = harness(&dir, None);
+    let perlin = add_from_menu(&mut h, Pos2::new(350.0, 250.0), "perlin", "Perlin fBm  ·");
+    let slope = add_from_menu(&mut h, Pos2::new(650.0, 250.0), "slope", "Slope mask  ·");
+    let mask_blur = add_from_menu(&mut h, Pos2::new(350.0, 550.0), "blur mask", "Blur mask  ·");
+    drag_wire(&mut h, (&perlin, 0), (&slope, 0));
+    assert!(h
+        .state()
+        .doc
+        .graph()
+        .node(&slope)
+        .is_some_and(|n| n.inputs[0].is_some()));
+    assert_eq!(h.state().canvas.last_refusal, None);
+
+    // A height output into a mask input is refused: heights need a to_mask node to become weights.
+    let rev = h.state().doc.revision();
+    drag_wire(&mut h, (&perlin, 0), (&mask_blur, 0));
+    let reason = h.state().canvas.last_refusal.clone().unwrap_or_default();
+    assert!(
+        reason.contains("cannot wire height output \"perlin_fbm.out\" into mask input"),
+        "refusal reason: {reason:?}"
+    );
+    assert_eq!(h.state().doc.revision(), rev, "nothing changed");
+    assert!(h
+        .state()
+        .doc
+        .graph()
+        .node(&mask_blur)
+        .is_some_and(|n| n.inputs[0].is_none()));
+    // The reason is on screen.
+    h.get_by_label_contains("cannot wire height output");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_failing_node_shows_its_error_and_the_rest_still_previews() {
+    let dir = temp_dir("fail");
+    let mut h = harness(&dir, None);
+    let import = add_from_menu(
+        &mut h,
+        Pos2::new(400.0, 300.0),
+        "import",
+        "Import heightmap  ·",
+    );
+    let perlin = add_from_menu(&mut h, Pos2::new(400.0, 500.0), "perlin", "Perlin fBm  ·");
+    select_node(&mut h, &import);
+    // Point the import at a file that does not exist.
+    h.get_all_by_role(Role::TextInput)
+        .find(|n| n.value().as_deref() == Some(""))
+        .expect("the path field")
+        .click();
+    h.run_steps(1);
+    h.event(Event::Text("missing/heights.png".to_owned()));
+    h.key_press(Key::Enter);
+    settle(&mut h);
+    h.get_by_label_contains("⚠ error");
+    let msg = h.get_all_by_label_contains("missing/heights.png").count();
+    assert!(msg > 0, "the error names the file");
+    select_node(&mut h, &perlin);
+    settle(&mut h);
+    assert_ne!(h.state().picture.checksum, 0, "other nodes still preview");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn save_then_open_gives_the_same_graph() {
+    let dir = temp_dir("files");
+    let example = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../graphs/island.json");
+    let mut h = harness(&dir, Some(example.clone()));
+    let original = orogen::io::graph_file::to_string(h.state().doc.graph());
+    assert!(!h.state().doc.dirty() && h.state().title().starts_with("island.json"));
+
+    // Move a node: the document becomes dirty and the title says so.
+    let first = h.state().doc.graph().nodes[0].id.clone();
+    let r = h.state().canvas.node_rect(&first).expect("drawn");
+    let a = r.center_top() + Vec2::new(0.0, 8.0);
+    h.hover_at(a);
+    h.run_steps(1);
+    press(&mut h, PointerButton::Primary, a, true);
+    h.run_steps(1);
+    for k in 1..=5 {
+        h.hover_at(a + Vec2::new(12.0 * k as f32, 6.0 * k as f32));
+        h.run_steps(1);
+    }
+    press(
+        &mut h,
+        PointerButton::Primary,
+        a + Vec2::new(60.0, 30.0),
+        false,
+    );
+    h.run_steps(3);
+    assert!(h.state().doc.dirty(), "moving a node is an edit");
+    assert!(
+        h.state().title().starts_with('●'),
+        "title marks unsaved changes: {}",
+        h.state().title()
+    );
+
+    // Save as… through the file chooser.
+    let target = dir.join("copy.json");
+    h.key_press_modifiers(Modifiers::COMMAND | Modifiers::SHIFT, Key::S);
+    h.run_steps(2);
+    let name_box = h
+        .get_all_by_role(Role::TextInput)
+        .find(|n| n.value().as_deref() == Some("island.json"))
+        .expect("the chooser's file field");
+    name_box.click();
+    h.run_steps(1);
+    h.key_press_modifiers(Modifiers::COMMAND, Key::A);
+    h.event(Event::Text(target.display().to_string()));
+    h.run_steps(1);
+    h.get_by_label("Save").click();
+    h.run_steps(3);
+    assert!(!h.state().doc.dirty(), "saved");
+    let saved = std::fs::read_to_string(&target).expect("written");
+    assert_eq!(
+        saved,
+        orogen::io::graph_file::to_string(h.state().doc.graph()),
+        "the file is the engine's format, byte for byte"
+    );
+    assert_ne!(saved, original, "with the moved position");
+
+    // New, then open the saved file again.
+    h.key_press_modifiers(Modifiers::COMMAND, Key::N);
+    h.run_steps(2);
+    assert!(h.state().doc.graph().nodes.is_empty());
+    h.key_press_modifiers(Modifiers::COMMAND, Key::O);
+    h.run_steps(2);
+    let name_box = h
+        .get_all_by_role(Role::TextInput)
+        .find(|n| n.value().as_deref() == Some(""))
+        .expect("the chooser's file field");
+    name_box.click();
+    h.run_steps(1);
+    h.key_press_modifiers(Modifiers::COMMAND, Key::A);
+    h.event(Event::Text(target.display().to_string()));
+    h.run_steps(1);
+    h.get_by_label("Open").click();
+    h.run_steps(3);
+    assert_eq!(
+        orogen::io::graph_file::to_string(h.state().doc.graph()),
+        saved,
+        "open gives the same graph"
+    );
+    // The CLI reads the same file.
+    assert!(orogen::io::graph_file::load_file(&target).is_ok());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn unsaved_work_is_offered_back_after_a_crash() {
+    let dir = temp_dir("recover");
+    {
+        let mut h = harness(&dir, None);
+        add_from_menu(&mut h, Pos2::new(400.0, 300.0), "perlin", "Perlin fBm  ·");
+        h.state_mut().autosave_now().expect("autosave");
+        // Dropped without closing: like a crash, the recovery copy stays.
+    }
+    let mut h = harness(&dir, None);
+    assert!(h.state().offers_recovery());
+    h.get_by_label("Restore").click();
+    h.run_steps(3);
+    assert!(
+        h.state().doc.graph().node("perlin_fbm").is_some(),
+        "restored"
+    );
+    assert!(h.state().doc.dirty(), "restored work is unsaved");
+    let _ = std::fs::remove_dir_all(&dir);
+}
