@@ -220,12 +220,11 @@ impl EditorApp {
 
     /// Saves to the current file, or asks for one. Returns true when written.
     pub fn save(&mut self) -> bool {
-        match self.doc.path().map(Path::to_path_buf) {
-            Some(p) => self.save_as(&p),
-            None => {
-                self.choose(Purpose::SaveAs);
-                false
-            }
+        if let Some(p) = self.doc.path().map(Path::to_path_buf) {
+            self.save_as(&p)
+        } else {
+            self.choose(Purpose::SaveAs);
+            false
         }
     }
 
@@ -270,29 +269,33 @@ impl EditorApp {
             Pending::New => {
                 self.replace(Document::default());
                 self.store.clear_recovery();
-                self.status = "New graph.".to_owned();
+                self.set_status("New graph.");
             }
             Pending::Open(path) => self.open(&path),
             Pending::Quit => self.allow_close = true,
         }
     }
 
+    fn set_status(&mut self, msg: &str) {
+        msg.clone_into(&mut self.status);
+    }
+
     pub fn undo(&mut self) {
-        self.status = if self.doc.undo() {
+        let msg = if self.doc.undo() {
             "Undone."
         } else {
             "Nothing to undo."
-        }
-        .to_owned();
+        };
+        self.set_status(msg);
     }
 
     pub fn redo(&mut self) {
-        self.status = if self.doc.redo() {
+        let msg = if self.doc.redo() {
             "Redone."
         } else {
             "Nothing to redo."
-        }
-        .to_owned();
+        };
+        self.set_status(msg);
     }
 
     /// The nodes selected on the canvas (Shift+click, Shift+drag), else the clicked node.
@@ -926,7 +929,7 @@ impl EditorApp {
                                 let mut d = Document::new(g);
                                 d.mark_restored(r.path.as_deref());
                                 self.replace(d);
-                                self.status = "Restored unsaved work.".to_owned();
+                                self.set_status("Restored unsaved work.");
                             }
                             Err(e) => self.status = format!("Cannot restore: {e}"),
                         }

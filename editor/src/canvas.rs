@@ -308,18 +308,15 @@ fn sync(graph: &orogen::Graph, snarl: &mut Snarl<String>) {
         .collect();
     for n in &graph.nodes {
         let pos = Pos2::new(n.position[0] as f32, n.position[1] as f32);
-        match ids.get(&n.id) {
-            Some(&id) => {
-                if let Some(info) = snarl.get_node_info_mut(id) {
-                    if info.pos.distance(pos) > 0.6 {
-                        info.pos = pos;
-                    }
+        if let Some(&id) = ids.get(&n.id) {
+            if let Some(info) = snarl.get_node_info_mut(id) {
+                if info.pos.distance(pos) > 0.6 {
+                    info.pos = pos;
                 }
             }
-            None => {
-                let id = snarl.insert_node(pos, n.id.clone());
-                ids.insert(n.id.clone(), id);
-            }
+        } else {
+            let id = snarl.insert_node(pos, n.id.clone());
+            ids.insert(n.id.clone(), id);
         }
     }
     let mut want = BTreeSet::new();
@@ -709,28 +706,16 @@ impl SnarlViewer<String> for Viewer<'_> {
             };
             if ui.button(text).clicked() {
                 let _ = self.doc.edit::<_, ()>(None, |g| {
-                    match &named {
-                        Some(name) => {
-                            g.outputs.remove(name);
-                        }
-                        None => {
-                            let base = if out == "out" {
-                                id.clone()
-                            } else {
-                                format!("{id}_{out}")
-                            };
-                            let name = (1..)
-                                .map(|i| {
-                                    if i == 1 {
-                                        base.clone()
-                                    } else {
-                                        format!("{base}_{i}")
-                                    }
-                                })
-                                .find(|k| !g.outputs.contains_key(k))
-                                .unwrap_or(base);
-                            g.outputs.insert(name, r.clone());
-                        }
+                    if let Some(name) = &named {
+                        g.outputs.remove(name);
+                    } else {
+                        let base = if out == "out" {
+                            id.clone()
+                        } else {
+                            format!("{id}_{out}")
+                        };
+                        let name = doc::unique_name(&base, |k| g.outputs.contains_key(k));
+                        g.outputs.insert(name, r.clone());
                     }
                     Ok(())
                 });

@@ -202,13 +202,23 @@ impl Document {
 /// A node id not used in `graph`, derived from `base`.
 #[must_use]
 pub fn fresh_id(graph: &Graph, base: &str) -> String {
-    if graph.node(base).is_none() {
+    unique_name(base, |id| graph.node(id).is_some())
+}
+
+/// `base`, else `base_2`, `base_3`, … — the first name `taken` says is free.
+#[must_use]
+pub fn unique_name(base: &str, taken: impl Fn(&str) -> bool) -> String {
+    if !taken(base) {
         return base.to_owned();
     }
-    (2..)
-        .map(|i| format!("{base}_{i}"))
-        .find(|id| graph.node(id).is_none())
-        .unwrap_or_else(|| base.to_owned())
+    let mut i = 2u64;
+    loop {
+        let name = format!("{base}_{i}");
+        if !taken(&name) {
+            return name;
+        }
+        i += 1;
+    }
 }
 
 /// Why a wire from `from` (node, output) into `to` (node, input) is refused, if it is.

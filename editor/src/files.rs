@@ -189,7 +189,9 @@ impl Chooser {
                                 let show = !name.starts_with('.')
                                     && (is_dir
                                         || (self.purpose != Purpose::BuildFolder
-                                            && name.ends_with(".json")));
+                                            && Path::new(&name)
+                                                .extension()
+                                                .is_some_and(|e| e.eq_ignore_ascii_case("json"))));
                                 show.then_some((is_dir, name))
                             })
                             .collect()

@@ -125,11 +125,13 @@ impl Worker {
     }
 
     /// Finished passes since the last call, oldest first.
+    #[must_use]
     pub fn poll(&self) -> Vec<Snapshot> {
         self.done.try_iter().collect()
     }
 
     /// Waits up to `timeout` for the next finished pass.
+    #[must_use]
     pub fn wait(&self, timeout: Duration) -> Option<Snapshot> {
         self.done.recv_timeout(timeout).ok()
     }
