@@ -116,6 +116,8 @@ pub struct EditorApp {
     /// Recent frame times in milliseconds.
     pub frame_ms: VecDeque<f32>,
     frame_log: Option<std::fs::File>,
+    /// Time spent in the last `ui` call.
+    ui_ms: f32,
     started: Instant,
     allow_close: bool,
 }
@@ -167,6 +169,7 @@ impl EditorApp {
             last_frame: None,
             frame_ms: VecDeque::new(),
             frame_log,
+            ui_ms: 0.0,
             started: Instant::now(),
             allow_close: false,
         };
@@ -373,6 +376,7 @@ impl EditorApp {
     /// Draws one frame.
     pub fn ui(&mut self, ui: &mut Ui) {
         let ctx = ui.ctx().clone();
+        let start = Instant::now();
         self.frame_timing(&ctx);
         self.receive();
         self.shortcuts(&ctx);
@@ -402,6 +406,7 @@ impl EditorApp {
         self.submit(&ctx);
         self.autosave();
         self.update_title(&ctx);
+        self.ui_ms = start.elapsed().as_secs_f32() * 1000.0;
     }
 
     fn frame_timing(&mut self, ctx: &egui::Context) {
@@ -415,16 +420,18 @@ impl EditorApp {
             if let Some(f) = &mut self.frame_log {
                 use std::io::Write;
                 let running = self.worker.running().len();
+                // The UI time is that of the previous frame (this one has not been built yet).
                 let _ = writeln!(
                     f,
-                    "{:.3} {ms:.3} {running}",
-                    self.started.elapsed().as_secs_f64()
+                    "{:.3} {ms:.3} {:.3} {running}",
+                    self.started.elapsed().as_secs_f64(),
+                    self.ui_ms
                 );
             }
         }
         if !self.worker.running().is_empty() || self.build.as_ref().is_some_and(|b| b.job.is_some())
         {
-            ctx.request_repaint_after(Duration::from_millis(30));
+            ctx.request_repaint_after(Duration::from_millis(16));
         }
     }
 

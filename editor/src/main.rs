@@ -11,7 +11,10 @@ usage: orogen-editor [OPTIONS] [GRAPH.json]
 options:
   --config-dir DIR    where recent files and the recovery copy live
                       (default: $XDG_CONFIG_HOME/orogen or ~/.config/orogen)
-  --frame-log FILE    append one line per frame: seconds, frame ms, running nodes
+  --frame-log FILE    write one line per frame: seconds since start, ms since the previous
+                      frame, ms the previous frame spent building its UI, nodes evaluating
+  --preview-res N     quick preview resolution (default 256)
+  --refine-res N      resolution previews refine to (default 512)
   -h, --help          this text";
 
 fn main() -> ExitCode {
@@ -31,6 +34,20 @@ fn main() -> ExitCode {
                 Some(f) => options.frame_log = Some(PathBuf::from(f)),
                 None => return usage("--frame-log needs a file"),
             },
+            Some(flag @ ("--preview-res" | "--refine-res")) => {
+                let Some(n) = args
+                    .next()
+                    .and_then(|v| v.to_str().and_then(|v| v.parse::<usize>().ok()))
+                    .filter(|n| (16..=8192).contains(n))
+                else {
+                    return usage(&format!("{flag} needs a size from 16 to 8192"));
+                };
+                if flag == "--preview-res" {
+                    options.preview_resolution = n;
+                } else {
+                    options.refine_resolution = n;
+                }
+            }
             Some(s) if s.starts_with('-') => return usage(&format!("unknown option {s}")),
             _ => options.open = Some(PathBuf::from(a)),
         }

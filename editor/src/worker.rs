@@ -166,6 +166,14 @@ fn run(
     repaint: Option<&egui::Context>,
 ) {
     let mut evaluator = Evaluator::with_cache(CACHE_BYTES);
+    // Evaluation threads yield to the UI thread (and the GL driver's threads): on a machine
+    // whose cores are all busy with an erosion, frames still come in time. Thread count and
+    // therefore results are unchanged (the engine's output does not depend on them anyway).
+    lower_priority();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .thread_name(|i| format!("orogen-eval-{i}"))
+        .start_handler(|_| lower_priority())
+        .build();
     while let Ok(mut job) = jobs.recv() {
         // Only the newest queued job matters.
         while let Ok(newer) = jobs.try_recv() {
@@ -207,7 +215,12 @@ fn run(
                 base_dir: job.base_dir.as_deref(),
                 keep_all: true,
             };
-            let result = evaluator.evaluate(&graph, &opts).unwrap_or_else(|diags| {
+            let run = |ev: &mut Evaluator| ev.evaluate(&graph, &opts);
+            let result = match &pool {
+                Ok(pool) => pool.install(|| run(&mut evaluator)),
+                Err(_) => run(&mut evaluator),
+            };
+            let result = result.unwrap_or_else(|diags| {
                 // `evaluable` removed every node with a problem; what is left is graph-wide.
                 let mut r = EvalResult::default();
                 for d in diags {
@@ -241,6 +254,18 @@ fn run(
             .unwrap_or_else(PoisonError::into_inner)
             .running
             .clear();
+    }
+}
+
+/// Raises the calling thread's nice value to 10 (Linux: nice is per thread).
+#[allow(unsafe_code)]
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: setpriority only reads its integer arguments; `who = 0` with PRIO_PROCESS names
+    // the calling thread on Linux. Failure (e.g. not permitted) leaves the priority unchanged,
+    // which is harmless, so the result is ignored.
+    unsafe {
+        libc::setpriority(libc::PRIO_PROCESS, 0, 10);
     }
 }
 
