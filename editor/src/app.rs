@@ -80,6 +80,8 @@ struct BuildProgress {
 struct BuildDialog {
     folder: String,
     resolution: Option<usize>,
+    /// Also write `<output>.preview.png` (as `orogen build` does unless `--no-preview`).
+    previews: bool,
     job: Option<BuildJob>,
     result: Option<Result<String, String>>,
 }
@@ -349,6 +351,8 @@ impl EditorApp {
             .edit::<_, ()>(None, |g| Ok(doc::paste_nodes(g, &clip, offset)))
         {
             self.status = format!("Pasted {}.", ids.join(", "));
+            // The copy becomes the active node (Delete removes it again).
+            self.select(ids.first().cloned());
         }
     }
 
@@ -895,6 +899,7 @@ impl EditorApp {
             self.build = Some(BuildDialog {
                 folder: folder.display().to_string(),
                 resolution: None,
+                previews: true,
                 job: None,
                 result: None,
             });
@@ -1011,6 +1016,7 @@ impl EditorApp {
                             }
                         });
                 });
+                ui.checkbox(&mut b.previews, "write preview PNGs (terrain colormap, hillshade)");
                 match &mut b.job {
                     Some(job) => {
                         let p = job.progress.lock().unwrap_or_else(PoisonError::into_inner);
@@ -1036,7 +1042,7 @@ impl EditorApp {
                     None => {
                         if ui.add_enabled(!g.outputs.is_empty(), egui::Button::new("Build")).clicked() {
                             b.result = None;
-                            b.job = Some(start_build(g, self.doc.path(), PathBuf::from(&b.folder), b.resolution, ctx));
+                            b.job = Some(start_build(g, self.doc.path(), PathBuf::from(&b.folder), b.resolution, b.previews, ctx));
                         }
                     }
                 }
@@ -1117,6 +1123,7 @@ fn start_build(
     file: Option<&Path>,
     out_dir: PathBuf,
     resolution: Option<usize>,
+    previews: bool,
     ctx: &egui::Context,
 ) -> BuildJob {
     let cancel = CancelToken::new();
@@ -1152,7 +1159,11 @@ fn start_build(
             };
             let opts = orogen::build::BuildOptions {
                 out_dir: out_dir.clone(),
-                exports: orogen::build::Exports::default(),
+                // What `orogen build` writes by default: the heightmaps plus a preview each.
+                exports: orogen::build::Exports {
+                    preview: previews.then_some(Colormap::Terrain),
+                    ..orogen::build::Exports::default()
+                },
                 resolution,
                 graph_file: file.as_deref(),
                 cancel: c.clone(),

@@ -68,6 +68,10 @@ impl Document {
     /// Loads a graph file.
     pub fn open(path: &Path) -> Result<Self, String> {
         let graph = graph_file::load_file(path).map_err(|d| d.to_string())?;
+        // Absolute, so relative parameter paths and the build folder do not depend on where
+        // the editor was started.
+        let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        let path = path.as_path();
         let mut doc = Self::new(graph);
         doc.path = Some(path.to_path_buf());
         Ok(doc)

@@ -380,3 +380,41 @@ fn unsaved_work_is_offered_back_after_a_crash() {
     assert!(h.state().doc.dirty(), "restored work is unsaved");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn copy_paste_delete_with_the_keyboard_and_undo() {
+    let dir = temp_dir("clipboard");
+    let example = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../graphs/island.json");
+    let mut h = harness(&dir, Some(example));
+    let count = |h: &Harness<'static, EditorApp>| h.state().doc.graph().nodes.len();
+    let n0 = count(&h);
+    select_node(&mut h, "shaped");
+    h.key_press_modifiers(Modifiers::COMMAND, Key::C);
+    h.run_steps(1);
+    h.key_press_modifiers(Modifiers::COMMAND, Key::V);
+    h.run_steps(2);
+    assert_eq!(count(&h), n0 + 1, "pasted");
+    let copy = h
+        .state()
+        .doc
+        .graph()
+        .node("shaped_2")
+        .expect("copy under a fresh id");
+    assert_eq!(copy.def.spec.id, "normalize");
+    // Its input came from outside the copied selection, so it is not wired.
+    assert!(copy.inputs[0].is_none());
+    assert_eq!(h.state().selected.as_deref(), Some("shaped_2"));
+    // F frames every node (nothing to assert but that it does not disturb the graph).
+    h.key_press(Key::F);
+    h.run_steps(2);
+    h.key_press(Key::Delete);
+    h.run_steps(2);
+    assert_eq!(count(&h), n0, "deleted");
+    h.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    h.run_steps(2);
+    assert!(
+        h.state().doc.graph().node("shaped_2").is_some(),
+        "undo brings it back"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
