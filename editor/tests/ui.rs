@@ -418,3 +418,43 @@ fn copy_paste_delete_with_the_keyboard_and_undo() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_slider_drag_is_one_undo_step() {
+    let dir = temp_dir("slider");
+    let example = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../graphs/island.json");
+    let mut h = harness(&dir, Some(example));
+    select_node(&mut h, "island");
+    let alpha = |h: &Harness<'static, EditorApp>| {
+        h.state()
+            .doc
+            .graph()
+            .node("island")
+            .and_then(|n| n.param("alpha").cloned())
+    };
+    let before = alpha(&h);
+    let slider = h.get_by_role(Role::Slider).rect();
+    let (a, b) = (
+        slider.center(),
+        slider.center() + Vec2::new(slider.width() * 0.4, 0.0),
+    );
+    h.hover_at(a);
+    h.run_steps(1);
+    press(&mut h, PointerButton::Primary, a, true);
+    h.run_steps(1);
+    let mut seen = Vec::new();
+    for k in 1..=8 {
+        h.hover_at(a + (b - a) * (k as f32 / 8.0));
+        h.run_steps(1);
+        seen.push(alpha(&h));
+    }
+    press(&mut h, PointerButton::Primary, b, false);
+    h.run_steps(3);
+    seen.dedup();
+    assert!(seen.len() >= 3, "the value followed the drag: {seen:?}");
+    assert_ne!(alpha(&h), before);
+    h.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    h.run_steps(2);
+    assert_eq!(alpha(&h), before, "one undo reverts the whole drag");
+    let _ = std::fs::remove_dir_all(&dir);
+}
