@@ -10,7 +10,10 @@ cd "$(dirname "$0")/.."
 BIN=${1:-target/release/orogen-editor}
 GRAPH=${2:-graphs/olsen2004.json}
 SHOT=${3:-target/editor-smoke.png}
-WAIT=${OROGEN_SMOKE_WAIT:-8}
+WAIT=${OROGEN_SMOKE_WAIT:-90}
+# A window with menus, nodes and a hillshaded preview has thousands of colours; a blank window
+# a handful, the UI before its first preview a few hundred.
+MIN_COLOURS=2000
 
 for tool in xvfb-run import identify; do
   command -v "$tool" >/dev/null || { echo "editor-smoke: $tool not found (apt-get install xvfb xauth imagemagick)" >&2; exit 2; }
@@ -21,22 +24,24 @@ HOME_DIR=$(mktemp -d)
 trap 'rm -rf "$HOME_DIR"' EXIT
 mkdir -p "$(dirname "$SHOT")"
 rm -f "$SHOT"
-# The editor runs in the background of the X session; the screenshot is taken after it drew
-# the graph and its first preview.
+# Screenshots every 2 s until the preview is on screen (or WAIT seconds pass).
 xvfb-run -a -s "-screen 0 1280x800x24" sh -c "
   '$BIN' --config-dir '$HOME_DIR' '$GRAPH' >'$HOME_DIR/editor.log' 2>&1 & APP=\$!
-  sleep $WAIT
-  import -window root '$SHOT'
+  T=0
+  while [ \$T -lt $WAIT ]; do
+    sleep 2; T=\$((T + 2))
+    import -window root '$SHOT'
+    [ \$(identify -format %k '$SHOT') -ge $MIN_COLOURS ] && break
+  done
+  echo \$T > '$HOME_DIR/seconds'
   kill \$APP 2>/dev/null || true
   wait \$APP 2>/dev/null || true
 "
 [ -s "$SHOT" ] || { echo "editor-smoke: no screenshot written" >&2; cat "$HOME_DIR/editor.log" >&2; exit 1; }
 COLOURS=$(identify -format %k "$SHOT")
-echo "editor-smoke: $SHOT has $COLOURS distinct colours"
-# A blank or frozen window has a handful of colours; menus, nodes and a hillshaded preview
-# have thousands.
-if [ "$COLOURS" -lt 2000 ]; then
-  echo "editor-smoke: the screenshot looks blank ($COLOURS colours)" >&2
+echo "editor-smoke: $SHOT has $COLOURS distinct colours after $(cat "$HOME_DIR/seconds") s"
+if [ "$COLOURS" -lt "$MIN_COLOURS" ]; then
+  echo "editor-smoke: the screenshot looks blank or has no preview ($COLOURS colours)" >&2
   cat "$HOME_DIR/editor.log" >&2
   exit 1
 fi

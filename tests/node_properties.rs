@@ -8,45 +8,8 @@ use orogen::node::{NodeDef, ParamKind, ParamValue, PortKind, Registry};
 use orogen::World;
 use proptest::prelude::*;
 
-fn random_value(kind: ParamKind, r: f64, flag: bool) -> ParamValue {
-    match kind {
-        // Half the cases inside the slider range, half anywhere in the hard range, and the
-        // hard limits themselves.
-        ParamKind::Float { soft, hard, .. } => {
-            let (lo, hi) = if flag { soft } else { hard };
-            let v = if r < 0.05 {
-                hard.0
-            } else if r > 0.95 {
-                hard.1
-            } else {
-                lo + (hi - lo) * r
-            };
-            ParamValue::Float(v.clamp(hard.0, hard.1))
-        }
-        ParamKind::Int { soft, hard, .. } => {
-            // Integers are mostly counts (octaves, iterations, steps): draws from the hard range
-            // stop at 4× the slider's top, so a case costs milliseconds, not minutes. Huge
-            // counts are the hardening issue's memory/time guards, not a correctness question.
-            let (lo, hi) = if flag {
-                soft
-            } else {
-                (hard.0, hard.1.min(soft.1.saturating_mul(4)))
-            };
-            let v = lo as f64 + ((hi - lo) as f64 * r).round();
-            ParamValue::Int((v as i64).clamp(hard.0, hard.1))
-        }
-        ParamKind::Seed { .. } => ParamValue::Int((r * f64::from(u32::MAX)) as i64),
-        ParamKind::Bool { .. } => ParamValue::Bool(flag),
-        ParamKind::Choice { options, .. } => {
-            ParamValue::Choice(((r * options.len() as f64) as usize).min(options.len() - 1))
-        }
-        ParamKind::Text { .. } => ParamValue::Text(if flag {
-            String::new()
-        } else {
-            format!("missing-{r}.png")
-        }),
-    }
-}
+mod common;
+use common::random_value;
 
 fn graph_for(def: &'static NodeDef, draws: &[(f64, bool)], resolution: usize) -> Graph {
     let reg = Registry::builtin();

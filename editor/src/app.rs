@@ -187,12 +187,11 @@ impl EditorApp {
             Ok(d) => {
                 self.replace(d);
                 // Preview what the graph builds first.
-                let first = self
-                    .doc
-                    .graph()
-                    .outputs
-                    .values()
-                    .next()
+                // (the one named "height" if there is one).
+                let outs = &self.doc.graph().outputs;
+                let first = outs
+                    .get("height")
+                    .or_else(|| outs.values().next())
                     .map(|r| (r.node.clone(), r.output.clone()));
                 if let Some((node, out)) = first {
                     self.output = self

@@ -24,7 +24,7 @@ fn the_editor_opens_an_example_graph_under_xvfb() {
     let shot = root.join("target/editor-smoke-test.png");
     let out = Command::new(root.join("scripts/editor-smoke.sh"))
         .arg(env!("CARGO_BIN_EXE_orogen-editor"))
-        .arg(root.join("graphs/olsen2004.json"))
+        .arg(root.join("graphs/island.json"))
         .arg(&shot)
         .output()
         .expect("run scripts/editor-smoke.sh");

@@ -6,7 +6,6 @@ use crate::eval::{
 };
 use crate::field::Field;
 use crate::graph::{Diagnostic, Graph};
-use crate::io::atomic::write_bytes_atomic;
 use crate::io::graph_file;
 use crate::io::heightmap::{self, Format};
 use crate::io::manifest::{FileEntry, GraphInfo, Manifest, OutputEntry, WorldInfo};
@@ -117,6 +116,8 @@ pub enum BuildError {
     Invalid(Vec<Diagnostic>),
     #[error("the graph declares no outputs: add an \"outputs\" object naming the nodes to write")]
     NoOutputs,
+    #[error("build cancelled: no output was written or changed")]
+    Cancelled,
     #[error("cannot write {path}: {source}")]
     Write {
         path: String,
@@ -183,6 +184,9 @@ pub fn build(graph: &Graph, opts: &BuildOptions) -> Result<BuildReport, BuildErr
             }
         }
     }
+    if opts.cancel.is_cancelled() {
+        return Err(BuildError::Cancelled);
+    }
     let mut evaluator = Evaluator::new();
     let eval = evaluator
         .evaluate(
@@ -197,6 +201,9 @@ pub fn build(graph: &Graph, opts: &BuildOptions) -> Result<BuildReport, BuildErr
             },
         )
         .map_err(BuildError::Invalid)?;
+    if opts.cancel.is_cancelled() {
+        return Err(BuildError::Cancelled);
+    }
     std::fs::create_dir_all(&opts.out_dir).map_err(|source| BuildError::Write {
         path: opts.out_dir.display().to_string(),
         source,
@@ -212,8 +219,13 @@ pub fn build(graph: &Graph, opts: &BuildOptions) -> Result<BuildReport, BuildErr
         Some(Preset::Godot) => vec![Format::Exr],
         None => ex.formats.clone(),
     };
+    // Every file is first written in full to a temporary file beside its destination; only when
+    // all of them (and the manifest) are written are they renamed into place. A failure — a full
+    // disk, an unwritable folder, a cancel — therefore leaves the previous outputs untouched and
+    // removes the temporary files (they delete themselves when dropped).
+    let mut staged: Vec<(tempfile::TempPath, PathBuf)> = Vec::new();
     let mut write = |file: String, role: &str, bytes: &[u8]| -> Result<String, BuildError> {
-        heightmap::write_bytes(&opts.out_dir.join(&file), bytes)?;
+        staged.push((stage(&opts.out_dir, bytes)?, opts.out_dir.join(&file)));
         let hash = blake3::hash(bytes).to_hex().to_string();
         files.push(FileEntry {
             file: file.clone(),
@@ -397,16 +409,49 @@ pub fn build(graph: &Graph, opts: &BuildOptions) -> Result<BuildReport, BuildErr
     let manifest_path = opts.out_dir.join("manifest.json");
     let mut text = serde_json::to_string_pretty(&manifest).unwrap_or_default();
     text.push('\n');
-    write_bytes_atomic(&manifest_path, text.as_bytes()).map_err(|source| BuildError::Write {
-        path: manifest_path.display().to_string(),
-        source,
-    })?;
+    staged.push((
+        stage(&opts.out_dir, text.as_bytes())?,
+        manifest_path.clone(),
+    ));
+    if opts.cancel.is_cancelled() {
+        return Err(BuildError::Cancelled);
+    }
+    // Commit: renames only (the manifest last), so the folder changes in a blink.
+    for (tmp, dest) in staged {
+        tmp.persist(&dest).map_err(|e| BuildError::Write {
+            path: dest.display().to_string(),
+            source: e.error,
+        })?;
+    }
     Ok(BuildReport {
         manifest,
         manifest_path,
         eval,
         failed_outputs,
     })
+}
+
+/// Writes `bytes` to a new temporary file in `dir` (synced), to be renamed into place later.
+fn stage(dir: &Path, bytes: &[u8]) -> Result<tempfile::TempPath, BuildError> {
+    let err = |source: std::io::Error| BuildError::Write {
+        path: dir.display().to_string(),
+        source,
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".orogen-tmp-")
+        .tempfile_in(dir)
+        .map_err(err)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        // Outputs are ordinary files (0644 before the umask), not private temporaries.
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o644))
+            .map_err(err)?;
+    }
+    std::io::Write::write_all(&mut tmp, bytes).map_err(err)?;
+    tmp.as_file().sync_all().map_err(err)?;
+    Ok(tmp.into_temp_path())
 }
 
 fn encode_png_rgb8(w: usize, h: usize, rgb: Vec<u8>) -> Result<Vec<u8>, BuildError> {

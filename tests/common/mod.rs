@@ -6,7 +6,7 @@ use orogen::build::evaluate_outputs;
 use orogen::graph::Graph;
 use orogen::io::graph_file;
 use orogen::io::heightmap::{self, Format};
-use orogen::node::PortKind;
+use orogen::node::{ParamKind, ParamValue, PortKind};
 use orogen::World;
 use std::path::{Path, PathBuf};
 
@@ -68,4 +68,46 @@ pub fn check_goldens(graph: &Graph, dir: &str) {
         }
     }
     assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// A parameter value drawn from `r` in [0, 1) and `flag`: half the draws inside the slider
+/// range, half anywhere in the hard range, and the hard limits themselves.
+pub fn random_value(kind: ParamKind, r: f64, flag: bool) -> ParamValue {
+    match kind {
+        // Half the cases inside the slider range, half anywhere in the hard range, and the
+        // hard limits themselves.
+        ParamKind::Float { soft, hard, .. } => {
+            let (lo, hi) = if flag { soft } else { hard };
+            let v = if r < 0.05 {
+                hard.0
+            } else if r > 0.95 {
+                hard.1
+            } else {
+                lo + (hi - lo) * r
+            };
+            ParamValue::Float(v.clamp(hard.0, hard.1))
+        }
+        ParamKind::Int { soft, hard, .. } => {
+            // Integers are mostly counts (octaves, iterations, steps): draws from the hard range
+            // stop at 4× the slider's top, so a case costs milliseconds, not minutes. Huge
+            // counts are the hardening issue's memory/time guards, not a correctness question.
+            let (lo, hi) = if flag {
+                soft
+            } else {
+                (hard.0, hard.1.min(soft.1.saturating_mul(4)))
+            };
+            let v = lo as f64 + ((hi - lo) as f64 * r).round();
+            ParamValue::Int((v as i64).clamp(hard.0, hard.1))
+        }
+        ParamKind::Seed { .. } => ParamValue::Int((r * f64::from(u32::MAX)) as i64),
+        ParamKind::Bool { .. } => ParamValue::Bool(flag),
+        ParamKind::Choice { options, .. } => {
+            ParamValue::Choice(((r * options.len() as f64) as usize).min(options.len() - 1))
+        }
+        ParamKind::Text { .. } => ParamValue::Text(if flag {
+            String::new()
+        } else {
+            format!("missing-{r}.png")
+        }),
+    }
 }

@@ -21,6 +21,8 @@ use std::sync::Mutex;
 const EXIT_INVALID: u8 = 2;
 /// Exit code for a failed evaluation.
 const EXIT_FAILED: u8 = 1;
+/// Interrupted by SIGINT / SIGTERM (128 + 2, the shell convention for Ctrl-C).
+const EXIT_INTERRUPTED: u8 = 130;
 
 #[derive(Parser)]
 #[command(
@@ -288,6 +290,15 @@ fn run_build(input: &GraphArgs, out: PathBuf, export_args: &ExportArgs) -> ExitC
         Err(code) => return code,
     };
     let cancel = CancelToken::new();
+    // Ctrl-C (SIGINT) or SIGTERM cancels the build: running nodes stop within ~100 ms, nothing
+    // is written, and the exit code is 130. A second signal exits at once.
+    let on_signal = cancel.clone();
+    let _ = ctrlc::set_handler(move || {
+        if on_signal.is_cancelled() {
+            std::process::exit(i32::from(EXIT_INTERRUPTED));
+        }
+        on_signal.cancel();
+    });
     let bar = std::io::stderr().is_terminal().then(|| {
         let bar = ProgressBar::new(graph.nodes.len() as u64);
         bar.set_style(
@@ -357,6 +368,10 @@ fn run_build(input: &GraphArgs, out: PathBuf, export_args: &ExportArgs) -> ExitC
                 );
                 ExitCode::from(EXIT_FAILED)
             }
+        }
+        Err(e @ BuildError::Cancelled) => {
+            eprintln!("{}: {e}", graph_path.display());
+            ExitCode::from(EXIT_INTERRUPTED)
         }
         Err(e @ (BuildError::Invalid(_) | BuildError::NoOutputs | BuildError::Splat(..))) => {
             eprintln!("{}: {e}", graph_path.display());

@@ -7,6 +7,7 @@
 //! by key is dirty propagation with no flags to forget.
 
 mod cache;
+pub mod memory;
 
 pub use crate::node::CancelToken;
 pub use cache::Cache;

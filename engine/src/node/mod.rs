@@ -292,6 +292,10 @@ pub trait Node {
     fn eval(ctx: &EvalCtx, inputs: &Inputs, params: &Self::Params)
         -> Result<Vec<Field>, NodeError>;
 
+    /// Full-resolution `f32` buffers the node holds while it runs, besides its inputs and
+    /// outputs (used by the memory estimate; measured per node type, see BENCHMARKS.md).
+    const SCRATCH_FIELDS: u32 = 1;
+
     /// Extra bytes for the cache key, for nodes that read outside state (e.g. a file's
     /// size and modification time). Most nodes have none.
     fn key_extra(_base_dir: Option<&Path>, _params: &Self::Params) -> Vec<u8> {
@@ -307,6 +311,8 @@ type KeyExtraFn = fn(Option<&Path>, &[ParamValue]) -> Vec<u8>;
 pub struct NodeDef {
     pub spec: NodeSpec,
     pub params: &'static [ParamSpec],
+    /// [`Node::SCRATCH_FIELDS`].
+    pub scratch_fields: u32,
     eval: EvalFn,
     key_extra: KeyExtraFn,
 }
@@ -338,6 +344,7 @@ impl NodeDef {
         Self {
             spec: N::SPEC,
             params: N::Params::SPECS,
+            scratch_fields: N::SCRATCH_FIELDS,
             eval: eval_erased::<N>,
             key_extra: key_extra_erased::<N>,
         }
