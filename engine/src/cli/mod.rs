@@ -167,6 +167,10 @@ struct GraphArgs {
     /// Override a parameter: NODE.PARAM=VALUE (VALUE is JSON, or a plain string). Repeatable.
     #[arg(long = "set", value_name = "NODE.PARAM=VALUE")]
     set: Vec<String>,
+    /// Refuse to run when the estimated peak memory exceeds this (e.g. 8G, 512M; default:
+    /// three quarters of physical memory).
+    #[arg(long, value_name = "SIZE")]
+    max_memory: Option<String>,
 }
 
 /// Runs the CLI and returns the process exit code.
@@ -196,12 +200,22 @@ pub fn main() -> ExitCode {
             let mut ok = true;
             for path in graphs {
                 match graph_file::load_file(&path) {
-                    Ok(g) => println!(
-                        "{}: ok ({} nodes, {} outputs)",
-                        path.display(),
-                        g.nodes.len(),
-                        g.outputs.len()
-                    ),
+                    Ok(g) => {
+                        let mem = orogen::eval::memory::estimate_peak_bytes(
+                            &g,
+                            g.resolution,
+                            &orogen::eval::Targets::Outputs,
+                        )
+                        .map(orogen::eval::memory::human_bytes)
+                        .unwrap_or_default();
+                        println!(
+                            "{}: ok ({} nodes, {} outputs; estimated peak memory at {}²: {mem})",
+                            path.display(),
+                            g.nodes.len(),
+                            g.outputs.len(),
+                            g.resolution
+                        );
+                    }
                     Err(d) => {
                         ok = false;
                         eprintln!("{d}");
@@ -251,6 +265,7 @@ fn load_graph(args: &GraphArgs) -> Result<orogen::Graph, ExitCode> {
         size,
         seed,
         set,
+        ..
     } = args;
     let overrides: Result<Vec<_>, _> = set.iter().map(|s| parse_set(s)).collect();
     let overrides = overrides.map_err(|e| {
@@ -273,7 +288,46 @@ fn load_graph(args: &GraphArgs) -> Result<orogen::Graph, ExitCode> {
     if let Some(s) = *seed {
         graph.seed = s;
     }
+    check_memory(
+        &graph,
+        size.unwrap_or(graph.resolution),
+        args.max_memory.as_deref(),
+    )?;
     Ok(graph)
+}
+
+/// Refuses (exit 2, with the estimate) a graph whose estimated peak memory exceeds the budget.
+fn check_memory(
+    graph: &orogen::Graph,
+    resolution: usize,
+    max: Option<&str>,
+) -> Result<(), ExitCode> {
+    use orogen::eval::memory::{default_budget, estimate_peak_bytes, human_bytes, parse_bytes};
+    let budget = match max.map(parse_bytes) {
+        None => default_budget(),
+        Some(Ok(b)) => b,
+        Some(Err(e)) => {
+            eprintln!("error: --max-memory {e}");
+            return Err(ExitCode::from(EXIT_INVALID));
+        }
+    };
+    // An invalid graph is reported by the evaluation with every diagnostic.
+    let Ok(estimate) = estimate_peak_bytes(graph, resolution, &orogen::eval::Targets::Outputs)
+    else {
+        return Ok(());
+    };
+    if estimate > budget {
+        eprintln!(
+            "error: building \"{}\" at {resolution}² needs an estimated {} of memory, more than the limit of {}{}; \
+             use a smaller --size or raise --max-memory",
+            graph.name,
+            human_bytes(estimate),
+            human_bytes(budget),
+            if max.is_none() { " (three quarters of this machine's memory)" } else { "" },
+        );
+        return Err(ExitCode::from(EXIT_INVALID));
+    }
+    Ok(())
 }
 
 fn run_build(input: &GraphArgs, out: PathBuf, export_args: &ExportArgs) -> ExitCode {

@@ -305,6 +305,22 @@ impl PipeState {
             .collect()
     }
 
+    /// Terrain + suspended sediment on the map + sediment that left it, and the sum of
+    /// absolute bed heights (the scale to judge a change of the first against).
+    #[must_use]
+    pub fn mass(&self) -> (f64, f64) {
+        let pw = self.w + 2;
+        let (mut total, mut scale) = (self.exited, 0.0f64);
+        for y in 0..self.h {
+            let r = (y + 1) * pw + 1..(y + 1) * pw + 1 + self.w;
+            for (&b, &s) in self.b[r.clone()].iter().zip(&self.s[r]) {
+                total += f64::from(b) + f64::from(s);
+                scale += f64::from(b.abs()) + f64::from(s.abs());
+            }
+        }
+        (total, scale)
+    }
+
     /// Bed heights (`w × h`).
     #[must_use]
     pub fn bed(&self) -> Vec<f32> {
@@ -500,6 +516,8 @@ pub struct PipeHydraulic;
 
 impl Node for PipeHydraulic {
     type Params = PipeParams;
+    /// Measured: 12.7 fields of scratch at 1024² (peak RSS, BENCHMARKS.md), rounded up.
+    const SCRATCH_FIELDS: u32 = 13;
     const SPEC: NodeSpec = NodeSpec {
         id: "pipe_hydraulic_erosion",
         label: "Hydraulic erosion (pipe model)",
@@ -536,10 +554,26 @@ impl Node for PipeHydraulic {
             friction: p.friction as f32,
         };
         let mut state = PipeState::new(src.data().iter().map(|v| v / cell).collect(), w, h);
+        let (start, scale) = state.mass();
+        let tolerance = 1e-3 * (scale + (w * h) as f64);
         for it in 0..p.iterations {
             ctx.check_cancel()?;
             state.step(&k, &rain);
             ctx.report((it + 1) as f32 / p.iterations.max(1) as f32);
+            // The scheme conserves material; when it does not any more, it has gone unstable
+            // (extreme Δt·g, K_c, K_s together — found by the random-graph test) and every
+            // further step makes the terrain more wrong. Refuse instead of returning it.
+            if it % 16 == 15 || it + 1 == p.iterations {
+                let (now, _) = state.mass();
+                if !now.is_finite() || (now - start).abs() > tolerance {
+                    return Err(NodeError::Failed(format!(
+                        "the pipe model became unstable after {} iterations (material is no longer conserved); \
+                         lower dt (now {}), g, kc or ks",
+                        it + 1,
+                        p.dt
+                    )));
+                }
+            }
         }
         let size = || NodeError::Failed("size".into());
         let out: Vec<f32> = state
