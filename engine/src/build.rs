@@ -416,19 +416,61 @@ pub fn build(graph: &Graph, opts: &BuildOptions) -> Result<BuildReport, BuildErr
     if opts.cancel.is_cancelled() {
         return Err(BuildError::Cancelled);
     }
-    // Commit: renames only (the manifest last), so the folder changes in a blink.
-    for (tmp, dest) in staged {
-        tmp.persist(&dest).map_err(|e| BuildError::Write {
-            path: dest.display().to_string(),
-            source: e.error,
-        })?;
-    }
+    commit(&opts.out_dir, staged)?;
     Ok(BuildReport {
         manifest,
         manifest_path,
         eval,
         failed_outputs,
     })
+}
+
+/// Moves the staged files into place, all or nothing: existing files are first moved aside,
+/// then the new ones renamed in (the manifest last); if any rename fails, the new files are
+/// removed and the previous ones put back. Only renames, so the folder changes in a blink.
+fn commit(dir: &Path, staged: Vec<(tempfile::TempPath, PathBuf)>) -> Result<(), BuildError> {
+    let fail = |dest: &Path, source: std::io::Error| BuildError::Write {
+        path: dest.display().to_string(),
+        source,
+    };
+    let mut aside: Vec<(PathBuf, PathBuf)> = Vec::new();
+    let mut placed: Vec<PathBuf> = Vec::new();
+    let undo = |aside: &[(PathBuf, PathBuf)], placed: &[PathBuf]| {
+        for p in placed {
+            let _ = std::fs::remove_file(p);
+        }
+        for (old, backup) in aside {
+            let _ = std::fs::rename(backup, old);
+        }
+    };
+    for (k, (_, dest)) in staged.iter().enumerate() {
+        if dest.is_dir() {
+            undo(&aside, &placed);
+            return Err(fail(
+                dest,
+                std::io::Error::other("a folder is in the way of this file"),
+            ));
+        }
+        if dest.exists() {
+            let backup = dir.join(format!(".orogen-old-{}-{k}", std::process::id()));
+            if let Err(e) = std::fs::rename(dest, &backup) {
+                undo(&aside, &placed);
+                return Err(fail(dest, e));
+            }
+            aside.push((dest.clone(), backup));
+        }
+    }
+    for (tmp, dest) in staged {
+        if let Err(e) = tmp.persist(&dest) {
+            undo(&aside, &placed);
+            return Err(fail(&dest, e.error));
+        }
+        placed.push(dest);
+    }
+    for (_, backup) in aside {
+        let _ = std::fs::remove_file(backup);
+    }
+    Ok(())
 }
 
 /// Writes `bytes` to a new temporary file in `dir` (synced), to be renamed into place later.
