@@ -293,7 +293,7 @@ pub trait Node {
         -> Result<Vec<Field>, NodeError>;
 
     /// Full-resolution `f32` buffers the node holds while it runs, besides its inputs and
-    /// outputs (used by the memory estimate; measured per node type, see BENCHMARKS.md).
+    /// outputs (used by the memory estimate; measured per node type, see docs/reliability.md).
     const SCRATCH_FIELDS: u32 = 1;
 
     /// Extra bytes for the cache key, for nodes that read outside state (e.g. a file's

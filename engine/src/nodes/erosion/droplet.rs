@@ -558,7 +558,7 @@ pub struct Droplet;
 
 impl Node for Droplet {
     type Params = DropletParams;
-    /// Measured: 1.3 fields of scratch at 1024² (peak RSS, BENCHMARKS.md), rounded up.
+    /// Measured: 1.3 fields of scratch at 1024² (peak RSS, docs/reliability.md), rounded up.
     const SCRATCH_FIELDS: u32 = 2;
     const SPEC: NodeSpec = NodeSpec {
         id: "droplet_erosion",

@@ -104,7 +104,7 @@ fn receive(
 
 impl Node for GridHydraulic {
     type Params = GridHydraulicParams;
-    /// Measured: 5.6 fields of scratch at 1024² (peak RSS, BENCHMARKS.md), rounded up.
+    /// Measured: 5.6 fields of scratch at 1024² (peak RSS, docs/reliability.md), rounded up.
     const SCRATCH_FIELDS: u32 = 6;
     const SPEC: NodeSpec = NodeSpec {
         id: "grid_hydraulic_erosion",

@@ -516,7 +516,7 @@ pub struct PipeHydraulic;
 
 impl Node for PipeHydraulic {
     type Params = PipeParams;
-    /// Measured: 12.7 fields of scratch at 1024² (peak RSS, BENCHMARKS.md), rounded up.
+    /// Measured: 12.7 fields of scratch at 1024² (peak RSS, docs/reliability.md), rounded up.
     const SCRATCH_FIELDS: u32 = 13;
     const SPEC: NodeSpec = NodeSpec {
         id: "pipe_hydraulic_erosion",

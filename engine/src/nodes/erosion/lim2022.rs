@@ -394,7 +394,7 @@ pub struct LimTanBhojan;
 
 impl Node for LimTanBhojan {
     type Params = LimParams;
-    /// Measured: 11.6 fields of scratch at 1024² (peak RSS, BENCHMARKS.md), rounded up.
+    /// Measured: 11.6 fields of scratch at 1024² (peak RSS, docs/reliability.md), rounded up.
     const SCRATCH_FIELDS: u32 = 12;
     const SPEC: NodeSpec = NodeSpec {
         id: "lim_tan_bhojan_erosion",

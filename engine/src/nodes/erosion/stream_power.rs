@@ -219,7 +219,7 @@ pub struct StreamPowerErosion;
 
 impl Node for StreamPowerErosion {
     type Params = StreamPowerParams;
-    /// Measured: 7.0 fields of scratch at 1024² (peak RSS, BENCHMARKS.md), rounded up.
+    /// Measured: 7.0 fields of scratch at 1024² (peak RSS, docs/reliability.md), rounded up.
     const SCRATCH_FIELDS: u32 = 8;
     const SPEC: NodeSpec = NodeSpec {
         id: "stream_power_erosion",

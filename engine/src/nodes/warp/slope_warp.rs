@@ -19,7 +19,7 @@ pub struct SlopeWarp;
 
 impl Node for SlopeWarp {
     type Params = SlopeWarpParams;
-    /// Measured: 3.5 fields of scratch at 1024² (peak RSS, BENCHMARKS.md), rounded up.
+    /// Measured: 3.5 fields of scratch at 1024² (peak RSS, docs/reliability.md), rounded up.
     const SCRATCH_FIELDS: u32 = 4;
     const SPEC: NodeSpec = NodeSpec {
         id: "slope_warp",
