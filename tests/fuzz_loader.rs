@@ -272,7 +272,7 @@ fn pathological_documents_are_refused_quickly() {
         "{\"format\": \"orogen-graph\", \"version\": 1, \"nodes\": {}}",
     ] {
         let r = load_and_judge(text);
-        assert!(r.is_ok(), "{r:?} for {:.40}", text);
+        assert!(r.is_ok(), "{r:?} for {text:.40}");
     }
 }
 

@@ -4,7 +4,7 @@
 
 use orogen::eval::{EvalOptions, Evaluator, NodeStatus, Targets};
 use orogen::graph::{Graph, NodeInstance, PortRef};
-use orogen::node::{NodeDef, ParamKind, ParamValue, PortKind, Registry};
+use orogen::node::{NodeDef, PortKind, Registry};
 use orogen::World;
 use proptest::prelude::*;
 

@@ -167,7 +167,7 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
         }
     };
     let bytes = v * mult;
-    if !bytes.is_finite() || bytes < 1.0 || bytes > 1.0e18 {
+    if !(1.0..=1.0e18).contains(&bytes) {
         return Err(format!("\"{s}\": out of range"));
     }
     Ok(bytes as u64)
