@@ -7,10 +7,9 @@
 //! `/usr/bin/time` at 1024², see docs/reliability.md) and a converted copy of every input that needs a
 //! mask → height coercion. Every buffer is one full-resolution `f32` field.
 
-use super::Targets;
+use super::{Demand, Targets};
 use crate::graph::{Diagnostic, Graph};
 use crate::node::Coercion;
-use std::collections::HashMap;
 
 /// Bytes of one `f32` field at `resolution`² (saturating, so hostile sizes cannot overflow).
 #[must_use]
@@ -28,56 +27,12 @@ pub fn estimate_peak_bytes(
     targets: &Targets,
 ) -> Result<u64, Vec<Diagnostic>> {
     let plan = graph.plan()?;
-    let count = graph.nodes.len();
-    let by_id: HashMap<&str, usize> = graph
-        .nodes
-        .iter()
-        .enumerate()
-        .map(|(i, n)| (n.id.as_str(), i))
-        .collect();
-    let sources = |i: usize| -> Vec<usize> {
-        graph.nodes[i]
-            .inputs
-            .iter()
-            .flatten()
-            .filter_map(|r| by_id.get(r.node.as_str()).copied())
-            .collect()
-    };
-    let target: Vec<bool> = {
-        let mut t = vec![false; count];
-        match targets {
-            Targets::All => t.iter_mut().for_each(|x| *x = true),
-            Targets::Outputs => {
-                for r in graph.outputs.values() {
-                    if let Some(&i) = by_id.get(r.node.as_str()) {
-                        t[i] = true;
-                    }
-                }
-            }
-            Targets::Nodes(ids) => {
-                for id in ids {
-                    if let Some(&i) = by_id.get(id.as_str()) {
-                        t[i] = true;
-                    }
-                }
-            }
-        }
-        t
-    };
-    let mut needed = vec![false; count];
-    let mut stack: Vec<usize> = (0..count).filter(|&i| target[i]).collect();
-    while let Some(i) = stack.pop() {
-        if !needed[i] {
-            needed[i] = true;
-            stack.extend(sources(i));
-        }
-    }
-    let mut consumers = vec![0usize; count];
-    for i in (0..count).filter(|&i| needed[i]) {
-        for s in sources(i) {
-            consumers[s] += 1;
-        }
-    }
+    let Demand {
+        sources,
+        target,
+        needed,
+        mut consumers,
+    } = Demand::new(graph, targets);
     let field = field_bytes(resolution);
     let outputs = |i: usize| graph.nodes[i].def.spec.outputs.len() as u64;
     let (mut live, mut peak) = (0u64, 0u64);
@@ -105,7 +60,7 @@ pub fn estimate_peak_bytes(
         }
         peak = peak.max(live.saturating_add(transient));
         for &i in &wave {
-            for s in sources(i) {
+            for &s in &sources[i] {
                 consumers[s] = consumers[s].saturating_sub(1);
                 if consumers[s] == 0 && !target[s] {
                     live = live.saturating_sub(outputs(s).saturating_mul(field));

@@ -16,7 +16,7 @@ use crate::field::Field;
 use crate::graph::{Diagnostic, Graph, PortRef};
 use crate::node::{Coercion, EvalCtx, NodeError};
 use rayon::prelude::*;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -134,6 +134,70 @@ impl EvalResult {
     }
 }
 
+/// Which nodes an evaluation needs, and how many needed consumers read each (one per wire).
+/// Shared by the evaluator and the memory estimate, so both free results by the same rule.
+pub(crate) struct Demand {
+    /// Indices of the nodes each node reads.
+    pub sources: Vec<Vec<usize>>,
+    pub target: Vec<bool>,
+    pub needed: Vec<bool>,
+    pub consumers: Vec<usize>,
+}
+
+impl Demand {
+    pub(crate) fn new(graph: &Graph, targets: &Targets) -> Self {
+        let count = graph.nodes.len();
+        let by_id: HashMap<&str, usize> = graph
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.id.as_str(), i))
+            .collect();
+        let sources: Vec<Vec<usize>> = graph
+            .nodes
+            .iter()
+            .map(|n| {
+                n.inputs
+                    .iter()
+                    .flatten()
+                    .filter_map(|r| by_id.get(r.node.as_str()).copied())
+                    .collect()
+            })
+            .collect();
+        let mut target = vec![false; count];
+        let mut mark = |id: &str| {
+            if let Some(&i) = by_id.get(id) {
+                target[i] = true;
+            }
+        };
+        match targets {
+            Targets::All => target.iter_mut().for_each(|t| *t = true),
+            Targets::Outputs => graph.outputs.values().for_each(|r| mark(&r.node)),
+            Targets::Nodes(ids) => ids.iter().for_each(|id| mark(id)),
+        }
+        let mut needed = vec![false; count];
+        let mut stack: Vec<usize> = (0..count).filter(|&i| target[i]).collect();
+        while let Some(i) = stack.pop() {
+            if !needed[i] {
+                needed[i] = true;
+                stack.extend(&sources[i]);
+            }
+        }
+        let mut consumers = vec![0usize; count];
+        for i in (0..count).filter(|&i| needed[i]) {
+            for &s in &sources[i] {
+                consumers[s] += 1;
+            }
+        }
+        Self {
+            sources,
+            target,
+            needed,
+            consumers,
+        }
+    }
+}
+
 /// Evaluates graphs, optionally keeping results in a cache across evaluations.
 #[derive(Debug, Default)]
 pub struct Evaluator {
@@ -229,56 +293,20 @@ impl Evaluator {
         let plan = graph.plan()?;
         let resolution = opts.resolution.unwrap_or(graph.resolution);
         let count = graph.nodes.len();
-        let by_id: HashMap<&str, usize> = graph
-            .nodes
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (n.id.as_str(), i))
-            .collect();
-        let sources = |i: usize| -> Vec<usize> {
-            graph.nodes[i]
-                .inputs
-                .iter()
-                .flatten()
-                .filter_map(|r| by_id.get(r.node.as_str()).copied())
-                .collect()
-        };
-
         // Targets and everything they need.
-        let targets: HashSet<usize> = match &opts.targets {
-            Targets::All => (0..count).collect(),
-            Targets::Outputs => graph
-                .outputs
-                .values()
-                .filter_map(|r| by_id.get(r.node.as_str()).copied())
-                .collect(),
-            Targets::Nodes(ids) => ids
-                .iter()
-                .filter_map(|id| by_id.get(id.as_str()).copied())
-                .collect(),
-        };
-        let mut needed = vec![false; count];
-        let mut stack: Vec<usize> = targets.iter().copied().collect();
-        while let Some(i) = stack.pop() {
-            if !needed[i] {
-                needed[i] = true;
-                stack.extend(sources(i));
-            }
-        }
+        let Demand {
+            sources,
+            target,
+            needed,
+            mut consumers,
+        } = Demand::new(graph, &opts.targets);
+        let sources = |i: usize| sources[i].iter().copied();
 
         // Keys in topological order.
         let mut keys: Vec<Option<Key>> = vec![None; count];
         for &i in plan.waves.iter().flatten() {
             if needed[i] {
                 keys[i] = Some(node_key(graph, i, resolution, opts.base_dir, &keys));
-            }
-        }
-
-        // How many needed consumers read each node (one per wire).
-        let mut consumers = vec![0usize; count];
-        for i in (0..count).filter(|&i| needed[i]) {
-            for s in sources(i) {
-                consumers[s] += 1;
             }
         }
 
@@ -296,7 +324,7 @@ impl Evaluator {
             for &i in &wave {
                 let id = &graph.nodes[i].id;
                 result.keys.insert(id.clone(), keys[i].unwrap_or_default());
-                if let Some(root) = sources(i).iter().find_map(|s| failed_root.get(s)) {
+                if let Some(root) = sources(i).find_map(|s| failed_root.get(&s)) {
                     let root = root.clone();
                     result.status.insert(
                         id.clone(),
@@ -361,7 +389,7 @@ impl Evaluator {
             for &i in &wave {
                 for s in sources(i) {
                     consumers[s] = consumers[s].saturating_sub(1);
-                    if consumers[s] == 0 && !targets.contains(&s) && !opts.keep_all {
+                    if consumers[s] == 0 && !target[s] && !opts.keep_all {
                         if let Some(f) = live.remove(&s) {
                             live_bytes -= f.iter().map(|f| f.byte_size()).sum::<usize>();
                         }
@@ -371,7 +399,7 @@ impl Evaluator {
         }
 
         for (i, fields) in live {
-            if targets.contains(&i) || opts.keep_all {
+            if target[i] || opts.keep_all {
                 result.fields.insert(graph.nodes[i].id.clone(), fields);
             }
         }

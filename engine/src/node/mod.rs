@@ -254,6 +254,24 @@ pub fn unit(v: f32) -> f32 {
     v.max(0.0).min(1.0)
 }
 
+/// Largest relative height (in height ranges from the bottom) an arithmetic node produces.
+pub const MAX_RELATIVE: f32 = 1.0e6;
+
+/// Keeps a relative height finite: within ±[`MAX_RELATIVE`] ranges (far beyond any terrain), NaN
+/// to 0. Arithmetic on relative heights (powers, quotients) can otherwise overflow — found by
+/// the random-graph property test (`gamma` 100 above the range, `combine` power with a
+/// negative exponent at 0).
+#[inline]
+#[must_use]
+#[allow(clippy::manual_clamp)] // deliberate: max-then-min sends NaN to the lower bound
+pub fn finite_relative(r: f32) -> f32 {
+    if r.is_nan() {
+        0.0
+    } else {
+        r.max(-MAX_RELATIVE).min(MAX_RELATIVE)
+    }
+}
+
 /// The SplitMix64 finaliser: a cheap, well-mixed 64-bit hash.
 #[must_use]
 pub fn splitmix64(mut z: u64) -> u64 {

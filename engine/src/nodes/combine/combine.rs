@@ -97,7 +97,9 @@ impl Node for Combine {
             Mode::SmoothMin => smooth_min,
             Mode::SmoothMax => |a, b, k| -smooth_min(-a, -b, k),
         };
-        let rel = Field::zip_map(a, b, |x, y| op((x - lo) * inv, (y - lo) * inv, k));
+        let rel = Field::zip_map(a, b, |x, y| {
+            crate::node::finite_relative(op((x - lo) * inv, (y - lo) * inv, k))
+        });
         let full = rel.map(|r| lo + r * span);
         let out = match inputs.get(2) {
             Some(m) => Field::zip3_map(a, &full, m, super::lerp::lerp),

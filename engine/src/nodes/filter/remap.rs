@@ -2,7 +2,9 @@
 //! `terrace`, `curve`, `gamma`, `quantize`, `abs`.
 
 use crate::field::Field;
-use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
+use crate::node::{
+    finite_relative, Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec,
+};
 
 /// Applies `f` to relative heights r = (h − min)/(max − min) and maps the result back to metres.
 fn remap_relative(
@@ -13,16 +15,10 @@ fn remap_relative(
     let lo = ctx.world.height_min_m as f32;
     let span = ctx.world.height_span_m() as f32;
     let inv = 1.0 / span;
-    // Results are kept within ±10⁶ height ranges: far beyond any terrain, and finite (a
-    // gamma of 100 on a height three ranges above the top would otherwise overflow to ∞ —
-    // found by the random-graph property test).
-    Ok(vec![inputs.required(0)?.map(|h| {
-        lo + span * f((h - lo) * inv).clamp(-MAX_RELATIVE, MAX_RELATIVE)
-    })])
+    Ok(vec![inputs
+        .required(0)?
+        .map(|h| lo + span * finite_relative(f((h - lo) * inv)))])
 }
-
-/// Largest relative height a remap produces.
-const MAX_RELATIVE: f32 = 1.0e6;
 
 const IN: &[PortSpec] = &[PortSpec::height("in", "Terrain to remap.")];
 
