@@ -395,6 +395,37 @@ impl Viewer<'_> {
         });
     }
 
+    /// One pin's row: the port name (with its doc as tooltip), remembered for `PinSpots`;
+    /// returns the pin's shape and colour. Exactly one of `input` / `output` is given.
+    fn pin_row(
+        &mut self,
+        ui: &mut Ui,
+        node: NodeId,
+        id: &str,
+        input: Option<usize>,
+        output: Option<usize>,
+    ) -> PinInfo {
+        let spec = self.node(id).map(|n| &n.def.spec);
+        let (port, index, side) = match (input, output) {
+            (Some(i), _) => (spec.and_then(|s| s.inputs.get(i)), i, "input"),
+            (None, Some(o)) => (spec.and_then(|s| s.outputs.get(o)), o, "output"),
+            (None, None) => (None, 0, ""),
+        };
+        let Some(port) = port else {
+            return PinInfo::circle();
+        };
+        let text = if input.is_some() && !port.required {
+            format!("{} (optional)", port.name)
+        } else {
+            port.name.to_owned()
+        };
+        ui.label(text)
+            .on_hover_text(format!("{} {side}: {}", port.kind.name(), port.doc.trim()));
+        self.rows
+            .insert((node, input.is_some(), index), ui.max_rect().center().y);
+        pin_info(port.kind)
+    }
+
     /// The add-node menu: type to search, or browse by category.
     fn node_menu(&mut self, ui: &mut Ui, snarl: &mut Snarl<String>, pos: Pos2) -> Option<String> {
         self.search_shown = true;
@@ -526,23 +557,13 @@ impl SnarlViewer<String> for Viewer<'_> {
         ui: &mut Ui,
         snarl: &mut Snarl<String>,
     ) -> impl egui_snarl::ui::SnarlPin + 'static {
-        let id = &snarl[pin.id.node];
-        let Some(port) = self
-            .node(id)
-            .and_then(|n| n.def.spec.inputs.get(pin.id.input))
-        else {
-            return PinInfo::circle();
-        };
-        let text = if port.required {
-            port.name.to_owned()
-        } else {
-            format!("{} (optional)", port.name)
-        };
-        ui.label(text)
-            .on_hover_text(format!("{} input: {}", port.kind.name(), port.doc.trim()));
-        self.rows
-            .insert((pin.id.node, true, pin.id.input), ui.max_rect().center().y);
-        pin_info(port.kind)
+        self.pin_row(
+            ui,
+            pin.id.node,
+            &snarl[pin.id.node],
+            Some(pin.id.input),
+            None,
+        )
     }
 
     fn show_output(
@@ -551,23 +572,13 @@ impl SnarlViewer<String> for Viewer<'_> {
         ui: &mut Ui,
         snarl: &mut Snarl<String>,
     ) -> impl egui_snarl::ui::SnarlPin + 'static {
-        let id = &snarl[pin.id.node];
-        let Some(port) = self
-            .node(id)
-            .and_then(|n| n.def.spec.outputs.get(pin.id.output))
-        else {
-            return PinInfo::circle();
-        };
-        ui.label(port.name).on_hover_text(format!(
-            "{} output: {}",
-            port.kind.name(),
-            port.doc.trim()
-        ));
-        self.rows.insert(
-            (pin.id.node, false, pin.id.output),
-            ui.max_rect().center().y,
-        );
-        pin_info(port.kind)
+        self.pin_row(
+            ui,
+            pin.id.node,
+            &snarl[pin.id.node],
+            None,
+            Some(pin.id.output),
+        )
     }
 
     fn has_body(&mut self, node: &String) -> bool {
