@@ -1142,17 +1142,8 @@ fn start_build(
         .spawn(move || {
             let on_progress = |e: ProgressEvent| {
                 let mut pr = p.lock().unwrap_or_else(PoisonError::into_inner);
-                match e {
-                    ProgressEvent::Started { node } => {
-                        pr.running.insert(node.to_owned(), 0.0);
-                    }
-                    ProgressEvent::Progress { node, fraction } => {
-                        pr.running.insert(node.to_owned(), fraction);
-                    }
-                    ProgressEvent::Finished { node, .. } => {
-                        pr.running.remove(node);
-                        pr.finished += 1;
-                    }
+                if crate::worker::track(&mut pr.running, e) {
+                    pr.finished += 1;
                 }
                 ctx.request_repaint();
             };

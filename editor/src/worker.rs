@@ -186,19 +186,13 @@ fn run(
             p.running.clear();
         }
         let on_progress = |e: ProgressEvent| {
-            let mut p = progress.lock().unwrap_or_else(PoisonError::into_inner);
-            match e {
-                ProgressEvent::Started { node } => {
-                    p.running.insert(node.to_owned(), 0.0);
-                }
-                ProgressEvent::Progress { node, fraction } => {
-                    p.running.insert(node.to_owned(), fraction);
-                }
-                ProgressEvent::Finished { node, .. } => {
-                    p.running.remove(node);
-                }
-            }
-            drop(p);
+            track(
+                &mut progress
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .running,
+                e,
+            );
             if let Some(ctx) = repaint {
                 ctx.request_repaint();
             }
@@ -254,6 +248,25 @@ fn run(
             .unwrap_or_else(PoisonError::into_inner)
             .running
             .clear();
+    }
+}
+
+/// Updates `running` (node id → fraction done) with one progress event; true when a node
+/// finished.
+pub fn track(running: &mut BTreeMap<String, f32>, e: ProgressEvent) -> bool {
+    match e {
+        ProgressEvent::Started { node } => {
+            running.insert(node.to_owned(), 0.0);
+            false
+        }
+        ProgressEvent::Progress { node, fraction } => {
+            running.insert(node.to_owned(), fraction);
+            false
+        }
+        ProgressEvent::Finished { node, .. } => {
+            running.remove(node);
+            true
+        }
     }
 }
 

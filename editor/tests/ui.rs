@@ -123,6 +123,26 @@ fn drag_wire(h: &mut Harness<'static, EditorApp>, from: (&str, usize), to: (&str
     h.run_steps(3);
 }
 
+/// In the open file chooser: replaces the file field (showing `current`) by `path` and
+/// presses `button`.
+fn choose_file(
+    h: &mut Harness<'static, EditorApp>,
+    current: &str,
+    path: &std::path::Path,
+    button: &str,
+) {
+    h.get_all_by_role(Role::TextInput)
+        .find(|n| n.value().as_deref() == Some(current))
+        .expect("the chooser's file field")
+        .click();
+    h.run_steps(1);
+    h.key_press_modifiers(Modifiers::COMMAND, Key::A);
+    h.event(Event::Text(path.display().to_string()));
+    h.run_steps(1);
+    h.get_by_label(button).click();
+    h.run_steps(3);
+}
+
 fn select_node(h: &mut Harness<'static, EditorApp>, id: &str) {
     settle(h);
     let r = h.state().canvas.node_rect(id).expect("node drawn");
@@ -313,17 +333,7 @@ fn save_then_open_gives_the_same_graph() {
     let target = dir.join("copy.json");
     h.key_press_modifiers(Modifiers::COMMAND | Modifiers::SHIFT, Key::S);
     h.run_steps(2);
-    let name_box = h
-        .get_all_by_role(Role::TextInput)
-        .find(|n| n.value().as_deref() == Some("island.json"))
-        .expect("the chooser's file field");
-    name_box.click();
-    h.run_steps(1);
-    h.key_press_modifiers(Modifiers::COMMAND, Key::A);
-    h.event(Event::Text(target.display().to_string()));
-    h.run_steps(1);
-    h.get_by_label("Save").click();
-    h.run_steps(3);
+    choose_file(&mut h, "island.json", &target, "Save");
     assert!(!h.state().doc.dirty(), "saved");
     let saved = std::fs::read_to_string(&target).expect("written");
     assert_eq!(
@@ -339,17 +349,7 @@ fn save_then_open_gives_the_same_graph() {
     assert!(h.state().doc.graph().nodes.is_empty());
     h.key_press_modifiers(Modifiers::COMMAND, Key::O);
     h.run_steps(2);
-    let name_box = h
-        .get_all_by_role(Role::TextInput)
-        .find(|n| n.value().as_deref() == Some(""))
-        .expect("the chooser's file field");
-    name_box.click();
-    h.run_steps(1);
-    h.key_press_modifiers(Modifiers::COMMAND, Key::A);
-    h.event(Event::Text(target.display().to_string()));
-    h.run_steps(1);
-    h.get_by_label("Open").click();
-    h.run_steps(3);
+    choose_file(&mut h, "", &target, "Open");
     assert_eq!(
         orogen::io::graph_file::to_string(h.state().doc.graph()),
         saved,
