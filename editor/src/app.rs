@@ -454,10 +454,7 @@ impl EditorApp {
                     !matches!(st, NodeStatus::Failed(orogen::node::NodeError::Cancelled))
                 });
             }
-            let newer = self.snapshot.as_ref().is_none_or(|o| {
-                s.generation > o.generation
-                    || (s.generation == o.generation && s.resolution >= o.resolution)
-            });
+            let newer = self.is_newer(&s);
             if newer {
                 if !s.cancelled {
                     self.status = format!(
@@ -518,11 +515,17 @@ impl EditorApp {
         }
     }
 
-    fn snapshot_in(&mut self, s: Snapshot) {
-        let newer = self.snapshot.as_ref().is_none_or(|o| {
+    /// True when `s` answers a newer edit than the shown snapshot, or the same one at a finer
+    /// (or equal) resolution.
+    fn is_newer(&self, s: &Snapshot) -> bool {
+        self.snapshot.as_ref().is_none_or(|o| {
             s.generation > o.generation
                 || (s.generation == o.generation && s.resolution >= o.resolution)
-        });
+        })
+    }
+
+    fn snapshot_in(&mut self, s: Snapshot) {
+        let newer = self.is_newer(&s);
         if newer && !s.cancelled {
             self.snapshot = Some(s);
         }

@@ -293,15 +293,16 @@ impl PipeState {
         state
     }
 
+    /// Index ranges of the map's rows in a padded field (the ghost ring left out).
+    fn interior_rows(&self) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
+        let pw = self.w + 2;
+        (0..self.h).map(move |y| (y + 1) * pw + 1..(y + 1) * pw + 1 + self.w)
+    }
+
     /// A padded field without its ghost ring.
     fn inner(&self, v: &[f32]) -> Vec<f32> {
-        let pw = self.w + 2;
-        (0..self.h)
-            .flat_map(|y| {
-                v[(y + 1) * pw + 1..(y + 1) * pw + 1 + self.w]
-                    .iter()
-                    .copied()
-            })
+        self.interior_rows()
+            .flat_map(|r| v[r].iter().copied())
             .collect()
     }
 
@@ -309,10 +310,8 @@ impl PipeState {
     /// absolute bed heights (the scale to judge a change of the first against).
     #[must_use]
     pub fn mass(&self) -> (f64, f64) {
-        let pw = self.w + 2;
         let (mut total, mut scale) = (self.exited, 0.0f64);
-        for y in 0..self.h {
-            let r = (y + 1) * pw + 1..(y + 1) * pw + 1 + self.w;
+        for r in self.interior_rows() {
             for (&b, &s) in self.b[r.clone()].iter().zip(&self.s[r]) {
                 total += f64::from(b) + f64::from(s);
                 scale += f64::from(b.abs()) + f64::from(s.abs());
