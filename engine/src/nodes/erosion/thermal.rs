@@ -34,6 +34,9 @@ pub struct Thermal;
 const BAND: usize = 32;
 /// Cells per register block: one AVX-512 vector.
 const LANES: usize = 16;
+/// Cells per run in pass 2: a run whose cells and neighbours send nothing is copied, not
+/// computed (most of a map once its slopes have relaxed below the talus angle).
+const CHUNK: usize = 128;
 /// Height beyond the map edge: never lower than a real cell, so it takes nothing (finite,
 /// so that `pad − h` times a zero share stays zero).
 const PAD: f32 = f32::MAX;
@@ -48,6 +51,8 @@ struct Scratch {
     out: [Vec<f32>; 3],
     /// Olsen: direction index of the steepest neighbour (−1 = none).
     dir: [Vec<f32>; 3],
+    /// Per run of `CHUNK` cells: does any of them send anything?
+    active: [Vec<bool>; 3],
 }
 
 impl Scratch {
@@ -59,6 +64,7 @@ impl Scratch {
             share: std::array::from_fn(|_| vec![0.0; len]),
             out: std::array::from_fn(|_| vec![0.0; len]),
             dir: std::array::from_fn(|_| vec![-1.0; len]),
+            active: std::array::from_fn(|_| vec![false; (len - 2).div_ceil(CHUNK)]),
         }
     }
 }
@@ -86,11 +92,19 @@ fn block(row: &[f32], at: usize) -> &[f32; LANES] {
     row[at..at + LANES].try_into().unwrap_or(&[0.0; LANES])
 }
 
+/// A mutable block of `LANES` values starting at `at`.
+#[allow(clippy::inline_always)]
+#[inline(always)]
+fn block_mut(row: &mut [f32], at: usize) -> Option<&mut [f32; LANES]> {
+    row.get_mut(at..at + LANES)?.try_into().ok()
+}
+
 /// Pass 1 for one row: how much each cell sends (seed 004: h_i += c·(d_max − T)·d_i/d_total
 /// to every neighbour with d_i > T; Olsen: half the excess to the steepest one). Stored per
 /// cell, not per neighbour: `out` = total sent, `share` = c·(d_max − T)/d_total (classic) or
 /// the amount sent (Olsen), `dir` = the steepest direction (Olsen). Branch-free over blocks
-/// of `LANES` cells kept in registers across the eight directions.
+/// of `LANES` cells kept in registers across the eight directions; the variant is chosen
+/// once per row, outside the loop.
 #[multiversion::multiversion(targets(
     "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
     "x86_64+avx2+fma+sse4.1"
@@ -105,9 +119,37 @@ fn send_row(
     share: &mut [f32],
     out: &mut [f32],
     dir: &mut [f32],
+    active: &mut [bool],
 ) {
-    let blocks = w.div_ceil(LANES);
-    for b in 0..blocks {
+    match variant {
+        Variant::Classic => send_blocks::<false>(rows, w, talus, c, share, out, dir),
+        Variant::Olsen => send_blocks::<true>(rows, w, talus, c, share, out, dir),
+    }
+    // Cells past the map edge send nothing.
+    for v in [share, out] {
+        v[w + 1..].fill(0.0);
+    }
+    dir[w + 1..].fill(-1.0);
+    for (j, on) in active.iter_mut().enumerate() {
+        let run = &out[1 + j * CHUNK..(1 + (j + 1) * CHUNK).min(w + 1)];
+        // Amounts are ≥ 0: any non-zero bit pattern is a sender (an integer OR vectorises).
+        *on = run.iter().fold(0u32, |m, &v| m | v.to_bits()) != 0;
+    }
+}
+
+/// [`send_row`]'s block loop for one variant (inlined into each of its target clones).
+#[allow(clippy::inline_always)]
+#[inline(always)]
+fn send_blocks<const OLSEN: bool>(
+    rows: [&[f32]; 3],
+    w: usize,
+    talus: &[f32; 8],
+    c: f32,
+    share: &mut [f32],
+    out: &mut [f32],
+    dir: &mut [f32],
+) {
+    for b in 0..w.div_ceil(LANES) {
         let x0 = b * LANES + 1;
         let centre = block(rows[1], x0);
         let mut total = [0.0f32; LANES];
@@ -119,41 +161,43 @@ fn send_row(
             for l in 0..LANES {
                 let d = centre[l] - nb[l];
                 let e = d - t;
-                total[l] += if e > 0.0 { d } else { 0.0 };
-                // The first strictly largest excess wins, as in the scalar rule.
-                let larger = e > most[l];
-                steepest[l] = if larger { kf } else { steepest[l] };
-                most[l] = if larger { e } else { most[l] };
-            }
-        }
-        let (sh, ou, di) = (
-            &mut share[x0..x0 + LANES],
-            &mut out[x0..x0 + LANES],
-            &mut dir[x0..x0 + LANES],
-        );
-        match variant {
-            Variant::Classic => {
-                for l in 0..LANES {
-                    let send = total[l] > 0.0;
-                    sh[l] = if send { c * most[l] / total[l] } else { 0.0 };
-                    ou[l] = if send { c * most[l] } else { 0.0 };
-                }
-            }
-            Variant::Olsen => {
-                for l in 0..LANES {
-                    let amount = 0.5 * c * most[l];
-                    sh[l] = amount;
-                    ou[l] = amount;
-                    di[l] = steepest[l];
+                if OLSEN {
+                    // The first strictly largest excess wins, as in the scalar rule.
+                    let larger = e > most[l];
+                    steepest[l] = if larger { kf } else { steepest[l] };
+                    most[l] = if larger { e } else { most[l] };
+                } else {
+                    total[l] += if e > 0.0 { d } else { 0.0 };
+                    // A plain compare-select (`f32::max` adds NaN handling).
+                    most[l] = if e > most[l] { e } else { most[l] };
                 }
             }
         }
+        let (Some(sh), Some(ou)) = (block_mut(share, x0), block_mut(out, x0)) else {
+            return;
+        };
+        if OLSEN {
+            let Some(di) = block_mut(dir, x0) else {
+                return;
+            };
+            for l in 0..LANES {
+                let amount = 0.5 * c * most[l];
+                sh[l] = amount;
+                ou[l] = amount;
+                di[l] = steepest[l];
+            }
+        } else if total.iter().fold(0u32, |m, &v| m | v.to_bits()) == 0 {
+            // No cell of the block sends (most of a relaxed map): skip the division.
+            *sh = [0.0; LANES];
+            *ou = [0.0; LANES];
+        } else {
+            for l in 0..LANES {
+                let send = total[l] > 0.0;
+                sh[l] = if send { c * most[l] / total[l] } else { 0.0 };
+                ou[l] = if send { c * most[l] } else { 0.0 };
+            }
+        }
     }
-    // Cells past the map edge send nothing.
-    for v in [share, out] {
-        v[w + 1..].fill(0.0);
-    }
-    dir[w + 1..].fill(-1.0);
 }
 
 /// Pass 2 for one row: new height = old − what the cell sent + what its neighbours sent to
@@ -173,28 +217,57 @@ fn receive_row(
     w: usize,
     talus: &[f32; 8],
     variant: Variant,
+    active: [&[bool]; 3],
     dst: &mut [f32],
 ) {
-    // Whole-row loops (one per direction) over at most four streams each: the loop
-    // vectoriser handles these, where 16-lane blocks with a select were left scalar.
     let centre = &rows[1][1..=w];
-    for ((o, &c), &own) in dst.iter_mut().zip(centre).zip(&out[1..=w]) {
+    for (j, run) in dst.chunks_mut(CHUNK).enumerate() {
+        let x0 = j * CHUNK;
+        let lo = j.saturating_sub(1);
+        let hi = (j + 2).min(active[1].len());
+        let c = &centre[x0..x0 + run.len()];
+        if active.iter().all(|a| a[lo..hi].iter().all(|&on| !on)) {
+            run.copy_from_slice(c);
+            continue;
+        }
+        receive_run(rows, share, out, dir, x0, talus, variant, run);
+    }
+}
+
+/// [`receive_row`] for the run of cells starting at map column `x0`: whole-run loops (one
+/// per direction) over at most four streams each, which the loop vectoriser handles (16-lane
+/// blocks with a select were left scalar).
+#[allow(clippy::inline_always, clippy::too_many_arguments)]
+#[inline(always)]
+fn receive_run(
+    rows: [&[f32]; 3],
+    share: [&[f32]; 3],
+    out: &[f32],
+    dir: [&[f32]; 3],
+    x0: usize,
+    talus: &[f32; 8],
+    variant: Variant,
+    dst: &mut [f32],
+) {
+    let n = dst.len();
+    let centre = &rows[1][x0 + 1..x0 + 1 + n];
+    for ((o, &c), &own) in dst.iter_mut().zip(centre).zip(&out[x0 + 1..x0 + 1 + n]) {
         *o = c - own;
     }
     for (k, &(dx, dy, _)) in NEIGHBOURS.iter().enumerate() {
-        let at = (1 + dx) as usize;
+        let at = (x0 as isize + 1 + dx) as usize;
         let r = (dy + 1) as usize;
-        let sh = &share[r][at..at + w];
+        let sh = &share[r][at..at + n];
         if variant == Variant::Classic {
             let t = talus[k];
-            let nb = &rows[r][at..at + w];
+            let nb = &rows[r][at..at + n];
             for (((o, &n), &c), &s) in dst.iter_mut().zip(nb).zip(centre).zip(sh) {
                 let d = n - c;
                 *o += if d - t > 0.0 { d * s } else { 0.0 };
             }
         } else {
             let towards = (7 - k) as f32;
-            let di = &dir[r][at..at + w];
+            let di = &dir[r][at..at + n];
             for ((o, &d), &s) in dst.iter_mut().zip(di).zip(sh) {
                 *o += if d == towards { s } else { 0.0 };
             }
@@ -226,6 +299,7 @@ fn step(
                 share,
                 out,
                 dir,
+                active,
             } = sc;
             for y in (y0 - 2)..y0 {
                 load_row(h, w, rows, y, &mut heights[slot(y, 4)]);
@@ -237,6 +311,7 @@ fn step(
                     share[s].fill(0.0);
                     out[s].fill(0.0);
                     dir[s].fill(-1.0);
+                    active[s].fill(false);
                 } else {
                     let hr = [
                         &heights[slot(r - 1, 4)][..],
@@ -244,7 +319,7 @@ fn step(
                         &heights[slot(r + 1, 4)][..],
                     ];
                     let (sh, ou, di) = (&mut share[s], &mut out[s], &mut dir[s]);
-                    send_row(hr, w, talus, c, variant, sh, ou, di);
+                    send_row(hr, w, talus, c, variant, sh, ou, di, &mut active[s]);
                 }
                 let y = r - 1;
                 if y >= y0 && y < y1 {
@@ -265,7 +340,12 @@ fn step(
                         &dir[slot(y + 1, 3)][..],
                     ];
                     let dst = &mut chunk[local * w..(local + 1) * w];
-                    receive_row(hr, sh, &out[slot(y, 3)], di, w, talus, variant, dst);
+                    let ac = [
+                        &active[slot(y - 1, 3)][..],
+                        &active[slot(y, 3)][..],
+                        &active[slot(y + 1, 3)][..],
+                    ];
+                    receive_row(hr, sh, &out[slot(y, 3)], di, w, talus, variant, ac, dst);
                 }
             }
         },
