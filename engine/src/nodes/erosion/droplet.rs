@@ -17,9 +17,11 @@
 //! of tiles (fixed by the resolution, never by the thread count) coloured like a 2 × 2
 //! checkerboard. Tiles of one colour run in parallel, each on its own copy of the tile plus a
 //! margin of half a tile: same-coloured regions never overlap, so no two threads touch the
-//! same cell. A droplet about to leave its region is parked and finished afterwards, one at a
-//! time, on the whole map. Every step happens in an order fixed by (seed, resolution), so the
-//! output is bit-identical for any number of threads.
+//! same cell. A droplet about to leave its region is parked and finished afterwards on the
+//! whole map. Within a tile (and in the parked phase) eight droplets advance in lockstep, one
+//! step each in turn, so the core overlaps their independent chains of arithmetic; a finished
+//! droplet's lane takes the next one in index order. Every step happens in an order fixed by
+//! (seed, resolution), so the output is bit-identical for any number of threads.
 //!
 //! # Where this departs from seed 001 (and why)
 //! * The seed's brush weights `(1 − r²/4)/(2π)` only sum to about 1; here they are normalised
@@ -165,12 +167,8 @@ impl<'a> View<'a> {
     #[inline]
     fn corners(&self, x: i32, y: i32) -> [f32; 4] {
         let i = self.idx(x, y);
-        [
-            self.data[i],
-            self.data[i + 1],
-            self.data[i + self.w],
-            self.data[i + self.w + 1],
-        ]
+        let (a, b) = (&self.data[i..i + 2], &self.data[i + self.w..i + self.w + 2]);
+        [a[0], a[1], b[0], b[1]]
     }
 
     /// Whether a cell is on the map's border ring, which is held fixed as the base level.
@@ -183,6 +181,19 @@ impl<'a> View<'a> {
     /// that fall on the border ring leave the map; their total is returned.
     #[inline]
     fn deposit(&mut self, x: i32, y: i32, fx: f32, fy: f32, amount: f32) -> f32 {
+        if x >= 1 && y >= 1 && x + 2 < self.map && y + 2 < self.map {
+            // All four corners inside the border ring (nearly always): two row slices.
+            let (i, w) = (self.idx(x, y), self.w);
+            let (a, b) = ((1.0 - fx) * (1.0 - fy), fx * (1.0 - fy));
+            let (c, d) = ((1.0 - fx) * fy, fx * fy);
+            let top = &mut self.data[i..i + 2];
+            top[0] += amount * a;
+            top[1] += amount * b;
+            let bottom = &mut self.data[i + w..i + w + 2];
+            bottom[0] += amount * c;
+            bottom[1] += amount * d;
+            return 0.0;
+        }
         let mut lost = 0.0;
         for (cx, cy, wgt) in [
             (x, y, (1.0 - fx) * (1.0 - fy)),
@@ -216,6 +227,28 @@ impl<'a> View<'a> {
         }
         let mut weights = [[0.0f32; 4]; 4];
         let mut total = 0.0f32;
+        if xi > vx0 && xi + 2 < vx1 && yi > vy0 && yi + 2 < vy1 {
+            // The whole 4 × 4 brush may be eroded (nearly always): branch-free, one slice
+            // per row. Same weights and summation order as the general case below.
+            for (j, row) in weights.iter_mut().enumerate() {
+                for (k, wgt) in row.iter_mut().enumerate() {
+                    let b = 1.0 - wx[k] - wy[j];
+                    *wgt = if b > 0.0 { b } else { 0.0 };
+                    total += *wgt;
+                }
+            }
+            if total <= 0.0 {
+                return 0.0;
+            }
+            let scale = amount / total;
+            for (j, row) in weights.iter().enumerate() {
+                let i = self.idx(xi - 1, yi - 1 + j as i32);
+                for (cell, &wgt) in self.data[i..i + 4].iter_mut().zip(row) {
+                    *cell -= wgt * scale;
+                }
+            }
+            return amount;
+        }
         for (j, row) in weights.iter_mut().enumerate() {
             let y = yi - 1 + j as i32;
             if y < vy0 || y >= vy1 {
@@ -269,6 +302,13 @@ fn bilinear(c: [f32; 4], fx: f32, fy: f32) -> f32 {
     (c[0] * (1.0 - fx) + c[1] * fx) * (1.0 - fy) + (c[2] * (1.0 - fx) + c[3] * fx) * fy
 }
 
+/// `v.floor() as i32` without the libm call (exact for finite values in `i32` range).
+#[inline]
+fn floor_i32(v: f32) -> i32 {
+    let t = v as i32;
+    t - i32::from(t as f32 > v)
+}
+
 /// A uniform number in [0, 1) from a SplitMix64 stream.
 #[inline]
 fn next_unit(rng: &mut u64) -> f32 {
@@ -276,87 +316,129 @@ fn next_unit(rng: &mut u64) -> f32 {
     (splitmix64(*rng) >> 40) as f32 / (1u64 << 24) as f32
 }
 
-/// Runs one droplet until it dies, leaves the map or must leave the view (seed 001's loop).
-#[allow(clippy::many_single_char_names)]
-fn run(view: &mut View, d: &mut Drop, k: &Settings, map: usize, max_steps: u32) -> Outcome {
-    let (sx0, sy0, sx1, sy1) = view.safe;
-    loop {
-        let (xi, yi) = (d.x.floor() as i32, d.y.floor() as i32);
-        let (fx, fy) = (d.x - xi as f32, d.y - yi as f32);
-        if d.steps >= max_steps {
-            // Path too long: the seed drops the droplet with its load still suspended.
-            d.suspended = d.s;
-            return Outcome::Done;
-        }
-        // Corners and height read fresh: the seed reuses the ones sampled before its last
-        // erosion or deposit, which overstates the drop ahead once the brush has lowered the
-        // droplet's own cell, and lets a loaded droplet bounce between two cells.
-        d.c = view.corners(xi, yi);
-        d.h = bilinear(d.c, fx, fy);
-        let [h00, h10, h01, h11] = d.c;
-        // Gradient of the cell and the new direction with inertia.
-        let gx = h00 + h01 - h10 - h11;
-        let gy = h00 + h10 - h01 - h11;
-        let mut dx = (d.dx - gx) * k.ki + gx;
-        let mut dy = (d.dy - gy) * k.ki + gy;
-        let mut rng = d.rng;
-        let dl = (dx * dx + dy * dy).sqrt();
-        if dl <= f32::EPSILON {
-            let a = next_unit(&mut rng) * std::f32::consts::TAU;
-            (dx, dy) = (a.cos(), a.sin());
-        } else {
-            dx /= dl;
-            dy /= dl;
-        }
-        let (nx, ny) = (d.x + dx, d.y + dy);
-        let (nxi, nyi) = (nx.floor() as i32, ny.floor() as i32);
-        if nxi < 0 || nyi < 0 || nxi >= map as i32 - 1 || nyi >= map as i32 - 1 {
-            return Outcome::Exited(d.s + d.lost);
-        }
-        if nxi < sx0 || nyi < sy0 || nxi >= sx1 || nyi >= sy1 {
-            return Outcome::Parked;
-        }
-        d.dx = dx;
-        d.dy = dy;
-        d.rng = rng;
-        d.steps += 1;
-        let (nfx, nfy) = (nx - nxi as f32, ny - nyi as f32);
-        let nc = view.corners(nxi, nyi);
-        let nh = bilinear(nc, nfx, nfy);
-        // A rise ahead: fill the pit up to it, or die trying.
-        if nh >= d.h {
-            let ds = (nh - d.h) + 0.001;
-            if ds >= d.s {
-                d.lost += view.deposit(xi, yi, fx, fy, d.s);
-                d.s = 0.0;
-                return Outcome::Done;
-            }
-            d.lost += view.deposit(xi, yi, fx, fy, ds);
-            d.h += ds;
-            d.s -= ds;
-            d.v = 0.0;
-        }
-        let mut dh = d.h - nh;
-        let q = dh.max(k.min_slope) * d.v * d.w * k.kq;
-        let ds = d.s - q;
-        if ds >= 0.0 {
-            let ds = ds * k.kd;
-            d.lost += view.deposit(xi, yi, fx, fy, ds);
-            dh += ds;
-            d.s -= ds;
-        } else {
-            let ds = (-ds * k.kr).min(dh * 0.99);
-            let ds = view.erode(xi, yi, d.x, d.y, ds);
-            dh -= ds;
-            d.s += ds;
-        }
-        d.v = (d.v * d.v + k.kg * dh).max(0.0).sqrt();
-        d.w *= 1.0 - k.kw;
-        d.x = nx;
-        d.y = ny;
-        d.h = nh;
-        d.c = nc;
+/// Droplets moved in lockstep by [`run_all`]: their steps are independent chains of
+/// dependent arithmetic, so interleaving them keeps the core busy while each one waits on
+/// its own square roots, divisions and loads.
+const INTERLEAVE: usize = 8;
+
+/// Runs `drops` in order, `INTERLEAVE` at a time, one step each in turn (a fixed schedule:
+/// the result depends on the droplets and the map only), handing each droplet and its
+/// outcome to `finish` as it ends.
+fn run_all(
+    view: &mut View,
+    drops: impl IntoIterator<Item = Drop>,
+    k: &Settings,
+    map: usize,
+    max_steps: u32,
+    cancelled: &(dyn Fn() -> bool + Sync),
+    mut finish: impl FnMut(Drop, Outcome),
+) {
+    let mut queue = drops.into_iter();
+    let mut lanes: [Option<Drop>; INTERLEAVE] = [None; INTERLEAVE];
+    let mut live = 0usize;
+    for lane in &mut lanes {
+        *lane = queue.next();
+        live += usize::from(lane.is_some());
     }
+    while live > 0 {
+        for lane in &mut lanes {
+            let Some(d) = lane else { continue };
+            if let Some(outcome) = advance(view, d, k, map, max_steps) {
+                finish(*d, outcome);
+                *lane = if cancelled() { None } else { queue.next() };
+                live -= usize::from(lane.is_none());
+            }
+        }
+    }
+}
+
+/// One step of a droplet (seed 001's loop body); `Some` when the droplet ends here.
+#[allow(clippy::many_single_char_names, clippy::inline_always)]
+#[inline(always)]
+fn advance(
+    view: &mut View,
+    d: &mut Drop,
+    k: &Settings,
+    map: usize,
+    max_steps: u32,
+) -> Option<Outcome> {
+    let (sx0, sy0, sx1, sy1) = view.safe;
+    let (xi, yi) = (floor_i32(d.x), floor_i32(d.y));
+    let (fx, fy) = (d.x - xi as f32, d.y - yi as f32);
+    if d.steps >= max_steps {
+        // Path too long: the seed drops the droplet with its load still suspended.
+        d.suspended = d.s;
+        return Some(Outcome::Done);
+    }
+    // Corners and height read fresh: the seed reuses the ones sampled before its last
+    // erosion or deposit, which overstates the drop ahead once the brush has lowered the
+    // droplet's own cell, and lets a loaded droplet bounce between two cells.
+    d.c = view.corners(xi, yi);
+    d.h = bilinear(d.c, fx, fy);
+    let [h00, h10, h01, h11] = d.c;
+    // Gradient of the cell and the new direction with inertia.
+    let gx = h00 + h01 - h10 - h11;
+    let gy = h00 + h10 - h01 - h11;
+    let mut dx = (d.dx - gx) * k.ki + gx;
+    let mut dy = (d.dy - gy) * k.ki + gy;
+    let mut rng = d.rng;
+    let dl = (dx * dx + dy * dy).sqrt();
+    if dl <= f32::EPSILON {
+        let a = next_unit(&mut rng) * std::f32::consts::TAU;
+        (dx, dy) = (a.cos(), a.sin());
+    } else {
+        dx /= dl;
+        dy /= dl;
+    }
+    let (nx, ny) = (d.x + dx, d.y + dy);
+    let (nxi, nyi) = (floor_i32(nx), floor_i32(ny));
+    if nxi < 0 || nyi < 0 || nxi >= map as i32 - 1 || nyi >= map as i32 - 1 {
+        return Some(Outcome::Exited(d.s + d.lost));
+    }
+    if nxi < sx0 || nyi < sy0 || nxi >= sx1 || nyi >= sy1 {
+        return Some(Outcome::Parked);
+    }
+    d.dx = dx;
+    d.dy = dy;
+    d.rng = rng;
+    d.steps += 1;
+    let (nfx, nfy) = (nx - nxi as f32, ny - nyi as f32);
+    let nc = view.corners(nxi, nyi);
+    let nh = bilinear(nc, nfx, nfy);
+    // A rise ahead: fill the pit up to it, or die trying.
+    if nh >= d.h {
+        let ds = (nh - d.h) + 0.001;
+        if ds >= d.s {
+            d.lost += view.deposit(xi, yi, fx, fy, d.s);
+            d.s = 0.0;
+            return Some(Outcome::Done);
+        }
+        d.lost += view.deposit(xi, yi, fx, fy, ds);
+        d.h += ds;
+        d.s -= ds;
+        d.v = 0.0;
+    }
+    let mut dh = d.h - nh;
+    let q = dh.max(k.min_slope) * d.v * d.w * k.kq;
+    let ds = d.s - q;
+    if ds >= 0.0 {
+        let ds = ds * k.kd;
+        d.lost += view.deposit(xi, yi, fx, fy, ds);
+        dh += ds;
+        d.s -= ds;
+    } else {
+        let ds = (-ds * k.kr).min(dh * 0.99);
+        let ds = view.erode(xi, yi, d.x, d.y, ds);
+        dh -= ds;
+        d.s += ds;
+    }
+    d.v = (d.v * d.v + k.kg * dh).max(0.0).sqrt();
+    d.w *= 1.0 - k.kw;
+    d.x = nx;
+    d.y = ny;
+    d.h = nh;
+    d.c = nc;
+    None
 }
 
 /// The tiles (a fixed 4 × 4 grid, at least 32 cells each) and the region each may touch.
@@ -475,20 +557,23 @@ pub fn erode(
                     }
                     let mut view = View::new(&mut local, r, map);
                     let (mut park, mut exited, mut suspended) = (Vec::new(), 0.0f64, 0.0f64);
-                    for d in &buckets[j] {
-                        if cancelled() {
-                            break;
-                        }
-                        let mut d = *d;
-                        match run(&mut view, &mut d, k, map, max_steps) {
+                    let drops = buckets[j].iter().copied();
+                    run_all(
+                        &mut view,
+                        drops,
+                        k,
+                        map,
+                        max_steps,
+                        cancelled,
+                        |d, o| match o {
                             Outcome::Done => {
                                 exited += f64::from(d.lost);
                                 suspended += f64::from(d.suspended);
                             }
                             Outcome::Exited(s) => exited += f64::from(s),
                             Outcome::Parked => park.push(d),
-                        }
-                    }
+                        },
+                    );
                     TileRun {
                         tile: j,
                         heights: local,
@@ -530,22 +615,26 @@ pub fn erode(
             y1: map,
         };
         let mut view = View::new(heights, whole, map);
-        for mut d in parked {
-            if cancelled() {
-                return Err(NodeError::Cancelled);
-            }
-            // Resample the cell: the map changed since the droplet was parked.
-            let (xi, yi) = (d.x.floor() as i32, d.y.floor() as i32);
-            d.c = view.corners(xi, yi);
-            d.h = bilinear(d.c, d.x - xi as f32, d.y - yi as f32);
-            match run(&mut view, &mut d, k, map, max_steps) {
+        // (`advance` samples the droplet's cell afresh, so the map having changed since it
+        // was parked needs nothing more.)
+        run_all(
+            &mut view,
+            parked,
+            k,
+            map,
+            max_steps,
+            cancelled,
+            |d, o| match o {
                 Outcome::Done => {
                     report.exited += f64::from(d.lost);
                     report.suspended += f64::from(d.suspended);
                 }
                 Outcome::Exited(s) => report.exited += f64::from(s),
                 Outcome::Parked => unreachable!("the whole map has no region to leave"),
-            }
+            },
+        );
+        if cancelled() {
+            return Err(NodeError::Cancelled);
         }
         start = end;
         progress(start as f32 / count as f32);
@@ -565,7 +654,7 @@ impl Node for Droplet {
         label: "Hydraulic erosion (droplets)",
         category: Category::Erosion,
         version: 1,
-        doc: "Particle erosion after seed 001 (E-DOG 2011): droplets start on random cells and run downhill along the gradient with inertia Ki; carry capacity q = max(slope, minSlope)·v·w·Kq (\"Understanding water erosion\"); below capacity they erode Kr·(q − s) with a bell-shaped brush of radius 2 but never more than the drop ahead, above it they deposit Kd·(s − q) bilinearly; a droplet facing a rise fills the pit and goes on with zero speed, or dies there; v = √(v² + 2g·Δh), w ← w·(1 − Kw) (\"Code sample\"). Defaults are the seed's: Kq 10, Kw 0.001, Kr 0.9, Kd 0.02, Ki 0.1, minSlope 0.05, g 20. Heights are in cell units (metres / cell size) so slopes are true tangents. The droplet count is density × cells. Deterministic and parallel (tiles of one checkerboard colour run at once; droplets that would leave their tile's region finish afterwards, one at a time). Brush weights are normalised (the seed's only sum to about 1), so material is conserved except what droplets carry off the map edge. Outputs: height, erosion (wear) and deposition masks, 1 = the largest change.",
+        doc: "Particle erosion after seed 001 (E-DOG 2011): droplets start on random cells and run downhill along the gradient with inertia Ki; carry capacity q = max(slope, minSlope)·v·w·Kq (\"Understanding water erosion\"); below capacity they erode Kr·(q − s) with a bell-shaped brush of radius 2 but never more than the drop ahead, above it they deposit Kd·(s − q) bilinearly; a droplet facing a rise fills the pit and goes on with zero speed, or dies there; v = √(v² + 2g·Δh), w ← w·(1 − Kw) (\"Code sample\"). Defaults are the seed's: Kq 10, Kw 0.001, Kr 0.9, Kd 0.02, Ki 0.1, minSlope 0.05, g 20. Heights are in cell units (metres / cell size) so slopes are true tangents. The droplet count is density × cells. Deterministic and parallel (tiles of one checkerboard colour run at once; droplets that would leave their tile's region finish afterwards on the whole map; eight droplets advance in lockstep). Brush weights are normalised (the seed's only sum to about 1), so material is conserved except what droplets carry off the map edge. Outputs: height, erosion (wear) and deposition masks, 1 = the largest change.",
         inputs: &[PortSpec::height("in", "Terrain to erode.")],
         outputs: &[
             PortSpec::height("out", "Eroded terrain."),
