@@ -38,37 +38,128 @@ fn neighbours(x: usize, y: usize, width: usize, height: usize) -> impl Iterator<
 /// d_i = a − a_i, d_total their sum and Δa = a − mean(a over the cell and its lower
 /// neighbours), the cell sends Δw_i = min(w, Δa)·d_i/d_total to each. Stored per cell, not
 /// per neighbour: `moved` = min(w, Δa) and `share` = moved/d_total.
+///
+/// Interior cells go through whole-row loops per direction ([`send_interior`], vectorised);
+/// the map's border ring, whose neighbourhoods are clipped, through [`send_cell`]. Both do
+/// the same operations in the same order, so the result is the same bit for bit.
 fn send(a: &[f32], w: &[f32], width: usize, height: usize, share: &mut [f32], moved: &mut [f32]) {
     share
         .par_chunks_mut(width.max(1))
         .zip(moved.par_chunks_mut(width.max(1)))
         .enumerate()
-        .for_each(|(y, (share, moved))| {
-            for x in 0..width {
-                let i = y * width + x;
-                let (mut total, mut sum_a, mut count) = (0.0f32, a[i], 1.0f32);
-                // Branch-free: on rough terrain "is this neighbour lower?" is a coin toss,
-                // and mispredicted branches cost more than the arithmetic.
-                for j in neighbours(x, y, width, height) {
-                    let lower = a[j] < a[i];
-                    total += (a[i] - a[j]).max(0.0);
-                    sum_a += if lower { a[j] } else { 0.0 };
-                    count += if lower { 1.0 } else { 0.0 };
+        .for_each_init(
+            || {
+                [
+                    vec![0.0f32; width],
+                    vec![0.0f32; width],
+                    vec![0.0f32; width],
+                ]
+            },
+            |[total, sum_a, count], (y, (share, moved))| {
+                if y == 0 || y + 1 >= height || width < 3 {
+                    for x in 0..width {
+                        send_cell(a, w, width, height, x, y, share, moved);
+                    }
+                    return;
                 }
-                let m = if total > 0.0 {
-                    w[i].min(a[i] - sum_a / count).max(0.0)
-                } else {
-                    0.0
-                };
-                moved[x] = m;
-                share[x] = if total > 0.0 { m / total } else { 0.0 };
-            }
-        });
+                send_interior(a, w, width, y, share, moved, total, sum_a, count);
+                for x in [0, width - 1] {
+                    send_cell(a, w, width, height, x, y, share, moved);
+                }
+            },
+        );
+}
+
+/// [`send`] for one cell, any position (the clipped neighbourhood of the border ring).
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn send_cell(
+    a: &[f32],
+    w: &[f32],
+    width: usize,
+    height: usize,
+    x: usize,
+    y: usize,
+    share: &mut [f32],
+    moved: &mut [f32],
+) {
+    let i = y * width + x;
+    let (mut total, mut sum_a, mut count) = (0.0f32, a[i], 1.0f32);
+    for j in neighbours(x, y, width, height) {
+        let lower = a[j] < a[i];
+        let d = a[i] - a[j];
+        total += if d > 0.0 { d } else { 0.0 };
+        sum_a += if lower { a[j] } else { 0.0 };
+        count += if lower { 1.0 } else { 0.0 };
+    }
+    (moved[x], share[x]) = settle(a[i], w[i], total, sum_a, count);
+}
+
+/// The amount a cell sends and its share per unit of drop, from its accumulated drops.
+#[allow(clippy::inline_always)]
+#[inline(always)]
+fn settle(a: f32, w: f32, total: f32, sum_a: f32, count: f32) -> (f32, f32) {
+    let excess = a - sum_a / count;
+    let m = if excess < w { excess } else { w };
+    let m = if m > 0.0 { m } else { 0.0 };
+    let m = if total > 0.0 { m } else { 0.0 };
+    (m, if total > 0.0 { m / total } else { 0.0 })
+}
+
+/// [`send`] for the interior cells `1..width − 1` of interior row `y`: one loop per
+/// direction over equal-length slices (no bounds checks or edge cases inside), with the
+/// running sums kept in per-task rows.
+#[multiversion::multiversion(targets(
+    "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
+    "x86_64+avx2+fma+sse4.1"
+))]
+#[allow(clippy::too_many_arguments)]
+fn send_interior(
+    a: &[f32],
+    w: &[f32],
+    width: usize,
+    y: usize,
+    share: &mut [f32],
+    moved: &mut [f32],
+    total: &mut [f32],
+    sum_a: &mut [f32],
+    count: &mut [f32],
+) {
+    let n = width - 2;
+    let at = y * width + 1;
+    let centre = &a[at..at + n];
+    let (total, sum_a, count) = (&mut total[..n], &mut sum_a[..n], &mut count[..n]);
+    total.fill(0.0);
+    sum_a.copy_from_slice(centre);
+    count.fill(1.0);
+    for &(dx, dy, _) in &NEIGHBOURS {
+        let from = (at as isize + dy * width as isize + dx) as usize;
+        let nb = &a[from..from + n];
+        for ((((t, s), k), &c), &b) in total
+            .iter_mut()
+            .zip(sum_a.iter_mut())
+            .zip(count.iter_mut())
+            .zip(centre)
+            .zip(nb)
+        {
+            let lower = b < c;
+            let d = c - b;
+            *t += if d > 0.0 { d } else { 0.0 };
+            *s += if lower { b } else { 0.0 };
+            *k += if lower { 1.0 } else { 0.0 };
+        }
+    }
+    let (share, moved) = (&mut share[1..=n], &mut moved[1..=n]);
+    let water = &w[at..at + n];
+    for i in 0..n {
+        (moved[i], share[i]) = settle(centre[i], water[i], total[i], sum_a[i], count[i]);
+    }
 }
 
 /// Pass 2: each cell's new water and sediment = own − sent + what its higher neighbours
 /// sent to it, recomputed from their shares with the same comparison they made; sediment
-/// travels with the water at its sender's concentration s/w.
+/// travels with the water at its sender's concentration s/w. Interior and border cells as in
+/// [`send`].
 #[allow(clippy::too_many_arguments)]
 fn receive(
     a: &[f32],
@@ -82,24 +173,101 @@ fn receive(
     w2: &mut [f32],
     s2: &mut [f32],
 ) {
+    let f = Fields {
+        a,
+        w,
+        s,
+        share,
+        moved,
+        ratio,
+    };
     w2.par_chunks_mut(width.max(1))
         .zip(s2.par_chunks_mut(width.max(1)))
         .enumerate()
         .for_each(|(y, (w2, s2))| {
-            for x in 0..width {
-                let i = y * width + x;
-                let (mut wi, mut si) = (w[i] - moved[i], s[i] - moved[i] * ratio[i]);
-                for j in neighbours(x, y, width, height) {
-                    // (a_j − a_i)⁺: exactly the drop the sender used, or 0 when it sent
-                    // nothing here.
-                    let flow = (a[j] - a[i]).max(0.0) * share[j];
-                    wi += flow;
-                    si += flow * ratio[j];
+            if y == 0 || y + 1 >= height || width < 3 {
+                for x in 0..width {
+                    receive_cell(&f, width, height, x, y, w2, s2);
                 }
-                w2[x] = wi;
-                s2[x] = si;
+                return;
+            }
+            receive_interior(&f, width, y, w2, s2);
+            for x in [0, width - 1] {
+                receive_cell(&f, width, height, x, y, w2, s2);
             }
         });
+}
+
+/// The fields pass 2 reads.
+struct Fields<'a> {
+    a: &'a [f32],
+    w: &'a [f32],
+    s: &'a [f32],
+    share: &'a [f32],
+    moved: &'a [f32],
+    ratio: &'a [f32],
+}
+
+/// [`receive`] for one cell, any position.
+#[inline]
+fn receive_cell(
+    f: &Fields,
+    width: usize,
+    height: usize,
+    x: usize,
+    y: usize,
+    w2: &mut [f32],
+    s2: &mut [f32],
+) {
+    let i = y * width + x;
+    let (mut wi, mut si) = (f.w[i] - f.moved[i], f.s[i] - f.moved[i] * f.ratio[i]);
+    for j in neighbours(x, y, width, height) {
+        // (a_j − a_i)⁺: exactly the drop the sender used, or 0 when it sent nothing here.
+        let d = f.a[j] - f.a[i];
+        let flow = (if d > 0.0 { d } else { 0.0 }) * f.share[j];
+        wi += flow;
+        si += flow * f.ratio[j];
+    }
+    w2[x] = wi;
+    s2[x] = si;
+}
+
+/// [`receive`] for the interior cells of interior row `y`, one loop per direction.
+#[multiversion::multiversion(targets(
+    "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
+    "x86_64+avx2+fma+sse4.1"
+))]
+fn receive_interior(f: &Fields, width: usize, y: usize, w2: &mut [f32], s2: &mut [f32]) {
+    let n = width - 2;
+    let at = y * width + 1;
+    let centre = &f.a[at..at + n];
+    let (wo, so) = (&mut w2[1..=n], &mut s2[1..=n]);
+    let (moved, ratio) = (&f.moved[at..at + n], &f.ratio[at..at + n]);
+    for i in 0..n {
+        wo[i] = f.w[at + i] - moved[i];
+        so[i] = f.s[at + i] - moved[i] * ratio[i];
+    }
+    for &(dx, dy, _) in &NEIGHBOURS {
+        let from = (at as isize + dy * width as isize + dx) as usize;
+        let (nb, sh, ra) = (
+            &f.a[from..from + n],
+            &f.share[from..from + n],
+            &f.ratio[from..from + n],
+        );
+        for (((((wv, sv), &c), &b), &shv), &rv) in wo
+            .iter_mut()
+            .zip(so.iter_mut())
+            .zip(centre)
+            .zip(nb)
+            .zip(sh)
+            .zip(ra)
+        {
+            let d = b - c;
+            let flow = (if d > 0.0 { d } else { 0.0 }) * shv;
+            *wv += flow;
+            *sv += flow * rv;
+        }
+    }
 }
 
 impl Node for GridHydraulic {
