@@ -24,117 +24,118 @@ crate::params! {
 /// Grid hydraulic erosion.
 pub struct GridHydraulic;
 
-/// The in-map neighbours of cell `(x, y)`: their indices.
-#[inline]
-fn neighbours(x: usize, y: usize, width: usize, height: usize) -> impl Iterator<Item = usize> {
-    NEIGHBOURS.iter().filter_map(move |&(dx, dy, _)| {
-        let (nx, ny) = (x as isize + dx, y as isize + dy);
-        (nx >= 0 && ny >= 0 && nx < width as isize && ny < height as isize)
-            .then(|| ny as usize * width + nx as usize)
-    })
+/// Rows of output per parallel task. Each band recomputes stages A and B for the two rows
+/// on either side it shares with its neighbours (≈ 12% extra work at 32 rows).
+const BAND: usize = 32;
+/// Surface height off the map: above every real cell, so nothing flows there and it sends
+/// nothing (its share is 0). Finite, so `PAD − a` times a zero share stays zero.
+const PAD: f32 = f32::MAX;
+
+/// The constants of one run.
+#[derive(Clone, Copy)]
+struct Rates {
+    kr: f32,
+    ks: f32,
+    ke: f32,
+    kc: f32,
 }
 
-/// Pass 1 of the transport (seed 004 step 3): with a = h + w, the lower neighbours' drops
-/// d_i = a − a_i, d_total their sum and Δa = a − mean(a over the cell and its lower
-/// neighbours), the cell sends Δw_i = min(w, Δa)·d_i/d_total to each. Stored per cell, not
-/// per neighbour: `moved` = min(w, Δa) and `share` = moved/d_total.
-///
-/// Interior cells go through whole-row loops per direction ([`send_interior`], vectorised);
-/// the map's border ring, whose neighbourhoods are clipped, through [`send_cell`]. Both do
-/// the same operations in the same order, so the result is the same bit for bit.
-fn send(a: &[f32], w: &[f32], width: usize, height: usize, share: &mut [f32], moved: &mut [f32]) {
-    share
-        .par_chunks_mut(width.max(1))
-        .zip(moved.par_chunks_mut(width.max(1)))
-        .enumerate()
-        .for_each_init(
-            || {
-                [
-                    vec![0.0f32; width],
-                    vec![0.0f32; width],
-                    vec![0.0f32; width],
-                ]
-            },
-            |[total, sum_a, count], (y, (share, moved))| {
-                if y == 0 || y + 1 >= height || width < 3 {
-                    for x in 0..width {
-                        send_cell(a, w, width, height, x, y, share, moved);
-                    }
-                    return;
-                }
-                send_interior(a, w, width, y, share, moved, total, sum_a, count);
-                for x in [0, width - 1] {
-                    send_cell(a, w, width, height, x, y, share, moved);
-                }
-            },
-        );
+/// Per-task rows, each padded with one cell on both sides (`PAD` surface, zero share and
+/// concentration there, written once here and never again). Stage A rows (after rain and
+/// dissolving) live in a ring of four, stage B rows (what each cell sends) in a ring of three.
+struct Scratch {
+    h: [Vec<f32>; 4],
+    w: [Vec<f32>; 4],
+    s: [Vec<f32>; 4],
+    /// Surface a = h + w.
+    a: [Vec<f32>; 4],
+    /// Concentration s/w.
+    ratio: [Vec<f32>; 4],
+    share: [Vec<f32>; 3],
+    moved: [Vec<f32>; 3],
 }
 
-/// [`send`] for one cell, any position (the clipped neighbourhood of the border ring).
-#[allow(clippy::too_many_arguments)]
-#[inline]
-fn send_cell(
-    a: &[f32],
-    w: &[f32],
-    width: usize,
-    height: usize,
-    x: usize,
-    y: usize,
-    share: &mut [f32],
-    moved: &mut [f32],
-) {
-    let i = y * width + x;
-    let (mut total, mut sum_a, mut count) = (0.0f32, a[i], 1.0f32);
-    for j in neighbours(x, y, width, height) {
-        let lower = a[j] < a[i];
-        let d = a[i] - a[j];
-        total += if d > 0.0 { d } else { 0.0 };
-        sum_a += if lower { a[j] } else { 0.0 };
-        count += if lower { 1.0 } else { 0.0 };
+impl Scratch {
+    fn new(width: usize) -> Self {
+        let row = |v: f32| vec![v; width + 2];
+        Self {
+            h: std::array::from_fn(|_| row(0.0)),
+            w: std::array::from_fn(|_| row(0.0)),
+            s: std::array::from_fn(|_| row(0.0)),
+            a: std::array::from_fn(|_| row(PAD)),
+            ratio: std::array::from_fn(|_| row(0.0)),
+            share: std::array::from_fn(|_| row(0.0)),
+            moved: std::array::from_fn(|_| row(0.0)),
+        }
     }
-    (moved[x], share[x]) = settle(a[i], w[i], total, sum_a, count);
 }
 
-/// The amount a cell sends and its share per unit of drop, from its accumulated drops.
-#[allow(clippy::inline_always)]
-#[inline(always)]
-fn settle(a: f32, w: f32, total: f32, sum_a: f32, count: f32) -> (f32, f32) {
-    let excess = a - sum_a / count;
-    let m = if excess < w { excess } else { w };
-    let m = if m > 0.0 { m } else { 0.0 };
-    let m = if total > 0.0 { m } else { 0.0 };
-    (m, if total > 0.0 { m / total } else { 0.0 })
+#[inline]
+fn slot(row: isize, ring: isize) -> usize {
+    row.rem_euclid(ring) as usize
 }
 
-/// [`send`] for the interior cells `1..width − 1` of interior row `y`: one loop per
-/// direction over equal-length slices (no bounds checks or edge cases inside), with the
-/// running sums kept in per-task rows.
+/// Stage A for one row (seed 004 steps 1–2): rain W += K_r, dissolve H −= K_s·W,
+/// S += K_s·W; the surface a = h + w and the concentration s/w.
 #[multiversion::multiversion(targets(
     "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
     "x86_64+avx2+fma+sse4.1"
 ))]
 #[allow(clippy::too_many_arguments)]
-fn send_interior(
-    a: &[f32],
+fn rain_row(
+    h: &[f32],
     w: &[f32],
-    width: usize,
-    y: usize,
-    share: &mut [f32],
-    moved: &mut [f32],
+    s: &[f32],
+    k: Rates,
+    ho: &mut [f32],
+    wo: &mut [f32],
+    so: &mut [f32],
+    ao: &mut [f32],
+    ro: &mut [f32],
+) {
+    let n = h.len();
+    let (ho, wo, so) = (&mut ho[1..=n], &mut wo[1..=n], &mut so[1..=n]);
+    let (ao, ro) = (&mut ao[1..=n], &mut ro[1..=n]);
+    for i in 0..n {
+        let wi = w[i] + k.kr;
+        let d = k.ks * wi;
+        let hi = h[i] - d;
+        let si = s[i] + d;
+        ho[i] = hi;
+        wo[i] = wi;
+        so[i] = si;
+        ao[i] = hi + wi;
+        ro[i] = if wi > 0.0 { si / wi } else { 0.0 };
+    }
+}
+
+/// Stage B for one row (seed 004 step 3, first half): with a = h + w, the lower neighbours'
+/// drops d_i = a − a_i, d_total their sum and Δa = a − mean(a over the cell and its lower
+/// neighbours), the cell sends Δw_i = min(w, Δa)·d_i/d_total to each. Stored per cell, not
+/// per neighbour: `moved` = min(w, Δa) and `share` = moved/d_total. One loop per direction
+/// over equal-length slices of padded rows (an off-map neighbour is never lower).
+#[multiversion::multiversion(targets(
+    "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
+    "x86_64+avx2+fma+sse4.1"
+))]
+fn send_row(
+    a: [&[f32]; 3],
+    w: &[f32],
     total: &mut [f32],
     sum_a: &mut [f32],
     count: &mut [f32],
+    share: &mut [f32],
+    moved: &mut [f32],
 ) {
-    let n = width - 2;
-    let at = y * width + 1;
-    let centre = &a[at..at + n];
+    let n = w.len() - 2;
+    let centre = &a[1][1..=n];
     let (total, sum_a, count) = (&mut total[..n], &mut sum_a[..n], &mut count[..n]);
     total.fill(0.0);
     sum_a.copy_from_slice(centre);
     count.fill(1.0);
     for &(dx, dy, _) in &NEIGHBOURS {
-        let from = (at as isize + dy * width as isize + dx) as usize;
-        let nb = &a[from..from + n];
+        let at = (1 + dx) as usize;
+        let nb = &a[(dy + 1) as usize][at..at + n];
         for ((((t, s), k), &c), &b) in total
             .iter_mut()
             .zip(sum_a.iter_mut())
@@ -149,125 +150,155 @@ fn send_interior(
             *k += if lower { 1.0 } else { 0.0 };
         }
     }
-    let (share, moved) = (&mut share[1..=n], &mut moved[1..=n]);
-    let water = &w[at..at + n];
+    let (share, moved, water) = (&mut share[1..=n], &mut moved[1..=n], &w[1..=n]);
     for i in 0..n {
-        (moved[i], share[i]) = settle(centre[i], water[i], total[i], sum_a[i], count[i]);
+        let excess = centre[i] - sum_a[i] / count[i];
+        let m = if excess < water[i] { excess } else { water[i] };
+        let m = if m > 0.0 && total[i] > 0.0 { m } else { 0.0 };
+        moved[i] = m;
+        share[i] = if total[i] > 0.0 { m / total[i] } else { 0.0 };
     }
 }
 
-/// Pass 2: each cell's new water and sediment = own − sent + what its higher neighbours
-/// sent to it, recomputed from their shares with the same comparison they made; sediment
-/// travels with the water at its sender's concentration s/w. Interior and border cells as in
-/// [`send`].
-#[allow(clippy::too_many_arguments)]
-fn receive(
-    a: &[f32],
-    w: &[f32],
-    s: &[f32],
-    share: &[f32],
-    moved: &[f32],
-    ratio: &[f32],
-    width: usize,
-    height: usize,
-    w2: &mut [f32],
-    s2: &mut [f32],
-) {
-    let f = Fields {
-        a,
-        w,
-        s,
-        share,
-        moved,
-        ratio,
-    };
-    w2.par_chunks_mut(width.max(1))
-        .zip(s2.par_chunks_mut(width.max(1)))
-        .enumerate()
-        .for_each(|(y, (w2, s2))| {
-            if y == 0 || y + 1 >= height || width < 3 {
-                for x in 0..width {
-                    receive_cell(&f, width, height, x, y, w2, s2);
-                }
-                return;
-            }
-            receive_interior(&f, width, y, w2, s2);
-            for x in [0, width - 1] {
-                receive_cell(&f, width, height, x, y, w2, s2);
-            }
-        });
-}
-
-/// The fields pass 2 reads.
-struct Fields<'a> {
-    a: &'a [f32],
-    w: &'a [f32],
-    s: &'a [f32],
-    share: &'a [f32],
-    moved: &'a [f32],
-    ratio: &'a [f32],
-}
-
-/// [`receive`] for one cell, any position.
-#[inline]
-fn receive_cell(
-    f: &Fields,
-    width: usize,
-    height: usize,
-    x: usize,
-    y: usize,
-    w2: &mut [f32],
-    s2: &mut [f32],
-) {
-    let i = y * width + x;
-    let (mut wi, mut si) = (f.w[i] - f.moved[i], f.s[i] - f.moved[i] * f.ratio[i]);
-    for j in neighbours(x, y, width, height) {
-        // (a_j − a_i)⁺: exactly the drop the sender used, or 0 when it sent nothing here.
-        let d = f.a[j] - f.a[i];
-        let flow = (if d > 0.0 { d } else { 0.0 }) * f.share[j];
-        wi += flow;
-        si += flow * f.ratio[j];
-    }
-    w2[x] = wi;
-    s2[x] = si;
-}
-
-/// [`receive`] for the interior cells of interior row `y`, one loop per direction.
+/// Stage C for one row (seed 004 step 3, second half, then steps 4–5): new water and
+/// sediment = own − sent + what the higher neighbours sent here, recomputed from their
+/// shares with the comparison they made (sediment travels at the sender's concentration);
+/// then evaporation W := (1 − K_e)·W and deposition of what exceeds K_c·W.
 #[multiversion::multiversion(targets(
     "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
     "x86_64+avx2+fma+sse4.1"
 ))]
-fn receive_interior(f: &Fields, width: usize, y: usize, w2: &mut [f32], s2: &mut [f32]) {
-    let n = width - 2;
-    let at = y * width + 1;
-    let centre = &f.a[at..at + n];
-    let (wo, so) = (&mut w2[1..=n], &mut s2[1..=n]);
-    let (moved, ratio) = (&f.moved[at..at + n], &f.ratio[at..at + n]);
+#[allow(clippy::too_many_arguments)]
+fn receive_row(
+    a: [&[f32]; 3],
+    share: [&[f32]; 3],
+    ratio: [&[f32]; 3],
+    centre: [&[f32]; 4],
+    k: Rates,
+    ho: &mut [f32],
+    wo: &mut [f32],
+    so: &mut [f32],
+) {
+    let n = ho.len();
+    let [h, w, s, moved] = centre.map(|r| &r[1..=n]);
+    let (ca, cr) = (&a[1][1..=n], &ratio[1][1..=n]);
     for i in 0..n {
-        wo[i] = f.w[at + i] - moved[i];
-        so[i] = f.s[at + i] - moved[i] * ratio[i];
+        wo[i] = w[i] - moved[i];
+        so[i] = s[i] - moved[i] * cr[i];
     }
     for &(dx, dy, _) in &NEIGHBOURS {
-        let from = (at as isize + dy * width as isize + dx) as usize;
-        let (nb, sh, ra) = (
-            &f.a[from..from + n],
-            &f.share[from..from + n],
-            &f.ratio[from..from + n],
-        );
+        let (at, r) = ((1 + dx) as usize, (dy + 1) as usize);
+        let (nb, sh, ra) = (&a[r][at..at + n], &share[r][at..at + n], &ratio[r][at..at + n]);
         for (((((wv, sv), &c), &b), &shv), &rv) in wo
             .iter_mut()
             .zip(so.iter_mut())
-            .zip(centre)
+            .zip(ca)
             .zip(nb)
             .zip(sh)
             .zip(ra)
         {
+            // (a_j − a_i)⁺: exactly the drop the sender used, or 0 when it sent nothing here.
             let d = b - c;
             let flow = (if d > 0.0 { d } else { 0.0 }) * shv;
             *wv += flow;
             *sv += flow * rv;
         }
     }
+    for i in 0..n {
+        let wi = wo[i] * (1.0 - k.ke);
+        let excess = so[i] - k.kc * wi;
+        let excess = if excess > 0.0 { excess } else { 0.0 };
+        wo[i] = wi;
+        so[i] = so[i] - excess;
+        ho[i] = h[i] + excess;
+    }
+}
+
+/// One iteration, fused: each band of output rows streams through stages A → B → C on
+/// task-local rows, so the whole map is read once (h, w, s) and written once (h2, w2, s2).
+/// Every row's stages are computed by the same code whichever band asks, so the result
+/// does not depend on the thread count. What a cell sends is subtracted from it once and
+/// added to its receivers once, from the same shares: water and sediment are conserved.
+#[allow(clippy::too_many_arguments)]
+fn step(
+    (h, w, s): (&[f32], &[f32], &[f32]),
+    (h2, w2, s2): (&mut [f32], &mut [f32], &mut [f32]),
+    width: usize,
+    height: usize,
+    k: Rates,
+) {
+    let band = width * BAND;
+    h2.par_chunks_mut(band)
+        .zip(w2.par_chunks_mut(band))
+        .zip(s2.par_chunks_mut(band))
+        .enumerate()
+        .for_each_init(
+            || (Scratch::new(width), [vec![0.0f32; width], vec![0.0; width], vec![0.0; width]]),
+            |(sc, [total, sum_a, count]), (b, ((ho, wo), so))| {
+                let y0 = (b * BAND) as isize;
+                let y1 = y0 + (ho.len() / width) as isize;
+                let on_map = |q: isize| q >= 0 && q < height as isize;
+                for q in (y0 - 2)..=(y1 + 1) {
+                    // Stage A for row q.
+                    let t = slot(q, 4);
+                    if on_map(q) {
+                        let r = q as usize * width..(q as usize + 1) * width;
+                        rain_row(
+                            &h[r.clone()],
+                            &w[r.clone()],
+                            &s[r],
+                            k,
+                            &mut sc.h[t],
+                            &mut sc.w[t],
+                            &mut sc.s[t],
+                            &mut sc.a[t],
+                            &mut sc.ratio[t],
+                        );
+                    } else {
+                        sc.a[t].fill(PAD);
+                        sc.ratio[t].fill(0.0);
+                    }
+                    // Stage B for row q − 1.
+                    let p = q - 1;
+                    if p >= y0 - 1 {
+                        let t = slot(p, 3);
+                        if on_map(p) {
+                            let a = [slot(p - 1, 4), slot(p, 4), slot(p + 1, 4)].map(|i| &sc.a[i][..]);
+                            send_row(
+                                a,
+                                &sc.w[slot(p, 4)],
+                                total,
+                                sum_a,
+                                count,
+                                &mut sc.share[t],
+                                &mut sc.moved[t],
+                            );
+                        } else {
+                            sc.share[t].fill(0.0);
+                            sc.moved[t].fill(0.0);
+                        }
+                    }
+                    // Stage C for row q − 2.
+                    let y = q - 2;
+                    if y >= y0 && y < y1 {
+                        let rows4 = [slot(y - 1, 4), slot(y, 4), slot(y + 1, 4)];
+                        let rows3 = [slot(y - 1, 3), slot(y, 3), slot(y + 1, 3)];
+                        let (c4, c3) = (slot(y, 4), slot(y, 3));
+                        let at = (y - y0) as usize * width..(y - y0 + 1) as usize * width;
+                        receive_row(
+                            rows4.map(|i| &sc.a[i][..]),
+                            rows3.map(|i| &sc.share[i][..]),
+                            rows4.map(|i| &sc.ratio[i][..]),
+                            [&sc.h[c4][..], &sc.w[c4][..], &sc.s[c4][..], &sc.moved[c3][..]],
+                            k,
+                            &mut ho[at.clone()],
+                            &mut wo[at.clone()],
+                            &mut so[at],
+                        );
+                    }
+                }
+            },
+        );
 }
 
 impl Node for GridHydraulic {
@@ -298,48 +329,17 @@ impl Node for GridHydraulic {
         let n = width * height;
         let span = ctx.world.height_span_m() as f32;
         let (kr, ks, ke, kc) = (p.kr as f32 * span, p.ks as f32, p.ke as f32, p.kc as f32);
+        let k = Rates { kr, ks, ke, kc };
         let mut h = src.data().to_vec();
         let mut w = vec![0.0f32; n];
         let mut s = vec![0.0f32; n];
-        let (mut w2, mut s2) = (vec![0.0f32; n], vec![0.0f32; n]);
-        let (mut a, mut share, mut moved, mut ratio) = (
-            vec![0.0f32; n],
-            vec![0.0f32; n],
-            vec![0.0f32; n],
-            vec![0.0f32; n],
-        );
+        let (mut h2, mut w2, mut s2) = (vec![0.0f32; n], vec![0.0f32; n], vec![0.0f32; n]);
         for it in 0..p.iterations {
             ctx.check_cancel()?;
-            // 1–2: rain, then dissolve; the surface a = h + w and the concentration s/w.
-            h.par_iter_mut()
-                .zip(w.par_iter_mut())
-                .zip(s.par_iter_mut())
-                .zip(a.par_iter_mut().zip(ratio.par_iter_mut()))
-                .for_each(|(((h, w), s), (a, r))| {
-                    *w += kr;
-                    let d = ks * *w;
-                    *h -= d;
-                    *s += d;
-                    *a = *h + *w;
-                    *r = if *w > 0.0 { *s / *w } else { 0.0 };
-                });
-            // 3: transport water, and sediment with it.
-            send(&a, &w, width, height, &mut share, &mut moved);
-            receive(
-                &a, &w, &s, &share, &moved, &ratio, width, height, &mut w2, &mut s2,
-            );
+            step((&h, &w, &s), (&mut h2, &mut w2, &mut s2), width, height, k);
+            std::mem::swap(&mut h, &mut h2);
             std::mem::swap(&mut w, &mut w2);
             std::mem::swap(&mut s, &mut s2);
-            // 4–5: evaporate, deposit what exceeds the capacity.
-            h.par_iter_mut()
-                .zip(w.par_iter_mut())
-                .zip(s.par_iter_mut())
-                .for_each(|((h, w), s)| {
-                    *w *= 1.0 - ke;
-                    let excess = (*s - kc * *w).max(0.0);
-                    *s -= excess;
-                    *h += excess;
-                });
             ctx.report((it + 1) as f32 / p.iterations.max(1) as f32);
         }
         // The suspended sediment settles where it is.
