@@ -70,6 +70,16 @@ impl Scratch {
     }
 }
 
+/// Cells per register block in [`send_row`]: one AVX-512 vector.
+const LANES: usize = 16;
+
+/// `LANES` values of `row` from `at` (callers stay inside the row).
+#[allow(clippy::inline_always)]
+#[inline(always)]
+fn lanes(row: &[f32], at: usize) -> [f32; LANES] {
+    row[at..at + LANES].try_into().unwrap_or([0.0; LANES])
+}
+
 #[inline]
 fn slot(row: isize, ring: isize) -> usize {
     row.rem_euclid(ring) as usize
@@ -130,25 +140,40 @@ fn send_row(
     let n = w.len() - 2;
     let centre = &a[1][1..=n];
     let (total, sum_a, count) = (&mut total[..n], &mut sum_a[..n], &mut count[..n]);
-    total.fill(0.0);
-    sum_a.copy_from_slice(centre);
-    count.fill(1.0);
-    for &(dx, dy, _) in &NEIGHBOURS {
-        let at = (1 + dx) as usize;
-        let nb = &a[(dy + 1) as usize][at..at + n];
-        for ((((t, s), k), &c), &b) in total
-            .iter_mut()
-            .zip(sum_a.iter_mut())
-            .zip(count.iter_mut())
-            .zip(centre)
-            .zip(nb)
-        {
+    // Blocks of LANES cells kept in registers across the eight directions; the tail cell by
+    // cell below, with the same operations in the same order.
+    let full = n / LANES * LANES;
+    for x0 in (0..full).step_by(LANES) {
+        let c = lanes(centre, x0);
+        let mut t = [0.0f32; LANES];
+        let mut sa = c;
+        let mut k = [1.0f32; LANES];
+        for &(dx, dy, _) in &NEIGHBOURS {
+            let nb = lanes(a[(dy + 1) as usize], (x0 as isize + 1 + dx) as usize);
+            for l in 0..LANES {
+                let lower = nb[l] < c[l];
+                let d = c[l] - nb[l];
+                t[l] += if d > 0.0 { d } else { 0.0 };
+                sa[l] += if lower { nb[l] } else { 0.0 };
+                k[l] += if lower { 1.0 } else { 0.0 };
+            }
+        }
+        total[x0..x0 + LANES].copy_from_slice(&t);
+        sum_a[x0..x0 + LANES].copy_from_slice(&sa);
+        count[x0..x0 + LANES].copy_from_slice(&k);
+    }
+    for x in full..n {
+        let c = centre[x];
+        let (mut t, mut sa, mut k) = (0.0f32, c, 1.0f32);
+        for &(dx, dy, _) in &NEIGHBOURS {
+            let b = a[(dy + 1) as usize][(x as isize + 1 + dx) as usize];
             let lower = b < c;
             let d = c - b;
-            *t += if d > 0.0 { d } else { 0.0 };
-            *s += if lower { b } else { 0.0 };
-            *k += if lower { 1.0 } else { 0.0 };
+            t += if d > 0.0 { d } else { 0.0 };
+            sa += if lower { b } else { 0.0 };
+            k += if lower { 1.0 } else { 0.0 };
         }
+        (total[x], sum_a[x], count[x]) = (t, sa, k);
     }
     let (share, moved, water) = (&mut share[1..=n], &mut moved[1..=n], &w[1..=n]);
     for i in 0..n {
@@ -186,22 +211,34 @@ fn receive_row(
         wo[i] = w[i] - moved[i];
         so[i] = s[i] - moved[i] * cr[i];
     }
-    for &(dx, dy, _) in &NEIGHBOURS {
-        let (at, r) = ((1 + dx) as usize, (dy + 1) as usize);
-        let (nb, sh, ra) = (&a[r][at..at + n], &share[r][at..at + n], &ratio[r][at..at + n]);
-        for (((((wv, sv), &c), &b), &shv), &rv) in wo
-            .iter_mut()
-            .zip(so.iter_mut())
-            .zip(ca)
-            .zip(nb)
-            .zip(sh)
-            .zip(ra)
-        {
-            // (a_j − a_i)⁺: exactly the drop the sender used, or 0 when it sent nothing here.
-            let d = b - c;
-            let flow = (if d > 0.0 { d } else { 0.0 }) * shv;
-            *wv += flow;
-            *sv += flow * rv;
+    // Blocks of LANES cells kept in registers across the eight directions, then the tail
+    // with the same operations in the same order.
+    let full = n / LANES * LANES;
+    for x0 in (0..full).step_by(LANES) {
+        let c = lanes(ca, x0);
+        let mut wa = lanes(wo, x0);
+        let mut sa = lanes(so, x0);
+        for &(dx, dy, _) in &NEIGHBOURS {
+            let (at, r) = ((x0 as isize + 1 + dx) as usize, (dy + 1) as usize);
+            let (nb, sh, ra) = (lanes(a[r], at), lanes(share[r], at), lanes(ratio[r], at));
+            for l in 0..LANES {
+                // (a_j − a_i)⁺: exactly the drop the sender used, or 0 when it sent nothing here.
+                let d = nb[l] - c[l];
+                let flow = (if d > 0.0 { d } else { 0.0 }) * sh[l];
+                wa[l] += flow;
+                sa[l] += flow * ra[l];
+            }
+        }
+        wo[x0..x0 + LANES].copy_from_slice(&wa);
+        so[x0..x0 + LANES].copy_from_slice(&sa);
+    }
+    for x in full..n {
+        for &(dx, dy, _) in &NEIGHBOURS {
+            let (at, r) = ((x as isize + 1 + dx) as usize, (dy + 1) as usize);
+            let d = a[r][at] - ca[x];
+            let flow = (if d > 0.0 { d } else { 0.0 }) * share[r][at];
+            wo[x] += flow;
+            so[x] += flow * ratio[r][at];
         }
     }
     for i in 0..n {
@@ -209,7 +246,7 @@ fn receive_row(
         let excess = so[i] - k.kc * wi;
         let excess = if excess > 0.0 { excess } else { 0.0 };
         wo[i] = wi;
-        so[i] = so[i] - excess;
+        so[i] -= excess;
         ho[i] = h[i] + excess;
     }
 }
@@ -233,7 +270,12 @@ fn step(
         .zip(s2.par_chunks_mut(band))
         .enumerate()
         .for_each_init(
-            || (Scratch::new(width), [vec![0.0f32; width], vec![0.0; width], vec![0.0; width]]),
+            || {
+                (
+                    Scratch::new(width),
+                    [vec![0.0f32; width], vec![0.0; width], vec![0.0; width]],
+                )
+            },
             |(sc, [total, sum_a, count]), (b, ((ho, wo), so))| {
                 let y0 = (b * BAND) as isize;
                 let y1 = y0 + (ho.len() / width) as isize;
@@ -263,7 +305,8 @@ fn step(
                     if p >= y0 - 1 {
                         let t = slot(p, 3);
                         if on_map(p) {
-                            let a = [slot(p - 1, 4), slot(p, 4), slot(p + 1, 4)].map(|i| &sc.a[i][..]);
+                            let a =
+                                [slot(p - 1, 4), slot(p, 4), slot(p + 1, 4)].map(|i| &sc.a[i][..]);
                             send_row(
                                 a,
                                 &sc.w[slot(p, 4)],
@@ -289,7 +332,12 @@ fn step(
                             rows4.map(|i| &sc.a[i][..]),
                             rows3.map(|i| &sc.share[i][..]),
                             rows4.map(|i| &sc.ratio[i][..]),
-                            [&sc.h[c4][..], &sc.w[c4][..], &sc.s[c4][..], &sc.moved[c3][..]],
+                            [
+                                &sc.h[c4][..],
+                                &sc.w[c4][..],
+                                &sc.s[c4][..],
+                                &sc.moved[c3][..],
+                            ],
                             k,
                             &mut ho[at.clone()],
                             &mut wo[at.clone()],
@@ -303,7 +351,8 @@ fn step(
 
 impl Node for GridHydraulic {
     type Params = GridHydraulicParams;
-    /// Measured: 5.6 fields of scratch at 1024² (peak RSS, docs/reliability.md), rounded up.
+    /// h, w, s and their next-iteration buffers (the fused pass keeps only rows besides);
+    /// 5.6 fields were measured for the earlier unfused version (docs/reliability.md).
     const SCRATCH_FIELDS: u32 = 6;
     const SPEC: NodeSpec = NodeSpec {
         id: "grid_hydraulic_erosion",
