@@ -630,3 +630,38 @@ fn erosion_nodes_stop_soon_after_cancellation() {
         assert!(reported > 0.0, "{ty}: no progress reported");
     }
 }
+
+/// Droplets at 256² (a 4 × 4 tile grid and the shifted 5 × 5 grid, droplets parked and
+/// finished on the whole map): the same bytes with 1 and with 3 threads.
+#[test]
+fn droplet_erosion_is_thread_count_independent() {
+    use orogen::nodes::erosion::droplet::{erode, Settings};
+    let src = evaluate_outputs(&thermal_graph(30.0, 1, 0), Some(256)).expect("eval");
+    let start: Vec<f32> = src["src"].data().iter().map(|v| v / 2.0).collect();
+    let run = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("pool");
+        let mut h = start.clone();
+        let report = pool
+            .install(|| {
+                erode(
+                    &mut h,
+                    256,
+                    100_000,
+                    3,
+                    &Settings::seed001(),
+                    &|| false,
+                    &|_| {},
+                )
+            })
+            .expect("erode");
+        (h.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), report)
+    };
+    let (one, r1) = run(1);
+    let (three, r3) = run(3);
+    assert!(r1.parked > 0, "the test must park droplets");
+    assert_eq!(r1, r3);
+    assert!(one == three, "heights differ between 1 and 3 threads");
+}

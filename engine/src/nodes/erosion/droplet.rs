@@ -17,8 +17,9 @@
 //! of tiles (fixed by the resolution, never by the thread count) coloured like a 2 × 2
 //! checkerboard. Tiles of one colour run in parallel, each on its own copy of the tile plus a
 //! margin of half a tile: same-coloured regions never overlap, so no two threads touch the
-//! same cell. A droplet about to leave its region is parked and finished afterwards on the
-//! whole map. Within a tile (and in the parked phase) eight droplets advance in lockstep, one
+//! same cell. A droplet about to leave its region is parked; the parked droplets go on in a
+//! second grid shifted by half a tile (where they sit near a tile's middle), and the few
+//! parked again are finished afterwards on the whole map. Within a tile (and in the parked phase) eight droplets advance in lockstep, one
 //! step each in turn, so the core overlaps their independent chains of arithmetic; a finished
 //! droplet's lane takes the next one in index order. Every step happens in an order fixed by
 //! (seed, resolution), so the output is bit-identical for any number of threads.
@@ -441,30 +442,71 @@ fn advance(
     None
 }
 
-/// The tiles (a fixed 4 × 4 grid, at least 32 cells each) and the region each may touch.
-fn tiles(map: usize) -> (usize, Vec<(Rect, Rect)>) {
-    let t = map.div_ceil(4).max(32);
-    let n = map.div_ceil(t);
-    let margin = t / 2;
-    let mut out = Vec::with_capacity(n * n);
-    for ty in 0..n {
-        for tx in 0..n {
-            let tile = Rect {
-                x0: tx * t,
-                y0: ty * t,
-                x1: ((tx + 1) * t).min(map),
-                y1: ((ty + 1) * t).min(map),
-            };
-            let region = Rect {
-                x0: tile.x0.saturating_sub(margin),
-                y0: tile.y0.saturating_sub(margin),
-                x1: (tile.x1 + margin).min(map),
-                y1: (tile.y1 + margin).min(map),
-            };
-            out.push((tile, region));
+/// A fixed grid of tiles (about 4 × 4, at least 32 cells each) and the region each may
+/// touch (the tile plus half a tile around it). The shifted grid has its boundaries half a
+/// tile further on (half-width tiles along the map edges), so a droplet parked near a
+/// boundary of the first grid sits near the middle of a tile of the second.
+struct Tiling {
+    t: usize,
+    shift: usize,
+    /// Tiles per side.
+    n: usize,
+    tiles: Vec<(Rect, Rect)>,
+}
+
+impl Tiling {
+    fn new(map: usize, shifted: bool) -> Self {
+        let t = map.div_ceil(4).max(32);
+        let shift = if shifted { t / 2 } else { 0 };
+        let mut bounds = vec![0];
+        let mut b = if shift == 0 { t } else { shift };
+        while b < map {
+            bounds.push(b);
+            b += t;
         }
+        bounds.push(map);
+        let n = bounds.len() - 1;
+        let margin = t / 2;
+        let mut tiles = Vec::with_capacity(n * n);
+        for ys in bounds.windows(2) {
+            for xs in bounds.windows(2) {
+                let tile = Rect {
+                    x0: xs[0],
+                    y0: ys[0],
+                    x1: xs[1],
+                    y1: ys[1],
+                };
+                let region = Rect {
+                    x0: tile.x0.saturating_sub(margin),
+                    y0: tile.y0.saturating_sub(margin),
+                    x1: (tile.x1 + margin).min(map),
+                    y1: (tile.y1 + margin).min(map),
+                };
+                tiles.push((tile, region));
+            }
+        }
+        Self { t, shift, n, tiles }
     }
-    (n, out)
+
+    /// The tile holding a droplet's cell.
+    fn index(&self, d: &Drop) -> usize {
+        let axis = |v: f32| {
+            let v = v as usize;
+            let i = if v < self.shift {
+                0
+            } else {
+                (v - self.shift) / self.t + usize::from(self.shift > 0)
+            };
+            i.min(self.n - 1)
+        };
+        axis(d.y) * self.n + axis(d.x)
+    }
+
+    /// Checkerboard colour of tile `j`: tiles of one colour are two tiles apart, so their
+    /// regions (tile ± half a tile) never overlap.
+    fn colour(&self, j: usize) -> usize {
+        (j % self.n) % 2 + 2 * ((j / self.n) % 2)
+    }
 }
 
 /// What one tile's task hands back: its region's heights, the droplets it parked, and the
@@ -507,6 +549,92 @@ fn spawn(seed: u64, i: u64, heights: &[f32], map: usize) -> Drop {
     }
 }
 
+/// Runs `drops` (each from where it stands) on the tiles of `grid`, one checkerboard colour
+/// at a time with the tiles of a colour in parallel, and returns the droplets that had to
+/// leave their tile's region, in tile order then droplet order (fixed by the droplets and the
+/// grid, never by the thread count). `phase(colour)` is called after each colour.
+#[allow(clippy::too_many_arguments)]
+fn run_tiled(
+    heights: &mut [f32],
+    map: usize,
+    grid: &Tiling,
+    drops: &[Drop],
+    (k, max_steps): (&Settings, u32),
+    cancelled: &(dyn Fn() -> bool + Sync),
+    report: &mut Report,
+    phase: &dyn Fn(usize),
+) -> Result<Vec<Drop>, NodeError> {
+    // Bucketed by the tile they stand in (index order kept).
+    let mut buckets: Vec<Vec<Drop>> = vec![Vec::new(); grid.tiles.len()];
+    for d in drops {
+        buckets[grid.index(d)].push(*d);
+    }
+    let mut parked = Vec::new();
+    for colour in 0..4 {
+        let jobs: Vec<usize> = (0..grid.tiles.len())
+            .filter(|&j| grid.colour(j) == colour && !buckets[j].is_empty())
+            .collect();
+        let done: Vec<TileRun> = jobs
+            .par_iter()
+            .map(|&j| {
+                let r = grid.tiles[j].1;
+                let mut local = Vec::with_capacity((r.x1 - r.x0) * (r.y1 - r.y0));
+                for y in r.y0..r.y1 {
+                    local.extend_from_slice(&heights[y * map + r.x0..y * map + r.x1]);
+                }
+                let mut view = View::new(&mut local, r, map);
+                let (mut park, mut exited, mut suspended) = (Vec::new(), 0.0f64, 0.0f64);
+                let drops = buckets[j].iter().copied();
+                run_all(
+                    &mut view,
+                    drops,
+                    k,
+                    map,
+                    max_steps,
+                    cancelled,
+                    |d, o| match o {
+                        Outcome::Done => {
+                            exited += f64::from(d.lost);
+                            suspended += f64::from(d.suspended);
+                        }
+                        Outcome::Exited(s) => exited += f64::from(s),
+                        Outcome::Parked => park.push(d),
+                    },
+                );
+                TileRun {
+                    tile: j,
+                    heights: local,
+                    parked: park,
+                    exited,
+                    suspended,
+                }
+            })
+            .collect();
+        if cancelled() {
+            return Err(NodeError::Cancelled);
+        }
+        for TileRun {
+            tile: j,
+            heights: local,
+            parked: park,
+            exited,
+            suspended,
+        } in done
+        {
+            let r = grid.tiles[j].1;
+            let w = r.x1 - r.x0;
+            for (y, row) in (r.y0..r.y1).zip(local.chunks_exact(w)) {
+                heights[y * map + r.x0..y * map + r.x1].copy_from_slice(row);
+            }
+            parked.extend(park);
+            report.exited += exited;
+            report.suspended += suspended;
+        }
+        phase(colour);
+    }
+    Ok(parked)
+}
+
 /// Runs `count` droplets on a square `map × map` height field given in cell units
 /// (metres / cell size). `cancelled` is polled between droplets; `progress` gets the fraction
 /// done after each phase of a round. Deterministic for a given `seed` whatever the thread count.
@@ -527,84 +655,30 @@ pub fn erode(
         return Ok(report);
     }
     let max_steps = (4 * map) as u32;
-    let (n, tiles) = tiles(map);
-    let t = tiles[0].0.x1 - tiles[0].0.x0;
+    let grids = [Tiling::new(map, false), Tiling::new(map, true)];
     // Droplets per round: a sixteenth of the cells (at least 16 384), so the per-round
     // copies of the tile regions stay small next to the droplets' own work.
     let round = ((map * map / 16) as u64).max(1 << 14);
     let mut start = 0u64;
     while start < count {
         let end = (start + round).min(count);
-        // Droplets of this round, bucketed by the tile they start in (index order kept).
-        let mut buckets: Vec<Vec<Drop>> = vec![Vec::new(); tiles.len()];
-        for i in start..end {
-            let d = spawn(seed, i, heights, map);
-            let (tx, ty) = (d.x as usize / t, d.y as usize / t);
-            buckets[ty * n + tx].push(d);
-        }
-        let mut parked: Vec<Drop> = Vec::new();
-        for colour in 0..4 {
-            let jobs: Vec<usize> = (0..tiles.len())
-                .filter(|&j| (j % n) % 2 + 2 * ((j / n) % 2) == colour)
-                .collect();
-            let done: Vec<TileRun> = jobs
-                .par_iter()
-                .map(|&j| {
-                    let r = tiles[j].1;
-                    let mut local = Vec::with_capacity((r.x1 - r.x0) * (r.y1 - r.y0));
-                    for y in r.y0..r.y1 {
-                        local.extend_from_slice(&heights[y * map + r.x0..y * map + r.x1]);
-                    }
-                    let mut view = View::new(&mut local, r, map);
-                    let (mut park, mut exited, mut suspended) = (Vec::new(), 0.0f64, 0.0f64);
-                    let drops = buckets[j].iter().copied();
-                    run_all(
-                        &mut view,
-                        drops,
-                        k,
-                        map,
-                        max_steps,
-                        cancelled,
-                        |d, o| match o {
-                            Outcome::Done => {
-                                exited += f64::from(d.lost);
-                                suspended += f64::from(d.suspended);
-                            }
-                            Outcome::Exited(s) => exited += f64::from(s),
-                            Outcome::Parked => park.push(d),
-                        },
-                    );
-                    TileRun {
-                        tile: j,
-                        heights: local,
-                        parked: park,
-                        exited,
-                        suspended,
-                    }
-                })
-                .collect();
-            if cancelled() {
-                return Err(NodeError::Cancelled);
-            }
-            for TileRun {
-                tile: j,
-                heights: local,
-                parked: park,
-                exited,
-                suspended,
-            } in done
-            {
-                let r = tiles[j].1;
-                let w = r.x1 - r.x0;
-                for (y, row) in (r.y0..r.y1).zip(local.chunks_exact(w)) {
-                    heights[y * map + r.x0..y * map + r.x1].copy_from_slice(row);
-                }
-                parked.extend(park);
-                report.exited += exited;
-                report.suspended += suspended;
-            }
-            let done = start as f32 + (end - start) as f32 * (colour + 1) as f32 / 5.0;
-            progress(done / count as f32);
+        let mut parked: Vec<Drop> = (start..end).map(|i| spawn(seed, i, heights, map)).collect();
+        // Two tiled passes: the droplets parked by the first go on in the shifted grid.
+        for (pass, grid) in grids.iter().enumerate() {
+            let phase = |colour: usize| {
+                let done = (pass * 4 + colour + 1) as f32 / 9.0;
+                progress((start as f32 + (end - start) as f32 * done) / count as f32);
+            };
+            parked = run_tiled(
+                heights,
+                map,
+                grid,
+                &parked,
+                (k, max_steps),
+                cancelled,
+                &mut report,
+                &phase,
+            )?;
         }
         // Parked droplets finish one at a time on the whole map.
         report.parked += parked.len() as u64;
@@ -654,7 +728,7 @@ impl Node for Droplet {
         label: "Hydraulic erosion (droplets)",
         category: Category::Erosion,
         version: 1,
-        doc: "Particle erosion after seed 001 (E-DOG 2011): droplets start on random cells and run downhill along the gradient with inertia Ki; carry capacity q = max(slope, minSlope)·v·w·Kq (\"Understanding water erosion\"); below capacity they erode Kr·(q − s) with a bell-shaped brush of radius 2 but never more than the drop ahead, above it they deposit Kd·(s − q) bilinearly; a droplet facing a rise fills the pit and goes on with zero speed, or dies there; v = √(v² + 2g·Δh), w ← w·(1 − Kw) (\"Code sample\"). Defaults are the seed's: Kq 10, Kw 0.001, Kr 0.9, Kd 0.02, Ki 0.1, minSlope 0.05, g 20. Heights are in cell units (metres / cell size) so slopes are true tangents. The droplet count is density × cells. Deterministic and parallel (tiles of one checkerboard colour run at once; droplets that would leave their tile's region finish afterwards on the whole map; eight droplets advance in lockstep). Brush weights are normalised (the seed's only sum to about 1), so material is conserved except what droplets carry off the map edge. Outputs: height, erosion (wear) and deposition masks, 1 = the largest change.",
+        doc: "Particle erosion after seed 001 (E-DOG 2011): droplets start on random cells and run downhill along the gradient with inertia Ki; carry capacity q = max(slope, minSlope)·v·w·Kq (\"Understanding water erosion\"); below capacity they erode Kr·(q − s) with a bell-shaped brush of radius 2 but never more than the drop ahead, above it they deposit Kd·(s − q) bilinearly; a droplet facing a rise fills the pit and goes on with zero speed, or dies there; v = √(v² + 2g·Δh), w ← w·(1 − Kw) (\"Code sample\"). Defaults are the seed's: Kq 10, Kw 0.001, Kr 0.9, Kd 0.02, Ki 0.1, minSlope 0.05, g 20. Heights are in cell units (metres / cell size) so slopes are true tangents. The droplet count is density × cells. Deterministic and parallel (tiles of one checkerboard colour run at once; droplets that would leave their tile's region go on in a grid shifted by half a tile, the rest on the whole map; eight droplets advance in lockstep). Brush weights are normalised (the seed's only sum to about 1), so material is conserved except what droplets carry off the map edge. Outputs: height, erosion (wear) and deposition masks, 1 = the largest change.",
         inputs: &[PortSpec::height("in", "Terrain to erode.")],
         outputs: &[
             PortSpec::height("out", "Eroded terrain."),
