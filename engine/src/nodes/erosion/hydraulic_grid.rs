@@ -1,7 +1,7 @@
 //! `grid_hydraulic_erosion`: seed 004's hydraulic erosion on the grid — rain, dissolve,
 //! transport by levelling water + terrain, evaporation, deposition above capacity.
 
-use super::NEIGHBOURS;
+use super::{ring_slot as slot, LANES, NEIGHBOURS};
 use crate::field::Field;
 use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
 use rayon::prelude::*;
@@ -70,19 +70,11 @@ impl Scratch {
     }
 }
 
-/// Cells per register block in [`send_row`]: one AVX-512 vector.
-const LANES: usize = 16;
-
 /// `LANES` values of `row` from `at` (callers stay inside the row).
 #[allow(clippy::inline_always)]
 #[inline(always)]
 fn lanes(row: &[f32], at: usize) -> [f32; LANES] {
     row[at..at + LANES].try_into().unwrap_or([0.0; LANES])
-}
-
-#[inline]
-fn slot(row: isize, ring: isize) -> usize {
-    row.rem_euclid(ring) as usize
 }
 
 /// Stage A for one row (seed 004 steps 1–2): rain W += K_r, dissolve H −= K_s·W,

@@ -23,6 +23,17 @@ pub const NEIGHBOURS: [(isize, isize, f32); 8] = [
     (1, 1, std::f32::consts::SQRT_2),
 ];
 
+/// Cells per register block in the banded stencil kernels (thermal, grid hydraulic): one
+/// AVX-512 vector.
+const LANES: usize = 16;
+
+/// Slot of map row `row` in a ring of `ring` task-local rows (the banded stencil kernels
+/// keep the rows a band is working on in such rings).
+#[inline]
+fn ring_slot(row: isize, ring: isize) -> usize {
+    row.rem_euclid(ring) as usize
+}
+
 /// A non-negative field scaled so its largest value is 1 (all zeros stay zeros).
 #[must_use]
 pub fn relative(f: Field) -> Field {

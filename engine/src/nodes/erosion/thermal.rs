@@ -1,7 +1,7 @@
 //! `thermal_erosion`: material above the talus angle slides to lower neighbours
 //! (seed 004, "Thermal Erosion"), and Olsen's speed-optimised variant.
 
-use super::NEIGHBOURS;
+use super::{ring_slot as slot, LANES, NEIGHBOURS};
 use crate::field::Field;
 use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
 use rayon::prelude::*;
@@ -32,8 +32,6 @@ pub struct Thermal;
 /// Rows of output computed by one parallel task (the per-cell shares are recomputed for the
 /// two rows bordering each band, about 6% extra work at 32 rows).
 const BAND: usize = 32;
-/// Cells per register block: one AVX-512 vector.
-const LANES: usize = 16;
 /// Cells per run in pass 2: a run whose cells and neighbours send nothing is copied, not
 /// computed (most of a map once its slopes have relaxed below the talus angle).
 const CHUNK: usize = 128;
@@ -67,11 +65,6 @@ impl Scratch {
             active: std::array::from_fn(|_| vec![false; (len - 2).div_ceil(CHUNK)]),
         }
     }
-}
-
-#[inline]
-fn slot(row: isize, ring: isize) -> usize {
-    row.rem_euclid(ring) as usize
 }
 
 /// Copies map row `y` into a row padded with `PAD` on both sides (`PAD` everywhere off the
