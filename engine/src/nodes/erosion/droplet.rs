@@ -111,9 +111,6 @@ struct Drop {
     v: f32,
     w: f32,
     s: f32,
-    /// Height at the droplet and the four corners of its cell, sampled when it got here.
-    h: f32,
-    c: [f32; 4],
     steps: u32,
     rng: u64,
     /// Sediment dropped on the border ring so far (it leaves the map).
@@ -374,9 +371,9 @@ fn advance(
     // Corners and height read fresh: the seed reuses the ones sampled before its last
     // erosion or deposit, which overstates the drop ahead once the brush has lowered the
     // droplet's own cell, and lets a loaded droplet bounce between two cells.
-    d.c = view.corners(xi, yi);
-    d.h = bilinear(d.c, fx, fy);
-    let [h00, h10, h01, h11] = d.c;
+    let c = view.corners(xi, yi);
+    let mut h = bilinear(c, fx, fy);
+    let [h00, h10, h01, h11] = c;
     // Gradient of the cell and the new direction with inertia.
     let gx = h00 + h01 - h10 - h11;
     let gy = h00 + h10 - h01 - h11;
@@ -404,22 +401,21 @@ fn advance(
     d.rng = rng;
     d.steps += 1;
     let (nfx, nfy) = (nx - nxi as f32, ny - nyi as f32);
-    let nc = view.corners(nxi, nyi);
-    let nh = bilinear(nc, nfx, nfy);
+    let nh = bilinear(view.corners(nxi, nyi), nfx, nfy);
     // A rise ahead: fill the pit up to it, or die trying.
-    if nh >= d.h {
-        let ds = (nh - d.h) + 0.001;
+    if nh >= h {
+        let ds = (nh - h) + 0.001;
         if ds >= d.s {
             d.lost += view.deposit(xi, yi, fx, fy, d.s);
             d.s = 0.0;
             return Some(Outcome::Done);
         }
         d.lost += view.deposit(xi, yi, fx, fy, ds);
-        d.h += ds;
+        h += ds;
         d.s -= ds;
         d.v = 0.0;
     }
-    let mut dh = d.h - nh;
+    let mut dh = h - nh;
     let q = dh.max(k.min_slope) * d.v * d.w * k.kq;
     let ds = d.s - q;
     if ds >= 0.0 {
@@ -437,8 +433,6 @@ fn advance(
     d.w *= 1.0 - k.kw;
     d.x = nx;
     d.y = ny;
-    d.h = nh;
-    d.c = nc;
     None
 }
 
@@ -520,13 +514,12 @@ struct TileRun {
 }
 
 /// Droplet `i`'s starting state.
-fn spawn(seed: u64, i: u64, heights: &[f32], map: usize) -> Drop {
+fn spawn(seed: u64, i: u64, map: usize) -> Drop {
     let mut rng = splitmix64(seed ^ splitmix64(i));
     let span = (map - 1) as u64;
     let xi = (splitmix64(rng) % span) as usize;
     let yi = (splitmix64(rng ^ 0x5851_F42D_4C95_7F2D) % span) as usize;
     rng = splitmix64(rng ^ 0x1405_7B7E_F767_814F);
-    let at = yi * map + xi;
     Drop {
         x: xi as f32,
         y: yi as f32,
@@ -535,13 +528,6 @@ fn spawn(seed: u64, i: u64, heights: &[f32], map: usize) -> Drop {
         v: 0.0,
         w: 1.0,
         s: 0.0,
-        h: heights[at],
-        c: [
-            heights[at],
-            heights[at + 1],
-            heights[at + map],
-            heights[at + map + 1],
-        ],
         steps: 0,
         rng,
         lost: 0.0,
@@ -662,7 +648,7 @@ pub fn erode(
     let mut start = 0u64;
     while start < count {
         let end = (start + round).min(count);
-        let mut parked: Vec<Drop> = (start..end).map(|i| spawn(seed, i, heights, map)).collect();
+        let mut parked: Vec<Drop> = (start..end).map(|i| spawn(seed, i, map)).collect();
         // Two tiled passes: the droplets parked by the first go on in the shifted grid.
         for (pass, grid) in grids.iter().enumerate() {
             let phase = |colour: usize| {
