@@ -17,7 +17,9 @@
 //! of tiles (fixed by the resolution, never by the thread count) coloured like a 2 × 2
 //! checkerboard. Tiles of one colour run in parallel, each on its own copy of the tile plus a
 //! margin of half a tile: same-coloured regions never overlap, so no two threads touch the
-//! same cell. A droplet about to leave its region is parked; the parked droplets go on in a
+//! same cell. The four-cell band along a region's inner edge is frozen for the pass (neither
+//! eroded nor deposited on; see `View::erodable`). A droplet about to leave its region, or
+//! to deposit on that band, is parked; the parked droplets go on in a
 //! second grid shifted by half a tile (where they sit near a tile's middle), and the few
 //! parked again are finished afterwards on the whole map. Within a tile (and in the parked phase) eight droplets advance in lockstep, one
 //! step each in turn, so the core overlaps their independent chains of arithmetic; a finished
@@ -131,11 +133,19 @@ struct View<'a> {
     /// droplet reads or writes lies in the view.
     safe: (i32, i32, i32, i32),
     /// Cells the erosion brush may lower (x0, y0 inclusive, x1, y1 exclusive): not the map's
-    /// border ring (the fixed base level), and not the two-cell band along a view edge that
-    /// lies inside the map. A droplet in that band that heads out is parked before it can
-    /// fill the pit it sits in, so holes dug there would deepen without bound; the band is
-    /// the inside of another colour's view and is eroded there.
+    /// border ring (the fixed base level), and not the four-cell band along a view edge that
+    /// lies inside the map. That band is frozen for the pass — neither lowered nor raised —
+    /// and is eroded later, when it lies inside another region:
+    /// - lowered, it would sink without bound: droplets heading out are parked standing on
+    ///   it, before they can fill the holes the brush dug under them (1 km pits at 1024²);
+    /// - raised, it grows into a dam: droplets that may not lower it fill the valley behind
+    ///   it, and the lake and the dam rise together (a straight 16 m step along the edge).
     erodable: (i32, i32, i32, i32),
+    /// Cells a droplet may stand on and still deposit (its cell's corners must lie inside,
+    /// x0, y0 inclusive, x1, y1 exclusive): the erodable range, unbounded along the map's
+    /// edges (what lands on the border ring leaves the map). A droplet outside it that would
+    /// deposit is parked instead.
+    fillable: (i32, i32, i32, i32),
 }
 
 impl<'a> View<'a> {
@@ -146,6 +156,8 @@ impl<'a> View<'a> {
         let hi = |b: usize| if b == map { b as i32 - 1 } else { b as i32 - 2 };
         let elo = |a: usize| if a == 0 { 1 } else { a as i32 + 3 };
         let ehi = |b: usize| if b == map { b as i32 - 1 } else { b as i32 - 4 };
+        let flo = |a: usize| if a == 0 { i32::MIN } else { a as i32 + 3 };
+        let fhi = |b: usize| if b == map { i32::MAX } else { b as i32 - 4 };
         Self {
             data,
             ox: x0,
@@ -153,6 +165,7 @@ impl<'a> View<'a> {
             w: x1 - x0,
             safe: (lo(x0), lo(y0), hi(x1), hi(y1)),
             erodable: (elo(x0), elo(y0), ehi(x1), ehi(y1)),
+            fillable: (flo(x0), flo(y0), fhi(x1), fhi(y1)),
             map: map as i32,
         }
     }
@@ -396,12 +409,20 @@ fn advance(
     if nxi < sx0 || nyi < sy0 || nxi >= sx1 || nyi >= sy1 {
         return Some(Outcome::Parked);
     }
+    let (nfx, nfy) = (nx - nxi as f32, ny - nyi as f32);
+    let nh = bilinear(view.corners(nxi, nyi), nfx, nfy);
+    let (fx0, fy0, fx1, fy1) = view.fillable;
+    if (xi < fx0 || yi < fy0 || xi + 1 >= fx1 || yi + 1 >= fy1)
+        && (nh >= h || d.s - (h - nh).max(k.min_slope) * d.v * d.w * k.kq >= 0.0)
+    {
+        // It would deposit on the band along the view's edge: go on later, where the band
+        // is inside a region (see `View::erodable`).
+        return Some(Outcome::Parked);
+    }
     d.dx = dx;
     d.dy = dy;
     d.rng = rng;
     d.steps += 1;
-    let (nfx, nfy) = (nx - nxi as f32, ny - nyi as f32);
-    let nh = bilinear(view.corners(nxi, nyi), nfx, nfy);
     // A rise ahead: fill the pit up to it, or die trying.
     if nh >= h {
         let ds = (nh - h) + 0.001;
