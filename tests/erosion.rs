@@ -183,7 +183,14 @@ fn eval_with_threads(
 /// Erosion nodes: 1 and 3 threads give identical bytes for every output.
 #[test]
 fn erosion_nodes_are_deterministic_across_thread_counts() {
-    for (ty, params) in [("droplet_erosion", vec![("density", ParamValue::Float(0.5))])] {
+    for (ty, params) in [
+        ("droplet_erosion", vec![("density", ParamValue::Float(0.5))]),
+        // Drainage walks in bands of rows in parallel, then the band crossings in order.
+        (
+            "lim_tan_bhojan_erosion",
+            vec![("iterations", ParamValue::Int(30))],
+        ),
+    ] {
         let g = erosion_graph(ty, &params);
         let one = eval_with_threads(&g, 192, 1);
         let many = eval_with_threads(&g, 192, 3);

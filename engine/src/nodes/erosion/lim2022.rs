@@ -7,8 +7,8 @@
 //!    in *total* height (land + water) divided by the distance between the tiles' jittered
 //!    nodes; a tile with no lower neighbour is a local minimum (minima under water are
 //!    discarded);
-//! 2. (§3.3) total drainage `D = moisture + k_d·Σ D(tributaries)`, computed in one pass over
-//!    a topological order of the drainage forest;
+//! 2. (§3.3) total drainage `D = moisture + k_d·Σ D(tributaries)`, passed on downstream
+//!    once per tile in a topological order of the drainage forest (see `total_drainage`);
 //! 3. (§3.4) for each minimum M, the leaf of its tree with the lowest total height is found;
 //!    from the leaf's neighbour opposite to its drainage direction the path runs down to the
 //!    adjacent minimum M'. Along the path M → leaf → neighbour → M', each tile above the
@@ -114,10 +114,19 @@ pub struct Lim {
     /// Checked between the halves of a tick, so a cancelled tick ends early.
     pub cancel: crate::node::CancelToken,
     off: Vec<[f32; 2]>,
+    /// Distances between neighbouring nodes (fixed).
+    d4: flow::D4Distances,
+    /// Distance to the receiver's node.
     dist: Vec<f32>,
-    order: Vec<u32>,
+    /// Land + water, the surface the tick routes on.
+    total: Vec<f32>,
+    /// Donors per tile, and the countdown the ordering consumes.
     count: Vec<u32>,
-    root: Vec<u32>,
+    pending: Vec<u32>,
+    /// Per tile: the leaf upstream of it with the lowest total height (at a minimum: its
+    /// tree's lowest leaf), as `flow::order_key(total) << 32 | index` so that the smallest
+    /// key is the lowest leaf, the lowest index among equals; `u64::MAX` = none.
+    lowest_leaf: Vec<u64>,
     scratch: Vec<f32>,
 }
 
@@ -151,13 +160,20 @@ impl Lim {
             gorges: Vec::new(),
             record_gorges: false,
             cancel: crate::node::CancelToken::new(),
-            off: flow::jittered_offsets(seed, n, jitter),
+            off: Vec::new(),
+            d4: flow::D4Distances {
+                right: Vec::new(),
+                down: Vec::new(),
+            },
             dist: vec![1.0; n],
-            order: Vec::with_capacity(n),
+            total: vec![0.0; n],
             count: Vec::new(),
-            root: Vec::new(),
+            pending: Vec::new(),
+            lowest_leaf: Vec::new(),
             scratch: vec![0.0; n],
         };
+        s.off = flow::jittered_offsets(seed, n, jitter);
+        s.d4 = flow::D4Distances::new(&s.off, w, h);
         s.sea_level(sea);
         s
     }
@@ -170,15 +186,102 @@ impl Lim {
             .for_each(|(w, &h)| *w = (sea - h).max(0.0));
     }
 
-    /// Total drainage (§3.3) over the current receivers, in a topological order.
+    /// Total drainage (§3.3) over the current receivers, in a topological order of the
+    /// drainage forest found on the way: from every tile without tributaries (in index order)
+    /// a walk goes downstream, each tile passing `k_d·D` on to its receiver, and stops at a
+    /// tile still waiting for another tributary — so each tile passes on exactly once, after
+    /// all its tributaries. Each tile also passes on the lowest leaf upstream of it (by total
+    /// height, the lowest index among equals), so at every minimum `lowest_leaf` is its
+    /// tree's lowest leaf (§3.4). Leaves the donor counts in `count`.
     pub fn total_drainage(&mut self, kd: f32) {
-        flow::upstream_first(&self.rcv, &mut self.order, &mut self.count);
-        self.drainage.copy_from_slice(&self.moisture);
-        for &i in &self.order {
-            let r = self.rcv[i as usize];
-            if r != NONE {
-                let add = kd * self.drainage[i as usize];
-                self.drainage[r as usize] += add;
+        let (w, h) = (self.w, self.h);
+        let n = w * h;
+        let rcv = &self.rcv;
+        // Donors of every tile: the neighbours that drain to it (a gather, row-parallel).
+        self.count.resize(n, 0);
+        self.count
+            .par_chunks_mut(w)
+            .enumerate()
+            .for_each(|(y, row)| {
+                for (x, c) in row.iter_mut().enumerate() {
+                    let i = y * w + x;
+                    let to_me = |j: usize| u32::from(rcv[j] == i as u32);
+                    let mut k = 0;
+                    if y > 0 {
+                        k += to_me(i - w);
+                    }
+                    if x > 0 {
+                        k += to_me(i - 1);
+                    }
+                    if x + 1 < w {
+                        k += to_me(i + 1);
+                    }
+                    if y + 1 < h {
+                        k += to_me(i + w);
+                    }
+                    *c = k;
+                }
+            });
+        self.pending.clone_from(&self.count);
+        let (count, pending, drainage) = (&self.count, &mut self.pending, &mut self.drainage);
+        let (total, leaf) = (&self.total, &mut self.lowest_leaf);
+        drainage.copy_from_slice(&self.moisture);
+        leaf.clear();
+        leaf.resize(n, u64::MAX);
+        // From every source, walk downstream for as long as the tile reached has heard
+        // from all its tributaries: each tile is passed on exactly once, by the walk that
+        // completes it, and the walks move between neighbours (cache-friendly). First in
+        // parallel within fixed bands of rows (a walk stops where it would cross into
+        // another band), then the crossings in band order on the whole map — a fixed
+        // schedule, whatever the thread count.
+        let key = |i: usize| u64::from(flow::order_key(total[i])) << 32 | i as u64;
+        let span = h.div_ceil(DRAIN_BANDS).max(1) * w;
+        let crossings: Vec<Vec<u32>> = drainage
+            .par_chunks_mut(span)
+            .zip(leaf.par_chunks_mut(span))
+            .zip(pending.par_chunks_mut(span))
+            .enumerate()
+            .map(|(b, ((dr, lf), pd))| {
+                let (base, end) = (b * span, b * span + dr.len());
+                let mut out = Vec::new();
+                for start in base..end {
+                    if count[start] != 0 {
+                        continue;
+                    }
+                    let mut i = start;
+                    while let Some(r) = Some(rcv[i]).filter(|&r| r != NONE) {
+                        let r = r as usize;
+                        if r < base || r >= end {
+                            out.push(i as u32);
+                            break;
+                        }
+                        let mine = if count[i] == 0 { key(i) } else { lf[i - base] };
+                        if !pass_on(
+                            kd,
+                            mine,
+                            dr[i - base],
+                            &mut dr[r - base],
+                            &mut lf[r - base],
+                            &mut pd[r - base],
+                        ) {
+                            break;
+                        }
+                        i = r;
+                    }
+                }
+                out
+            })
+            .collect();
+        for &start in crossings.iter().flatten() {
+            let mut i = start as usize;
+            while let Some(r) = Some(rcv[i]).filter(|&r| r != NONE) {
+                let r = r as usize;
+                let mine = if count[i] == 0 { key(i) } else { leaf[i] };
+                let d = drainage[i];
+                if !pass_on(kd, mine, d, &mut drainage[r], &mut leaf[r], &mut pending[r]) {
+                    break;
+                }
+                i = r;
             }
         }
     }
@@ -193,44 +296,23 @@ impl Lim {
 
     /// Steps 1–3 of a tick: drainage directions, total drainage, gorges.
     pub fn route_and_carve(&mut self, k: &LimSettings) {
-        let (w, h) = (self.w, self.h);
-        let n = w * h;
         // 1. Drainage directions by total height, four neighbours.
-        let total: Vec<f32> = self
-            .land
-            .par_iter()
-            .zip(self.water.par_iter())
-            .map(|(a, b)| a + b)
-            .collect();
-        flow::receivers(
-            &total,
-            w,
-            h,
-            &self.off,
-            &flow::D4,
-            &|_| false,
-            &mut self.rcv,
-            &mut self.dist,
-        );
-        // 2. Total drainage (also leaves `order` and the donor counts).
+        self.total
+            .par_iter_mut()
+            .zip(self.land.par_iter().zip(self.water.par_iter()))
+            .for_each(|(t, (a, b))| *t = a + b);
+        flow::receivers_d4(&self.total, self.w, &self.d4, &mut self.rcv, &mut self.dist);
+        // 2. Total drainage (and each minimum's lowest leaf).
         self.total_drainage(k.kd);
-        // Donor counts were consumed by the ordering; recount the tributaries.
-        self.count.clear();
-        self.count.resize(n, 0);
-        for &r in &self.rcv {
-            if r != NONE {
-                self.count[r as usize] += 1;
-            }
-        }
         // 3. Gorges between adjacent minima.
-        flow::roots(&self.rcv, &self.order, &mut self.root);
-        self.carve_gorges(&total, k);
+        self.carve_gorges(k);
     }
 
     /// Steps 4–6 of a tick: fluvial erosion, height constraints, sea level.
-    fn erode_and_constrain(&mut self, k: &LimSettings) {
-        let (w, h) = (self.w, self.h);
-        // 4. Fluvial erosion, all tiles at once from the heights after carving.
+    pub fn erode_and_constrain(&mut self, k: &LimSettings) {
+        let w = self.w;
+        // 4. Fluvial erosion, all tiles at once from the heights after carving, then
+        // 5a. the value constraint on the result (both per tile).
         let (land, water, rcv, dist, drainage) = (
             &self.land,
             &self.water,
@@ -238,88 +320,57 @@ impl Lim {
             &self.dist,
             &self.drainage,
         );
-        self.scratch
-            .par_iter_mut()
-            .enumerate()
-            .for_each(|(i, out)| {
-                let r = rcv[i];
-                *out = land[i];
-                if r == NONE || water[i] > 0.0 {
-                    return;
-                }
-                let r = r as usize;
-                let drop = (land[i] + water[i]) - (land[r] + water[r]);
-                if drop <= 0.0 {
-                    return;
-                }
-                let s = drop / dist[i];
-                let dh = k.ke * pow(drainage[i], k.n) * pow(s, k.m);
-                *out = land[i] - dh.min(drop);
-            });
-        std::mem::swap(&mut self.land, &mut self.scratch);
-        // 5. Height constraints: value, then gradient (both from the current heights).
-        self.land
-            .par_iter_mut()
-            .zip(
-                self.constraint
-                    .par_iter()
-                    .zip(self.value_strength.par_iter()),
-            )
-            .for_each(|(h, (&c, &sv))| *h = (1.0 - sv) * *h + sv * c);
-        let (land, c, sg) = (&self.land, &self.constraint, &self.gradient_strength);
+        let (c, sv) = (&self.constraint, &self.value_strength);
         self.scratch
             .par_chunks_mut(w)
             .enumerate()
             .for_each(|(y, row)| {
                 for (x, out) in row.iter_mut().enumerate() {
                     let i = y * w + x;
-                    let (mut sum, mut count) = (0.0f32, 0.0f32);
-                    for &(dx, dy) in &flow::D4 {
-                        let (nx, ny) = (x as i32 + dx, y as i32 + dy);
-                        if nx < 0 || ny < 0 || nx >= w as i32 || ny >= h as i32 {
-                            continue;
+                    let mut h = land[i];
+                    let r = rcv[i];
+                    if r != NONE && water[i] <= 0.0 {
+                        let r = r as usize;
+                        let drop = (land[i] + water[i]) - (land[r] + water[r]);
+                        if drop > 0.0 {
+                            let s = drop / dist[i];
+                            let dh = k.ke * pow(drainage[i], k.n) * pow(s, k.m);
+                            h = land[i] - dh.min(drop);
                         }
-                        let j = ny as usize * w + nx as usize;
-                        sum += land[j] + c[i] - c[j];
-                        count += 1.0;
                     }
-                    let ideal = if count > 0.0 { sum / count } else { land[i] };
-                    *out = (1.0 - sg[i]) * land[i] + sg[i] * ideal;
+                    *out = (1.0 - sv[i]) * h + sv[i] * c[i];
                 }
             });
         std::mem::swap(&mut self.land, &mut self.scratch);
-        // 6. Sea level.
-        self.sea_level(k.sea);
+        // 5b. Gradient constraint (from the heights after 5a), then 6. sea level.
+        let (land, sg) = (&self.land, &self.gradient_strength);
+        let sea = k.sea;
+        self.scratch
+            .par_chunks_mut(w)
+            .zip(self.water.par_chunks_mut(w))
+            .enumerate()
+            .for_each(|(y, (row, wet))| gradient_row(land, c, sg, w, y, sea, row, wet));
+        std::mem::swap(&mut self.land, &mut self.scratch);
     }
 
     /// Step 3 (§3.4): for each dry local minimum, carve a gorge to the adjacent minimum
     /// reached through the lowest leaf of its drainage tree.
-    fn carve_gorges(&mut self, total: &[f32], k: &LimSettings) {
+    fn carve_gorges(&mut self, k: &LimSettings) {
         let (w, h) = (self.w, self.h);
         let n = w * h;
         self.gorges.clear();
-        // Lowest leaf (tile without tributaries) of every tree, by total height.
-        let mut lowest_leaf = vec![NONE; n];
-        for i in 0..n {
-            if self.count[i] != 0 || self.rcv[i] == NONE {
-                continue;
-            }
-            let m = self.root[i] as usize;
-            let cur = lowest_leaf[m];
-            if cur == NONE || total[i] < total[cur as usize] {
-                lowest_leaf[m] = i as u32;
-            }
-        }
+        let lowest_leaf = std::mem::take(&mut self.lowest_leaf);
         // Every gorge is computed from the heights the drainage network of this tick was
         // routed on (steps 1–2), so one gorge never sees another's cut.
-        let snapshot = self.land.clone();
+        let mut snapshot = std::mem::take(&mut self.scratch);
+        snapshot.copy_from_slice(&self.land);
         let mut path: Vec<u32> = Vec::new();
         let mut carved: Vec<f32> = Vec::new();
         for m in 0..n {
-            if self.rcv[m] != NONE || self.water[m] > 0.0 || lowest_leaf[m] == NONE {
+            if self.rcv[m] != NONE || self.water[m] > 0.0 || lowest_leaf[m] == u64::MAX {
                 continue;
             }
-            let leaf = lowest_leaf[m] as usize;
+            let leaf = (lowest_leaf[m] & 0xFFFF_FFFF) as usize;
             // The neighbour opposite the leaf's drainage direction.
             let r = self.rcv[leaf] as usize;
             let (lx, ly) = ((leaf % w) as i32, (leaf / w) as i32);
@@ -329,7 +380,10 @@ impl Lim {
                 continue;
             }
             let o = oy as usize * w + ox as usize;
-            let m2 = self.root[o] as usize;
+            let mut m2 = o;
+            while self.rcv[m2] != NONE {
+                m2 = self.rcv[m2] as usize;
+            }
             if m2 == m {
                 continue;
             }
@@ -386,6 +440,87 @@ impl Lim {
                 self.gorges.push((path.clone(), carved.clone()));
             }
         }
+        self.scratch = snapshot;
+        self.lowest_leaf = lowest_leaf;
+    }
+}
+
+/// Bands of rows whose drainage walks run in parallel (fixed, so the result never depends on
+/// the thread count).
+const DRAIN_BANDS: usize = 8;
+
+/// A ready tile passes its drainage `d` (× `k_d`) and lowest leaf `leaf` on to its receiver;
+/// true when that was the receiver's last tributary (it is ready now).
+#[inline]
+fn pass_on(kd: f32, leaf: u64, d: f32, rd: &mut f32, rleaf: &mut u64, rpending: &mut u32) -> bool {
+    *rd += kd * d;
+    *rleaf = (*rleaf).min(leaf);
+    *rpending -= 1;
+    *rpending == 0
+}
+
+/// Step 5b (§3.6) on row `y`: `h ← (1 − s_g)·h + s_g·mean_n(h_n + c − c_n)` over the four
+/// neighbours (summed up, left, right, down — [`flow::D4`]'s order — as many as lie on the
+/// map), then step 6: the water that brings the tile up to sea level.
+#[multiversion::multiversion(targets(
+    "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
+    "x86_64+avx2+fma+sse4.1"
+))]
+#[allow(clippy::too_many_arguments)]
+fn gradient_row(
+    land: &[f32],
+    c: &[f32],
+    sg: &[f32],
+    w: usize,
+    y: usize,
+    sea: f32,
+    out: &mut [f32],
+    wet: &mut [f32],
+) {
+    let h = land.len() / w;
+    let row = y * w;
+    let finish = |i: usize, ideal: f32| (1.0 - sg[i]) * land[i] + sg[i] * ideal;
+    let cell = |x: usize| {
+        let i = row + x;
+        let (mut sum, mut count) = (0.0f32, 0.0f32);
+        for (j, inside) in [
+            (i.wrapping_sub(w), y > 0),
+            (i.wrapping_sub(1), x > 0),
+            (i + 1, x + 1 < w),
+            (i + w, y + 1 < h),
+        ] {
+            if inside {
+                sum += land[j] + c[i] - c[j];
+                count += 1.0;
+            }
+        }
+        finish(i, if count > 0.0 { sum / count } else { land[i] })
+    };
+    if y == 0 || y + 1 == h || w < 3 {
+        for (x, o) in out.iter_mut().enumerate() {
+            *o = cell(x);
+        }
+    } else {
+        out[0] = cell(0);
+        out[w - 1] = cell(w - 1);
+        // The interior: equal-length slices, no bounds checks — vectorised. Same sums in
+        // the same order as `cell`.
+        let n = w - 2;
+        let at = |base: usize| (&land[base..base + n], &c[base..base + n]);
+        let ((lu, cu), (ll, cl)) = (at(row - w + 1), at(row));
+        let ((lm, cm), (lr, cr)) = (at(row + 1), at(row + 2));
+        let (ld, cd) = at(row + w + 1);
+        let sgm = &sg[row + 1..row + 1 + n];
+        for (k, o) in out[1..=n].iter_mut().enumerate() {
+            let ci = cm[k];
+            let sum = (lu[k] + ci - cu[k]) + (ll[k] + ci - cl[k]);
+            let sum = sum + (lr[k] + ci - cr[k]);
+            let sum = sum + (ld[k] + ci - cd[k]);
+            *o = (1.0 - sgm[k]) * lm[k] + sgm[k] * (sum / 4.0);
+        }
+    }
+    for (wt, &o) in wet.iter_mut().zip(out.iter()) {
+        *wt = (sea - o).max(0.0);
     }
 }
 
@@ -394,8 +529,9 @@ pub struct LimTanBhojan;
 
 impl Node for LimTanBhojan {
     type Params = LimParams;
-    /// Measured: 11.6 fields of scratch at 1024² (peak RSS, docs/reliability.md), rounded up.
-    const SCRATCH_FIELDS: u32 = 12;
+    /// Measured: 15.7 fields of scratch at 1024² (peak RSS, docs/reliability.md), rounded up
+    /// (session 5: +4.1 for the fixed neighbour distances, drainage countdown and leaf keys).
+    const SCRATCH_FIELDS: u32 = 16;
     const SPEC: NodeSpec = NodeSpec {
         id: "lim_tan_bhojan_erosion",
         label: "Lim–Tan–Bhojan erosion",
