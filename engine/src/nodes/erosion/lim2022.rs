@@ -127,6 +127,8 @@ pub struct Lim {
     /// tree's lowest leaf), as `flow::order_key(total) << 32 | index` so that the smallest
     /// key is the lowest leaf, the lowest index among equals; `u64::MAX` = none.
     lowest_leaf: Vec<u64>,
+    /// The gorges' cuts of a tick (tile, carved height), applied once all are found.
+    cuts: Vec<(u32, f32)>,
     scratch: Vec<f32>,
 }
 
@@ -170,6 +172,7 @@ impl Lim {
             count: Vec::new(),
             pending: Vec::new(),
             lowest_leaf: Vec::new(),
+            cuts: Vec::new(),
             scratch: vec![0.0; n],
         };
         s.off = flow::jittered_offsets(seed, n, jitter);
@@ -197,37 +200,26 @@ impl Lim {
         let (w, h) = (self.w, self.h);
         let n = w * h;
         let rcv = &self.rcv;
-        // Donors of every tile: the neighbours that drain to it (a gather, row-parallel).
+        // Donors of every tile (the neighbours that drain to it, a row-parallel gather),
+        // with the countdown, the drainage and the leaves set up in the same pass.
         self.count.resize(n, 0);
+        self.pending.resize(n, 0);
+        self.lowest_leaf.resize(n, u64::MAX);
+        let moisture = &self.moisture;
         self.count
             .par_chunks_mut(w)
+            .zip(self.pending.par_chunks_mut(w))
+            .zip(self.drainage.par_chunks_mut(w))
+            .zip(self.lowest_leaf.par_chunks_mut(w))
             .enumerate()
-            .for_each(|(y, row)| {
-                for (x, c) in row.iter_mut().enumerate() {
-                    let i = y * w + x;
-                    let to_me = |j: usize| u32::from(rcv[j] == i as u32);
-                    let mut k = 0;
-                    if y > 0 {
-                        k += to_me(i - w);
-                    }
-                    if x > 0 {
-                        k += to_me(i - 1);
-                    }
-                    if x + 1 < w {
-                        k += to_me(i + 1);
-                    }
-                    if y + 1 < h {
-                        k += to_me(i + w);
-                    }
-                    *c = k;
-                }
+            .for_each(|(y, (((c, p), d), l))| {
+                donors_row(rcv, w, y, c);
+                p.copy_from_slice(c);
+                d.copy_from_slice(&moisture[y * w..(y + 1) * w]);
+                l.fill(u64::MAX);
             });
-        self.pending.clone_from(&self.count);
         let (count, pending, drainage) = (&self.count, &mut self.pending, &mut self.drainage);
         let (total, leaf) = (&self.total, &mut self.lowest_leaf);
-        drainage.copy_from_slice(&self.moisture);
-        leaf.clear();
-        leaf.resize(n, u64::MAX);
         // From every source, walk downstream for as long as the tile reached has heard
         // from all its tributaries: each tile is passed on exactly once, by the walk that
         // completes it, and the walks move between neighbours (cache-friendly). First in
@@ -325,21 +317,17 @@ impl Lim {
             .par_chunks_mut(w)
             .enumerate()
             .for_each(|(y, row)| {
-                for (x, out) in row.iter_mut().enumerate() {
-                    let i = y * w + x;
-                    let mut h = land[i];
-                    let r = rcv[i];
-                    if r != NONE && water[i] <= 0.0 {
-                        let r = r as usize;
-                        let drop = (land[i] + water[i]) - (land[r] + water[r]);
-                        if drop > 0.0 {
-                            let s = drop / dist[i];
-                            let dh = k.ke * pow(drainage[i], k.n) * pow(s, k.m);
-                            h = land[i] - dh.min(drop);
-                        }
-                    }
-                    *out = (1.0 - sv[i]) * h + sv[i] * c[i];
-                }
+                let at = y * w..(y + 1) * w;
+                let tile = Tiles {
+                    land,
+                    water,
+                    rcv: &rcv[at.clone()],
+                    dist: &dist[at.clone()],
+                    drainage: &drainage[at.clone()],
+                    c: &c[at.clone()],
+                    sv: &sv[at],
+                };
+                fluvial_row(&tile, y * w, w, k, row);
             });
         std::mem::swap(&mut self.land, &mut self.scratch);
         // 5b. Gradient constraint (from the heights after 5a), then 6. sea level.
@@ -357,19 +345,29 @@ impl Lim {
     /// reached through the lowest leaf of its drainage tree.
     fn carve_gorges(&mut self, k: &LimSettings) {
         let (w, h) = (self.w, self.h);
-        let n = w * h;
         self.gorges.clear();
         let lowest_leaf = std::mem::take(&mut self.lowest_leaf);
+        // Dry minima with a leaf, in index order.
+        let (rcv, water) = (&self.rcv, &self.water);
+        let per_row: Vec<Vec<u32>> = (0..h)
+            .into_par_iter()
+            .map(|y| {
+                (y * w..(y + 1) * w)
+                    .filter(|&m| rcv[m] == NONE && water[m] <= 0.0 && lowest_leaf[m] != u64::MAX)
+                    .map(|m| m as u32)
+                    .collect()
+            })
+            .collect();
         // Every gorge is computed from the heights the drainage network of this tick was
-        // routed on (steps 1–2), so one gorge never sees another's cut.
-        let mut snapshot = std::mem::take(&mut self.scratch);
-        snapshot.copy_from_slice(&self.land);
+        // routed on (steps 1–2), so one gorge never sees another's cut: the cuts are
+        // collected and applied at the end (where gorges cross, the deepest cut stays).
+        let mut cuts = std::mem::take(&mut self.cuts);
+        cuts.clear();
+        let snapshot = &self.land;
         let mut path: Vec<u32> = Vec::new();
         let mut carved: Vec<f32> = Vec::new();
-        for m in 0..n {
-            if self.rcv[m] != NONE || self.water[m] > 0.0 || lowest_leaf[m] == u64::MAX {
-                continue;
-            }
+        for &m in per_row.iter().flatten() {
+            let m = m as usize;
             let leaf = (lowest_leaf[m] & 0xFFFF_FFFF) as usize;
             // The neighbour opposite the leaf's drainage direction.
             let r = self.rcv[leaf] as usize;
@@ -432,16 +430,173 @@ impl Lim {
                     before
                 };
                 carved.push(cut);
-                // Where gorges cross, the deepest cut stays.
-                self.land[t] = self.land[t].min(cut);
+                cuts.push((t as u32, cut));
                 self.gradient_strength[t] *= 1.0 - wgt;
             }
             if self.record_gorges {
                 self.gorges.push((path.clone(), carved.clone()));
             }
         }
-        self.scratch = snapshot;
+        for &(t, cut) in &cuts {
+            let t = t as usize;
+            self.land[t] = self.land[t].min(cut);
+        }
+        self.cuts = cuts;
         self.lowest_leaf = lowest_leaf;
+    }
+}
+
+/// One row's inputs to [`fluvial_row`] (`land` and `water` whole: receivers lie in the rows
+/// next to it).
+struct Tiles<'a> {
+    land: &'a [f32],
+    water: &'a [f32],
+    rcv: &'a [u32],
+    dist: &'a [f32],
+    drainage: &'a [f32],
+    c: &'a [f32],
+    sv: &'a [f32],
+}
+
+/// Steps 4 and 5a for one tile with land `li`, water `wi` and its receiver's land + water
+/// `sr`: fluvial erosion `Δh = k_e·D^n·s^m` capped at the drop to the receiver, for a dry tile
+/// above its receiver (§3.5, Eq. 2), then the value constraint (§3.6). Always inlined: each
+/// multiversioned clone of [`fluvial_row`] gets its own copy with its features.
+#[allow(clippy::inline_always, clippy::too_many_arguments)]
+#[inline(always)]
+fn fluvial_cell<const PAPER: bool>(
+    li: f32,
+    wi: f32,
+    sr: f32,
+    dist: f32,
+    d: f32,
+    sv: f32,
+    c: f32,
+    k: &LimSettings,
+) -> f32 {
+    let drop = (li + wi) - sr;
+    let s = drop / dist;
+    let dh = if PAPER {
+        k.ke * d * (s * s)
+    } else {
+        k.ke * pow(d, k.n) * pow(s, k.m)
+    };
+    let erode = wi <= 0.0 && drop > 0.0;
+    let cut = if dh < drop { dh } else { drop };
+    let h = if erode { li - cut } else { li };
+    (1.0 - sv) * h + sv * c
+}
+
+/// Steps 4 and 5a on the row starting at tile `row` ([`fluvial_cell`]). A tile without a
+/// receiver is its own (no drop). Inner rows pick the receiver's surface among the four
+/// neighbours with selects instead of a gather, so the loop vectorises.
+#[multiversion::multiversion(targets(
+    "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
+    "x86_64+avx2+fma+sse4.1"
+))]
+fn fluvial_row(t: &Tiles, row: usize, w: usize, k: &LimSettings, out: &mut [f32]) {
+    if k.n == 1.0 && k.m == 2.0 {
+        fluvial_row_with::<true>(t, row, w, k, out);
+    } else {
+        fluvial_row_with::<false>(t, row, w, k, out);
+    }
+}
+
+/// [`fluvial_row`] for the paper's exponents (`PAPER`: n = 1, m = 2, plain products) or any.
+#[allow(clippy::inline_always)]
+#[inline(always)]
+fn fluvial_row_with<const PAPER: bool>(
+    t: &Tiles,
+    row: usize,
+    w: usize,
+    k: &LimSettings,
+    out: &mut [f32],
+) {
+    let (land, water) = (t.land, t.water);
+    let h = land.len() / w;
+    let y = row / w;
+    if y == 0 || y + 1 == h || w < 2 {
+        for (x, o) in out.iter_mut().enumerate() {
+            let i = row + x;
+            let r = t.rcv[x];
+            let rr = if r == NONE { i } else { r as usize };
+            let sr = land[rr] + water[rr];
+            *o = fluvial_cell::<PAPER>(
+                land[i],
+                water[i],
+                sr,
+                t.dist[x],
+                t.drainage[x],
+                t.sv[x],
+                t.c[x],
+                k,
+            );
+        }
+        return;
+    }
+    // The cells before and after the row exist and are never an end cell's receiver.
+    let at = |base: usize| (&land[base..base + w], &water[base..base + w]);
+    let ((lu, wu), (ll, wl), (lm, wm)) = (at(row - w), at(row - 1), at(row));
+    let ((lr, wr), (ld, wd)) = (at(row + 1), at(row + w));
+    let (rcv, dist, drainage) = (&t.rcv[..w], &t.dist[..w], &t.drainage[..w]);
+    let (sv, c, out) = (&t.sv[..w], &t.c[..w], &mut out[..w]);
+    for x in 0..w {
+        let (i, r) = ((row + x) as u32, rcv[x]);
+        let sr = if r == i - w as u32 {
+            lu[x] + wu[x]
+        } else if r == i - 1 {
+            ll[x] + wl[x]
+        } else if r == i + 1 {
+            lr[x] + wr[x]
+        } else if r == i + w as u32 {
+            ld[x] + wd[x]
+        } else {
+            lm[x] + wm[x]
+        };
+        out[x] = fluvial_cell::<PAPER>(lm[x], wm[x], sr, dist[x], drainage[x], sv[x], c[x], k);
+    }
+}
+
+/// Donors of every tile of row `y`: how many of its four neighbours drain to it.
+#[multiversion::multiversion(targets(
+    "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
+    "x86_64+avx2+fma+sse4.1"
+))]
+fn donors_row(rcv: &[u32], w: usize, y: usize, out: &mut [u32]) {
+    let h = rcv.len() / w;
+    let row = y * w;
+    if y == 0 || y + 1 == h || w < 2 {
+        for (x, o) in out.iter_mut().enumerate() {
+            let i = row + x;
+            let to_me = |j: usize| u32::from(rcv[j] == i as u32);
+            let mut k = 0;
+            if y > 0 {
+                k += to_me(i - w);
+            }
+            if x > 0 {
+                k += to_me(i - 1);
+            }
+            if x + 1 < w {
+                k += to_me(i + 1);
+            }
+            if y + 1 < h {
+                k += to_me(i + w);
+            }
+            *o = k;
+        }
+        return;
+    }
+    // Inner rows: the cells before and after the row exist (the last of the row above, the
+    // first of the row below) and never drain into this row's end cells (they are not D4
+    // neighbours when w ≥ 2), so every cell takes the same branch-free four comparisons.
+    let (up, left) = (&rcv[row - w..row], &rcv[row - 1..row - 1 + w]);
+    let (right, down) = (&rcv[row + 1..row + 1 + w], &rcv[row + w..row + 2 * w]);
+    for (x, o) in out.iter_mut().enumerate() {
+        let i = (row + x) as u32;
+        *o = u32::from(up[x] == i)
+            + u32::from(left[x] == i)
+            + u32::from(right[x] == i)
+            + u32::from(down[x] == i);
     }
 }
 
