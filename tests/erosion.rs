@@ -384,14 +384,7 @@ fn lim_sim(size: usize) -> orogen::nodes::erosion::lim2022::Lim {
 }
 
 fn lim_settings() -> orogen::nodes::erosion::lim2022::LimSettings {
-    orogen::nodes::erosion::lim2022::LimSettings {
-        kd: 0.68,
-        kg: 0.1,
-        ke: 0.5,
-        n: 1.0,
-        m: 2.0,
-        sea: -1e9,
-    }
+    orogen::nodes::erosion::lim2022::LimSettings::paper(-1e9)
 }
 
 /// The recursive definition of total drainage (§3.3), evaluated naively.

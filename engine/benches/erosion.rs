@@ -282,14 +282,7 @@ fn whole_runs(peers: bool) {
             1.0,
             20.0,
         );
-        let k = LimSettings {
-            kd: 0.68,
-            kg: 0.1,
-            ke: 0.5,
-            n: 1.0,
-            m: 2.0,
-            sea: 20.0,
-        };
+        let k = LimSettings::paper(20.0);
         let t = Instant::now();
         for _ in 0..100 {
             sim.step(&k);

@@ -98,9 +98,6 @@ fn fill_receivers(
         });
 }
 
-/// Steepest-descent receivers on `z` (`w × h`): each cell drains to the neighbour with the
-/// largest positive drop per node distance, or is a root (`NONE`) when no neighbour is lower
-/// or when `is_outlet(i)`. Writes the receiver and the distance to it (cell units).
 /// Distances between neighbouring nodes for [`receivers_d4`]: `right[i]` from node `i` to
 /// the node to its right, `down[i]` to the node below it (1 where that neighbour lies off the
 /// map). A distance is the same both ways, so these two cover all four directions. The node
@@ -247,26 +244,6 @@ pub fn receivers_d4(z: &[f32], w: usize, d4: &D4Distances, rcv: &mut [u32], dist
         .zip(dist.par_chunks_mut(w))
         .enumerate()
         .for_each(|(y, (rrow, drow))| receivers_d4_row(z, w, d4, &wall, y, rrow, drow));
-}
-
-#[allow(clippy::too_many_arguments)]
-pub fn receivers(
-    z: &[f32],
-    w: usize,
-    h: usize,
-    off: &[[f32; 2]],
-    neighbours: &[(i32, i32)],
-    is_outlet: &(dyn Fn(usize) -> bool + Sync),
-    rcv: &mut [u32],
-    dist: &mut [f32],
-) {
-    fill_receivers(w, rcv, dist, |x, y| {
-        if is_outlet(y * w + x) {
-            (NONE, 1.0)
-        } else {
-            steepest(z, w, h, off, neighbours, x, y)
-        }
-    });
 }
 
 /// An exact monotone priority queue for `u32` keys (a radix heap): pops never go below the
@@ -465,7 +442,10 @@ mod tests {
             let (mut r1, mut d1) = (vec![0; n], vec![0.0; n]);
             let (mut r2, mut d2) = (vec![0; n], vec![0.0; n]);
             receivers_d4(&z, w, &d4, &mut r1, &mut d1);
-            receivers(&z, w, h, &off, &D4, &|_| false, &mut r2, &mut d2);
+            // The generic search (as stream power's routing uses it) as the reference.
+            fill_receivers(w, &mut r2, &mut d2, |x, y| {
+                steepest(&z, w, h, &off, &D4, x, y)
+            });
             for i in 0..n {
                 if r1[i] == r2[i] {
                     assert!((d1[i] - d2[i]).abs() <= 1e-5 * d2[i], "{w}×{h} cell {i}");

@@ -88,6 +88,22 @@ pub struct LimSettings {
     pub sea: f32,
 }
 
+impl LimSettings {
+    /// The paper's constants (seed 000 §3.3–3.5: k_d 0.68, k_g 0.1, k_e 0.5, n 1, m 2) with
+    /// a sea level in tile units.
+    #[must_use]
+    pub fn paper(sea: f32) -> Self {
+        Self {
+            kd: 0.68,
+            kg: 0.1,
+            ke: 0.5,
+            n: 1.0,
+            m: 2.0,
+            sea,
+        }
+    }
+}
+
 /// A Lim–Tan–Bhojan simulation on a `w × h` grid (tile units).
 pub struct Lim {
     pub w: usize,
