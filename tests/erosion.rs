@@ -369,18 +369,7 @@ fn stream_power_reaches_the_analytic_steady_state() {
 fn lim_sim(size: usize) -> orogen::nodes::erosion::lim2022::Lim {
     use orogen::nodes::erosion::lim2022::Lim;
     let src = evaluate_outputs(&thermal_graph(30.0, 1, 0), Some(size)).expect("eval");
-    let n = size * size;
-    Lim::new(
-        src["src"].data().to_vec(),
-        vec![0.02; n],
-        vec![0.8; n],
-        vec![1.0; n],
-        size,
-        size,
-        7,
-        1.0,
-        -1e9,
-    )
+    Lim::uniform(src["src"].data().to_vec(), size, 7, -1e9)
 }
 
 fn lim_settings() -> orogen::nodes::erosion::lim2022::LimSettings {

@@ -270,18 +270,7 @@ fn whole_runs(peers: bool) {
             &[("feature_size_m", ParamValue::Float(2.0 * size as f64))],
         );
         let cell = 8.0f32;
-        let m = size * size;
-        let mut sim = Lim::new(
-            c.data().iter().map(|v| v / cell).collect(),
-            vec![0.02; m],
-            vec![0.8; m],
-            vec![1.0; m],
-            size,
-            size,
-            3,
-            1.0,
-            20.0,
-        );
+        let mut sim = Lim::uniform(c.data().iter().map(|v| v / cell).collect(), size, 3, 20.0);
         let k = LimSettings::paper(20.0);
         let t = Instant::now();
         for _ in 0..100 {

@@ -60,17 +60,7 @@ fn main() {
         );
         return;
     }
-    let mut sim = Lim::new(
-        c,
-        vec![0.02; m],
-        vec![0.8; m],
-        vec![1.0; m],
-        size,
-        size,
-        3,
-        1.0,
-        20.0,
-    );
+    let mut sim = Lim::uniform(c, size, 3, 20.0);
     let k = LimSettings::paper(20.0);
     let (mut route, mut erode) = (Duration::ZERO, Duration::ZERO);
     let start = Instant::now();

@@ -197,6 +197,26 @@ impl Lim {
         s
     }
 
+    /// A square `size × size` simulation with the paper's uniform strengths (value 0.02,
+    /// gradient 0.8, §3.6), uniform rain 1 and fully jittered nodes: the setup of the
+    /// benchmarks and tests.
+    #[must_use]
+    pub fn uniform(constraint: Vec<f32>, size: usize, seed: u64, sea: f32) -> Self {
+        let m = size * size;
+        let strengths = (vec![0.02; m], vec![0.8; m], vec![1.0; m]);
+        Self::new(
+            constraint,
+            strengths.0,
+            strengths.1,
+            strengths.2,
+            size,
+            size,
+            seed,
+            1.0,
+            sea,
+        )
+    }
+
     /// Step 6 (§3.7): water fills every tile below sea level up to it; others are dry.
     fn sea_level(&mut self, sea: f32) {
         self.water
