@@ -190,6 +190,8 @@ fn erosion_nodes_are_deterministic_across_thread_counts() {
             "lim_tan_bhojan_erosion",
             vec![("iterations", ParamValue::Int(30))],
         ),
+        // Basins, passes and drainage trees in parallel; the spill search in order.
+        ("stream_power_erosion", vec![("steps", ParamValue::Int(30))]),
     ] {
         let g = erosion_graph(ty, &params);
         let one = eval_with_threads(&g, 192, 1);
@@ -335,9 +337,9 @@ fn stream_power_reaches_the_analytic_steady_state() {
             let r = sim.rcv[i] as usize;
             let d = sim.distance(i) * cell;
             let s = f64::from(sim.z[i] - sim.z[r]) / d;
-            let rate = k.k * sim.area[i].powf(k.m) * s.powf(k.n) / f64::from(u);
+            let rate = k.k * sim.area(i).powf(k.m) * s.powf(k.n) / f64::from(u);
             worst = worst.max((rate - 1.0).abs());
-            xs.push(sim.area[i].ln());
+            xs.push(sim.area(i).ln());
             ys.push(s.ln());
         }
         let (mx, my) = (
@@ -362,6 +364,121 @@ fn stream_power_reaches_the_analytic_steady_state() {
             (slope + k.m / k.n).abs() < 1e-3,
             "n = {n_exp}: exponent {slope}"
         );
+    }
+}
+
+/// The lake levels of a priority flood from the border (Barnes et al. 2014), the reference
+/// for stream power's basin-graph routing: each cell's filled level is the lowest, over all
+/// paths to the border, of the highest cell on the path.
+fn priority_flood(z: &[f32], w: usize, h: usize) -> Vec<f32> {
+    use std::cmp::Reverse;
+    let key = |v: f32| Reverse(orogen::nodes::erosion::flow::order_key(v));
+    let mut filled = vec![f32::INFINITY; w * h];
+    let mut heap = std::collections::BinaryHeap::new();
+    for i in 0..w * h {
+        let (x, y) = (i % w, i / w);
+        if x == 0 || y == 0 || x + 1 == w || y + 1 == h {
+            filled[i] = z[i];
+            heap.push((key(z[i]), i));
+        }
+    }
+    while let Some((Reverse(k), c)) = heap.pop() {
+        if k != orogen::nodes::erosion::flow::order_key(filled[c]) {
+            continue;
+        }
+        let (x, y) = ((c % w) as i64, (c / w) as i64);
+        for (dx, dy) in orogen::nodes::erosion::flow::D8 {
+            let (nx, ny) = (x + i64::from(dx), y + i64::from(dy));
+            if nx < 0 || ny < 0 || nx >= w as i64 || ny >= h as i64 {
+                continue;
+            }
+            let j = ny as usize * w + nx as usize;
+            let level = z[j].max(filled[c]);
+            if level < filled[j] {
+                filled[j] = level;
+                heap.push((key(level), j));
+            }
+        }
+    }
+    filled
+}
+
+/// Stream power's depression routing (basin graph, spill levels by a search over basins,
+/// lakes crossed along the reversed descent from their pass) on white noise — about one
+/// cell in nine a pit — and after 30 steps of erosion: the filled surface equals a priority
+/// flood's exactly; every inner cell has a receiver among its eight neighbours, no higher on
+/// the filled surface, and reaches the border; the drainage area of every cell is its cell
+/// plus the areas of the cells draining to it; lakes are not cut.
+#[test]
+fn stream_power_routes_across_depressions_like_a_priority_flood() {
+    use orogen::nodes::erosion::stream_power::{SplSettings, StreamPower};
+    let (w, h, cell) = (150usize, 110usize, 50.0f64);
+    let n = w * h;
+    let z: Vec<f32> = (0..n)
+        .map(|i| (orogen::node::splitmix64(i as u64 ^ 0x5EED) >> 40) as f32 / (1u64 << 24) as f32)
+        .collect();
+    let mut sim = StreamPower::new(z, vec![1e-3; n], w, h, cell, 3, 1.0);
+    let k = SplSettings {
+        k: 2e-4,
+        m: 0.4,
+        n: 1.0,
+        dt: 2e4,
+    };
+    for round in 0..2 {
+        let before = sim.z.clone();
+        sim.step(&if round == 0 {
+            SplSettings { k: 0.0, ..k }
+        } else {
+            k
+        });
+        let lakes = sim.lake_cells;
+        // The surface routed over: the heights after uplift (k = 0 leaves them there).
+        if round == 0 {
+            assert!(
+                sim.pit_basin_cells > n / 2,
+                "white noise is mostly pit basins"
+            );
+            assert_eq!(sim.filled, priority_flood(&sim.z, w, h), "filled surface");
+        }
+        let mut upstream = vec![1u64; n];
+        for (i, &was) in before.iter().enumerate() {
+            let (x, y) = (i % w, i / w);
+            let border = x == 0 || y == 0 || x + 1 == w || y + 1 == h;
+            let r = sim.rcv[i];
+            if border {
+                assert_eq!(r, u32::MAX, "border cell {i} is an outlet");
+                continue;
+            }
+            let r = r as usize;
+            assert!(
+                (r % w).abs_diff(x) <= 1 && (r / w).abs_diff(y) <= 1 && r != i,
+                "round {round}: receiver of {i} is not a neighbour"
+            );
+            let lifted = was + 1e-3f32 * 2e4f32;
+            if lifted < sim.filled[i] {
+                assert_eq!(sim.z[i], lifted, "a lake cell is not cut");
+            }
+        }
+        // Every cell reaches the border, and areas add up: count upstream cells naively.
+        for i in 0..n {
+            let mut c = i;
+            let mut hops = 0;
+            while sim.rcv[c] != u32::MAX {
+                c = sim.rcv[c] as usize;
+                hops += 1;
+                assert!(hops <= n, "round {round}: cycle through {i}");
+                assert!(sim.filled[c] <= sim.filled[i], "round {round}: rising path");
+                upstream[c] += 1;
+            }
+        }
+        for (i, &u) in upstream.iter().enumerate() {
+            assert_eq!(sim.area(i), u as f64 * cell * cell, "area of {i}");
+        }
+        println!(
+            "round {round}: {} cells in pit basins, {lakes} lake cells",
+            sim.pit_basin_cells
+        );
+        assert!(lakes > 0, "round {round}: the test needs lakes");
     }
 }
 
@@ -556,7 +673,8 @@ fn erosion_resolution_consistency() {
 
 /// Every erosion node stops within 100 ms of cancellation (at 256² with many iterations,
 /// so the debug build on a busy 2-core CI machine keeps a margin: the run is cancelled
-/// 150 ms in and must return `Cancelled` soon after), and reports progress before that.
+/// 150 ms in, or at its first progress report if that comes later, and must return
+/// `Cancelled` soon after), and reports progress before that.
 /// Release build at 512² (measured): 0.1–13 ms.
 #[test]
 fn erosion_nodes_stop_soon_after_cancellation() {
@@ -587,8 +705,17 @@ fn erosion_nodes_stop_soon_after_cancellation() {
         let world = thermal_graph(30.0, 1, 0).world;
         let (elapsed, result) = std::thread::scope(|scope| {
             let c = cancel.clone();
+            let progress = &progress;
+            // Cancel once the node is under way: 150 ms in, or later if its first progress
+            // report has not come yet (other tests share the machine and rayon's pool).
             let timer = scope.spawn(move || {
-                std::thread::sleep(std::time::Duration::from_millis(150));
+                let start = std::time::Instant::now();
+                while progress.load(Ordering::Relaxed) == 0 && start.elapsed().as_secs() < 20 {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                std::thread::sleep(
+                    std::time::Duration::from_millis(150).saturating_sub(start.elapsed()),
+                );
                 c.cancel();
                 std::time::Instant::now()
             });

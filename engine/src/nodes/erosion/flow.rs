@@ -1,10 +1,12 @@
 //! Single-direction flow routing shared by the stream-power and Lim–Tan–Bhojan nodes:
-//! jittered node positions, steepest-descent receivers, a topological order of the receiver
-//! forest, basin roots, and depression routing by a priority flood from the outlets (which
-//! gives the lake levels of Cordonnier et al. 2016's basin tree, seed 000 §2.3).
+//! jittered node positions, steepest-descent receivers (D4 and D8 row kernels), donor masks
+//! and upstream walks of the receiver forest, and depression routing by a priority flood
+//! restricted to the basins of pits (which gives the lake levels of Cordonnier et al.
+//! 2016's basin tree, seed 000 §2.3).
 
 use crate::node::splitmix64;
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 /// "No receiver": the cell is a root (outlet, or a pit before depression routing).
 pub const NONE: u32 = u32::MAX;
@@ -48,9 +50,9 @@ fn node_dist(off: &[[f32; 2]], i: usize, j: usize, dx: i32, dy: i32) -> f32 {
 }
 
 /// The neighbour of cell `(x, y)` with the steepest descent on `z` (drop per node
-/// distance) and the distance to it, or `(NONE, 1)` when no neighbour is lower.
-#[allow(clippy::inline_always)] // the per-cell body of two parallel passes
-#[inline(always)]
+/// distance) and the distance to it, or `(NONE, 1)` when no neighbour is lower: the
+/// generic search, the reference the vectorised kernels are tested against.
+#[cfg(test)]
 fn steepest(
     z: &[f32],
     w: usize,
@@ -82,6 +84,7 @@ fn steepest(
 }
 
 /// Fills every cell's receiver and distance with `f(x, y)`, in parallel over rows.
+#[cfg(test)]
 fn fill_receivers(
     w: usize,
     rcv: &mut [u32],
@@ -247,7 +250,8 @@ pub fn receivers_d4(z: &[f32], w: usize, d4: &D4Distances, rcv: &mut [u32], dist
 }
 
 /// An exact monotone priority queue for `u32` keys (a radix heap): pops never go below the
-/// last popped key, which holds for a priority flood. Amortised O(1) per operation.
+/// last popped key, which holds for a priority flood and for the
+/// spill-level search over basins. Amortised O(1) per operation.
 struct RadixHeap {
     buckets: [Vec<(u32, u32)>; 33],
     last: u32,
@@ -311,116 +315,486 @@ pub fn order_key(v: f32) -> u32 {
     }
 }
 
-/// Scratch and results of a priority flood.
-#[derive(Default)]
-pub struct Flood {
-    /// Filled surface: each cell's height, or the spill level of the depression it lies in.
-    pub filled: Vec<f32>,
-    /// The cell each cell was reached from (towards the outlets); `NONE` for outlets.
-    pub parent: Vec<u32>,
-    /// Cells in the order the flood reached them: non-decreasing filled level, and every
-    /// cell after its parent and after every neighbour that is lower on the filled surface,
-    /// so it is a downstream-first order for `routed_receivers`.
-    pub order: Vec<u32>,
-    visited: Vec<bool>,
-    lake_queue: std::collections::VecDeque<u32>,
+/// Index steps of [`D8`]'s offsets on a row-major grid `w` wide.
+#[must_use]
+pub fn d8_steps(w: usize) -> [isize; 8] {
+    D8.map(|(dx, dy)| dy as isize * w as isize + dx as isize)
 }
 
-impl Flood {
-    /// Priority flood from the outlets (Barnes et al. 2014): cells are reached in order of
-    /// their spill level, so a cell first reached from a higher level lies in a depression
-    /// and gets that level. `parent` then routes every cell to an outlet, lakes included.
-    pub fn run(
-        &mut self,
-        z: &[f32],
-        w: usize,
-        h: usize,
-        neighbours: &[(i32, i32)],
-        is_outlet: &(dyn Fn(usize) -> bool + Sync),
-    ) {
-        let n = z.len();
-        self.filled.clear();
-        self.filled.extend_from_slice(z);
-        self.parent.clear();
-        self.parent.resize(n, NONE);
-        self.visited.clear();
-        self.visited.resize(n, false);
-        self.order.clear();
-        let mut heap = RadixHeap::new();
-        let mut outlets: Vec<u32> = (0..n as u32).filter(|&i| is_outlet(i as usize)).collect();
-        outlets.sort_by(|&a, &b| z[a as usize].total_cmp(&z[b as usize]).then(a.cmp(&b)));
-        for &i in &outlets {
-            self.visited[i as usize] = true;
-        }
-        // The radix heap's floor starts at the lowest outlet.
-        if let Some(&first) = outlets.first() {
-            heap.last = order_key(z[first as usize]);
-        }
-        for &i in &outlets {
-            heap.push(order_key(z[i as usize]), i);
-        }
-        loop {
-            let c = match self.lake_queue.pop_front() {
-                Some(c) => c,
-                None => match heap.pop() {
-                    Some(c) => c,
-                    None => break,
-                },
-            } as usize;
-            self.order.push(c as u32);
-            let (x, y) = ((c % w) as i32, (c / w) as i32);
-            let level = self.filled[c];
-            for &(dx, dy) in neighbours {
-                let (nx, ny) = (x + dx, y + dy);
-                if nx < 0 || ny < 0 || nx >= w as i32 || ny >= h as i32 {
-                    continue;
-                }
-                let j = ny as usize * w + nx as usize;
-                if self.visited[j] {
-                    continue;
-                }
-                self.visited[j] = true;
-                self.parent[j] = c as u32;
-                if z[j] <= level {
-                    self.filled[j] = level;
-                    self.lake_queue.push_back(j as u32);
-                } else {
-                    heap.push(order_key(z[j]), j as u32);
-                }
+/// Distances between neighbouring nodes for [`receivers_d8`], per node `i` towards the node
+/// to its right, below, below-right and below-left (1 where that neighbour lies off the
+/// map). A distance is the same both ways, so these four cover all eight directions. The
+/// node positions never move, so this is computed once.
+pub struct D8Distances {
+    pub right: Vec<f32>,
+    pub down: Vec<f32>,
+    pub down_right: Vec<f32>,
+    pub down_left: Vec<f32>,
+}
+
+impl D8Distances {
+    #[must_use]
+    pub fn new(off: &[[f32; 2]], w: usize, h: usize) -> Self {
+        let one = |i: usize, dx: i32, dy: usize| {
+            let (x, y) = ((i % w) as i32 + dx, i / w + dy);
+            if x >= 0 && (x as usize) < w && y < h {
+                node_dist(off, i, y * w + x as usize, dx, dy as i32)
+            } else {
+                1.0
             }
+        };
+        let all = |dx: i32, dy: usize| (0..w * h).into_par_iter().map(|i| one(i, dx, dy)).collect();
+        Self {
+            right: all(1, 0),
+            down: all(0, 1),
+            down_right: all(1, 1),
+            down_left: all(-1, 1),
         }
     }
 }
 
-/// Receivers that route across depressions: the steepest descent on the filled surface
-/// where some neighbour lies strictly lower on it, else the flood parent (inside lakes and
-/// on flat spills). Along any path the pair (filled level, flood order) strictly decreases,
-/// so the receivers form a forest rooted at the outlets.
-pub fn routed_receivers(
-    flood: &Flood,
+impl D8Distances {
+    /// Distance between the nodes of neighbouring cells `i` and `j`.
+    #[must_use]
+    pub fn between(&self, w: usize, i: usize, j: usize) -> f32 {
+        let (a, b) = (i.min(j), i.max(j));
+        match (b - a, a % w < b % w) {
+            (1, _) => self.right[a],
+            (s, _) if s == w => self.down[a],
+            (s, true) if s == w + 1 => self.down_right[a],
+            (s, false) if s == w - 1 => self.down_left[a],
+            _ => 1.0,
+        }
+    }
+}
+
+/// Receivers of the inner cells of inner row `y` among the eight neighbours ([`D8`]'s order,
+/// which breaks ties): every neighbour exists, so the whole row is one branch-free loop
+/// over equal-length slices.
+#[multiversion::multiversion(targets(
+    "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
+    "x86_64+avx2+fma+sse4.1"
+))]
+fn receivers_d8_row(
+    z: &[f32],
+    w: usize,
+    d8: &D8Distances,
+    y: usize,
+    rrow: &mut [u32],
+    drow: &mut [f32],
+) {
+    let n = w - 2;
+    let (up, row, dn) = (y * w - w, y * w, y * w + w);
+    macro_rules! s {
+        ($v:expr, $at:expr) => {
+            &$v[$at..$at + n]
+        };
+    }
+    let (zul, zu, zur) = (s!(z, up), s!(z, up + 1), s!(z, up + 2));
+    let (zl, zc, zr) = (s!(z, row), s!(z, row + 1), s!(z, row + 2));
+    let (zdl, zd, zdr) = (s!(z, dn), s!(z, dn + 1), s!(z, dn + 2));
+    let (dul, du, dur) = (
+        s!(&d8.down_right, up),
+        s!(&d8.down, up + 1),
+        s!(&d8.down_left, up + 2),
+    );
+    let (dl, dr) = (s!(&d8.right, row), s!(&d8.right, row + 1));
+    let (ddl, dd, ddr) = (
+        s!(&d8.down_left, row + 1),
+        s!(&d8.down, row + 1),
+        s!(&d8.down_right, row + 1),
+    );
+    let (ro, dout) = (&mut rrow[1..=n], &mut drow[1..=n]);
+    let (up, row, dn) = (up as u32, row as u32, dn as u32);
+    for k in 0..n {
+        let (zi, kk) = (zc[k], k as u32);
+        let (mut best, mut slope, mut dist) = (NONE, 0.0f32, 1.0f32);
+        steeper!(zi, zul[k], dul[k], up + kk, best, slope, dist);
+        steeper!(zi, zu[k], du[k], up + kk + 1, best, slope, dist);
+        steeper!(zi, zur[k], dur[k], up + kk + 2, best, slope, dist);
+        steeper!(zi, zl[k], dl[k], row + kk, best, slope, dist);
+        steeper!(zi, zr[k], dr[k], row + kk + 2, best, slope, dist);
+        steeper!(zi, zdl[k], ddl[k], dn + kk, best, slope, dist);
+        steeper!(zi, zd[k], dd[k], dn + kk + 1, best, slope, dist);
+        steeper!(zi, zdr[k], ddr[k], dn + kk + 2, best, slope, dist);
+        let _ = slope;
+        ro[k] = best;
+        dout[k] = dist;
+    }
+}
+
+/// Steepest-descent receivers over [`D8`] with the map border as the outlets: border cells
+/// and inner cells with no lower neighbour (pits and flats) get `NONE`; `dist` is the
+/// distance to each receiver's node (1 for roots).
+pub fn receivers_d8(
+    z: &[f32],
     w: usize,
     h: usize,
-    off: &[[f32; 2]],
-    neighbours: &[(i32, i32)],
+    d8: &D8Distances,
     rcv: &mut [u32],
     dist: &mut [f32],
 ) {
-    let zf = &flood.filled;
-    fill_receivers(w, rcv, dist, |x, y| {
-        let i = y * w + x;
-        let parent = flood.parent[i];
-        if parent == NONE {
-            return (NONE, 1.0);
-        }
-        match steepest(zf, w, h, off, neighbours, x, y) {
-            (NONE, _) => {
-                let p = parent as usize;
-                let (dx, dy) = ((p % w) as i32 - x as i32, (p / w) as i32 - y as i32);
-                (parent, node_dist(off, i, p, dx, dy))
+    rcv.par_chunks_mut(w)
+        .zip(dist.par_chunks_mut(w))
+        .enumerate()
+        .for_each(|(y, (rrow, drow))| {
+            (rrow[0], drow[0]) = (NONE, 1.0);
+            (rrow[w - 1], drow[w - 1]) = (NONE, 1.0);
+            if y == 0 || y + 1 == h || w < 3 {
+                rrow.fill(NONE);
+                drow.fill(1.0);
+            } else {
+                receivers_d8_row(z, w, d8, y, rrow, drow);
             }
-            found => found,
+        });
+}
+
+/// Donor masks of row `y`: bit `d` of a cell's mask is set when its neighbour at [`D8`]`[d]`
+/// drains to it.
+#[multiversion::multiversion(targets(
+    "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
+    "x86_64+avx2+fma+sse4.1"
+))]
+fn donors_d8_row(rcv: &[u32], w: usize, y: usize, out: &mut [u8]) {
+    let h = rcv.len() / w;
+    let row = y * w;
+    let slow = |x: usize| {
+        let i = row + x;
+        let mut m = 0u8;
+        for (d, &(dx, dy)) in D8.iter().enumerate() {
+            let (nx, ny) = (x as i32 + dx, y as i32 + dy);
+            if nx >= 0
+                && ny >= 0
+                && (nx as usize) < w
+                && (ny as usize) < h
+                && rcv[ny as usize * w + nx as usize] == i as u32
+            {
+                m |= 1 << d;
+            }
         }
-    });
+        m
+    };
+    if y == 0 || y + 1 == h || w < 3 {
+        for (x, o) in out.iter_mut().enumerate() {
+            *o = slow(x);
+        }
+        return;
+    }
+    out[0] = slow(0);
+    out[w - 1] = slow(w - 1);
+    let n = w - 2;
+    let s = |at: usize| &rcv[at..at + n];
+    let (up, dn) = (row - w, row + w);
+    let nb = [
+        s(up),
+        s(up + 1),
+        s(up + 2),
+        s(row),
+        s(row + 2),
+        s(dn),
+        s(dn + 1),
+        s(dn + 2),
+    ];
+    let o = &mut out[1..=n];
+    for k in 0..n {
+        let i = (row + 1 + k) as u32;
+        let mut m = 0u8;
+        for (d, v) in nb.iter().enumerate() {
+            m |= u8::from(v[k] == i) << d;
+        }
+        o[k] = m;
+    }
+}
+
+/// Donor masks of every cell (see [`donors_d8_row`]), in parallel over rows.
+pub fn donors_d8(rcv: &[u32], w: usize, donors: &mut [u8]) {
+    donors
+        .par_chunks_mut(w)
+        .enumerate()
+        .for_each(|(y, row)| donors_d8_row(rcv, w, y, row));
+}
+
+/// The tree of `root` in pre-order (every cell after its receiver), walked upstream over
+/// the donor masks: `order` gets the cells, `parent` the position in `order` of each
+/// cell's receiver (the root's is its own, 0). Both are appended to.
+pub fn upstream_preorder(
+    donors: &[u8],
+    steps: &[isize; 8],
+    root: u32,
+    order: &mut Vec<u32>,
+    parent: &mut Vec<u32>,
+    stack: &mut Vec<(u32, u32)>,
+) {
+    stack.push((root, order.len() as u32));
+    while let Some((c, p)) = stack.pop() {
+        let pos = order.len() as u32;
+        order.push(c);
+        parent.push(p);
+        let mut m = donors[c as usize];
+        while m != 0 {
+            let d = m.trailing_zeros() as usize;
+            m &= m - 1;
+            stack.push(((c as isize + steps[d]) as u32, pos));
+        }
+    }
+}
+
+/// The cheapest way out of a basin towards one neighbouring basin (or the cells outside
+/// every pit's basin, `to == NONE`): the pass height `max(z_from, z_at)` over the adjacent
+/// pair `from` (in this basin) – `at` (in the other) where it is lowest.
+#[derive(Clone, Copy)]
+struct Pass {
+    to: u32,
+    height: f32,
+    from: u32,
+    at: u32,
+}
+
+/// Depression routing over the graph of pit basins (Cordonnier et al. 2016, as summarised
+/// in seed 000 §2.3: basins joined at their lowest passes, spilled along a minimum spanning
+/// tree). Every cell that drains by steepest descent to an inner pit belongs to that pit's
+/// basin; every other cell descends to the map border. Basins are nodes, joined at the
+/// lowest pass between each adjacent pair (and to the outside); each basin's spill level
+/// is the lowest, over all ways out to the outside, of the highest pass on the way —
+/// found by a Dijkstra search from the outside, whose tree is the minimum spanning tree's
+/// way out. A cell's filled height is the larger of its own and its basin's spill level:
+/// exactly the surface a priority flood from the border (Barnes et al. 2014) gives, with
+/// work on the map proportional to cells and passes, in parallel, and a search over
+/// basins only.
+#[derive(Default)]
+pub struct Depressions {
+    /// Basin (index into `pits`) of every cell draining to a pit; `NONE` elsewhere.
+    label: Vec<AtomicU32>,
+    pits: Vec<u32>,
+    /// Spill level of each basin.
+    level: Vec<f32>,
+    /// The pass each basin spills over: its cell on the basin's side and the one across.
+    outlet: Vec<(u32, u32)>,
+    /// Cells draining to pits in the last routing.
+    pub region_cells: usize,
+    rcv_z: Vec<u32>,
+    dist_z: Vec<f32>,
+    /// Cells of each basin, in pre-order from its pit.
+    basins: Vec<Vec<u32>>,
+    /// Lowest passes out of each basin, by neighbour.
+    passes: Vec<Vec<Pass>>,
+}
+
+impl Depressions {
+    /// Receivers that route across depressions, and the filled surface. Steepest descent on
+    /// `z` first (border cells are the outlets), which finds the pits and their basins; the
+    /// spill levels over the basin graph give `filled`; then steepest descent on `filled`,
+    /// and where a cell has no lower neighbour on it (lakes, flat spills) the way out of its
+    /// lake: the descent on `z` from the pass cell down to the pit, reversed, ending across
+    /// the pass (fastscapelib's "carve"), and elsewhere in the lake the descent on `z`, which
+    /// reaches that path or the pit. Along any path the filled height never rises and falls
+    /// strictly on a step taken on `filled`; at a constant level the path stays in its
+    /// basin until it crosses a pass, to a basin closer to the outside: a forest rooted at the
+    /// border. Every receiver is one of the eight neighbours. Returns the lake cells (`z`
+    /// below `filled`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn route(
+        &mut self,
+        z: &[f32],
+        w: usize,
+        h: usize,
+        d8: &D8Distances,
+        donors: &mut [u8],
+        rcv: &mut Vec<u32>,
+        dist: &mut Vec<f32>,
+        filled: &mut [f32],
+    ) -> usize {
+        let n = w * h;
+        receivers_d8(z, w, h, d8, rcv, dist);
+        filled.par_iter_mut().zip(z).for_each(|(f, &z)| *f = z);
+        self.pits.clear();
+        let r = &*rcv;
+        self.pits
+            .par_extend((1..h.saturating_sub(1)).into_par_iter().flat_map_iter(|y| {
+                (y * w + 1..y * w + w - 1)
+                    .filter(|&i| r[i] == NONE)
+                    .map(|i| i as u32)
+            }));
+        self.region_cells = 0;
+        if self.pits.is_empty() {
+            return 0;
+        }
+        // Basins: every pit's tree upstream on the heights' receivers.
+        donors_d8(rcv, w, donors);
+        if self.label.len() == n {
+            self.label
+                .par_iter()
+                .for_each(|l| l.store(NONE, Ordering::Relaxed));
+        } else {
+            self.label = (0..n).map(|_| AtomicU32::new(NONE)).collect();
+        }
+        let steps = d8_steps(w);
+        let (label, donors) = (&self.label, &*donors);
+        // Each basin's cells (the lists are kept from step to step, so their allocations
+        // are reused).
+        let nb = self.pits.len();
+        self.basins.resize_with(nb, Vec::new);
+        self.basins
+            .par_iter_mut()
+            .zip(&self.pits)
+            .enumerate()
+            .for_each_init(
+                || (Vec::new(), Vec::new()),
+                |(parent, stack), (b, (cells, &p))| {
+                    cells.clear();
+                    parent.clear();
+                    upstream_preorder(donors, &steps, p, cells, parent, stack);
+                    for &c in cells.iter() {
+                        label[c as usize].store(b as u32, Ordering::Relaxed);
+                    }
+                },
+            );
+        let basins = &self.basins;
+        self.region_cells = basins.iter().map(Vec::len).sum();
+        // The lowest pass from each basin to each of its neighbours. Basin cells are inner
+        // cells (border cells are outlets), so all eight neighbours exist.
+        self.passes.resize_with(nb, Vec::new);
+        self.passes
+            .par_iter_mut()
+            .zip(basins)
+            .enumerate()
+            .for_each_init(
+                || vec![NONE; nb + 1],
+                |slot, (b, (out, cells))| {
+                    // The lowest pass to each neighbour (the first found in cell order among
+                    // equals); `slot` maps a neighbour (the outside: the last entry) to its
+                    // place in `out`, and is left all NONE again.
+                    out.clear();
+                    for &u in cells {
+                        let zu = z[u as usize];
+                        for step in steps {
+                            let v = (u as isize + step) as u32;
+                            let to = label[v as usize].load(Ordering::Relaxed);
+                            if to == b as u32 {
+                                continue;
+                            }
+                            let height = zu.max(z[v as usize]);
+                            let k = (to as usize).min(nb);
+                            if let Some(p) = out.get_mut(slot[k] as usize) {
+                                if height < p.height {
+                                    (p.height, p.from, p.at) = (height, u, v);
+                                }
+                            } else {
+                                slot[k] = out.len() as u32;
+                                out.push(Pass {
+                                    to,
+                                    height,
+                                    from: u,
+                                    at: v,
+                                });
+                            }
+                        }
+                    }
+                    for p in out.iter() {
+                        slot[(p.to as usize).min(nb)] = NONE;
+                    }
+                    out.sort_unstable_by_key(|p| p.to);
+                },
+            );
+        let passes = &self.passes;
+        // Spill levels: a Dijkstra search from the outside, the cost of a way out being its
+        // highest pass.
+        self.level.clear();
+        self.level.resize(nb, f32::INFINITY);
+        self.outlet.clear();
+        self.outlet.resize(nb, (NONE, NONE));
+        let mut heap = RadixHeap::new();
+        heap.last = u32::MAX;
+        for (b, out) in passes.iter().enumerate() {
+            // Sorted by `to`, so the way straight out (NONE) is last.
+            if let Some(p) = out.last().filter(|p| p.to == NONE) {
+                self.level[b] = p.height;
+                self.outlet[b] = (p.from, p.at);
+                heap.last = heap.last.min(order_key(p.height));
+            }
+        }
+        for (b, &level) in self.level.iter().enumerate() {
+            if level < f32::INFINITY {
+                heap.push(order_key(level), b as u32);
+            }
+        }
+        let mut done = vec![false; nb];
+        while let Some(b) = heap.pop() {
+            let b = b as usize;
+            if std::mem::replace(&mut done[b], true) {
+                continue;
+            }
+            let level = self.level[b];
+            for p in &passes[b] {
+                let to = p.to as usize;
+                if p.to == NONE || done[to] {
+                    continue;
+                }
+                let spill = p.height.max(level);
+                if spill < self.level[to] {
+                    self.level[to] = spill;
+                    self.outlet[to] = (p.at, p.from);
+                    heap.push(order_key(spill), p.to);
+                }
+            }
+        }
+        // Filled surface, then the receivers on it.
+        let level = &self.level;
+        filled
+            .par_iter_mut()
+            .zip(z)
+            .enumerate()
+            .for_each(|(i, (f, &zi))| {
+                let b = label[i].load(Ordering::Relaxed);
+                if b != NONE {
+                    *f = zi.max(level[b as usize]);
+                }
+            });
+        std::mem::swap(rcv, &mut self.rcv_z);
+        std::mem::swap(dist, &mut self.dist_z);
+        rcv.resize(n, NONE);
+        dist.resize(n, 1.0);
+        receivers_d8(filled, w, h, d8, rcv, dist);
+        // The way out of each lake (fastscapelib's "carve"): the descent from the pass cell
+        // to the pit, reversed, so the outflow crosses the lake to the pass and over it.
+        let rcv_z = &self.rcv_z;
+        let carved: Vec<Vec<(u32, u32)>> = self
+            .outlet
+            .par_iter()
+            .map(|&(inside, across)| {
+                let mut path = vec![(inside, across)];
+                let mut c = inside;
+                while rcv_z[c as usize] != NONE {
+                    let next = rcv_z[c as usize];
+                    path.push((next, c));
+                    c = next;
+                }
+                path
+            })
+            .collect();
+        for &(c, to) in carved.iter().flatten() {
+            let c = c as usize;
+            if rcv[c] == NONE {
+                rcv[c] = to;
+                dist[c] = d8.between(w, c, to as usize);
+            }
+        }
+        // Elsewhere in the lakes and on flat spills: the descent on the heights.
+        let dist_z = &self.dist_z;
+        rcv.par_chunks_mut(w)
+            .zip(dist.par_chunks_mut(w))
+            .enumerate()
+            .for_each(|(y, (r, d))| {
+                for x in 0..w {
+                    let i = y * w + x;
+                    if r[x] == NONE && label[i].load(Ordering::Relaxed) != NONE {
+                        r[x] = rcv_z[i];
+                        d[x] = dist_z[i];
+                    }
+                }
+            });
+        z.par_iter().zip(&*filled).filter(|(z, f)| z < f).count()
+    }
 }
 
 #[cfg(test)]

@@ -5,14 +5,20 @@
 //! Per time step Δt (years):
 //! 1. uplift: `h += U·Δt` (U = `uplift_m_per_yr` × the uplift map; the map border is the
 //!    fixed base level and does not rise);
-//! 2. depressions: a priority flood from the border (Barnes et al. 2014) gives every cell
-//!    its spill level — the same lake levels as Cordonnier et al. 2016's basin graph, whose
-//!    minimum spanning tree joins basins at their lowest passes — so every river reaches
-//!    the map edge; cells below their spill level are lakes and are not incised;
+//! 2. depressions: steepest descent on the heights finds the inner pits and their basins;
+//!    basins are joined at the lowest pass between each adjacent pair and spilled towards
+//!    the map edge along the minimum spanning tree of that basin graph (Cordonnier et al.
+//!    2016; the spill levels come from a Dijkstra search over basins from the outside) —
+//!    the same lake levels a priority flood from the border (Barnes et al. 2014) gives,
+//!    which the tests check cell for cell — so every river reaches the map edge; cells below
+//!    their spill level are lakes and are not incised;
 //! 3. every cell is a node at a jittered position inside it (seed 000 §2.3 "a point with a
 //!    random position within it") and drains to the neighbour with the steepest descent on
-//!    the filled surface (inside a lake: towards its outlet, along the flood);
-//! 4. drainage area `A`: each cell's area plus everything upstream of it;
+//!    the filled surface; inside a lake the water runs down to the pit and out along the
+//!    reversed descent from the lake's pass (fastscapelib's "carve"), so the outflow crosses
+//!    the pass and cuts it;
+//! 4. drainage area `A`: each cell's area plus everything upstream of it (counted in cells,
+//!    exact, per drainage tree in parallel);
 //! 5. incision `∂h/∂t = −k·A^m·s^n` with `s` the slope to the receiver (seed 000 §2.3 gives
 //!    k·s·√A, i.e. m = 0.5, n = 1), integrated implicitly from the outlets upstream:
 //!    for n = 1, `h_i ← (h_i + F·h_r)/(1 + F)` with `F = k·Δt·A^m/d` (Braun & Willett 2013,
@@ -22,6 +28,7 @@ use super::flow::{self, NONE};
 use crate::field::Field;
 use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 crate::params! {
     pub struct StreamPowerParams {
@@ -65,22 +72,44 @@ pub struct StreamPower {
     pub z: Vec<f32>,
     /// Uplift rate per cell (m/yr).
     pub uplift: Vec<f32>,
-    /// Drainage area of the last step (m²).
-    pub area: Vec<f64>,
     /// Receivers of the last step.
     pub rcv: Vec<u32>,
-    /// Priority flood of the last step (`flood.filled` > `z` under lakes).
-    pub flood: flow::Flood,
+    /// Filled surface of the last step: each cell's height, or the spill level of the
+    /// depression it lies in (> `z` under lakes).
+    pub filled: Vec<f32>,
     /// Cells under a lake in the last step.
     pub lake_cells: usize,
+    /// Cells draining to a pit (the region the priority flood had to visit) in the last step.
+    pub pit_basin_cells: usize,
     /// Checked between the phases of a step, so a cancelled step ends early (its partial
     /// result is thrown away by the caller).
     pub cancel: crate::node::CancelToken,
-    off: Vec<[f32; 2]>,
+    d8: flow::D8Distances,
+    steps: [isize; 8],
+    /// The border cells: the outlets, roots of the drainage trees.
+    roots: Vec<u32>,
     dist: Vec<f32>,
-    /// Per-step implicit-update factor F of every cell.
-    factor: Vec<f64>,
+    donors: Vec<u8>,
+    depressions: flow::Depressions,
+    /// Per-step results written by the tree walks (each cell belongs to one tree).
+    new_z: Vec<AtomicU32>,
+    count: Vec<AtomicU32>,
+    /// `c^m` for small upstream cell counts `c`, and the `m` it was made for.
+    pow_table: (f64, Vec<f64>),
 }
+
+/// Scratch of one drainage-tree walk.
+#[derive(Default)]
+struct TreeScratch {
+    order: Vec<u32>,
+    parent: Vec<u32>,
+    stack: Vec<(u32, u32)>,
+    count: Vec<u32>,
+    surface: Vec<f32>,
+}
+
+/// Upstream cell counts below this take `c^m` from a table.
+const POW_TABLE: usize = 4096;
 
 impl StreamPower {
     #[must_use]
@@ -94,21 +123,40 @@ impl StreamPower {
         jitter: f32,
     ) -> Self {
         let n = w * h;
+        let off = flow::jittered_offsets(seed, n, jitter);
+        let roots = (0..n as u32)
+            .filter(|&i| {
+                let (x, y) = (i as usize % w, i as usize / w);
+                x == 0 || y == 0 || x + 1 == w || y + 1 == h
+            })
+            .collect();
         Self {
             w,
             h,
             cell,
+            filled: z.clone(),
             z,
             uplift,
-            area: vec![0.0; n],
             rcv: vec![NONE; n],
-            flood: flow::Flood::default(),
             lake_cells: 0,
+            pit_basin_cells: 0,
             cancel: crate::node::CancelToken::new(),
-            off: flow::jittered_offsets(seed, n, jitter),
+            d8: flow::D8Distances::new(&off, w, h),
+            steps: flow::d8_steps(w),
+            roots,
             dist: vec![1.0; n],
-            factor: vec![0.0; n],
+            donors: vec![0; n],
+            depressions: flow::Depressions::default(),
+            new_z: (0..n).map(|_| AtomicU32::new(0)).collect(),
+            count: (0..n).map(|_| AtomicU32::new(0)).collect(),
+            pow_table: (f64::NAN, Vec::new()),
         }
+    }
+
+    /// Drainage area (m²) of cell `i` in the last step: its cell and every cell upstream.
+    #[must_use]
+    pub fn area(&self, i: usize) -> f64 {
+        f64::from(self.count[i].load(Ordering::Relaxed).max(1)) * self.cell * self.cell
     }
 
     /// Distance (cell units) from cell `i`'s node to its receiver's in the last step.
@@ -117,15 +165,9 @@ impl StreamPower {
         f64::from(self.dist[i])
     }
 
-    fn is_border(w: usize, h: usize, i: usize) -> bool {
-        let (x, y) = (i % w, i / w);
-        x == 0 || y == 0 || x + 1 == w || y + 1 == h
-    }
-
     /// One time step of `k.dt` years.
     pub fn step(&mut self, k: &SplSettings) {
         let (w, h) = (self.w, self.h);
-        let outlet = move |i: usize| Self::is_border(w, h, i);
         // 1. Uplift (the border is the base level).
         let dt = k.dt as f32;
         self.z
@@ -140,88 +182,149 @@ impl StreamPower {
                     z[x] += u[x] * dt;
                 }
             });
-        // 2–3. Depressions (priority flood), then receivers on the filled surface.
-        self.flood.run(&self.z, w, h, &flow::D8, &outlet);
+        if w < 3 || h < 3 {
+            // Every cell is on the border: an outlet, never eroded.
+            self.filled.clone_from(&self.z);
+            return;
+        }
+        // 2–3. Depressions, then receivers on the filled surface.
+        self.route();
         if self.cancel.is_cancelled() {
             return;
         }
-        flow::routed_receivers(
-            &self.flood,
-            w,
-            h,
-            &self.off,
-            &flow::D8,
+        // 4–5. Drainage area and the implicit incision, one drainage tree at a time.
+        self.erode(k);
+    }
+
+    /// Receivers by steepest descent on the surface with its depressions filled to their
+    /// spill level ([`flow::Depressions`]).
+    fn route(&mut self) {
+        self.lake_cells = self.depressions.route(
+            &self.z,
+            self.w,
+            self.h,
+            &self.d8,
+            &mut self.donors,
             &mut self.rcv,
             &mut self.dist,
+            &mut self.filled,
         );
-        self.lake_cells = self
-            .z
-            .iter()
-            .zip(&self.flood.filled)
-            .filter(|(z, f)| z < f)
-            .count();
-        // 4. Drainage area.
-        let cell_area = self.cell * self.cell;
-        self.area.fill(cell_area);
-        for &i in self.flood.order.iter().rev() {
-            let r = self.rcv[i as usize];
-            if r != NONE {
-                self.area[r as usize] += self.area[i as usize];
-            }
-        }
-        if self.cancel.is_cancelled() {
-            return;
-        }
-        // 5. Implicit incision, outlets first. The factors F = k·Δt·A^m/d^n depend on this
-        // step's areas and distances only: computed for all cells in parallel first (the
-        // two `powf` per cell were most of this phase), so the sequential walk upstream does
-        // only the update.
-        let (area, dist, cell) = (&self.area, &self.dist, self.cell);
-        self.factor.par_iter_mut().enumerate().for_each(|(i, f)| {
-            let d = f64::from(dist[i]) * cell;
-            *f = k.k * k.dt * area[i].powf(k.m) / d.powf(k.n);
-        });
-        let linear = (k.n - 1.0).abs() < 1e-9;
-        for &i in &self.flood.order {
-            let i = i as usize;
-            let r = self.rcv[i];
-            if r == NONE {
-                continue;
-            }
-            let r = r as usize;
-            let zi = f64::from(self.z[i]);
-            if self.z[i] < self.flood.filled[i] {
-                continue; // under a lake
-            }
-            // The receiver's surface: its new height, or the level of the lake it lies in
-            // (a river entering a lake meets its surface, not its bed).
-            let zr = f64::from(self.flood.filled[r]);
-            if zi <= zr {
-                continue;
-            }
-            let f = self.factor[i];
-            let new = if linear {
-                (zi + f * zr) / (1.0 + f)
-            } else {
-                // Solve x − zi + f·(x − zr)^n = 0 for x in (zr, zi] (Newton, from zi).
-                let mut x = zi;
-                for _ in 0..20 {
-                    let s = (x - zr).max(0.0);
-                    let g = x - zi + f * s.powf(k.n);
-                    let dg = 1.0 + f * k.n * s.powf(k.n - 1.0);
-                    let next = (x - g / dg).max(zr);
-                    if (next - x).abs() < 1e-6 {
-                        x = next;
-                        break;
-                    }
-                    x = next;
-                }
-                x
-            };
-            self.z[i] = new as f32;
-            self.flood.filled[i] = new as f32;
-        }
+        self.pit_basin_cells = self.depressions.region_cells;
     }
+
+    /// Drainage area and implicit incision over the receiver forest, in parallel over its
+    /// trees (one per border cell; a tree's cells depend on nothing outside it, so the
+    /// result is the same whatever thread walks it). Per tree: the cells in pre-order
+    /// (upstream over the donor masks), upstream cell counts summed leaves first (exact
+    /// integers: A = count × cell area), then the update outlets first.
+    fn erode(&mut self, k: &SplSettings) {
+        let w = self.w;
+        flow::donors_d8(&self.rcv, w, &mut self.donors);
+        if self.pow_table.0.to_bits() != k.m.to_bits() {
+            self.pow_table = (k.m, (0..POW_TABLE).map(|c| (c as f64).powf(k.m)).collect());
+        }
+        self.count
+            .par_iter()
+            .for_each(|c| c.store(0, Ordering::Relaxed));
+        let cell_area = self.cell * self.cell;
+        // F = k·Δt·A^m/d^n = c0·count^m/(d·cell)^n.
+        let c0 = k.k * k.dt * cell_area.powf(k.m);
+        let linear = (k.n - 1.0).abs() < 1e-9;
+        let table = &self.pow_table.1;
+        let (z, filled, dist, cell) = (&self.z, &self.filled, &self.dist, self.cell);
+        let (donors, steps) = (&self.donors, &self.steps);
+        let (new_z, count) = (&self.new_z, &self.count);
+        self.roots
+            .par_iter()
+            .for_each_init(TreeScratch::default, |t, &root| {
+                t.order.clear();
+                t.parent.clear();
+                flow::upstream_preorder(
+                    donors,
+                    steps,
+                    root,
+                    &mut t.order,
+                    &mut t.parent,
+                    &mut t.stack,
+                );
+                let len = t.order.len();
+                t.count.clear();
+                t.count.resize(len, 1);
+                for p in (1..len).rev() {
+                    let q = t.parent[p] as usize;
+                    t.count[q] += t.count[p];
+                }
+                t.surface.clear();
+                t.surface.resize(len, 0.0);
+                for p in 0..len {
+                    let i = t.order[p] as usize;
+                    let (zi, level) = (z[i], filled[i]);
+                    let new = if p == 0 || zi < level {
+                        // The outlet, or under a lake: not incised; the lake's surface is
+                        // what a river entering it meets.
+                        t.surface[p] = level;
+                        zi
+                    } else {
+                        // The receiver's surface: its new height, or its lake's level.
+                        let zr = f64::from(t.surface[t.parent[p] as usize]);
+                        let zi = f64::from(zi);
+                        let new = if zi <= zr {
+                            zi
+                        } else {
+                            let c = t.count[p] as usize;
+                            let am = table
+                                .get(c)
+                                .copied()
+                                .unwrap_or_else(|| (c as f64).powf(k.m));
+                            let d = f64::from(dist[i]) * cell;
+                            let f = c0 * am / if linear { d } else { d.powf(k.n) };
+                            incise(zi, zr, f, k.n, linear)
+                        } as f32;
+                        t.surface[p] = new;
+                        new
+                    };
+                    new_z[i].store(new.to_bits(), Ordering::Relaxed);
+                    count[i].store(t.count[p], Ordering::Relaxed);
+                }
+            });
+        self.z
+            .par_iter_mut()
+            .zip(self.filled.par_iter_mut())
+            .enumerate()
+            .for_each(|(i, (z, f))| {
+                if count[i].load(Ordering::Relaxed) == 0 {
+                    // Not reached from the border (cannot happen: every inner cell has a
+                    // receiver); left as it was.
+                    return;
+                }
+                let lake = *z < *f;
+                *z = f32::from_bits(new_z[i].load(Ordering::Relaxed));
+                if !lake {
+                    *f = *z;
+                }
+            });
+    }
+}
+
+/// The implicit update of one cell of height `zi` draining to a surface at `zr < zi` with
+/// factor `f`: for n = 1 the closed form `(zi + f·zr)/(1 + f)` (Braun & Willett 2013,
+/// Eq. 23); otherwise x − zi + f·(x − zr)^n = 0 solved for x in (zr, zi] by Newton from zi.
+fn incise(zi: f64, zr: f64, f: f64, n: f64, linear: bool) -> f64 {
+    if linear {
+        return (zi + f * zr) / (1.0 + f);
+    }
+    let mut x = zi;
+    for _ in 0..20 {
+        let s = (x - zr).max(0.0);
+        let g = x - zi + f * s.powf(n);
+        let dg = 1.0 + f * n * s.powf(n - 1.0);
+        let next = (x - g / dg).max(zr);
+        if (next - x).abs() < 1e-6 {
+            return next;
+        }
+        x = next;
+    }
+    x
 }
 
 /// Stream-power erosion with uplift.
@@ -229,15 +332,19 @@ pub struct StreamPowerErosion;
 
 impl Node for StreamPowerErosion {
     type Params = StreamPowerParams;
-    /// Measured: 7.0 fields of scratch at 1024² (peak RSS, docs/reliability.md), plus the
-    /// per-step factor array added since (f64: two fields), rounded up.
-    const SCRATCH_FIELDS: u32 = 10;
+    /// Routing over the basin graph keeps more per cell than the old priority flood: node
+    /// distances to four neighbours (4 fields), heights and counts written by the tree walks
+    /// (2), basin labels and the heights' receivers (3), basin cell lists and passes (up to
+    /// ~4 on white noise, where one cell in nine is a pit). Measured peak RSS: 361 MiB for
+    /// `graphs/uplift.json` at 2048² (docs/reliability.md); the bench's white-noise start
+    /// ~25 fields in all at 1024² (`spl_probe`).
+    const SCRATCH_FIELDS: u32 = 18;
     const SPEC: NodeSpec = NodeSpec {
         id: "stream_power_erosion",
         label: "Stream power + uplift",
         category: Category::Erosion,
         version: 1,
-        doc: "Uplift against river incision (Cordonnier et al. 2016, seed 000 §2.3), solved implicitly (Braun & Willett 2013, unconditionally stable, as FastScape). Per step: uplift U·Δt (U = uplift_m_per_yr × uplift map; the border is the fixed base level); depressions filled by a priority flood from the border, giving each basin the spill level of its lowest pass (the lake levels of Cordonnier's basin tree), so every river reaches the map edge; jittered node per cell, steepest-descent receiver among 8 neighbours on the filled surface (cells under a spill level are lakes: routed to their outlet, not cut); drainage area A accumulated downstream; incision k·A^m·s^n with the implicit update h ← (h + F·h_r)/(1 + F), F = k·Δt·A^m/d (Newton iterations when n ≠ 1). The uplift input is read as a factor (input − height_min)/(height span): a mask gives its own value, a height map its relative height. Outputs: height (m), drainage (log of the area, 1 = the largest), rivers (1 where the area exceeds river_area_km2, fading in from a quarter of it; 0 under lakes).",
+        doc: "Uplift against river incision (Cordonnier et al. 2016, seed 000 §2.3), solved implicitly (Braun & Willett 2013, unconditionally stable, as FastScape). Per step: uplift U·Δt (U = uplift_m_per_yr × uplift map; the border is the fixed base level); depressions resolved over the graph of pit basins joined at their lowest passes (Cordonnier et al. 2016's basin tree; the lake levels equal a priority flood's), so every river reaches the map edge; jittered node per cell, steepest-descent receiver among 8 neighbours on the filled surface (cells under a spill level are lakes: not cut, their water routed to the pit and out over the pass); drainage area A accumulated downstream; incision k·A^m·s^n with the implicit update h ← (h + F·h_r)/(1 + F), F = k·Δt·A^m/d (Newton iterations when n ≠ 1). The uplift input is read as a factor (input − height_min)/(height span): a mask gives its own value, a height map its relative height. Outputs: height (m), drainage (log of the area, 1 = the largest), rivers (1 where the area exceeds river_area_km2, fading in from a quarter of it; 0 under lakes).",
         inputs: &[
             PortSpec::height("in", "Initial terrain."),
             PortSpec::height("uplift", "Uplift map (mask or height); uniform when not connected.").optional(),
@@ -293,19 +400,18 @@ impl Node for StreamPowerErosion {
         }
         let size = || NodeError::Failed("size".into());
         let cell_area = sim.cell * sim.cell;
-        let top = sim.area.iter().copied().fold(cell_area, f64::max);
+        let area: Vec<f64> = (0..w * h).map(|i| sim.area(i)).collect();
+        let top = area.iter().copied().fold(cell_area, f64::max);
         let log_top = (top / cell_area).ln().max(1e-9);
-        let drainage: Vec<f32> = sim
-            .area
+        let drainage: Vec<f32> = area
             .iter()
             .map(|&a| crate::node::unit(((a / cell_area).ln() / log_top) as f32))
             .collect();
         let threshold = (p.river_area_km2 * 1e6).max(cell_area);
         // Rivers run on land: cells under a lake are water bodies, not channels.
-        let rivers: Vec<f32> = sim
-            .area
+        let rivers: Vec<f32> = area
             .iter()
-            .zip(sim.z.iter().zip(&sim.flood.filled))
+            .zip(sim.z.iter().zip(&sim.filled))
             .map(|(&a, (z, level))| {
                 if z < level {
                     0.0
