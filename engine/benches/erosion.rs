@@ -208,24 +208,13 @@ fn droplets(c: &mut Criterion) {
 /// Whole runs too long for criterion's sampling, each timed once.
 fn whole_runs(peers: bool) {
     use orogen::nodes::erosion::lim2022::{Lim, LimSettings};
-    use orogen::nodes::erosion::stream_power::{SplSettings, StreamPower};
+    use orogen::nodes::erosion::stream_power::StreamPower;
     println!(
         "\n== whole runs ({} threads) ==",
         rayon::current_num_threads()
     );
-    // Stream power on fastscapelib's "Mountain" setup: 100 km, uniform random 0–1 m start,
-    // uplift 1e-3 m/yr (border fixed), k 2e-4, m 0.4, n 1, dt 2e4 yr, 100 steps.
-    let n = N * N;
-    let z: Vec<f32> = (0..n)
-        .map(|i| (orogen::node::splitmix64(i as u64) >> 40) as f32 / (1u64 << 24) as f32)
-        .collect();
-    let k = SplSettings {
-        k: 2e-4,
-        m: 0.4,
-        n: 1.0,
-        dt: 2e4,
-    };
-    let mut sim = StreamPower::new(z, vec![1e-3; n], N, N, 100e3 / N as f64, 1, 0.0);
+    // Stream power on fastscapelib's "Mountain" setup, 100 steps.
+    let (mut sim, k) = StreamPower::mountain(N);
     let t = Instant::now();
     for _ in 0..100 {
         sim.step(&k);

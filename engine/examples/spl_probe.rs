@@ -1,11 +1,10 @@
 //! Times stream power + uplift on the erosion bench's setup (fastscapelib's "Mountain"
-//! example: 100 km, uniform random 0–1 m start, uplift 1e-3 m/yr with the border fixed,
-//! k 2e-4, m 0.4, n 1, Δt 2e4 yr), and prints how many cells drained to pits and lay
+//! example, [`StreamPower::mountain`]), and prints how many cells drained to pits and lay
 //! under lakes every tenth step.
 //!
 //! Run: `cargo run --release -p orogen --example spl_probe -- [size] [steps]`.
 
-use orogen::nodes::erosion::stream_power::{SplSettings, StreamPower};
+use orogen::nodes::erosion::stream_power::StreamPower;
 use std::time::Instant;
 
 fn main() {
@@ -13,16 +12,7 @@ fn main() {
     let size: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(1024);
     let steps: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(100);
     let n = size * size;
-    let z: Vec<f32> = (0..n)
-        .map(|i| (orogen::node::splitmix64(i as u64) >> 40) as f32 / (1u64 << 24) as f32)
-        .collect();
-    let k = SplSettings {
-        k: 2e-4,
-        m: 0.4,
-        n: 1.0,
-        dt: 2e4,
-    };
-    let mut sim = StreamPower::new(z, vec![1e-3; n], size, size, 100e3 / size as f64, 1, 0.0);
+    let (mut sim, k) = StreamPower::mountain(size);
     let start = Instant::now();
     for s in 0..steps {
         let t = Instant::now();

@@ -153,6 +153,25 @@ impl StreamPower {
         }
     }
 
+    /// fastscapelib's "Mountain" example without diffusion, the erosion bench's setup: a
+    /// `size`² grid over 100 km, a uniform random 0–1 m start, uplift 1e-3 m/yr (the border
+    /// fixed), k 2e-4, m 0.4, n 1, Δt 2e4 yr, nodes at cell centres.
+    #[must_use]
+    pub fn mountain(size: usize) -> (Self, SplSettings) {
+        let n = size * size;
+        let z = (0..n)
+            .map(|i| (crate::node::splitmix64(i as u64) >> 40) as f32 / (1u64 << 24) as f32)
+            .collect();
+        let settings = SplSettings {
+            k: 2e-4,
+            m: 0.4,
+            n: 1.0,
+            dt: 2e4,
+        };
+        let sim = Self::new(z, vec![1e-3; n], size, size, 100e3 / size as f64, 1, 0.0);
+        (sim, settings)
+    }
+
     /// Drainage area (m²) of cell `i` in the last step: its cell and every cell upstream.
     #[must_use]
     pub fn area(&self, i: usize) -> f64 {
