@@ -127,19 +127,26 @@ pub struct D4Distances {
 impl D4Distances {
     #[must_use]
     pub fn new(off: &[[f32; 2]], w: usize, h: usize) -> Self {
-        let one = |i: usize, dx: usize, dy: usize| {
-            let (x, y) = (i % w + dx, i / w + dy);
-            if x < w && y < h {
-                node_dist(off, i, y * w + x, dx as i32, dy as i32)
+        Self {
+            right: neighbour_distances(off, w, h, 1, 0),
+            down: neighbour_distances(off, w, h, 0, 1),
+        }
+    }
+}
+
+/// Distance from every node to its neighbour's at `(dx, dy)` (1 where that lies off the map).
+fn neighbour_distances(off: &[[f32; 2]], w: usize, h: usize, dx: i32, dy: i32) -> Vec<f32> {
+    (0..w * h)
+        .into_par_iter()
+        .map(|i| {
+            let (x, y) = ((i % w) as i32 + dx, (i / w) as i32 + dy);
+            if x >= 0 && y >= 0 && (x as usize) < w && (y as usize) < h {
+                node_dist(off, i, y as usize * w + x as usize, dx, dy)
             } else {
                 1.0
             }
-        };
-        Self {
-            right: (0..w * h).into_par_iter().map(|i| one(i, 1, 0)).collect(),
-            down: (0..w * h).into_par_iter().map(|i| one(i, 0, 1)).collect(),
-        }
-    }
+        })
+        .collect()
 }
 
 /// One candidate of the steepest-descent choice, branch-free (which neighbour is steepest is
@@ -349,20 +356,11 @@ pub struct D8Distances {
 impl D8Distances {
     #[must_use]
     pub fn new(off: &[[f32; 2]], w: usize, h: usize) -> Self {
-        let one = |i: usize, dx: i32, dy: usize| {
-            let (x, y) = ((i % w) as i32 + dx, i / w + dy);
-            if x >= 0 && (x as usize) < w && y < h {
-                node_dist(off, i, y * w + x as usize, dx, dy as i32)
-            } else {
-                1.0
-            }
-        };
-        let all = |dx: i32, dy: usize| (0..w * h).into_par_iter().map(|i| one(i, dx, dy)).collect();
         Self {
-            right: all(1, 0),
-            down: all(0, 1),
-            down_right: all(1, 1),
-            down_left: all(-1, 1),
+            right: neighbour_distances(off, w, h, 1, 0),
+            down: neighbour_distances(off, w, h, 0, 1),
+            down_right: neighbour_distances(off, w, h, 1, 1),
+            down_left: neighbour_distances(off, w, h, -1, 1),
         }
     }
 }
