@@ -138,6 +138,23 @@ impl EditorApp {
         gl: Option<Arc<glow::Context>>,
         options: Options,
     ) -> Self {
+        // Node docs write updates as `h ← …`: the proportional font (Ubuntu Light) has no
+        // arrows and egui would draw a box; its bundled monospace font (Hack) has them, so it
+        // comes last in the proportional fallback list.
+        let mut fonts = egui::FontDefinitions::default();
+        if let Some(mono) = fonts
+            .families
+            .get(&egui::FontFamily::Monospace)
+            .and_then(|f| f.first())
+            .cloned()
+        {
+            fonts
+                .families
+                .entry(egui::FontFamily::Proportional)
+                .or_default()
+                .push(mono);
+        }
+        ctx.set_fonts(fonts);
         let store = Store::new(options.config_dir.clone());
         let recovery = store.recovery();
         let frame_log = options.frame_log.as_ref().and_then(|p| {

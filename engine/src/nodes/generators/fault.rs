@@ -34,7 +34,7 @@ impl Node for FaultFormation {
         label: "Fault formation",
         category: Category::Generator,
         version: 1,
-        doc: "Fault formation: for i = 0 … iterations−1 a random line through the world (seeded point and direction) raises one side by dᵢ and lowers the other by dᵢ, with dᵢ = decayⁱ and a linear transition softness_m wide. The sum is divided by 3·sqrt(Σ dᵢ²) (a random walk's spread) to about [−1, 1]. Lines are in world metres, so every resolution shows the same faults.",
+        doc: "Fault formation: for i = 0 … iterations−1 a random line through the world (seeded point and direction) raises one side by d_i and lowers the other by d_i, with d_i = decay^i and a linear transition softness_m wide. The sum is divided by 3·sqrt(Σ d_i²) (a random walk's spread) to about [−1, 1]. Lines are in world metres, so every resolution shows the same faults.",
         inputs: &[],
         outputs: &[PortSpec::height("out", "Heights in metres.")],
     };
