@@ -21,7 +21,7 @@ fn main() {
             println!(
                 "step {s:3}: {:6.1} ms, pit basins {:7} cells, lakes {:7} cells",
                 t.elapsed().as_secs_f64() * 1e3,
-                sim.pit_basin_cells,
+                sim.pit_basin_cells(),
                 sim.lake_cells
             );
         }

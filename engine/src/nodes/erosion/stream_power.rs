@@ -79,8 +79,6 @@ pub struct StreamPower {
     pub filled: Vec<f32>,
     /// Cells under a lake in the last step.
     pub lake_cells: usize,
-    /// Cells draining to a pit (the region the priority flood had to visit) in the last step.
-    pub pit_basin_cells: usize,
     /// Checked between the phases of a step, so a cancelled step ends early (its partial
     /// result is thrown away by the caller).
     pub cancel: crate::node::CancelToken,
@@ -139,7 +137,6 @@ impl StreamPower {
             uplift,
             rcv: vec![NONE; n],
             lake_cells: 0,
-            pit_basin_cells: 0,
             cancel: crate::node::CancelToken::new(),
             d8: flow::D8Distances::new(&off, w, h),
             steps: flow::d8_steps(w),
@@ -170,6 +167,13 @@ impl StreamPower {
         };
         let sim = Self::new(z, vec![1e-3; n], size, size, 100e3 / size as f64, 1, 0.0);
         (sim, settings)
+    }
+
+    /// Cells draining to an inner pit in the last step (the basins the depression routing
+    /// had to resolve).
+    #[must_use]
+    pub fn pit_basin_cells(&self) -> usize {
+        self.depressions.region_cells
     }
 
     /// Drainage area (m²) of cell `i` in the last step: its cell and every cell upstream.
@@ -228,7 +232,6 @@ impl StreamPower {
             &mut self.dist,
             &mut self.filled,
         );
-        self.pit_basin_cells = self.depressions.region_cells;
     }
 
     /// Drainage area and implicit incision over the receiver forest, in parallel over its
