@@ -771,6 +771,12 @@ impl Depressions {
         // to the pit, reversed, so the outflow crosses the lake to the pass and over it.
         let rcv_z = &self.rcv_z;
         for &(inside, across) in &self.outlet {
+            if inside == NONE {
+                // A basin the search never reached (the map is connected, so none is; with
+                // heights that are not numbers it could be): its cells keep no receiver and
+                // are left as they are.
+                continue;
+            }
             let (mut c, mut to) = (inside as usize, across);
             loop {
                 if rcv[c] == NONE {
