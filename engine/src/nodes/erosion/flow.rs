@@ -603,7 +603,8 @@ impl Depressions {
     /// strictly on a step taken on `filled`; at a constant level the path stays in its
     /// basin until it crosses a pass, to a basin closer to the outside: a forest rooted at the
     /// border. Every receiver is one of the eight neighbours. Returns the lake cells (`z`
-    /// below `filled`).
+    /// below `filled`). Between its phases it returns early (0) when `cancelled()`; the
+    /// routing is then incomplete and the step must be thrown away.
     #[allow(clippy::too_many_arguments)]
     pub fn route(
         &mut self,
@@ -615,6 +616,7 @@ impl Depressions {
         rcv: &mut Vec<u32>,
         dist: &mut Vec<f32>,
         filled: &mut [f32],
+        cancelled: &dyn Fn() -> bool,
     ) -> usize {
         let n = w * h;
         receivers_d8(z, w, h, d8, rcv, dist);
@@ -629,6 +631,9 @@ impl Depressions {
             }));
         self.region_cells = 0;
         if self.pits.is_empty() {
+            return 0;
+        }
+        if cancelled() {
             return 0;
         }
         // Basins: every pit's tree upstream on the heights' receivers.
@@ -663,6 +668,9 @@ impl Depressions {
             );
         let basins = &self.basins;
         self.region_cells = basins.iter().map(Vec::len).sum();
+        if cancelled() {
+            return 0;
+        }
         // The lowest pass from each basin to each of its neighbours. Basin cells are inner
         // cells (border cells are outlets), so all eight neighbours exist.
         self.passes.resize_with(nb, Vec::new);
@@ -709,6 +717,9 @@ impl Depressions {
                 },
             );
         let passes = &self.passes;
+        if cancelled() {
+            return 0;
+        }
         // Spill levels: a Dijkstra search from the outside, the cost of a way out being its
         // highest pass.
         self.level.clear();
@@ -749,6 +760,9 @@ impl Depressions {
                     heap.push(order_key(spill), p.to);
                 }
             }
+        }
+        if cancelled() {
+            return 0;
         }
         // Filled surface, then the receivers on it.
         let level = &self.level;

@@ -231,6 +231,7 @@ impl StreamPower {
             &mut self.rcv,
             &mut self.dist,
             &mut self.filled,
+            &|| self.cancel.is_cancelled(),
         );
     }
 
@@ -248,6 +249,9 @@ impl StreamPower {
         self.count
             .par_iter()
             .for_each(|c| c.store(0, Ordering::Relaxed));
+        if self.cancel.is_cancelled() {
+            return;
+        }
         let cell_area = self.cell * self.cell;
         // F = k·Δt·A^m/d^n = c0·count^m/(d·cell)^n.
         let c0 = k.k * k.dt * cell_area.powf(k.m);
