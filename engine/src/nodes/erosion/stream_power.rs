@@ -83,7 +83,6 @@ pub struct StreamPower {
     /// result is thrown away by the caller).
     pub cancel: crate::node::CancelToken,
     d8: flow::D8Distances,
-    steps: [isize; 8],
     /// The border cells: the outlets, roots of the drainage trees.
     roots: Vec<u32>,
     dist: Vec<f32>,
@@ -139,7 +138,6 @@ impl StreamPower {
             lake_cells: 0,
             cancel: crate::node::CancelToken::new(),
             d8: flow::D8Distances::new(&off, w, h),
-            steps: flow::d8_steps(w),
             roots,
             dist: vec![1.0; n],
             donors: vec![0; n],
@@ -258,7 +256,7 @@ impl StreamPower {
         let linear = (k.n - 1.0).abs() < 1e-9;
         let table = &self.pow_table.1;
         let (z, filled, dist, cell) = (&self.z, &self.filled, &self.dist, self.cell);
-        let (donors, steps) = (&self.donors, &self.steps);
+        let (donors, steps) = (&self.donors, &flow::d8_steps(w));
         let (new_z, count) = (&self.new_z, &self.count);
         self.roots
             .par_iter()
