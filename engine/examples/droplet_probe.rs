@@ -1,7 +1,7 @@
 //! Times `droplet_erosion`'s engine at 1024² with 65 536 droplets on the erosion bench's
 //! terrain (for profiling; the criterion bench compares it with the reference loop).
 //!
-//! Run: `cargo run --release -p orogen --example droplet_probe -- [repeats]`
+//! Run: `cargo run --release -p orogen --example droplet_probe -- [repeats] [droplets]`
 
 use orogen::build::evaluate_outputs;
 use orogen::graph::{Graph, NodeInstance, PortRef};
@@ -14,6 +14,10 @@ fn main() {
         .nth(1)
         .and_then(|s| s.parse().ok())
         .unwrap_or(3);
+    let count: u64 = std::env::args()
+        .nth(2)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(65_536);
     let n = 1024;
     let world = World {
         size_m: 8192.0,
@@ -43,7 +47,7 @@ fn main() {
         let r = droplet::erode(
             &mut h,
             n,
-            65_536,
+            count,
             7,
             &droplet::Settings::seed001(),
             &|| false,
@@ -51,7 +55,12 @@ fn main() {
         );
         let s = t.elapsed().as_secs_f64();
         match r {
-            Ok(r) => println!("{:.0} ms, {} droplets parked", s * 1e3, r.parked),
+            Ok(r) => println!(
+                "{:.0} ms, {} droplets parked, {} steps",
+                s * 1e3,
+                r.parked,
+                r.steps
+            ),
             Err(e) => eprintln!("{e}"),
         }
     }

@@ -101,13 +101,19 @@ pub struct Report {
     pub suspended: f64,
     /// Droplets finished on the whole map after leaving their tile's region.
     pub parked: u64,
+    /// Steps walked by all the droplets.
+    pub steps: u64,
 }
 
-/// A droplet's state between steps (global coordinates).
+/// A droplet's state between steps: it stands at `(xi + fx, yi + fy)` in map cells (the
+/// position kept relative to its cell, so no step has to find the cell again).
 #[derive(Clone, Copy, Debug)]
 struct Drop {
-    x: f32,
-    y: f32,
+    xi: i32,
+    yi: i32,
+    /// Offset in the cell, in [0, 1].
+    fx: f32,
+    fy: f32,
     dx: f32,
     dy: f32,
     v: f32,
@@ -141,9 +147,9 @@ struct View<'a> {
     /// - raised, it grows into a dam: droplets that may not lower it fill the valley behind
     ///   it, and the lake and the dam rise together (a straight 16 m step along the edge).
     erodable: (i32, i32, i32, i32),
-    /// Cells a droplet may stand on and still deposit (its cell's corners must lie inside,
-    /// x0, y0 inclusive, x1, y1 exclusive): the erodable range, unbounded along the map's
-    /// edges (what lands on the border ring leaves the map). A droplet outside it that would
+    /// Cells a droplet may stand on and still deposit (x0, y0 inclusive, x1, y1 exclusive):
+    /// those whose four corners lie in the erodable range, unbounded along the map's edges
+    /// (what lands on the border ring leaves the map). A droplet outside it that would
     /// deposit is parked instead.
     fillable: (i32, i32, i32, i32),
 }
@@ -157,7 +163,7 @@ impl<'a> View<'a> {
         let elo = |a: usize| if a == 0 { 1 } else { a as i32 + 3 };
         let ehi = |b: usize| if b == map { b as i32 - 1 } else { b as i32 - 4 };
         let flo = |a: usize| if a == 0 { i32::MIN } else { a as i32 + 3 };
-        let fhi = |b: usize| if b == map { i32::MAX } else { b as i32 - 4 };
+        let fhi = |b: usize| if b == map { i32::MAX } else { b as i32 - 5 };
         Self {
             data,
             ox: x0,
@@ -177,9 +183,9 @@ impl<'a> View<'a> {
 
     #[inline]
     fn corners(&self, x: i32, y: i32) -> [f32; 4] {
-        let i = self.idx(x, y);
-        let (a, b) = (&self.data[i..i + 2], &self.data[i + self.w..i + self.w + 2]);
-        [a[0], a[1], b[0], b[1]]
+        let (i, w) = (self.idx(x, y), self.w);
+        let c = &self.data[i..i + w + 2];
+        [c[0], c[1], c[w], c[w + 1]]
     }
 
     /// Whether a cell is on the map's border ring, which is held fixed as the base level.
@@ -190,19 +196,19 @@ impl<'a> View<'a> {
 
     /// Adds `amount` at a position with bilinear weights (the seed's `DEPOSIT`). Shares
     /// that fall on the border ring leave the map; their total is returned.
-    #[inline]
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
     fn deposit(&mut self, x: i32, y: i32, fx: f32, fy: f32, amount: f32) -> f32 {
-        if x >= 1 && y >= 1 && x + 2 < self.map && y + 2 < self.map {
-            // All four corners inside the border ring (nearly always): two row slices.
+        if within(x, 1, self.map - 2) && within(y, 1, self.map - 2) {
+            // All four corners inside the border ring (nearly always): one slice.
             let (i, w) = (self.idx(x, y), self.w);
             let (a, b) = ((1.0 - fx) * (1.0 - fy), fx * (1.0 - fy));
             let (c, d) = ((1.0 - fx) * fy, fx * fy);
-            let top = &mut self.data[i..i + 2];
-            top[0] += amount * a;
-            top[1] += amount * b;
-            let bottom = &mut self.data[i + w..i + w + 2];
-            bottom[0] += amount * c;
-            bottom[1] += amount * d;
+            let cell = &mut self.data[i..i + w + 2];
+            cell[0] += amount * a;
+            cell[1] += amount * b;
+            cell[w] += amount * c;
+            cell[w + 1] += amount * d;
             return 0.0;
         }
         let mut lost = 0.0;
@@ -222,44 +228,64 @@ impl<'a> View<'a> {
         lost
     }
 
-    /// Removes `amount` with the bell-shaped brush centred on `(px, py)` (the seed's `ERODE`
-    /// loop, weights normalised to sum to 1 over the cells it may touch) and returns what was
-    /// removed (0 when no cell of the brush may be eroded).
-    #[inline]
-    fn erode(&mut self, xi: i32, yi: i32, px: f32, py: f32, amount: f32) -> f32 {
+    /// Removes `amount` with the bell-shaped brush centred on `(xi + fx, yi + fy)` (the
+    /// seed's `ERODE` loop, weights normalised to sum to 1 over the cells it may touch) and
+    /// returns what was removed (0 when no cell of the brush may be eroded). Not inlined: in
+    /// the step it made the whole loop slower (more instructions per step by cachegrind).
+    #[inline(never)]
+    fn erode(&mut self, xi: i32, yi: i32, fx: f32, fy: f32, amount: f32) -> f32 {
         let (vx0, vy0, vx1, vy1) = self.erodable;
         let mut wx = [0.0f32; 4];
         let mut wy = [0.0f32; 4];
-        for k in 0..4 {
-            let ox = (xi - 1 + k as i32) as f32 - px;
-            let oy = (yi - 1 + k as i32) as f32 - py;
+        for (k, o) in [-1.0f32, 0.0, 1.0, 2.0].into_iter().enumerate() {
+            let (ox, oy) = (o - fx, o - fy);
             wx[k] = ox * ox * 0.25;
             wy[k] = oy * oy * 0.25;
         }
-        let mut weights = [[0.0f32; 4]; 4];
-        let mut total = 0.0f32;
-        if xi > vx0 && xi + 2 < vx1 && yi > vy0 && yi + 2 < vy1 {
+        if within(xi, vx0 + 1, vx1 - 2) && within(yi, vy0 + 1, vy1 - 2) {
             // The whole 4 × 4 brush may be eroded (nearly always): branch-free, one slice
-            // per row. Same weights and summation order as the general case below.
+            // per row, each row one 4-lane vector; the total is summed column by column,
+            // then the columns pairwise.
+            let mut weights = [[0.0f32; 4]; 4];
+            let mut columns = [0.0f32; 4];
             for (j, row) in weights.iter_mut().enumerate() {
-                for (k, wgt) in row.iter_mut().enumerate() {
+                for k in 0..4 {
                     let b = 1.0 - wx[k] - wy[j];
-                    *wgt = if b > 0.0 { b } else { 0.0 };
-                    total += *wgt;
+                    row[k] = if b > 0.0 { b } else { 0.0 };
+                    columns[k] += row[k];
                 }
             }
+            let total = (columns[0] + columns[1]) + (columns[2] + columns[3]);
             if total <= 0.0 {
                 return 0.0;
             }
             let scale = amount / total;
+            let (i, w) = (self.idx(xi - 1, yi - 1), self.w);
+            let block = &mut self.data[i..i + 3 * w + 4];
             for (j, row) in weights.iter().enumerate() {
-                let i = self.idx(xi - 1, yi - 1 + j as i32);
-                for (cell, &wgt) in self.data[i..i + 4].iter_mut().zip(row) {
+                let cells = &mut block[j * w..j * w + 4];
+                for (cell, &wgt) in cells.iter_mut().zip(row) {
                     *cell -= wgt * scale;
                 }
             }
             return amount;
         }
+        self.erode_clipped(xi, yi, (wx, wy), amount)
+    }
+
+    /// [`View::erode`] where the brush is clipped by the erodable range.
+    #[cold]
+    #[inline(never)]
+    fn erode_clipped(
+        &mut self,
+        xi: i32,
+        yi: i32,
+        (wx, wy): ([f32; 4], [f32; 4]),
+        amount: f32,
+    ) -> f32 {
+        let (vx0, vy0, vx1, vy1) = self.erodable;
+        let mut weights = [[0.0f32; 4]; 4];
+        let mut total = 0.0f32;
         for (j, row) in weights.iter_mut().enumerate() {
             let y = yi - 1 + j as i32;
             if y < vy0 || y >= vy1 {
@@ -313,11 +339,18 @@ fn bilinear(c: [f32; 4], fx: f32, fy: f32) -> f32 {
     (c[0] * (1.0 - fx) + c[1] * fx) * (1.0 - fy) + (c[2] * (1.0 - fx) + c[3] * fx) * fy
 }
 
-/// `v.floor() as i32` without the libm call (exact for finite values in `i32` range).
+/// Whether `lo <= v < hi` (one unsigned comparison; `lo` may be `i32::MIN`).
 #[inline]
-fn floor_i32(v: f32) -> i32 {
-    let t = v as i32;
-    t - i32::from(t as f32 > v)
+fn within(v: i32, lo: i32, hi: i32) -> bool {
+    (v.wrapping_sub(lo) as u32) < (hi.wrapping_sub(lo) as u32)
+}
+
+/// The cell and offset on one axis after a move from cell `i` to offset `a` (in [−1, 2]).
+#[inline]
+fn move_on(i: i32, a: f32) -> (i32, f32) {
+    // Branch-free: which way a droplet crosses a cell edge is anybody's guess.
+    let step = i32::from(a >= 1.0) - i32::from(a < 0.0);
+    (i + step, (a - step as f32).clamp(0.0, 1.0))
 }
 
 /// A uniform number in [0, 1) from a SplitMix64 stream.
@@ -374,8 +407,7 @@ fn advance(
     max_steps: u32,
 ) -> Option<Outcome> {
     let (sx0, sy0, sx1, sy1) = view.safe;
-    let (xi, yi) = (floor_i32(d.x), floor_i32(d.y));
-    let (fx, fy) = (d.x - xi as f32, d.y - yi as f32);
+    let (xi, yi, fx, fy) = (d.xi, d.yi, d.fx, d.fy);
     if d.steps >= max_steps {
         // Path too long: the seed drops the droplet with its load still suspended.
         d.suspended = d.s;
@@ -401,18 +433,23 @@ fn advance(
         dx /= dl;
         dy /= dl;
     }
-    let (nx, ny) = (d.x + dx, d.y + dy);
-    let (nxi, nyi) = (floor_i32(nx), floor_i32(ny));
-    if nxi < 0 || nyi < 0 || nxi >= map as i32 - 1 || nyi >= map as i32 - 1 {
-        return Some(Outcome::Exited(d.s + d.lost));
-    }
-    if nxi < sx0 || nyi < sy0 || nxi >= sx1 || nyi >= sy1 {
+    // The next position: one cell on at most (|dx|, |dy| ≤ 1), so the new cell and offset
+    // come from comparisons. Adding 1 to a tiny negative offset may round to exactly 1,
+    // which names the same point as offset 0 in the next cell; the clamp keeps the ulp by
+    // which a normalised direction may exceed 1 from pushing an offset out of [0, 1].
+    let (ax, ay) = (fx + dx, fy + dy);
+    let (nxi, nfx) = move_on(xi, ax);
+    let (nyi, nfy) = move_on(yi, ay);
+    if !within(nxi, sx0, sx1) || !within(nyi, sy0, sy1) {
+        // (The safe range reaches the map's edges where the view does.)
+        if nxi < 0 || nyi < 0 || nxi >= map as i32 - 1 || nyi >= map as i32 - 1 {
+            return Some(Outcome::Exited(d.s + d.lost));
+        }
         return Some(Outcome::Parked);
     }
-    let (nfx, nfy) = (nx - nxi as f32, ny - nyi as f32);
     let nh = bilinear(view.corners(nxi, nyi), nfx, nfy);
     let (fx0, fy0, fx1, fy1) = view.fillable;
-    if (xi < fx0 || yi < fy0 || xi + 1 >= fx1 || yi + 1 >= fy1)
+    if !(within(xi, fx0, fx1) && within(yi, fy0, fy1))
         && (nh >= h || d.s - (h - nh).max(k.min_slope) * d.v * d.w * k.kq >= 0.0)
     {
         // It would deposit on the band along the view's edge: go on later, where the band
@@ -446,14 +483,13 @@ fn advance(
         d.s -= ds;
     } else {
         let ds = (-ds * k.kr).min(dh * 0.99);
-        let ds = view.erode(xi, yi, d.x, d.y, ds);
+        let ds = view.erode(xi, yi, fx, fy, ds);
         dh -= ds;
         d.s += ds;
     }
     d.v = (d.v * d.v + k.kg * dh).max(0.0).sqrt();
     d.w *= 1.0 - k.kw;
-    d.x = nx;
-    d.y = ny;
+    (d.xi, d.yi, d.fx, d.fy) = (nxi, nyi, nfx, nfy);
     None
 }
 
@@ -505,7 +541,7 @@ impl Tiling {
 
     /// The tile holding a droplet's cell.
     fn index(&self, d: &Drop) -> usize {
-        let axis = |v: f32| {
+        let axis = |v: i32| {
             let v = v as usize;
             let i = if v < self.shift {
                 0
@@ -514,7 +550,7 @@ impl Tiling {
             };
             i.min(self.n - 1)
         };
-        axis(d.y) * self.n + axis(d.x)
+        axis(d.yi) * self.n + axis(d.xi)
     }
 
     /// Checkerboard colour of tile `j`: tiles of one colour are two tiles apart, so their
@@ -532,6 +568,7 @@ struct TileRun {
     parked: Vec<Drop>,
     exited: f64,
     suspended: f64,
+    steps: u64,
 }
 
 /// Droplet `i`'s starting state.
@@ -542,8 +579,10 @@ fn spawn(seed: u64, i: u64, map: usize) -> Drop {
     let yi = (splitmix64(rng ^ 0x5851_F42D_4C95_7F2D) % span) as usize;
     rng = splitmix64(rng ^ 0x1405_7B7E_F767_814F);
     Drop {
-        x: xi as f32,
-        y: yi as f32,
+        xi: xi as i32,
+        yi: yi as i32,
+        fx: 0.0,
+        fy: 0.0,
         dx: 0.0,
         dy: 0.0,
         v: 0.0,
@@ -591,6 +630,7 @@ fn run_tiled(
                 }
                 let mut view = View::new(&mut local, r, map);
                 let (mut park, mut exited, mut suspended) = (Vec::new(), 0.0f64, 0.0f64);
+                let mut steps = 0u64;
                 let drops = buckets[j].iter().copied();
                 run_all(
                     &mut view,
@@ -603,8 +643,12 @@ fn run_tiled(
                         Outcome::Done => {
                             exited += f64::from(d.lost);
                             suspended += f64::from(d.suspended);
+                            steps += u64::from(d.steps);
                         }
-                        Outcome::Exited(s) => exited += f64::from(s),
+                        Outcome::Exited(s) => {
+                            exited += f64::from(s);
+                            steps += u64::from(d.steps);
+                        }
                         Outcome::Parked => park.push(d),
                     },
                 );
@@ -614,6 +658,7 @@ fn run_tiled(
                     parked: park,
                     exited,
                     suspended,
+                    steps,
                 }
             })
             .collect();
@@ -626,6 +671,7 @@ fn run_tiled(
             parked: park,
             exited,
             suspended,
+            steps,
         } in done
         {
             let r = grid.tiles[j].1;
@@ -636,6 +682,7 @@ fn run_tiled(
             parked.extend(park);
             report.exited += exited;
             report.suspended += suspended;
+            report.steps += steps;
         }
         phase(colour);
     }
@@ -709,8 +756,12 @@ pub fn erode(
                 Outcome::Done => {
                     report.exited += f64::from(d.lost);
                     report.suspended += f64::from(d.suspended);
+                    report.steps += u64::from(d.steps);
                 }
-                Outcome::Exited(s) => report.exited += f64::from(s),
+                Outcome::Exited(s) => {
+                    report.exited += f64::from(s);
+                    report.steps += u64::from(d.steps);
+                }
                 Outcome::Parked => unreachable!("the whole map has no region to leave"),
             },
         );
