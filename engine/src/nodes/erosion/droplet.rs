@@ -105,6 +105,28 @@ pub struct Report {
     pub steps: u64,
 }
 
+impl Report {
+    /// Counts a droplet that ended here (a parked one goes on later and counts then).
+    fn count(&mut self, d: &Drop, outcome: Outcome) {
+        match outcome {
+            Outcome::Done => {
+                self.exited += f64::from(d.lost);
+                self.suspended += f64::from(d.suspended);
+            }
+            Outcome::Exited(s) => self.exited += f64::from(s),
+            Outcome::Parked => return,
+        }
+        self.steps += u64::from(d.steps);
+    }
+
+    fn add(&mut self, other: &Report) {
+        self.exited += other.exited;
+        self.suspended += other.suspended;
+        self.parked += other.parked;
+        self.steps += other.steps;
+    }
+}
+
 /// A droplet's state between steps: it stands at `(xi + fx, yi + fy)` in map cells (the
 /// position kept relative to its cell, so no step has to find the cell again).
 #[derive(Clone, Copy, Debug)]
@@ -560,15 +582,13 @@ impl Tiling {
     }
 }
 
-/// What one tile's task hands back: its region's heights, the droplets it parked, and the
-/// sediment that left the map or stayed suspended.
+/// What one tile's task hands back: its region's heights, the droplets it parked, and what
+/// the droplets that ended there add to the report.
 struct TileRun {
     tile: usize,
     heights: Vec<f32>,
     parked: Vec<Drop>,
-    exited: f64,
-    suspended: f64,
-    steps: u64,
+    report: Report,
 }
 
 /// Droplet `i`'s starting state.
@@ -629,8 +649,7 @@ fn run_tiled(
                     local.extend_from_slice(&heights[y * map + r.x0..y * map + r.x1]);
                 }
                 let mut view = View::new(&mut local, r, map);
-                let (mut park, mut exited, mut suspended) = (Vec::new(), 0.0f64, 0.0f64);
-                let mut steps = 0u64;
+                let (mut park, mut tally) = (Vec::new(), Report::default());
                 let drops = buckets[j].iter().copied();
                 run_all(
                     &mut view,
@@ -640,25 +659,15 @@ fn run_tiled(
                     max_steps,
                     cancelled,
                     |d, o| match o {
-                        Outcome::Done => {
-                            exited += f64::from(d.lost);
-                            suspended += f64::from(d.suspended);
-                            steps += u64::from(d.steps);
-                        }
-                        Outcome::Exited(s) => {
-                            exited += f64::from(s);
-                            steps += u64::from(d.steps);
-                        }
                         Outcome::Parked => park.push(d),
+                        o => tally.count(&d, o),
                     },
                 );
                 TileRun {
                     tile: j,
                     heights: local,
                     parked: park,
-                    exited,
-                    suspended,
-                    steps,
+                    report: tally,
                 }
             })
             .collect();
@@ -669,9 +678,7 @@ fn run_tiled(
             tile: j,
             heights: local,
             parked: park,
-            exited,
-            suspended,
-            steps,
+            report: tally,
         } in done
         {
             let r = grid.tiles[j].1;
@@ -680,9 +687,7 @@ fn run_tiled(
                 heights[y * map + r.x0..y * map + r.x1].copy_from_slice(row);
             }
             parked.extend(park);
-            report.exited += exited;
-            report.suspended += suspended;
-            report.steps += steps;
+            report.add(&tally);
         }
         phase(colour);
     }
@@ -753,16 +758,8 @@ pub fn erode(
             max_steps,
             cancelled,
             |d, o| match o {
-                Outcome::Done => {
-                    report.exited += f64::from(d.lost);
-                    report.suspended += f64::from(d.suspended);
-                    report.steps += u64::from(d.steps);
-                }
-                Outcome::Exited(s) => {
-                    report.exited += f64::from(s);
-                    report.steps += u64::from(d.steps);
-                }
                 Outcome::Parked => unreachable!("the whole map has no region to leave"),
+                o => report.count(&d, o),
             },
         );
         if cancelled() {
