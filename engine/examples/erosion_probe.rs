@@ -4,6 +4,7 @@
 //! node's per-evaluation setup (copies, output masks) are left out.
 //!
 //! Run: `cargo run --release -p orogen --example erosion_probe -- [node type] [n] [params…]`
+//! (`PROBE_SIZE=256` for a map that fits in cache; default 1024)
 //! e.g. `-- thermal_erosion 50 variant=1`
 
 use orogen::eval::{EvalOptions, Evaluator};
@@ -16,7 +17,11 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let ty = args.get(1).map_or("thermal_erosion", String::as_str);
     let n: i64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(40);
-    let size = 1024usize;
+    // PROBE_SIZE=256 measures a map that stays in cache.
+    let size: usize = std::env::var("PROBE_SIZE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1024);
     let world = World {
         size_m: 8192.0,
         height_min_m: 0.0,
