@@ -302,10 +302,11 @@ fn send_row(a: [&[f32]; 3], [w, s]: [&[f32]; 2], nb: usize, out: [&mut [f32]; 4]
         for rows in &nbrs {
             let b = rows[j];
             for l in 0..LANES {
+                // Written as selects of the sums so that they compile to masked adds.
                 let d = c[l] - b[l];
                 let lower = d > 0.0;
-                total[l] += if lower { d } else { 0.0 };
-                count[l] += if lower { 1.0 } else { 0.0 };
+                total[l] = if lower { total[l] + d } else { total[l] };
+                count[l] = if lower { count[l] + 1.0 } else { count[l] };
             }
         }
         let (w, s) = (w[j], s[j]);
