@@ -115,8 +115,9 @@ impl std::ops::DerefMut for Row {
 /// least one on the right (cell x at index x + 1, rows of `LANES·blocks + 2`): surface
 /// `PAD` and zero water, sediment and shares there, written once here and never again, so
 /// the block loops need no edge cases (the cells past the map's width compute a zero share
-/// and their results are never copied out). Stage A rows (after rain and dissolving) live
-/// in a ring of four, stage B rows (what each cell sends and keeps) in a ring of three.
+/// and their results are never written out). Stage A rows (after rain and dissolving) live
+/// in a ring of four — written by the level before (its stage C) or, for the first level,
+/// from the map — and stage B rows (what each cell sends and keeps) in a ring of three.
 struct Level {
     h: [Row; 4],
     w: [Row; 4],
@@ -130,8 +131,6 @@ struct Level {
     /// Water and sediment the cell keeps after sending.
     wrem: [Row; 3],
     srem: [Row; 3],
-    /// The finished row (h, w, s) of this iteration, `LANES·blocks` long.
-    out: [Row; 3],
     /// Output rows of this level in the current band: `lo..hi`.
     lo: isize,
     hi: isize,
@@ -152,7 +151,6 @@ impl Level {
             sshare: std::array::from_fn(|_| row(0.0)),
             wrem: std::array::from_fn(|_| row(0.0)),
             srem: std::array::from_fn(|_| row(0.0)),
-            out: std::array::from_fn(|_| Row::new(padded - 2, 0.0, 0)),
             lo: 0,
             hi: 0,
             height: 0,
@@ -163,71 +161,68 @@ impl Level {
         (0..self.height).contains(&row)
     }
 
-    /// Takes map row `q` of this iteration's input (`None` off the map); once row `q − 2`
-    /// of this iteration's output is final (and one this level makes), returns its index
-    /// (its cells are in `out`). Rows come in order, from `lo − 2` to `hi + 1`; `q − 2` is
-    /// returned for off-map rows too, so the next level learns of them.
-    fn push(
-        &mut self,
-        q: isize,
-        row: Option<[&[f32]; 3]>,
-        k: Rates,
-        width: usize,
-    ) -> Option<isize> {
-        let nb = width.div_ceil(LANES);
-        // Stage A for row q.
+    /// The stage A rows of row `q`: (h, w, s, a) from cell 0 on.
+    fn stage_a_rows(&mut self, q: isize) -> [&mut [f32]; 4] {
         let t = slot(q, 4);
-        if let Some([h, w, s]) = row {
-            let (ho, wo) = (&mut self.h[t][1..=width], &mut self.w[t][1..=width]);
-            let (so, ao) = (&mut self.s[t][1..=width], &mut self.a[t][1..=width]);
-            rain_row(h, w, s, k, ho, wo, so, ao);
-        } else {
-            self.a[t].fill(PAD);
-        }
-        // Stage B for row q − 1 (rows q − 2 … q of stage A are there).
-        let p = q - 1;
-        if p >= self.lo - 1 {
-            let t = slot(p, 3);
-            if self.on_map(p) {
-                let c = slot(p, 4);
-                send_row(
-                    [slot(p - 1, 4), c, slot(p + 1, 4)].map(|i| &self.a[i][..]),
-                    [&self.w[c][..], &self.s[c][..]],
-                    nb,
-                    [
-                        &mut self.share[t],
-                        &mut self.sshare[t],
-                        &mut self.wrem[t],
-                        &mut self.srem[t],
-                    ],
-                );
-            } else {
-                // Off the map: sends nothing.
-                self.share[t].fill(0.0);
-                self.sshare[t].fill(0.0);
-            }
-        }
-        // Stage C for row q − 2 (rows q − 3 … q − 1 of stage B are there).
-        let y = q - 2;
-        if y < self.lo || y >= self.hi {
-            return None;
-        }
-        if self.on_map(y) {
-            let (r4, r3) = ([slot(y - 1, 4), slot(y, 4), slot(y + 1, 4)], slot(y, 3));
-            let r3s = [slot(y - 1, 3), r3, slot(y + 1, 3)];
-            let [ho, wo, so] = &mut self.out;
-            receive_row(
-                r4.map(|i| &self.a[i][..]),
-                r3s.map(|i| &self.share[i][..]),
-                r3s.map(|i| &self.sshare[i][..]),
-                [&self.h[r4[1]][..], &self.wrem[r3][..], &self.srem[r3][..]],
-                k,
-                nb,
-                [ho, wo, so],
-            );
-        }
-        Some(y)
+        [
+            &mut self.h[t][1..],
+            &mut self.w[t][1..],
+            &mut self.s[t][1..],
+            &mut self.a[t][1..],
+        ]
     }
+
+    /// Stage B for row `p` (stage A rows p − 1 … p + 1 are there).
+    fn send(&mut self, p: isize, width: usize) {
+        let t = slot(p, 3);
+        if self.on_map(p) {
+            let c = slot(p, 4);
+            send_row(
+                [slot(p - 1, 4), c, slot(p + 1, 4)].map(|i| &self.a[i][..]),
+                [&self.w[c][..], &self.s[c][..]],
+                width.div_ceil(LANES),
+                [
+                    &mut self.share[t],
+                    &mut self.sshare[t],
+                    &mut self.wrem[t],
+                    &mut self.srem[t],
+                ],
+            );
+        } else {
+            // Off the map: sends nothing.
+            self.share[t].fill(0.0);
+            self.sshare[t].fill(0.0);
+        }
+    }
+
+    /// Stage C for on-map row `y` (stage B rows y − 1 … y + 1 are there), followed by the
+    /// next iteration's stage A with `rain`, into `out` (h, w, s, a, from cell 0 on).
+    fn receive(&self, y: isize, k: Rates, rain: Rain, width: usize, out: [&mut [f32]; 4]) {
+        let (r4, r3) = ([slot(y - 1, 4), slot(y, 4), slot(y + 1, 4)], slot(y, 3));
+        let r3s = [slot(y - 1, 3), r3, slot(y + 1, 3)];
+        receive_row(
+            r4.map(|i| &self.a[i][..]),
+            r3s.map(|i| &self.share[i][..]),
+            r3s.map(|i| &self.sshare[i][..]),
+            [&self.h[r4[1]][..], &self.wrem[r3][..], &self.srem[r3][..]],
+            (k, rain),
+            width,
+            out,
+        );
+    }
+}
+
+/// Seed 004 steps 1–2 as applied right after an iteration's stage C: the next iteration's
+/// rain K_r and solubility K_s, or zeros after the last iteration of a pass (w + 0, h − 0·w
+/// and s + 0 leave the values as they are).
+#[derive(Clone, Copy)]
+struct Rain {
+    kr: f32,
+    ks: f32,
+}
+
+impl Rain {
+    const NONE: Rain = Rain { kr: 0.0, ks: 0.0 };
 }
 
 /// Stage A for one row (seed 004 steps 1–2): rain W += K_r, dissolve H −= K_s·W,
@@ -247,24 +242,30 @@ fn rain_row(
     so: &mut [f32],
     ao: &mut [f32],
 ) {
-    let n = ho.len();
-    let (h, w, s, wo, so, ao) = (
-        &h[..n],
+    let n = h.len();
+    let (w, s, ho, wo, so, ao) = (
         &w[..n],
         &s[..n],
+        &mut ho[..n],
         &mut wo[..n],
         &mut so[..n],
         &mut ao[..n],
     );
     for i in 0..n {
-        let wi = w[i] + k.kr;
-        let d = k.ks * wi;
-        let hi = h[i] - d;
-        ho[i] = hi;
-        wo[i] = wi;
-        so[i] = s[i] + d;
-        ao[i] = hi + wi;
+        (ho[i], wo[i], so[i], ao[i]) = rain_cell(h[i], w[i], s[i], k.kr, k.ks);
     }
+}
+
+/// Seed 004 steps 1–2 for one cell: (h, w, s, a = h + w) after rain `kr` and dissolving
+/// `ks`. Stage A from the map and stage A fused into the previous iteration's stage C both
+/// use this, so a row's bits do not depend on which of them made it.
+#[allow(clippy::inline_always)]
+#[inline(always)]
+fn rain_cell(h: f32, w: f32, s: f32, kr: f32, ks: f32) -> (f32, f32, f32, f32) {
+    let wi = w + kr;
+    let d = ks * wi;
+    let hi = h - d;
+    (hi, wi, s + d, hi + wi)
 }
 
 /// Stage B for one row (seed 004 step 3, first half): with a = h + w, the lower neighbours'
@@ -333,7 +334,8 @@ fn send_row(a: [&[f32]; 3], [w, s]: [&[f32]; 2], nb: usize, out: [&mut [f32]; 4]
 /// Stage C for one row (seed 004 step 3, second half, then steps 4–5): new water and
 /// sediment = what the cell kept + what the higher neighbours sent here, recomputed from
 /// their shares with the comparison they made; then evaporation W := (1 − K_e)·W and
-/// deposition of what exceeds K_c·W. Writes `LANES·nb` cells (the row and the padding).
+/// deposition of what exceeds K_c·W; then the next iteration's steps 1–2 with `rain`.
+/// Writes (h, w, s, a) for the row's `width` cells into `out`.
 #[multiversion::multiversion(targets(
     "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
     "x86_64+avx2+fma+sse4.1"
@@ -343,67 +345,143 @@ fn receive_row(
     share: [&[f32]; 3],
     sshare: [&[f32]; 3],
     [h, wrem, srem]: [&[f32]; 3],
-    k: Rates,
-    nb: usize,
-    out: [&mut [f32]; 3],
+    (k, rain): (Rates, Rain),
+    width: usize,
+    out: [&mut [f32]; 4],
 ) {
-    let (na, nsh, nss) = (around(a, nb), around(share, nb), around(sshare, nb));
-    let centre = blocks(&a[1][1..], nb);
-    let (h, wrem, srem) = (
-        blocks(&h[1..], nb),
-        blocks(&wrem[1..], nb),
-        blocks(&srem[1..], nb),
-    );
-    let [ho, wo, so] = out;
-    let (ho, wo, so) = (blocks_mut(ho, nb), blocks_mut(wo, nb), blocks_mut(so, nb));
-    for j in 0..nb {
-        let c = centre[j];
-        let (mut wa, mut sa) = (wrem[j], srem[j]);
+    let nb = width.div_ceil(LANES);
+    let rows = Incoming {
+        a: around(a, nb),
+        share: around(share, nb),
+        sshare: around(sshare, nb),
+        centre: blocks(&a[1][1..], nb),
+        h: blocks(&h[1..], nb),
+        wrem: blocks(&wrem[1..], nb),
+        srem: blocks(&srem[1..], nb),
+    };
+    let full = width / LANES;
+    let [ho, wo, so, ao] = out;
+    let ((ho, ht), (wo, wt)) = (ho.split_at_mut(full * LANES), wo.split_at_mut(full * LANES));
+    let ((so, st), (ao, at)) = (so.split_at_mut(full * LANES), ao.split_at_mut(full * LANES));
+    let (ho, wo) = (blocks_mut(ho, full), blocks_mut(wo, full));
+    let (so, ao) = (blocks_mut(so, full), blocks_mut(ao, full));
+    for j in 0..full {
+        [ho[j], wo[j], so[j], ao[j]] = rows.block(j, k, rain);
+    }
+    if full < nb {
+        // The last, partial block: only the row's own cells are written.
+        let o = rows.block(full, k, rain);
+        let rest = width - full * LANES;
+        for (row, block) in [ht, wt, st, at].into_iter().zip(&o) {
+            row[..rest].copy_from_slice(&block[..rest]);
+        }
+    }
+}
+
+/// What stage C reads for a row, as blocks: the neighbours' surfaces and shares, and the
+/// row's own surface, height and kept water and sediment.
+struct Incoming<'a> {
+    a: [&'a [Block]; 8],
+    share: [&'a [Block]; 8],
+    sshare: [&'a [Block]; 8],
+    centre: &'a [Block],
+    h: &'a [Block],
+    wrem: &'a [Block],
+    srem: &'a [Block],
+}
+
+impl Incoming<'_> {
+    /// Stage C and the next stage A for block `j`: (h, w, s, a).
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    fn block(&self, j: usize, k: Rates, rain: Rain) -> [Block; 4] {
+        let c = self.centre[j];
+        let (mut wa, mut sa) = (self.wrem[j], self.srem[j]);
         for d in 0..NEIGHBOURS.len() {
-            let (b, sh, ss) = (na[d][j], nsh[d][j], nss[d][j]);
+            let (b, sh, ss) = (self.a[d][j], self.share[d][j], self.sshare[d][j]);
             for l in 0..LANES {
                 // (a_j − a_i)⁺: exactly the drop the sender used, or 0 when it sent nothing here.
                 let drop = b[l] - c[l];
                 let drop = if drop > 0.0 { drop } else { 0.0 };
-                // Fused multiply-adds: one rounding, the same on every machine (IEEE 754).
+                // Fused multiply-adds: one rounding, the same on every machine (IEEE 754;
+                // without FMA hardware, the default version calls a software fma: slow, same bits).
                 wa[l] = drop.mul_add(sh[l], wa[l]);
                 sa[l] = drop.mul_add(ss[l], sa[l]);
             }
         }
-        let (h, mut hn) = (h[j], [0.0f32; LANES]);
+        let (h, mut o) = (self.h[j], [[0.0f32; LANES]; 4]);
         for l in 0..LANES {
             let wi = wa[l] * (1.0 - k.ke);
             let excess = sa[l] - k.kc * wi;
             let excess = if excess > 0.0 { excess } else { 0.0 };
-            wa[l] = wi;
-            sa[l] -= excess;
-            hn[l] = h[l] + excess;
+            let (hn, wn, sn, an) = rain_cell(h[l] + excess, wi, sa[l] - excess, rain.kr, rain.ks);
+            (o[0][l], o[1][l], o[2][l], o[3][l]) = (hn, wn, sn, an);
         }
-        (ho[j], wo[j], so[j]) = (hn, wa, sa);
+        o
     }
 }
 
-/// Feeds map row `q` (`None` off the map) to the first of `levels` and every row that
-/// finishes to the next one; rows that finish the last level go to `sink`.
-fn feed(
-    levels: &mut [Level],
-    q: isize,
-    row: Option<[&[f32]; 3]>,
-    k: Rates,
-    width: usize,
-    sink: &mut impl FnMut(isize, [&[f32]; 3]),
-) {
+/// A row entering a level: from the map (stage A still to do), already written into the
+/// level's stage A ring by the level before, or off the map.
+enum Input<'a> {
+    Map([&'a [f32]; 3]),
+    Ready,
+    Off,
+}
+
+/// Feeds row `q` to the first of `levels`; when that finishes a row, its stage C writes it
+/// straight into the next level's stage A ring, rained on for the next iteration, and feeds
+/// it on; rows that finish the last level go, as they are, to `dest`.
+fn feed(levels: &mut [Level], q: isize, input: Input, k: Rates, width: usize, dest: &mut Dest) {
     let Some((level, rest)) = levels.split_first_mut() else {
-        if let Some(row) = row {
-            sink(q, row);
-        }
         return;
     };
-    if let Some(y) = level.push(q, row, k, width) {
-        let done = level
-            .on_map(y)
-            .then(|| level.out.each_ref().map(|r| &r[..width]));
-        feed(rest, y, done, k, width, sink);
+    match input {
+        Input::Map([h, w, s]) => {
+            let [ho, wo, so, ao] = level.stage_a_rows(q);
+            rain_row(h, w, s, k, ho, wo, so, ao);
+        }
+        Input::Ready => {}
+        Input::Off => level.a[slot(q, 4)].fill(PAD),
+    }
+    if q >= level.lo {
+        // Rows lo − 1 … hi of stage B: what stage C for rows lo … hi − 1 reads.
+        level.send(q - 1, width);
+    }
+    let y = q - 2;
+    if y < level.lo || y >= level.hi {
+        return;
+    }
+    if !level.on_map(y) {
+        feed(rest, y, Input::Off, k, width, dest);
+    } else if let Some(next) = rest.first_mut() {
+        let rain = Rain { kr: k.kr, ks: k.ks };
+        level.receive(y, k, rain, width, next.stage_a_rows(y));
+        feed(rest, y, Input::Ready, k, width, dest);
+    } else {
+        level.receive(y, k, Rain::NONE, width, dest.row(y, width));
+    }
+}
+
+/// A band of the next pass's h, w and s, from map row `y0` on, and a scratch row for the
+/// surface stage C also writes.
+struct Dest<'a> {
+    h: &'a mut [f32],
+    w: &'a mut [f32],
+    s: &'a mut [f32],
+    a: Vec<f32>,
+    y0: isize,
+}
+
+impl Dest<'_> {
+    fn row(&mut self, y: isize, width: usize) -> [&mut [f32]; 4] {
+        let at = (y - self.y0) as usize * width..(y - self.y0 + 1) as usize * width;
+        [
+            &mut self.h[at.clone()],
+            &mut self.w[at.clone()],
+            &mut self.s[at],
+            &mut self.a[..],
+        ]
     }
 }
 
@@ -441,18 +519,22 @@ fn pass(
                 (level.lo, level.hi) = (y0 - margin, y1 + margin);
                 level.height = height as isize;
             }
-            let mut sink = |y: isize, [hr, wr, sr]: [&[f32]; 3]| {
-                let at = (y - y0) as usize * width..(y - y0 + 1) as usize * width;
-                ho[at.clone()].copy_from_slice(hr);
-                wo[at.clone()].copy_from_slice(wr);
-                so[at].copy_from_slice(sr);
+            let a = vec![0.0; width];
+            let mut dest = Dest {
+                h: ho,
+                w: wo,
+                s: so,
+                a,
+                y0,
             };
             for q in (y0 - 2 * depth)..(y1 + 2 * depth) {
-                let row = (q >= 0 && q < height as isize).then(|| {
+                let input = if q >= 0 && q < height as isize {
                     let r = q as usize * width..(q as usize + 1) * width;
-                    [&h[r.clone()], &w[r.clone()], &s[r]]
-                });
-                feed(levels, q, row, k, width, &mut sink);
+                    Input::Map([&h[r.clone()], &w[r.clone()], &s[r]])
+                } else {
+                    Input::Off
+                };
+                feed(levels, q, input, k, width, &mut dest);
             }
         });
 }
