@@ -1,7 +1,7 @@
 //! `grid_hydraulic_erosion`: seed 004's hydraulic erosion on the grid — rain, dissolve,
 //! transport by levelling water + terrain, evaporation, deposition above capacity.
 
-use super::{ring_slot as slot, LANES, NEIGHBOURS};
+use super::{around, blocks, blocks_mut, ring_slot as slot, Block, Row, LANES, NEIGHBOURS};
 use crate::field::Field;
 use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
 use rayon::prelude::*;
@@ -36,9 +36,6 @@ const DEPTH: usize = 4;
 /// nothing (its share is 0). Finite, so `PAD − a` times a zero share stays zero.
 const PAD: f32 = f32::MAX;
 
-/// `LANES` cells.
-type Block = [f32; LANES];
-
 /// The constants of one run.
 #[derive(Clone, Copy)]
 struct Rates {
@@ -46,69 +43,6 @@ struct Rates {
     ks: f32,
     ke: f32,
     kc: f32,
-}
-
-/// The first `count` blocks of `row` (rows are sized so that they have them: an internal
-/// invariant, not user data). Slicing to the exact count lets the block loops run without
-/// bounds checks.
-fn blocks(row: &[f32], count: usize) -> &[Block] {
-    &row.as_chunks::<LANES>().0[..count]
-}
-
-/// The first `count` blocks of each of the eight neighbours of a padded row's cells, from
-/// the padded rows above, at and below it, in `NEIGHBOURS` order. Written out (not
-/// `NEIGHBOURS.map`) so the optimiser keeps every slice's length and drops the bounds
-/// checks in the block loops.
-#[allow(clippy::inline_always)]
-#[inline(always)]
-fn around(rows: [&[f32]; 3], count: usize) -> [&[Block]; 8] {
-    let [up, mid, down] = rows;
-    [
-        blocks(up, count),
-        blocks(&up[1..], count),
-        blocks(&up[2..], count),
-        blocks(mid, count),
-        blocks(&mid[2..], count),
-        blocks(down, count),
-        blocks(&down[1..], count),
-        blocks(&down[2..], count),
-    ]
-}
-
-fn blocks_mut(row: &mut [f32], count: usize) -> &mut [Block] {
-    &mut row.as_chunks_mut::<LANES>().0[..count]
-}
-
-/// A task-local row of `len` cells whose index `aligned` starts a cache line, so that the
-/// blocks of the row's cells are whole cache lines (a block load straddling two lines costs
-/// two). The buffer is never reallocated, so the alignment holds for the row's life.
-struct Row {
-    buf: Vec<f32>,
-    start: usize,
-    len: usize,
-}
-
-impl Row {
-    fn new(len: usize, value: f32, aligned: usize) -> Self {
-        const LINE: usize = 64;
-        let buf = vec![value; len + LINE / 4];
-        let at = (buf.as_ptr() as usize + aligned * 4) % LINE;
-        let start = (LINE - at) % LINE / 4;
-        Self { buf, start, len }
-    }
-}
-
-impl std::ops::Deref for Row {
-    type Target = [f32];
-    fn deref(&self) -> &[f32] {
-        &self.buf[self.start..self.start + self.len]
-    }
-}
-
-impl std::ops::DerefMut for Row {
-    fn deref_mut(&mut self) -> &mut [f32] {
-        &mut self.buf[self.start..self.start + self.len]
-    }
 }
 
 /// The rows one iteration works on for one band, padded with one cell on the left and at

@@ -1,7 +1,7 @@
 //! `thermal_erosion`: material above the talus angle slides to lower neighbours
 //! (seed 004, "Thermal Erosion"), and Olsen's speed-optimised variant.
 
-use super::{ring_slot as slot, LANES, NEIGHBOURS};
+use super::{around, blocks, blocks_mut, ring_slot as slot, Row, LANES, NEIGHBOURS};
 use crate::field::Field;
 use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
 use rayon::prelude::*;
@@ -42,13 +42,13 @@ const PAD: f32 = f32::MAX;
 /// Per-task scratch: a ring of four padded height rows and three rows of each cell's
 /// outflow description, so pass 1 runs once per row and pass 2 reads it from cache.
 struct Scratch {
-    heights: [Vec<f32>; 4],
+    heights: [Row; 4],
     /// Classic: c·(d_max − T)/d_total, the share of each drop sent. Olsen: the amount sent.
-    share: [Vec<f32>; 3],
+    share: [Row; 3],
     /// Total outflow of the cell.
-    out: [Vec<f32>; 3],
+    out: [Row; 3],
     /// Olsen: direction index of the steepest neighbour (−1 = none).
-    dir: [Vec<f32>; 3],
+    dir: [Row; 3],
     /// Per run of `CHUNK` cells: does any of them send anything?
     active: [Vec<bool>; 3],
 }
@@ -58,10 +58,10 @@ impl Scratch {
     fn new(blocks: usize) -> Self {
         let len = blocks * LANES + 2;
         Self {
-            heights: std::array::from_fn(|_| vec![PAD; len]),
-            share: std::array::from_fn(|_| vec![0.0; len]),
-            out: std::array::from_fn(|_| vec![0.0; len]),
-            dir: std::array::from_fn(|_| vec![-1.0; len]),
+            heights: std::array::from_fn(|_| Row::new(len, PAD, 1)),
+            share: std::array::from_fn(|_| Row::new(len, 0.0, 1)),
+            out: std::array::from_fn(|_| Row::new(len, 0.0, 1)),
+            dir: std::array::from_fn(|_| Row::new(len, -1.0, 1)),
             active: std::array::from_fn(|_| vec![false; (len - 2).div_ceil(CHUNK)]),
         }
     }
@@ -75,21 +75,6 @@ fn load_row(h: &[f32], w: usize, rows: usize, y: isize, dst: &mut [f32]) {
         let y = y as usize;
         dst[1..=w].copy_from_slice(&h[y * w..(y + 1) * w]);
     }
-}
-
-/// A block of `LANES` values starting at `at` (the rows are padded to whole blocks).
-/// Always inlined: each multiversioned clone must get its own copy with its features.
-#[allow(clippy::inline_always)]
-#[inline(always)]
-fn block(row: &[f32], at: usize) -> &[f32; LANES] {
-    row[at..at + LANES].try_into().unwrap_or(&[0.0; LANES])
-}
-
-/// A mutable block of `LANES` values starting at `at`.
-#[allow(clippy::inline_always)]
-#[inline(always)]
-fn block_mut(row: &mut [f32], at: usize) -> Option<&mut [f32; LANES]> {
-    row.get_mut(at..at + LANES)?.try_into().ok()
 }
 
 /// Pass 1 for one row: how much each cell sends (seed 004: h_i += c·(d_max − T)·d_i/d_total
@@ -142,14 +127,20 @@ fn send_blocks<const OLSEN: bool>(
     out: &mut [f32],
     dir: &mut [f32],
 ) {
-    for b in 0..w.div_ceil(LANES) {
-        let x0 = b * LANES + 1;
-        let centre = block(rows[1], x0);
+    let count = w.div_ceil(LANES);
+    let (nbrs, centres) = (around(rows, count), blocks(&rows[1][1..], count));
+    let (share, out) = (
+        blocks_mut(&mut share[1..], count),
+        blocks_mut(&mut out[1..], count),
+    );
+    let dir = blocks_mut(&mut dir[1..], count);
+    for b in 0..count {
+        let centre = centres[b];
         let mut total = [0.0f32; LANES];
         let mut most = [0.0f32; LANES];
         let mut steepest = [-1.0f32; LANES];
-        for (k, &(dx, dy, _)) in NEIGHBOURS.iter().enumerate() {
-            let nb = block(rows[(dy + 1) as usize], (x0 as isize + dx) as usize);
+        for (k, rows) in nbrs.iter().enumerate() {
+            let nb = rows[b];
             let (t, kf) = (talus[k], k as f32);
             for l in 0..LANES {
                 let d = centre[l] - nb[l];
@@ -166,13 +157,9 @@ fn send_blocks<const OLSEN: bool>(
                 }
             }
         }
-        let (Some(sh), Some(ou)) = (block_mut(share, x0), block_mut(out, x0)) else {
-            return;
-        };
+        let (sh, ou) = (&mut share[b], &mut out[b]);
         if OLSEN {
-            let Some(di) = block_mut(dir, x0) else {
-                return;
-            };
+            let di = &mut dir[b];
             for l in 0..LANES {
                 let amount = 0.5 * c * most[l];
                 sh[l] = amount;
