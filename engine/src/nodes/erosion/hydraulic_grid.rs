@@ -39,8 +39,8 @@ const PAD: f32 = f32::MAX;
 /// The constants of one run.
 #[derive(Clone, Copy)]
 struct Rates {
-    kr: f32,
-    ks: f32,
+    /// Rain K_r and solubility K_s (steps 1–2).
+    rain: Rain,
     ke: f32,
     kc: f32,
 }
@@ -170,7 +170,7 @@ fn rain_row(
     h: &[f32],
     w: &[f32],
     s: &[f32],
-    k: Rates,
+    rain: Rain,
     ho: &mut [f32],
     wo: &mut [f32],
     so: &mut [f32],
@@ -186,7 +186,7 @@ fn rain_row(
         &mut ao[..n],
     );
     for i in 0..n {
-        (ho[i], wo[i], so[i], ao[i]) = rain_cell(h[i], w[i], s[i], k.kr, k.ks);
+        (ho[i], wo[i], so[i], ao[i]) = rain_cell(h[i], w[i], s[i], rain.kr, rain.ks);
     }
 }
 
@@ -373,7 +373,7 @@ fn feed(levels: &mut [Level], q: isize, input: Input, k: Rates, width: usize, de
     match input {
         Input::Map([h, w, s]) => {
             let [ho, wo, so, ao] = level.stage_a_rows(q);
-            rain_row(h, w, s, k, ho, wo, so, ao);
+            rain_row(h, w, s, k.rain, ho, wo, so, ao);
         }
         Input::Ready => {}
         Input::Off => level.a[slot(q, 4)].fill(PAD),
@@ -389,8 +389,7 @@ fn feed(levels: &mut [Level], q: isize, input: Input, k: Rates, width: usize, de
     if !level.on_map(y) {
         feed(rest, y, Input::Off, k, width, dest);
     } else if let Some(next) = rest.first_mut() {
-        let rain = Rain { kr: k.kr, ks: k.ks };
-        level.receive(y, k, rain, width, next.stage_a_rows(y));
+        level.receive(y, k, k.rain, width, next.stage_a_rows(y));
         feed(rest, y, Input::Ready, k, width, dest);
     } else {
         level.receive(y, k, Rain::NONE, width, dest.row(y, width));
@@ -535,7 +534,11 @@ impl Node for GridHydraulic {
         let (width, height) = (src.width(), src.height());
         let span = ctx.world.height_span_m() as f32;
         let (kr, ks, ke, kc) = (p.kr as f32 * span, p.ks as f32, p.ke as f32, p.kc as f32);
-        let k = Rates { kr, ks, ke, kc };
+        let k = Rates {
+            rain: Rain { kr, ks },
+            ke,
+            kc,
+        };
         let [mut h, w, s] = run(
             src.data().to_vec(),
             (width, height),
@@ -577,8 +580,7 @@ mod tests {
     }
 
     const K: Rates = Rates {
-        kr: 1.0,
-        ks: 0.01,
+        rain: Rain { kr: 1.0, ks: 0.01 },
         ke: 0.5,
         kc: 0.01,
     };
@@ -616,8 +618,8 @@ mod tests {
         let k = |v: f32| f64::from(v);
         for _ in 0..12 {
             for i in 0..rh.len() {
-                rw[i] += k(K.kr);
-                let d = k(K.ks) * rw[i];
+                rw[i] += k(K.rain.kr);
+                let d = k(K.rain.ks) * rw[i];
                 rh[i] -= d;
                 rs[i] += d;
             }
