@@ -1,6 +1,6 @@
 //! Times stream power + uplift on the erosion bench's setup (fastscapelib's "Mountain"
-//! example, [`StreamPower::mountain`]), and prints how many cells drained to pits and lay
-//! under lakes every tenth step.
+//! example, [`StreamPower::mountain`]), prints how many cells drained to pits and lay
+//! under lakes every tenth step, and the time of each phase summed over the steps.
 //!
 //! Run: `cargo run --release -p orogen --example spl_probe -- [size] [steps]`.
 
@@ -14,9 +14,16 @@ fn main() {
     let n = size * size;
     let (mut sim, k) = StreamPower::mountain(size);
     let start = Instant::now();
+    let mut phases: Vec<(&'static str, f64)> = Vec::new();
     for s in 0..steps {
         let t = Instant::now();
         sim.step(&k);
+        for (name, ms) in sim.laps() {
+            match phases.iter_mut().find(|p| p.0 == name) {
+                Some(p) => p.1 += ms,
+                None => phases.push((name, ms)),
+            }
+        }
         if s % 10 == 0 || s + 1 == steps {
             println!(
                 "step {s:3}: {:6.1} ms, pit basins {:7} cells, lakes {:7} cells",
@@ -33,4 +40,8 @@ fn main() {
         "{size}² × {steps} steps: {total:.2} s ({:.1} ms per step); highest {top:.1} m, mean {mean:.2} m",
         total * 1e3 / steps as f64
     );
+    println!("summed over the steps (ms; phases of steps without pits are not timed):");
+    for (name, ms) in phases {
+        println!("  {name:20} {ms:8.0}");
+    }
 }

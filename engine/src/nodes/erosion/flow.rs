@@ -1,8 +1,8 @@
 //! Single-direction flow routing shared by the stream-power and Lim–Tan–Bhojan nodes:
 //! jittered node positions, steepest-descent receivers (D4 and D8 row kernels), donor masks
-//! and upstream walks of the receiver forest, and depression routing by a priority flood
-//! restricted to the basins of pits (which gives the lake levels of Cordonnier et al.
-//! 2016's basin tree, seed 000 §2.3).
+//! and upstream walks of the receiver forest, and depression routing over the graph of pit
+//! basins (Cordonnier et al. 2016's basin tree, seed 000 §2.3), whose lake levels equal a
+//! priority flood's.
 
 use crate::node::splitmix64;
 use rayon::prelude::*;
@@ -10,6 +10,30 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 /// "No receiver": the cell is a root (outlet, or a pit before depression routing).
 pub const NONE: u32 = u32::MAX;
+
+/// Wall time of the phases of the last call, for the probes (`spl_probe`).
+#[derive(Default, Clone, Debug)]
+pub struct Laps {
+    last: Option<std::time::Instant>,
+    /// Each phase's name and milliseconds.
+    pub laps: Vec<(&'static str, f64)>,
+}
+
+impl Laps {
+    /// Forget the last call's laps and start timing.
+    pub fn start(&mut self) {
+        self.laps.clear();
+        self.last = Some(std::time::Instant::now());
+    }
+
+    /// The phase `name` ends now.
+    pub fn lap(&mut self, name: &'static str) {
+        let now = std::time::Instant::now();
+        if let Some(last) = self.last.replace(now) {
+            self.laps.push((name, (now - last).as_secs_f64() * 1e3));
+        }
+    }
+}
 
 /// Node positions inside their cells, in cell units: `(x + ox, y + oy)` with offsets drawn
 /// uniformly in `[0.5 − jitter/2, 0.5 + jitter/2]` from `(seed, cell index)` (seed 000 §3.1
@@ -270,60 +294,6 @@ pub fn receivers_d4(z: &[f32], w: usize, d4: &D4Distances, rcv: &mut [u32], dist
         .for_each(|(y, (rrow, drow))| receivers_d4_row(z, w, d4, &wall, y, rrow, drow));
 }
 
-/// An exact monotone priority queue for `u32` keys (a radix heap): pops never go below the
-/// last popped key, which holds for a priority flood and for the
-/// spill-level search over basins. Amortised O(1) per operation.
-struct RadixHeap {
-    buckets: [Vec<(u32, u32)>; 33],
-    last: u32,
-    len: usize,
-}
-
-impl RadixHeap {
-    fn new() -> Self {
-        Self {
-            buckets: std::array::from_fn(|_| Vec::new()),
-            last: 0,
-            len: 0,
-        }
-    }
-
-    #[inline]
-    fn bucket(&self, key: u32) -> usize {
-        (32 - (key ^ self.last).leading_zeros()) as usize
-    }
-
-    #[inline]
-    fn push(&mut self, key: u32, value: u32) {
-        let b = self.bucket(key);
-        self.buckets[b].push((key, value));
-        self.len += 1;
-    }
-
-    fn pop(&mut self) -> Option<u32> {
-        if self.len == 0 {
-            return None;
-        }
-        if self.buckets[0].is_empty() {
-            let b = (1..33).find(|&b| !self.buckets[b].is_empty())?;
-            let items = std::mem::take(&mut self.buckets[b]);
-            self.last = items.iter().map(|&(k, _)| k).min()?;
-            for &(k, v) in &items {
-                let nb = self.bucket(k);
-                self.buckets[nb].push((k, v));
-            }
-            // Give the emptied bucket its allocation back.
-            let mut items = items;
-            items.clear();
-            if self.buckets[b].is_empty() {
-                self.buckets[b] = items;
-            }
-        }
-        self.len -= 1;
-        self.buckets[0].pop().map(|(_, v)| v)
-    }
-}
-
 /// Order-preserving map of a float to an unsigned key.
 #[inline]
 #[must_use]
@@ -334,6 +304,17 @@ pub fn order_key(v: f32) -> u32 {
     } else {
         b | 0x8000_0000
     }
+}
+
+/// The float whose [`order_key`] is `k`.
+#[inline]
+#[must_use]
+pub fn from_order_key(k: u32) -> f32 {
+    f32::from_bits(if k & 0x8000_0000 != 0 {
+        k & 0x7FFF_FFFF
+    } else {
+        !k
+    })
 }
 
 /// Index steps of [`D8`]'s offsets on a row-major grid `w` wide.
@@ -461,14 +442,20 @@ pub fn receivers_d8(
         });
 }
 
-/// Donor masks of row `y`: bit `d` of a cell's mask is set when its neighbour at [`D8`]`[d]`
-/// drains to it.
-#[multiversion::multiversion(targets(
-    "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
-    "x86_64+avx2+fma+sse4.1"
-))]
-fn donors_d8_row(rcv: &[u32], w: usize, y: usize, out: &mut [u8]) {
-    let h = rcv.len() / w;
+/// Neighbour masks of row `y` of a grid of `u32` values: bit `d` of a cell's mask is set
+/// when `bit(the neighbour's value, the cell's index, the cell's value)` holds for its
+/// neighbour at [`D8`]`[d]` (neighbours off the map set none). Inlined into multiversioned
+/// wrappers, so the inner rows' loop is vectorised for their targets.
+#[allow(clippy::inline_always)]
+#[inline(always)]
+fn mask_d8_row(
+    vals: &[u32],
+    w: usize,
+    y: usize,
+    out: &mut [u8],
+    bit: impl Fn(u32, u32, u32) -> bool,
+) {
+    let h = vals.len() / w;
     let row = y * w;
     let slow = |x: usize| {
         let i = row + x;
@@ -479,7 +466,7 @@ fn donors_d8_row(rcv: &[u32], w: usize, y: usize, out: &mut [u8]) {
                 && ny >= 0
                 && (nx as usize) < w
                 && (ny as usize) < h
-                && rcv[ny as usize * w + nx as usize] == i as u32
+                && bit(vals[ny as usize * w + nx as usize], i as u32, vals[i])
             {
                 m |= 1 << d;
             }
@@ -495,7 +482,7 @@ fn donors_d8_row(rcv: &[u32], w: usize, y: usize, out: &mut [u8]) {
     out[0] = slow(0);
     out[w - 1] = slow(w - 1);
     let n = w - 2;
-    let s = |at: usize| &rcv[at..at + n];
+    let s = |at: usize| &vals[at..at + n];
     let (up, dn) = (row - w, row + w);
     let nb = [
         s(up),
@@ -507,15 +494,36 @@ fn donors_d8_row(rcv: &[u32], w: usize, y: usize, out: &mut [u8]) {
         s(dn + 1),
         s(dn + 2),
     ];
-    let o = &mut out[1..=n];
+    let (own, o) = (s(row + 1), &mut out[1..=n]);
     for k in 0..n {
         let i = (row + 1 + k) as u32;
         let mut m = 0u8;
         for (d, v) in nb.iter().enumerate() {
-            m |= u8::from(v[k] == i) << d;
+            m |= u8::from(bit(v[k], i, own[k])) << d;
         }
         o[k] = m;
     }
+}
+
+/// Donor masks of row `y`: bit `d` of a cell's mask is set when its neighbour at [`D8`]`[d]`
+/// drains to it.
+#[multiversion::multiversion(targets(
+    "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
+    "x86_64+avx2+fma+sse4.1"
+))]
+fn donors_d8_row(rcv: &[u32], w: usize, y: usize, out: &mut [u8]) {
+    mask_d8_row(rcv, w, y, out, |r, i, _| r == i);
+}
+
+/// Masks of row `y` of basin labels: bit `d` is set when the neighbour at [`D8`]`[d]` has a
+/// higher label (`NONE`, outside every basin, is the highest), so each pair of adjacent
+/// cells in different basins is seen once, from the lower label's side.
+#[multiversion::multiversion(targets(
+    "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
+    "x86_64+avx2+fma+sse4.1"
+))]
+fn higher_d8_row(label: &[u32], w: usize, y: usize, out: &mut [u8]) {
+    mask_d8_row(label, w, y, out, |l, _, own| l > own);
 }
 
 /// Donor masks of every cell (see [`donors_d8_row`]), in parallel over rows.
@@ -526,28 +534,46 @@ pub fn donors_d8(rcv: &[u32], w: usize, donors: &mut [u8]) {
         .for_each(|(y, row)| donors_d8_row(rcv, w, y, row));
 }
 
-/// The tree of `root` in pre-order (every cell after its receiver), walked upstream over
-/// the donor masks: `order` gets the cells, `parent` the position in `order` of each
-/// cell's receiver (the root's is its own, 0). Both are appended to.
-pub fn upstream_preorder(
+/// The tree of `root` in breadth-first order (every cell after its receiver), walked
+/// upstream over the donor masks: `order` gets the cells, `parent` the position in `order`
+/// of each cell's receiver (the root's is its own). Both are appended to. The queue is
+/// `order` itself, and a cell's receiver lies well before it, so the walks over `order`
+/// that follow have no chain of dependent cells back to back.
+pub fn upstream_bfs(
     donors: &[u8],
     steps: &[isize; 8],
     root: u32,
     order: &mut Vec<u32>,
     parent: &mut Vec<u32>,
-    stack: &mut Vec<(u32, u32)>,
 ) {
-    stack.push((root, order.len() as u32));
-    while let Some((c, p)) = stack.pop() {
-        let pos = order.len() as u32;
-        order.push(c);
-        parent.push(p);
+    let mut k = order.len();
+    order.push(root);
+    parent.push(k as u32);
+    while let Some(&c) = order.get(k) {
         let mut m = donors[c as usize];
         while m != 0 {
             let d = m.trailing_zeros() as usize;
             m &= m - 1;
-            stack.push(((c as isize + steps[d]) as u32, pos));
+            order.push((c as isize + steps[d]) as u32);
+            parent.push(k as u32);
         }
+        k += 1;
+    }
+}
+
+/// The cells of the tree of `root`, breadth first, appended to `cells` (see
+/// [`upstream_bfs`]).
+pub fn upstream_cells(donors: &[u8], steps: &[isize; 8], root: u32, cells: &mut Vec<u32>) {
+    let mut k = cells.len();
+    cells.push(root);
+    while let Some(&c) = cells.get(k) {
+        let mut m = donors[c as usize];
+        while m != 0 {
+            let d = m.trailing_zeros() as usize;
+            m &= m - 1;
+            cells.push((c as isize + steps[d]) as u32);
+        }
+        k += 1;
     }
 }
 
@@ -567,12 +593,12 @@ struct Pass {
 /// tree). Every cell that drains by steepest descent to an inner pit belongs to that pit's
 /// basin; every other cell descends to the map border. Basins are nodes, joined at the
 /// lowest pass between each adjacent pair (and to the outside); each basin's spill level
-/// is the lowest, over all ways out to the outside, of the highest pass on the way —
-/// found by a Dijkstra search from the outside, whose tree is the minimum spanning tree's
-/// way out. A cell's filled height is the larger of its own and its basin's spill level:
-/// exactly the surface a priority flood from the border (Barnes et al. 2014) gives, with
-/// work on the map proportional to cells and passes, in parallel, and a search over
-/// basins only.
+/// is the lowest, over all ways out to the outside, of the highest pass on the way — the
+/// highest pass on its way out along the minimum spanning tree ([`spill_levels`]). A cell's
+/// filled height is the larger of its own and its basin's spill level: exactly the surface
+/// a priority flood from the border (Barnes et al. 2014) gives, with work on the map
+/// proportional to cells and passes, in parallel, and a sort and a tree search over passes
+/// and basins only.
 #[derive(Default)]
 pub struct Depressions {
     /// Basin (index into `pits`) of every cell draining to a pit; `NONE` elsewhere.
@@ -586,10 +612,16 @@ pub struct Depressions {
     pub region_cells: usize,
     rcv_z: Vec<u32>,
     dist_z: Vec<f32>,
-    /// Cells of each basin, in pre-order from its pit.
+    /// Cells of each basin, breadth first from its pit.
     basins: Vec<Vec<u32>>,
     /// Lowest passes out of each basin, by neighbour.
     passes: Vec<Vec<Pass>>,
+    /// `label` read into plain values once the basins are known.
+    plain: Vec<u32>,
+    /// Scratch of the spill-level search.
+    spill: Spill,
+    /// Wall time of the phases of the last routing.
+    pub laps: Laps,
 }
 
 impl Depressions {
@@ -619,6 +651,7 @@ impl Depressions {
         cancelled: &dyn Fn() -> bool,
     ) -> usize {
         let n = w * h;
+        self.laps.start();
         receivers_d8(z, w, h, d8, rcv, dist);
         filled.par_iter_mut().zip(z).for_each(|(f, &z)| *f = z);
         self.pits.clear();
@@ -636,6 +669,7 @@ impl Depressions {
         if cancelled() {
             return 0;
         }
+        self.laps.lap("receivers, pits");
         // Basins: every pit's tree upstream on the heights' receivers.
         donors_d8(rcv, w, donors);
         if self.label.len() == n {
@@ -646,132 +680,102 @@ impl Depressions {
             self.label = (0..n).map(|_| AtomicU32::new(NONE)).collect();
         }
         let steps = d8_steps(w);
-        let (label, donors) = (&self.label, &*donors);
+        let label = &self.label;
         // Each basin's cells (the lists are kept from step to step, so their allocations
         // are reused).
         let nb = self.pits.len();
         self.basins.resize_with(nb, Vec::new);
+        let donors_now = &*donors;
         self.basins
             .par_iter_mut()
             .zip(&self.pits)
             .enumerate()
-            .for_each_init(
-                || (Vec::new(), Vec::new()),
-                |(parent, stack), (b, (cells, &p))| {
-                    cells.clear();
-                    parent.clear();
-                    upstream_preorder(donors, &steps, p, cells, parent, stack);
-                    for &c in cells.iter() {
-                        label[c as usize].store(b as u32, Ordering::Relaxed);
-                    }
-                },
-            );
+            .for_each(|(b, (cells, &p))| {
+                cells.clear();
+                upstream_cells(donors_now, &steps, p, cells);
+                for &c in cells.iter() {
+                    label[c as usize].store(b as u32, Ordering::Relaxed);
+                }
+            });
+        self.laps.lap("basins");
         let basins = &self.basins;
         self.region_cells = basins.iter().map(Vec::len).sum();
         if cancelled() {
             return 0;
         }
-        // The lowest pass from each basin to each of its neighbours. Basin cells are inner
-        // cells (border cells are outlets), so all eight neighbours exist.
-        self.passes.resize_with(nb, Vec::new);
-        self.passes
+        // Labels as plain values, and for every basin cell the neighbours with a higher
+        // label (another basin, or outside all of them: NONE), in the donor masks' place.
+        self.plain.resize(n, NONE);
+        self.plain
             .par_iter_mut()
-            .zip(basins)
+            .zip(label.par_iter())
+            .for_each(|(p, l)| *p = l.load(Ordering::Relaxed));
+        let plain = &self.plain;
+        donors
+            .par_chunks_mut(w)
             .enumerate()
-            .for_each_init(
-                || vec![NONE; nb + 1],
-                |slot, (b, (out, cells))| {
-                    // The lowest pass to each neighbour (the first found in cell order among
-                    // equals); `slot` maps a neighbour (the outside: the last entry) to its
-                    // place in `out`, and is left all NONE again.
-                    out.clear();
-                    for &u in cells {
-                        let zu = z[u as usize];
-                        for step in steps {
-                            let v = (u as isize + step) as u32;
-                            let to = label[v as usize].load(Ordering::Relaxed);
-                            if to == b as u32 {
-                                continue;
+            .for_each(|(y, row)| higher_d8_row(plain, w, y, row));
+        let higher = &*donors;
+        // The lowest pass from each basin to each neighbour with a higher label, so every
+        // pair of adjacent basins is joined once. Basin cells are inner cells (border cells
+        // are outlets), so all eight neighbours exist.
+        self.passes.resize_with(nb, Vec::new);
+        self.passes.par_iter_mut().zip(basins).for_each_init(
+            || vec![NONE; nb + 1],
+            |slot, (out, cells)| {
+                // The lowest pass to each neighbour (the first found among equals);
+                // `slot` maps a neighbour (the outside: the last entry) to its place in
+                // `out`, and is left all NONE again.
+                out.clear();
+                for &u in cells {
+                    let mut m = higher[u as usize];
+                    if m == 0 {
+                        continue;
+                    }
+                    let zu = z[u as usize];
+                    while m != 0 {
+                        let v = (u as isize + steps[m.trailing_zeros() as usize]) as u32;
+                        m &= m - 1;
+                        let to = plain[v as usize];
+                        let height = zu.max(z[v as usize]);
+                        let k = (to as usize).min(nb);
+                        if let Some(p) = out.get_mut(slot[k] as usize) {
+                            if height < p.height {
+                                (p.height, p.from, p.at) = (height, u, v);
                             }
-                            let height = zu.max(z[v as usize]);
-                            let k = (to as usize).min(nb);
-                            if let Some(p) = out.get_mut(slot[k] as usize) {
-                                if height < p.height {
-                                    (p.height, p.from, p.at) = (height, u, v);
-                                }
-                            } else {
-                                slot[k] = out.len() as u32;
-                                out.push(Pass {
-                                    to,
-                                    height,
-                                    from: u,
-                                    at: v,
-                                });
-                            }
+                        } else {
+                            slot[k] = out.len() as u32;
+                            out.push(Pass {
+                                to,
+                                height,
+                                from: u,
+                                at: v,
+                            });
                         }
                     }
-                    for p in out.iter() {
-                        slot[(p.to as usize).min(nb)] = NONE;
-                    }
-                    out.sort_unstable_by_key(|p| p.to);
-                },
-            );
-        let passes = &self.passes;
+                }
+                for p in out.iter() {
+                    slot[(p.to as usize).min(nb)] = NONE;
+                }
+            },
+        );
+        self.laps.lap("passes");
         if cancelled() {
             return 0;
         }
-        // Spill levels: a Dijkstra search from the outside, the cost of a way out being its
-        // highest pass.
-        self.level.clear();
-        self.level.resize(nb, f32::INFINITY);
-        self.outlet.clear();
-        self.outlet.resize(nb, (NONE, NONE));
-        let mut heap = RadixHeap::new();
-        heap.last = u32::MAX;
-        for (b, out) in passes.iter().enumerate() {
-            // Sorted by `to`, so the way straight out (NONE) is last.
-            if let Some(p) = out.last().filter(|p| p.to == NONE) {
-                self.level[b] = p.height;
-                self.outlet[b] = (p.from, p.at);
-                heap.last = heap.last.min(order_key(p.height));
-            }
-        }
-        for (b, &level) in self.level.iter().enumerate() {
-            if level < f32::INFINITY {
-                heap.push(order_key(level), b as u32);
-            }
-        }
-        let mut done = vec![false; nb];
-        while let Some(b) = heap.pop() {
-            let b = b as usize;
-            if std::mem::replace(&mut done[b], true) {
-                continue;
-            }
-            let level = self.level[b];
-            for p in &passes[b] {
-                let to = p.to as usize;
-                if p.to == NONE || done[to] {
-                    continue;
-                }
-                let spill = p.height.max(level);
-                if spill < self.level[to] {
-                    self.level[to] = spill;
-                    self.outlet[to] = (p.at, p.from);
-                    heap.push(order_key(spill), p.to);
-                }
-            }
-        }
-        if cancelled() {
-            return 0;
-        }
+        spill_levels(
+            &self.passes,
+            &mut self.level,
+            &mut self.outlet,
+            &mut self.spill,
+            &mut self.laps,
+        );
         // Filled surface, then the receivers on it.
-        let level = &self.level;
+        let (level, plain) = (&self.level, &self.plain);
         filled
             .par_iter_mut()
-            .zip(z)
-            .enumerate()
-            .for_each(|(i, (f, &zi))| {
-                let b = label[i].load(Ordering::Relaxed);
+            .zip(z.par_iter().zip(plain))
+            .for_each(|(f, (&zi, &b))| {
                 if b != NONE {
                     *f = zi.max(level[b as usize]);
                 }
@@ -781,6 +785,7 @@ impl Depressions {
         rcv.resize(n, NONE);
         dist.resize(n, 1.0);
         receivers_d8(filled, w, h, d8, rcv, dist);
+        self.laps.lap("filled, receivers");
         // The way out of each lake (fastscapelib's "carve"): the descent from the pass cell
         // to the pit, reversed, so the outflow crosses the lake to the pass and over it.
         let rcv_z = &self.rcv_z;
@@ -812,14 +817,168 @@ impl Depressions {
             .for_each(|(y, (r, d))| {
                 for x in 0..w {
                     let i = y * w + x;
-                    if r[x] == NONE && label[i].load(Ordering::Relaxed) != NONE {
+                    if r[x] == NONE && plain[i] != NONE {
                         r[x] = rcv_z[i];
                         d[x] = dist_z[i];
                     }
                 }
             });
-        z.par_iter().zip(&*filled).filter(|(z, f)| z < f).count()
+        let lakes = z.par_iter().zip(&*filled).filter(|(z, f)| z < f).count();
+        self.laps.lap("lakes");
+        lakes
     }
+}
+
+/// A pass between basin `b` and basin `to` (the outside is the last node), in the order
+/// [`spill_levels`] takes passes: by height (`key` = [`order_key`]), then by basins.
+#[derive(Clone, Copy)]
+struct Joint {
+    key: u32,
+    b: u32,
+    to: u32,
+    /// The pass's cells in `b` and in `to`.
+    from: u32,
+    at: u32,
+}
+
+/// Scratch of [`spill_levels`], kept from step to step.
+#[derive(Default)]
+struct Spill {
+    /// Every pass, then sorted.
+    joints: Vec<Joint>,
+    /// Union–find over basins and the outside (the last node): parent, and size of roots.
+    parent: Vec<u32>,
+    size: Vec<u32>,
+    /// The minimum spanning tree's passes, then its adjacency (offsets into `adj`, and
+    /// `(neighbour, pass)` entries, a pass being its place in `tree`).
+    tree: Vec<Joint>,
+    start: Vec<u32>,
+    adj: Vec<(u32, u32)>,
+    queue: Vec<u32>,
+    seen: Vec<bool>,
+}
+
+impl Spill {
+    /// The root of `x`'s set (halving the path on the way).
+    fn find(&mut self, mut x: u32) -> u32 {
+        while self.parent[x as usize] != x {
+            let up = self.parent[self.parent[x as usize] as usize];
+            self.parent[x as usize] = up;
+            x = up;
+        }
+        x
+    }
+}
+
+/// Spill levels and outlets of the basins: each basin's level is the lowest, over all ways
+/// out to the outside, of the highest pass on the way — the highest pass on its path in the
+/// minimum spanning tree of the basin graph (Cordonnier et al. 2016), which Kruskal's
+/// algorithm builds (passes in order of height, joined by a union–find; ties by basin
+/// indices, so the tree does not depend on timing). A search from the outside over the
+/// tree then gives every basin its level and the pass it spills over, towards the outside:
+/// `outlet[b]` = (its cell in `b`, the cell across). Basins not joined to the outside keep
+/// an infinite level and no outlet.
+fn spill_levels(
+    passes: &[Vec<Pass>],
+    level: &mut Vec<f32>,
+    outlet: &mut Vec<(u32, u32)>,
+    s: &mut Spill,
+    laps: &mut Laps,
+) {
+    let nb = passes.len();
+    let outside = nb as u32;
+    s.joints.clear();
+    s.joints
+        .par_extend(passes.par_iter().enumerate().flat_map_iter(|(b, out)| {
+            out.iter().map(move |p| Joint {
+                key: order_key(p.height),
+                b: b as u32,
+                to: p.to.min(outside),
+                from: p.from,
+                at: p.at,
+            })
+        }));
+    laps.lap("list passes");
+    s.joints.par_sort_unstable_by_key(|j| (j.key, j.b, j.to));
+    laps.lap("sort passes");
+    s.parent.clear();
+    s.parent.extend(0..=outside);
+    s.size.clear();
+    s.size.resize(nb + 1, 1);
+    s.tree.clear();
+    for k in 0..s.joints.len() {
+        let j = s.joints[k];
+        let (rb, rt) = (s.find(j.b), s.find(j.to));
+        if rb == rt {
+            continue;
+        }
+        let (small, big) = if s.size[rb as usize] < s.size[rt as usize] {
+            (rb, rt)
+        } else {
+            (rt, rb)
+        };
+        s.parent[small as usize] = big;
+        s.size[big as usize] += s.size[small as usize];
+        s.tree.push(j);
+        if s.tree.len() == nb {
+            break;
+        }
+    }
+    laps.lap("spanning tree");
+    // The tree's adjacency, then a search from the outside along it.
+    s.start.clear();
+    s.start.resize(nb + 2, 0);
+    for j in &s.tree {
+        s.start[j.b as usize + 1] += 1;
+        s.start[j.to as usize + 1] += 1;
+    }
+    for i in 0..=nb {
+        s.start[i + 1] += s.start[i];
+    }
+    s.adj.clear();
+    s.adj.resize(2 * s.tree.len(), (0, 0));
+    // `start[x]` is the end of x's entries once they are filled in, so shift by one first.
+    s.start.copy_within(0..=nb, 1);
+    for (e, j) in s.tree.iter().enumerate() {
+        for (x, y) in [(j.b, j.to), (j.to, j.b)] {
+            let at = &mut s.start[x as usize + 1];
+            s.adj[*at as usize] = (y, e as u32);
+            *at += 1;
+        }
+    }
+    level.clear();
+    level.resize(nb + 1, f32::INFINITY);
+    level[nb] = f32::NEG_INFINITY;
+    outlet.clear();
+    outlet.resize(nb, (NONE, NONE));
+    s.seen.clear();
+    s.seen.resize(nb + 1, false);
+    s.seen[nb] = true;
+    s.queue.clear();
+    s.queue.push(outside);
+    let mut k = 0;
+    while let Some(&x) = s.queue.get(k) {
+        k += 1;
+        let (lo, hi) = (
+            s.start[x as usize] as usize,
+            s.start[x as usize + 1] as usize,
+        );
+        for &(y, e) in &s.adj[lo..hi] {
+            if std::mem::replace(&mut s.seen[y as usize], true) {
+                continue;
+            }
+            let j = s.tree[e as usize];
+            level[y as usize] = level[x as usize].max(from_order_key(j.key));
+            outlet[y as usize] = if y == j.b {
+                (j.from, j.at)
+            } else {
+                (j.at, j.from)
+            };
+            s.queue.push(y);
+        }
+    }
+    level.truncate(nb);
+    laps.lap("spill levels");
 }
 
 #[cfg(test)]

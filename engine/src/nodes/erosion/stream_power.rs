@@ -8,7 +8,8 @@
 //! 2. depressions: steepest descent on the heights finds the inner pits and their basins;
 //!    basins are joined at the lowest pass between each adjacent pair and spilled towards
 //!    the map edge along the minimum spanning tree of that basin graph (Cordonnier et al.
-//!    2016; the spill levels come from a Dijkstra search over basins from the outside) —
+//!    2016; the tree built by Kruskal's algorithm, the spill levels by a search along it from
+//!    the outside) —
 //!    the same lake levels a priority flood from the border (Barnes et al. 2014) gives,
 //!    which the tests check cell for cell — so every river reaches the map edge; cells below
 //!    their spill level are lakes and are not incised;
@@ -88,6 +89,8 @@ pub struct StreamPower {
     dist: Vec<f32>,
     donors: Vec<u8>,
     depressions: flow::Depressions,
+    /// Wall time of the phases of the last step's drainage and incision.
+    pub laps: flow::Laps,
     /// Per-step results written by the tree walks (each cell belongs to one tree).
     new_z: Vec<AtomicU32>,
     count: Vec<AtomicU32>,
@@ -100,7 +103,6 @@ pub struct StreamPower {
 struct TreeScratch {
     order: Vec<u32>,
     parent: Vec<u32>,
-    stack: Vec<(u32, u32)>,
     count: Vec<u32>,
     surface: Vec<f32>,
 }
@@ -142,6 +144,7 @@ impl StreamPower {
             dist: vec![1.0; n],
             donors: vec![0; n],
             depressions: flow::Depressions::default(),
+            laps: flow::Laps::default(),
             new_z: (0..n).map(|_| AtomicU32::new(0)).collect(),
             count: (0..n).map(|_| AtomicU32::new(0)).collect(),
             pow_table: (f64::NAN, Vec::new()),
@@ -165,6 +168,15 @@ impl StreamPower {
         };
         let sim = Self::new(z, vec![1e-3; n], size, size, 100e3 / size as f64, 1, 0.0);
         (sim, settings)
+    }
+
+    /// Wall time of the phases of the last step (ms): depression routing, then drainage
+    /// and incision.
+    #[must_use]
+    pub fn laps(&self) -> Vec<(&'static str, f64)> {
+        let mut all = self.depressions.laps.laps.clone();
+        all.extend_from_slice(&self.laps.laps);
+        all
     }
 
     /// Cells draining to an inner pit in the last step (the basins the depression routing
@@ -235,11 +247,12 @@ impl StreamPower {
 
     /// Drainage area and implicit incision over the receiver forest, in parallel over its
     /// trees (one per border cell; a tree's cells depend on nothing outside it, so the
-    /// result is the same whatever thread walks it). Per tree: the cells in pre-order
+    /// result is the same whatever thread walks it). Per tree: the cells breadth first
     /// (upstream over the donor masks), upstream cell counts summed leaves first (exact
     /// integers: A = count × cell area), then the update outlets first.
     fn erode(&mut self, k: &SplSettings) {
         let w = self.w;
+        self.laps.start();
         flow::donors_d8(&self.rcv, w, &mut self.donors);
         if self.pow_table.0.to_bits() != k.m.to_bits() {
             self.pow_table = (k.m, (0..POW_TABLE).map(|c| (c as f64).powf(k.m)).collect());
@@ -250,6 +263,7 @@ impl StreamPower {
         if self.cancel.is_cancelled() {
             return;
         }
+        self.laps.lap("donors");
         let cell_area = self.cell * self.cell;
         // F = k·Δt·A^m/d^n = c0·count^m/(d·cell)^n.
         let c0 = k.k * k.dt * cell_area.powf(k.m);
@@ -263,14 +277,7 @@ impl StreamPower {
             .for_each_init(TreeScratch::default, |t, &root| {
                 t.order.clear();
                 t.parent.clear();
-                flow::upstream_preorder(
-                    donors,
-                    steps,
-                    root,
-                    &mut t.order,
-                    &mut t.parent,
-                    &mut t.stack,
-                );
+                flow::upstream_bfs(donors, steps, root, &mut t.order, &mut t.parent);
                 let len = t.order.len();
                 t.count.clear();
                 t.count.resize(len, 1);
@@ -301,8 +308,7 @@ impl StreamPower {
                                 .copied()
                                 .unwrap_or_else(|| (c as f64).powf(k.m));
                             let d = f64::from(dist[i]) * cell;
-                            let f = c0 * am / if linear { d } else { d.powf(k.n) };
-                            incise(zi, zr, f, k.n, linear)
+                            incise(zi, zr, c0 * am, d, k.n, linear)
                         } as f32;
                         t.surface[p] = new;
                         new
@@ -311,6 +317,7 @@ impl StreamPower {
                     count[i].store(t.count[p], Ordering::Relaxed);
                 }
             });
+        self.laps.lap("trees");
         self.z
             .par_iter_mut()
             .zip(self.filled.par_iter_mut())
@@ -327,16 +334,20 @@ impl StreamPower {
                     *f = *z;
                 }
             });
+        self.laps.lap("write");
     }
 }
 
-/// The implicit update of one cell of height `zi` draining to a surface at `zr < zi` with
-/// factor `f`: for n = 1 the closed form `(zi + f·zr)/(1 + f)` (Braun & Willett 2013,
-/// Eq. 23); otherwise x − zi + f·(x − zr)^n = 0 solved for x in (zr, zi] by Newton from zi.
-fn incise(zi: f64, zr: f64, f: f64, n: f64, linear: bool) -> f64 {
+/// The implicit update of one cell of height `zi` draining over a distance `d` to a
+/// surface at `zr < zi`, with `c = k·Δt·A^m` and `F = c/d^n`: for n = 1 the closed form
+/// `(zi + F·zr)/(1 + F)` (Braun & Willett 2013, Eq. 23), computed as `(zi·d + c·zr)/(d + c)`
+/// (one division); otherwise x − zi + F·(x − zr)^n = 0 solved for x in (zr, zi] by Newton
+/// from zi.
+fn incise(zi: f64, zr: f64, c: f64, d: f64, n: f64, linear: bool) -> f64 {
     if linear {
-        return (zi + f * zr) / (1.0 + f);
+        return (zi * d + c * zr) / (d + c);
     }
+    let f = c / d.powf(n);
     let mut x = zi;
     for _ in 0..20 {
         let s = (x - zr).max(0.0);
