@@ -535,10 +535,57 @@ pub fn donors_d8(rcv: &[u32], w: usize, donors: &mut [u8]) {
 }
 
 /// The tree of `root` in breadth-first order (every cell after its receiver), walked
-/// upstream over the donor masks: `order` gets the cells, `parent` the position in `order`
-/// of each cell's receiver (the root's is its own). Both are appended to. The queue is
-/// `order` itself, and a cell's receiver lies well before it, so the walks over `order`
-/// that follow have no chain of dependent cells back to back.
+/// upstream over the donor masks, into `order` (its length is the tree's size afterwards):
+/// the queue is `order` itself, and a cell's receiver lies well before it, so the walks over
+/// `order` that follow have no chain of dependent cells back to back. With `PARENT`,
+/// `parent` gets the position in `order` of each cell's receiver (the root's is its own,
+/// 0). Branch-free over the donor bits (how many donors a cell has is data, not a pattern):
+/// all eight neighbours are written past the queue's end, which moves past the donors only,
+/// into an eight-slot window of fixed size (no bounds checks inside).
+fn upstream_walk<const PARENT: bool>(
+    donors: &[u8],
+    steps: &[isize; 8],
+    root: u32,
+    order: &mut Vec<u32>,
+    parent: &mut Vec<u32>,
+) {
+    let room = |v: &mut Vec<u32>, len: usize| {
+        if v.len() < len + 8 {
+            v.resize((2 * v.len()).max(len + 8).max(64), 0);
+        }
+    };
+    room(order, 0);
+    order[0] = root;
+    if PARENT {
+        room(parent, 0);
+        parent[0] = 0;
+    }
+    let (mut k, mut len) = (0, 1);
+    while k < len {
+        room(order, len);
+        let c = order[k];
+        let m = donors[c as usize];
+        let window: &mut [u32; 8] = (&mut order[len..len + 8]).try_into().expect("8 slots");
+        let mut at = 0;
+        for (d, &step) in steps.iter().enumerate() {
+            window[at & 7] = (c as isize).wrapping_add(step) as u32;
+            at += usize::from(m >> d & 1);
+        }
+        if PARENT {
+            room(parent, len);
+            parent[len..len + 8].fill(k as u32);
+        }
+        len += at;
+        k += 1;
+    }
+    order.truncate(len);
+    if PARENT {
+        parent.truncate(len);
+    }
+}
+
+/// The tree of `root` breadth first into `order`, and in `parent` the position in `order`
+/// of each cell's receiver (the root's is its own, 0); see [`upstream_walk`].
 pub fn upstream_bfs(
     donors: &[u8],
     steps: &[isize; 8],
@@ -546,35 +593,12 @@ pub fn upstream_bfs(
     order: &mut Vec<u32>,
     parent: &mut Vec<u32>,
 ) {
-    let mut k = order.len();
-    order.push(root);
-    parent.push(k as u32);
-    while let Some(&c) = order.get(k) {
-        let mut m = donors[c as usize];
-        while m != 0 {
-            let d = m.trailing_zeros() as usize;
-            m &= m - 1;
-            order.push((c as isize + steps[d]) as u32);
-            parent.push(k as u32);
-        }
-        k += 1;
-    }
+    upstream_walk::<true>(donors, steps, root, order, parent);
 }
 
-/// The cells of the tree of `root`, breadth first, appended to `cells` (see
-/// [`upstream_bfs`]).
+/// The cells of the tree of `root`, breadth first, into `cells` (see [`upstream_walk`]).
 pub fn upstream_cells(donors: &[u8], steps: &[isize; 8], root: u32, cells: &mut Vec<u32>) {
-    let mut k = cells.len();
-    cells.push(root);
-    while let Some(&c) = cells.get(k) {
-        let mut m = donors[c as usize];
-        while m != 0 {
-            let d = m.trailing_zeros() as usize;
-            m &= m - 1;
-            cells.push((c as isize + steps[d]) as u32);
-        }
-        k += 1;
-    }
+    upstream_walk::<false>(donors, steps, root, cells, &mut Vec::new());
 }
 
 /// The cheapest way out of a basin towards one neighbouring basin (or the cells outside
@@ -691,7 +715,6 @@ impl Depressions {
             .zip(&self.pits)
             .enumerate()
             .for_each(|(b, (cells, &p))| {
-                cells.clear();
                 upstream_cells(donors_now, &steps, p, cells);
                 for &c in cells.iter() {
                     label[c as usize].store(b as u32, Ordering::Relaxed);
@@ -809,6 +832,7 @@ impl Depressions {
                 (c, to) = (next as usize, c as u32);
             }
         }
+        self.laps.lap("carve");
         // Elsewhere in the lakes and on flat spills: the descent on the heights.
         let dist_z = &self.dist_z;
         rcv.par_chunks_mut(w)
@@ -829,8 +853,8 @@ impl Depressions {
     }
 }
 
-/// A pass between basin `b` and basin `to` (the outside is the last node), in the order
-/// [`spill_levels`] takes passes: by height (`key` = [`order_key`]), then by basins.
+/// A pass between basin `b` and basin `to` (the outside is the last node), with its height
+/// as an [`order_key`].
 #[derive(Clone, Copy)]
 struct Joint {
     key: u32,
@@ -873,8 +897,9 @@ impl Spill {
 /// Spill levels and outlets of the basins: each basin's level is the lowest, over all ways
 /// out to the outside, of the highest pass on the way — the highest pass on its path in the
 /// minimum spanning tree of the basin graph (Cordonnier et al. 2016), which Kruskal's
-/// algorithm builds (passes in order of height, joined by a union–find; ties by basin
-/// indices, so the tree does not depend on timing). A search from the outside over the
+/// algorithm builds (passes in order of height by a radix sort, joined by a union–find;
+/// ties in the order they were listed, basin by basin, so the tree does not depend on
+/// timing). A search from the outside over the
 /// tree then gives every basin its level and the pass it spills over, towards the outside:
 /// `outlet[b]` = (its cell in `b`, the cell across). Basins not joined to the outside keep
 /// an infinite level and no outlet.
@@ -899,7 +924,8 @@ fn spill_levels(
             })
         }));
     laps.lap("list passes");
-    s.joints.par_sort_unstable_by_key(|j| (j.key, j.b, j.to));
+    // Stable, so equal heights keep the (deterministic) order they were listed in.
+    radsort::sort_by_key(&mut s.joints, |j| j.key);
     laps.lap("sort passes");
     s.parent.clear();
     s.parent.extend(0..=outside);

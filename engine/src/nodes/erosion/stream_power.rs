@@ -29,7 +29,7 @@ use super::flow::{self, NONE};
 use crate::field::Field;
 use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
 use rayon::prelude::*;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 crate::params! {
     pub struct StreamPowerParams {
@@ -92,8 +92,8 @@ pub struct StreamPower {
     /// Wall time of the phases of the last step's drainage and incision.
     pub laps: flow::Laps,
     /// Per-step results written by the tree walks (each cell belongs to one tree).
-    new_z: Vec<AtomicU32>,
-    count: Vec<AtomicU32>,
+    /// Per cell: the upstream cell count in the high half, the new height's bits in the low.
+    result: Vec<AtomicU64>,
     /// `c^m` for small upstream cell counts `c`, and the `m` it was made for.
     pow_table: (f64, Vec<f64>),
 }
@@ -105,6 +105,20 @@ struct TreeScratch {
     parent: Vec<u32>,
     count: Vec<u32>,
     surface: Vec<f32>,
+}
+
+impl TreeScratch {
+    /// Each cell's count of cells upstream of it and itself (exact integers).
+    #[inline(never)]
+    fn count_upstream(&mut self) {
+        let len = self.order.len();
+        self.count.clear();
+        self.count.resize(len, 1);
+        for p in (1..len).rev() {
+            let q = self.parent[p] as usize;
+            self.count[q] += self.count[p];
+        }
+    }
 }
 
 /// Upstream cell counts below this take `c^m` from a table.
@@ -145,8 +159,7 @@ impl StreamPower {
             donors: vec![0; n],
             depressions: flow::Depressions::default(),
             laps: flow::Laps::default(),
-            new_z: (0..n).map(|_| AtomicU32::new(0)).collect(),
-            count: (0..n).map(|_| AtomicU32::new(0)).collect(),
+            result: (0..n).map(|_| AtomicU64::new(0)).collect(),
             pow_table: (f64::NAN, Vec::new()),
         }
     }
@@ -189,7 +202,9 @@ impl StreamPower {
     /// Drainage area (m²) of cell `i` in the last step: its cell and every cell upstream.
     #[must_use]
     pub fn area(&self, i: usize) -> f64 {
-        f64::from(self.count[i].load(Ordering::Relaxed).max(1)) * self.cell * self.cell
+        f64::from(((self.result[i].load(Ordering::Relaxed) >> 32) as u32).max(1))
+            * self.cell
+            * self.cell
     }
 
     /// Distance (cell units) from cell `i`'s node to its receiver's in the last step.
@@ -257,7 +272,7 @@ impl StreamPower {
         if self.pow_table.0.to_bits() != k.m.to_bits() {
             self.pow_table = (k.m, (0..POW_TABLE).map(|c| (c as f64).powf(k.m)).collect());
         }
-        self.count
+        self.result
             .par_iter()
             .for_each(|c| c.store(0, Ordering::Relaxed));
         if self.cancel.is_cancelled() {
@@ -265,71 +280,39 @@ impl StreamPower {
         }
         self.laps.lap("donors");
         let cell_area = self.cell * self.cell;
-        // F = k·Δt·A^m/d^n = c0·count^m/(d·cell)^n.
-        let c0 = k.k * k.dt * cell_area.powf(k.m);
-        let linear = (k.n - 1.0).abs() < 1e-9;
-        let table = &self.pow_table.1;
-        let (z, filled, dist, cell) = (&self.z, &self.filled, &self.dist, self.cell);
-        let (donors, steps) = (&self.donors, &flow::d8_steps(w));
-        let (new_z, count) = (&self.new_z, &self.count);
+        let trees = Trees {
+            z: &self.z,
+            filled: &self.filled,
+            dist: &self.dist,
+            donors: &self.donors,
+            steps: flow::d8_steps(w),
+            table: &self.pow_table.1,
+            // F = k·Δt·A^m/d^n = c0·count^m/(d·cell)^n.
+            c0: k.k * k.dt * cell_area.powf(k.m),
+            cell: self.cell,
+            m: k.m,
+            n: k.n,
+            linear: (k.n - 1.0).abs() < 1e-9,
+            result: &self.result,
+        };
         self.roots
             .par_iter()
-            .for_each_init(TreeScratch::default, |t, &root| {
-                t.order.clear();
-                t.parent.clear();
-                flow::upstream_bfs(donors, steps, root, &mut t.order, &mut t.parent);
-                let len = t.order.len();
-                t.count.clear();
-                t.count.resize(len, 1);
-                for p in (1..len).rev() {
-                    let q = t.parent[p] as usize;
-                    t.count[q] += t.count[p];
-                }
-                t.surface.clear();
-                t.surface.resize(len, 0.0);
-                for p in 0..len {
-                    let i = t.order[p] as usize;
-                    let (zi, level) = (z[i], filled[i]);
-                    let new = if p == 0 || zi < level {
-                        // The outlet, or under a lake: not incised; the lake's surface is
-                        // what a river entering it meets.
-                        t.surface[p] = level;
-                        zi
-                    } else {
-                        // The receiver's surface: its new height, or its lake's level.
-                        let zr = f64::from(t.surface[t.parent[p] as usize]);
-                        let zi = f64::from(zi);
-                        let new = if zi <= zr {
-                            zi
-                        } else {
-                            let c = t.count[p] as usize;
-                            let am = table
-                                .get(c)
-                                .copied()
-                                .unwrap_or_else(|| (c as f64).powf(k.m));
-                            let d = f64::from(dist[i]) * cell;
-                            incise(zi, zr, c0 * am, d, k.n, linear)
-                        } as f32;
-                        t.surface[p] = new;
-                        new
-                    };
-                    new_z[i].store(new.to_bits(), Ordering::Relaxed);
-                    count[i].store(t.count[p], Ordering::Relaxed);
-                }
-            });
+            .for_each_init(TreeScratch::default, |t, &root| trees.walk(t, root));
         self.laps.lap("trees");
+        let result = &self.result;
         self.z
             .par_iter_mut()
             .zip(self.filled.par_iter_mut())
             .enumerate()
             .for_each(|(i, (z, f))| {
-                if count[i].load(Ordering::Relaxed) == 0 {
+                let r = result[i].load(Ordering::Relaxed);
+                if r >> 32 == 0 {
                     // Not reached from the border (cannot happen: every inner cell has a
                     // receiver); left as it was.
                     return;
                 }
                 let lake = *z < *f;
-                *z = f32::from_bits(new_z[i].load(Ordering::Relaxed));
+                *z = f32::from_bits(r as u32);
                 if !lake {
                     *f = *z;
                 }
@@ -338,15 +321,83 @@ impl StreamPower {
     }
 }
 
-/// The implicit update of one cell of height `zi` draining over a distance `d` to a
-/// surface at `zr < zi`, with `c = k·Δt·A^m` and `F = c/d^n`: for n = 1 the closed form
-/// `(zi + F·zr)/(1 + F)` (Braun & Willett 2013, Eq. 23), computed as `(zi·d + c·zr)/(d + c)`
-/// (one division); otherwise x − zi + F·(x − zr)^n = 0 solved for x in (zr, zi] by Newton
-/// from zi.
-fn incise(zi: f64, zr: f64, c: f64, d: f64, n: f64, linear: bool) -> f64 {
-    if linear {
-        return (zi * d + c * zr) / (d + c);
+/// What the walks of the drainage trees read and write.
+struct Trees<'a> {
+    z: &'a [f32],
+    filled: &'a [f32],
+    dist: &'a [f32],
+    donors: &'a [u8],
+    steps: [isize; 8],
+    table: &'a [f64],
+    c0: f64,
+    cell: f64,
+    m: f64,
+    n: f64,
+    linear: bool,
+    result: &'a [AtomicU64],
+}
+
+impl Trees<'_> {
+    /// The tree of `root`: its cells breadth first, upstream cell counts leaves first, then
+    /// the implicit update outlet first; results into `result`.
+    fn walk(&self, t: &mut TreeScratch, root: u32) {
+        flow::upstream_bfs(self.donors, &self.steps, root, &mut t.order, &mut t.parent);
+        t.count_upstream();
+        self.update(t);
     }
+
+    /// The implicit update, receivers before donors.
+    #[inline(never)]
+    fn update(&self, t: &mut TreeScratch) {
+        let len = t.order.len();
+        t.surface.clear();
+        t.surface.resize(len, 0.0);
+        for p in 0..len {
+            let i = t.order[p] as usize;
+            let (zi, level) = (self.z[i], self.filled[i]);
+            let new = if p == 0 || zi < level {
+                // The outlet, or under a lake: not incised; the lake's surface is what a
+                // river entering it meets.
+                t.surface[p] = level;
+                zi
+            } else {
+                // The receiver's surface: its new height, or its lake's level.
+                let zr = f64::from(t.surface[t.parent[p] as usize]);
+                let zi = f64::from(zi);
+                let new = if zi <= zr {
+                    zi
+                } else {
+                    let c = t.count[p] as usize;
+                    let am = self
+                        .table
+                        .get(c)
+                        .copied()
+                        .unwrap_or_else(|| (c as f64).powf(self.m));
+                    let (c, d) = (self.c0 * am, f64::from(self.dist[i]) * self.cell);
+                    if self.linear {
+                        // (zi + F·zr)/(1 + F) with F = c/d, with one division.
+                        (zi * d + c * zr) / (d + c)
+                    } else {
+                        incise(zi, zr, c, d, self.n)
+                    }
+                } as f32;
+                t.surface[p] = new;
+                new
+            };
+            self.result[i].store(
+                u64::from(t.count[p]) << 32 | u64::from(new.to_bits()),
+                Ordering::Relaxed,
+            );
+        }
+    }
+}
+
+/// The implicit update of one cell of height `zi` draining over a distance `d` to a
+/// surface at `zr < zi`, with `c = k·Δt·A^m` and `F = c/d^n`, for n ≠ 1: x − zi + F·(x −
+/// zr)^n = 0 solved for x in (zr, zi] by Newton from zi. (For n = 1 the closed form
+/// `(zi + F·zr)/(1 + F)` of Braun & Willett 2013, Eq. 23, is used instead, as
+/// `(zi·d + c·zr)/(d + c)`.)
+fn incise(zi: f64, zr: f64, c: f64, d: f64, n: f64) -> f64 {
     let f = c / d.powf(n);
     let mut x = zi;
     for _ in 0..20 {
