@@ -24,6 +24,14 @@ fn main() {
                 None => phases.push((name, ms)),
             }
         }
+        if s % 50 == 0 || s + 1 == steps {
+            let laps: Vec<String> = sim
+                .laps()
+                .iter()
+                .map(|(name, ms)| format!("{name} {ms:.1}"))
+                .collect();
+            println!("  step {s} phases (ms): {}", laps.join(", "));
+        }
         if s % 10 == 0 || s + 1 == steps {
             println!(
                 "step {s:3}: {:6.1} ms, pit basins {:7} cells, lakes {:7} cells",

@@ -11,6 +11,32 @@ use std::sync::atomic::{AtomicU32, Ordering};
 /// "No receiver": the cell is a root (outlet, or a pit before depression routing).
 pub const NONE: u32 = u32::MAX;
 
+/// Scratch for each thread of the pool that outlives one parallel loop (rayon's
+/// `for_each_init` makes a fresh one for every split of the work — dozens per loop — and
+/// big fresh allocations are page faults). A thread only ever takes its own, so the locks
+/// are never contended.
+pub struct PerThread<T>(Vec<std::sync::Mutex<T>>);
+
+impl<T: Default> Default for PerThread<T> {
+    fn default() -> Self {
+        Self(
+            (0..rayon::current_num_threads().max(1))
+                .map(|_| std::sync::Mutex::default())
+                .collect(),
+        )
+    }
+}
+
+impl<T> PerThread<T> {
+    /// The calling thread's scratch.
+    pub fn get(&self) -> std::sync::MutexGuard<'_, T> {
+        let i = rayon::current_thread_index().unwrap_or(0) % self.0.len();
+        self.0[i]
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
 /// Wall time of the phases of the last call, for the probes (`spl_probe`).
 #[derive(Default, Clone, Debug)]
 pub struct Laps {
@@ -612,6 +638,53 @@ struct Pass {
     at: u32,
 }
 
+/// The lowest pass from the basin of `cells` to each neighbour with a higher label (the
+/// first found among equals) into `out`. `slot` maps a neighbour (the outside: entry `nb`)
+/// to its place in `out`; it is all `NONE` before and left so.
+#[allow(clippy::too_many_arguments)]
+fn lowest_passes(
+    z: &[f32],
+    label: &[u32],
+    higher: &[u8],
+    steps: &[isize; 8],
+    nb: usize,
+    slot: &mut [u32],
+    cells: &[u32],
+    out: &mut Vec<Pass>,
+) {
+    out.clear();
+    for &u in cells {
+        let mut m = higher[u as usize];
+        if m == 0 {
+            continue;
+        }
+        let zu = z[u as usize];
+        while m != 0 {
+            let v = (u as isize + steps[m.trailing_zeros() as usize]) as u32;
+            m &= m - 1;
+            let to = label[v as usize];
+            let height = zu.max(z[v as usize]);
+            let k = (to as usize).min(nb);
+            if let Some(p) = out.get_mut(slot[k] as usize) {
+                if height < p.height {
+                    (p.height, p.from, p.at) = (height, u, v);
+                }
+            } else {
+                slot[k] = out.len() as u32;
+                out.push(Pass {
+                    to,
+                    height,
+                    from: u,
+                    at: v,
+                });
+            }
+        }
+    }
+    for p in out.iter() {
+        slot[(p.to as usize).min(nb)] = NONE;
+    }
+}
+
 /// Depression routing over the graph of pit basins (Cordonnier et al. 2016, as summarised
 /// in seed 000 §2.3: basins joined at their lowest passes, spilled along a minimum spanning
 /// tree). Every cell that drains by steepest descent to an inner pit belongs to that pit's
@@ -642,6 +715,8 @@ pub struct Depressions {
     passes: Vec<Vec<Pass>>,
     /// `label` read into plain values once the basins are known.
     plain: Vec<u32>,
+    /// Each thread's map from a neighbouring basin to its place in a basin's passes.
+    slots: PerThread<Vec<u32>>,
     /// Scratch of the spill-level search.
     spill: Spill,
     /// Wall time of the phases of the last routing.
@@ -738,50 +813,25 @@ impl Depressions {
             .par_chunks_mut(w)
             .enumerate()
             .for_each(|(y, row)| higher_d8_row(plain, w, y, row));
+        self.laps.lap("labels, masks");
         let higher = &*donors;
         // The lowest pass from each basin to each neighbour with a higher label, so every
         // pair of adjacent basins is joined once. Basin cells are inner cells (border cells
         // are outlets), so all eight neighbours exist.
         self.passes.resize_with(nb, Vec::new);
-        self.passes.par_iter_mut().zip(basins).for_each_init(
-            || vec![NONE; nb + 1],
-            |slot, (out, cells)| {
-                // The lowest pass to each neighbour (the first found among equals);
-                // `slot` maps a neighbour (the outside: the last entry) to its place in
-                // `out`, and is left all NONE again.
-                out.clear();
-                for &u in cells {
-                    let mut m = higher[u as usize];
-                    if m == 0 {
-                        continue;
-                    }
-                    let zu = z[u as usize];
-                    while m != 0 {
-                        let v = (u as isize + steps[m.trailing_zeros() as usize]) as u32;
-                        m &= m - 1;
-                        let to = plain[v as usize];
-                        let height = zu.max(z[v as usize]);
-                        let k = (to as usize).min(nb);
-                        if let Some(p) = out.get_mut(slot[k] as usize) {
-                            if height < p.height {
-                                (p.height, p.from, p.at) = (height, u, v);
-                            }
-                        } else {
-                            slot[k] = out.len() as u32;
-                            out.push(Pass {
-                                to,
-                                height,
-                                from: u,
-                                at: v,
-                            });
-                        }
-                    }
+        let slots = &self.slots;
+        self.passes
+            .par_chunks_mut(64)
+            .zip(basins.par_chunks(64))
+            .for_each(|(outs, cells)| {
+                let mut slot = slots.get();
+                if slot.len() <= nb {
+                    slot.resize(nb + 1, NONE);
                 }
-                for p in out.iter() {
-                    slot[(p.to as usize).min(nb)] = NONE;
+                for (out, cells) in outs.iter_mut().zip(cells) {
+                    lowest_passes(z, plain, higher, &steps, nb, &mut slot, cells, out);
                 }
-            },
-        );
+            });
         self.laps.lap("passes");
         if cancelled() {
             return 0;

@@ -89,6 +89,8 @@ pub struct StreamPower {
     dist: Vec<f32>,
     donors: Vec<u8>,
     depressions: flow::Depressions,
+    /// Each thread's scratch for the tree walks.
+    scratch: flow::PerThread<TreeScratch>,
     /// Wall time of the phases of the last step's drainage and incision.
     pub laps: flow::Laps,
     /// Per-step results written by the tree walks (each cell belongs to one tree).
@@ -159,6 +161,7 @@ impl StreamPower {
             donors: vec![0; n],
             depressions: flow::Depressions::default(),
             laps: flow::Laps::default(),
+            scratch: flow::PerThread::default(),
             result: (0..n).map(|_| AtomicU64::new(0)).collect(),
             pow_table: (f64::NAN, Vec::new()),
         }
@@ -295,9 +298,10 @@ impl StreamPower {
             linear: (k.n - 1.0).abs() < 1e-9,
             result: &self.result,
         };
+        let scratch = &self.scratch;
         self.roots
             .par_iter()
-            .for_each_init(TreeScratch::default, |t, &root| trees.walk(t, root));
+            .for_each(|&root| trees.walk(&mut scratch.get(), root));
         self.laps.lap("trees");
         let result = &self.result;
         self.z
