@@ -451,7 +451,7 @@ impl EditorApp {
         }
         if !self.worker.running().is_empty() || self.build.as_ref().is_some_and(|b| b.job.is_some())
         {
-            ctx.request_repaint_after(Duration::from_millis(16));
+            ctx.request_repaint_after(crate::worker::PROGRESS_FRAME);
         }
     }
 
@@ -740,7 +740,7 @@ impl EditorApp {
             if running.is_empty() {
                 ui.label(&self.status);
             } else {
-                ui.spinner();
+                crate::worker::busy(ui);
                 let names: Vec<String> = running
                     .iter()
                     .map(|(k, f)| format!("{k} {:.0}%", f * 100.0))

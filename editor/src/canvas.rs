@@ -536,7 +536,7 @@ impl SnarlViewer<String> for Viewer<'_> {
                         .on_hover_text(msg);
                 }
                 Some(Badge::Running(_)) => {
-                    ui.spinner();
+                    crate::worker::busy(ui);
                 }
                 None => {}
             }
