@@ -577,7 +577,7 @@ fn upstream_walk<const PARENT: bool>(
 ) {
     let room = |v: &mut Vec<u32>, len: usize| {
         if v.len() < len + 8 {
-            v.resize((2 * v.len()).max(len + 8).max(64), 0);
+            v.resize((2 * v.len()).max(len + 8).max(16), 0);
         }
     };
     room(order, 0);

@@ -425,9 +425,11 @@ impl Node for StreamPowerErosion {
     /// Routing over the basin graph keeps more per cell than the old priority flood: node
     /// distances to four neighbours (4 fields), heights and counts written by the tree walks
     /// (2), basin labels and the heights' receivers (3), basin cell lists and passes (up to
-    /// ~4 on white noise, where one cell in nine is a pit). Measured peak RSS: 361 MiB for
-    /// `graphs/uplift.json` at 2048² (docs/reliability.md); the bench's white-noise start
-    /// ~25 fields in all at 1024² (`spl_probe`).
+    /// ~4 on white noise, where one cell in nine is a pit). Measured peak RSS: 385 MiB for
+    /// `graphs/uplift.json` at 2048² (estimate 509 MiB; docs/reliability.md); a build of
+    /// near-white noise at 1024² (value noise finer than a cell, 20 steps) 148 MiB against an
+    /// estimate of 163 MiB (session 9: passes listed and radix-sorted, per-thread walk
+    /// scratch kept between steps).
     const SCRATCH_FIELDS: u32 = 18;
     const SPEC: NodeSpec = NodeSpec {
         id: "stream_power_erosion",
