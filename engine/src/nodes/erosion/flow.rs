@@ -627,18 +627,19 @@ pub fn upstream_cells(donors: &[u8], steps: &[isize; 8], root: u32, cells: &mut 
     upstream_walk::<false>(donors, steps, root, cells, &mut Vec::new());
 }
 
-/// The cheapest way out of a basin towards one neighbouring basin (or the cells outside
-/// every pit's basin, `to == NONE`): the pass height `max(z_from, z_at)` over the adjacent
-/// pair `from` (in this basin) – `at` (in the other) where it is lowest.
+/// The cheapest way out of basin `b` towards basin `to` (the outside of every pit's basin
+/// is basin `nb`, after the last): the pass height `max(z_from, z_at)` over the adjacent pair
+/// `from` (in `b`) – `at` (in `to`) where it is lowest, as an [`order_key`].
 #[derive(Clone, Copy)]
 struct Pass {
+    key: u32,
+    b: u32,
     to: u32,
-    height: f32,
     from: u32,
     at: u32,
 }
 
-/// The lowest pass from the basin of `cells` to each neighbour with a higher label (the
+/// The lowest pass from basin `b` (its `cells`) to each neighbour with a higher label (the
 /// first found among equals) into `out`. `slot` maps a neighbour (the outside: entry `nb`)
 /// to its place in `out`; it is all `NONE` before and left so.
 #[allow(clippy::too_many_arguments)]
@@ -649,7 +650,7 @@ fn lowest_passes(
     steps: &[isize; 8],
     nb: usize,
     slot: &mut [u32],
-    cells: &[u32],
+    (b, cells): (u32, &[u32]),
     out: &mut Vec<Pass>,
 ) {
     out.clear();
@@ -662,18 +663,18 @@ fn lowest_passes(
         while m != 0 {
             let v = (u as isize + steps[m.trailing_zeros() as usize]) as u32;
             m &= m - 1;
-            let to = label[v as usize];
-            let height = zu.max(z[v as usize]);
-            let k = (to as usize).min(nb);
-            if let Some(p) = out.get_mut(slot[k] as usize) {
-                if height < p.height {
-                    (p.height, p.from, p.at) = (height, u, v);
+            let to = (label[v as usize] as usize).min(nb);
+            let key = order_key(zu.max(z[v as usize]));
+            if let Some(p) = out.get_mut(slot[to] as usize) {
+                if key < p.key {
+                    (p.key, p.from, p.at) = (key, u, v);
                 }
             } else {
-                slot[k] = out.len() as u32;
+                slot[to] = out.len() as u32;
                 out.push(Pass {
-                    to,
-                    height,
+                    key,
+                    b,
+                    to: to as u32,
                     from: u,
                     at: v,
                 });
@@ -681,9 +682,12 @@ fn lowest_passes(
         }
     }
     for p in out.iter() {
-        slot[(p.to as usize).min(nb)] = NONE;
+        slot[p.to as usize] = NONE;
     }
 }
+
+/// Basins per task of the pass search (each task takes its thread's scratch once).
+const PASS_CHUNK: usize = 64;
 
 /// Depression routing over the graph of pit basins (Cordonnier et al. 2016, as summarised
 /// in seed 000 §2.3: basins joined at their lowest passes, spilled along a minimum spanning
@@ -821,15 +825,17 @@ impl Depressions {
         self.passes.resize_with(nb, Vec::new);
         let slots = &self.slots;
         self.passes
-            .par_chunks_mut(64)
-            .zip(basins.par_chunks(64))
-            .for_each(|(outs, cells)| {
+            .par_chunks_mut(PASS_CHUNK)
+            .zip(basins.par_chunks(PASS_CHUNK))
+            .enumerate()
+            .for_each(|(c, (outs, cells))| {
                 let mut slot = slots.get();
                 if slot.len() <= nb {
                     slot.resize(nb + 1, NONE);
                 }
-                for (out, cells) in outs.iter_mut().zip(cells) {
-                    lowest_passes(z, plain, higher, &steps, nb, &mut slot, cells, out);
+                for (j, (out, cells)) in outs.iter_mut().zip(cells).enumerate() {
+                    let basin = ((c * PASS_CHUNK + j) as u32, cells.as_slice());
+                    lowest_passes(z, plain, higher, &steps, nb, &mut slot, basin, out);
                 }
             });
         self.laps.lap("passes");
@@ -903,29 +909,17 @@ impl Depressions {
     }
 }
 
-/// A pass between basin `b` and basin `to` (the outside is the last node), with its height
-/// as an [`order_key`].
-#[derive(Clone, Copy)]
-struct Joint {
-    key: u32,
-    b: u32,
-    to: u32,
-    /// The pass's cells in `b` and in `to`.
-    from: u32,
-    at: u32,
-}
-
 /// Scratch of [`spill_levels`], kept from step to step.
 #[derive(Default)]
 struct Spill {
     /// Every pass, then sorted.
-    joints: Vec<Joint>,
+    sorted: Vec<Pass>,
     /// Union–find over basins and the outside (the last node): parent, and size of roots.
     parent: Vec<u32>,
     size: Vec<u32>,
     /// The minimum spanning tree's passes, then its adjacency (offsets into `adj`, and
     /// `(neighbour, pass)` entries, a pass being its place in `tree`).
-    tree: Vec<Joint>,
+    tree: Vec<Pass>,
     start: Vec<u32>,
     adj: Vec<(u32, u32)>,
     queue: Vec<u32>,
@@ -962,28 +956,21 @@ fn spill_levels(
 ) {
     let nb = passes.len();
     let outside = nb as u32;
-    s.joints.clear();
-    s.joints
-        .par_extend(passes.par_iter().enumerate().flat_map_iter(|(b, out)| {
-            out.iter().map(move |p| Joint {
-                key: order_key(p.height),
-                b: b as u32,
-                to: p.to.min(outside),
-                from: p.from,
-                at: p.at,
-            })
-        }));
+    s.sorted.clear();
+    for out in passes {
+        s.sorted.extend_from_slice(out);
+    }
     laps.lap("list passes");
     // Stable, so equal heights keep the (deterministic) order they were listed in.
-    radsort::sort_by_key(&mut s.joints, |j| j.key);
+    radsort::sort_by_key(&mut s.sorted, |j| j.key);
     laps.lap("sort passes");
     s.parent.clear();
     s.parent.extend(0..=outside);
     s.size.clear();
     s.size.resize(nb + 1, 1);
     s.tree.clear();
-    for k in 0..s.joints.len() {
-        let j = s.joints[k];
+    for k in 0..s.sorted.len() {
+        let j = s.sorted[k];
         let (rb, rt) = (s.find(j.b), s.find(j.to));
         if rb == rt {
             continue;
