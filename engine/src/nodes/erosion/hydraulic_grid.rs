@@ -1,6 +1,7 @@
 //! `grid_hydraulic_erosion`: seed 004's hydraulic erosion on the grid — rain, dissolve,
 //! transport by levelling water + terrain, evaporation, deposition above capacity.
 
+use super::flow::PerThread;
 use super::{around, blocks, blocks_mut, ring_slot as slot, Block, Row, LANES, NEIGHBOURS};
 use crate::field::Field;
 use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
@@ -433,6 +434,7 @@ fn pass(
     height: usize,
     k: Rates,
     depth: usize,
+    scratch: &PerThread<Vec<Level>>,
 ) {
     // At least four bands per thread where the map allows (which task makes a row does not
     // change its bits, so this does not depend on the thread count in any way that shows).
@@ -443,7 +445,11 @@ fn pass(
         .zip(w2.par_chunks_mut(band))
         .zip(s2.par_chunks_mut(band))
         .enumerate()
-        .for_each_init(Vec::<Level>::new, |levels, (b, ((ho, wo), so))| {
+        .for_each(|(b, ((ho, wo), so))| {
+            // The levels' rows are kept from pass to pass (every row a band reads is written
+            // in the band first, or keeps the padding it was made with).
+            let mut levels = scratch.get();
+            let levels = &mut *levels;
             levels.resize_with(depth as usize, || Level::new(width));
             let y0 = (b * rows) as isize;
             let y1 = y0 + (ho.len() / width) as isize;
@@ -486,6 +492,7 @@ fn run<E>(
     let n = h.len();
     let (mut h, mut w, mut s) = (h, vec![0.0f32; n], vec![0.0f32; n]);
     let (mut h2, mut w2, mut s2) = (vec![0.0f32; n], vec![0.0f32; n], vec![0.0f32; n]);
+    let scratch = PerThread::default();
     let mut done = 0;
     while done < iterations {
         between(done)?;
@@ -497,6 +504,7 @@ fn run<E>(
             height,
             k,
             d as usize,
+            &scratch,
         );
         std::mem::swap(&mut h, &mut h2);
         std::mem::swap(&mut w, &mut w2);
