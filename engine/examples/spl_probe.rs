@@ -2,7 +2,7 @@
 //! example, [`StreamPower::mountain`]), prints how many cells drained to pits and lay
 //! under lakes every tenth step, and the time of each phase summed over the steps.
 //!
-//! Run: `cargo run --release -p orogen --example spl_probe -- [size] [steps]`.
+//! Run: `cargo run --release -p orogen --example spl_probe -- [size] [steps] [diffusivity m²/yr]`.
 
 use orogen::nodes::erosion::stream_power::StreamPower;
 use std::time::Instant;
@@ -11,8 +11,11 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let size: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(1024);
     let steps: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(100);
+    // Hillslope diffusivity (m²/yr); the bench's setup has none.
+    let kd: f64 = args.next().and_then(|s| s.parse().ok()).unwrap_or(0.0);
     let n = size * size;
-    let (mut sim, k) = StreamPower::mountain(size);
+    let (mut sim, mut k) = StreamPower::mountain(size);
+    k.kd = kd;
     let start = Instant::now();
     let mut phases: Vec<(&'static str, f64)> = Vec::new();
     for s in 0..steps {

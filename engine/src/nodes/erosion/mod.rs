@@ -1,5 +1,6 @@
 //! Erosion: nodes that move material over the terrain.
 
+pub mod diffusion;
 pub mod droplet;
 pub mod flow;
 pub mod hydraulic_grid;

@@ -23,8 +23,15 @@
 //! 5. incision `∂h/∂t = −k·A^m·s^n` with `s` the slope to the receiver (seed 000 §2.3 gives
 //!    k·s·√A, i.e. m = 0.5, n = 1), integrated implicitly from the outlets upstream:
 //!    for n = 1, `h_i ← (h_i + F·h_r)/(1 + F)` with `F = k·Δt·A^m/d` (Braun & Willett 2013,
-//!    Eq. 23), unconditionally stable; for n ≠ 1, Newton iterations on the same equation.
+//!    Eq. 23), unconditionally stable; for n ≠ 1, Newton iterations on the same equation;
+//! 6. optionally, hillslope diffusion `∂h/∂t = κ·∇²h` ([`super::diffusion`]; not in the
+//!    seed texts — FastScape's hillslope term), implicit, the border fixed. Off by default:
+//!    rivers are one cell wide, so diffusion fills them at a rate that grows as 1/Δx², and
+//!    a graph stops looking the same at every resolution once κ·Δt nears the cell area
+//!    (`graphs/uplift.json` with κ = 0.01 m²/yr: 256² and 512² agree, 1024² — 50 m cells —
+//!    keeps an uneroded plateau; BENCHMARKS.md).
 
+use super::diffusion::Diffusion;
 use super::flow::{self, NONE};
 use crate::field::Field;
 use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
@@ -45,6 +52,11 @@ crate::params! {
         m: f64 = float(0.4, [0.3, 0.6], [0.0, 2.0], ""),
         /// Slope exponent n (1 = closed-form implicit update; otherwise Newton iterations).
         n: f64 = float(1.0, [0.5, 2.0], [0.1, 4.0], ""),
+        /// Hillslope diffusivity κ in ∂h/∂t = κ·∇²h (soil creep, FastScape's hillslope term;
+        /// 0 = rivers only). Rivers are one cell wide, so κ fills them in proportion to
+        /// 1/Δx²: keep κ·Δt well below the cell area for a map that looks the same at every
+        /// resolution (BENCHMARKS.md).
+        diffusivity_m2_per_yr: f64 = float(0.0, [0.0, 0.1], [0.0, 100.0], "m²/yr"),
         /// Time step Δt.
         dt_years: f64 = float(20_000.0, [1000.0, 100_000.0], [1.0, 10_000_000.0], "yr"),
         /// Number of time steps.
@@ -61,6 +73,8 @@ pub struct SplSettings {
     pub m: f64,
     pub n: f64,
     pub dt: f64,
+    /// Hillslope diffusivity κ (m²/yr); 0 = none.
+    pub kd: f64,
 }
 
 /// A stream-power simulation on a square grid: heights, uplift, routing scratch.
@@ -89,6 +103,7 @@ pub struct StreamPower {
     dist: Vec<f32>,
     donors: Vec<u8>,
     depressions: flow::Depressions,
+    diffusion: Diffusion,
     /// Each thread's scratch for the tree walks.
     scratch: flow::PerThread<TreeScratch>,
     /// Wall time of the phases of the last step's drainage and incision.
@@ -160,6 +175,7 @@ impl StreamPower {
             dist: vec![1.0; n],
             donors: vec![0; n],
             depressions: flow::Depressions::default(),
+            diffusion: Diffusion::default(),
             laps: flow::Laps::default(),
             scratch: flow::PerThread::default(),
             result: (0..n).map(|_| AtomicU64::new(0)).collect(),
@@ -181,6 +197,7 @@ impl StreamPower {
             m: 0.4,
             n: 1.0,
             dt: 2e4,
+            kd: 0.0,
         };
         let sim = Self::new(z, vec![1e-3; n], size, size, 100e3 / size as f64, 1, 0.0);
         (sim, settings)
@@ -245,6 +262,23 @@ impl StreamPower {
         }
         // 4–5. Drainage area and the implicit incision, one drainage tree at a time.
         self.erode(k);
+        // 6. Hillslope diffusion (implicit, the border fixed); lakes keep their level, or
+        // end where the ground now reaches above it.
+        if k.kd > 0.0 && !self.cancel.is_cancelled() {
+            // Cells that are not under a lake take the new height; mark them.
+            self.filled.par_iter_mut().zip(&self.z).for_each(|(f, &z)| {
+                if z >= *f {
+                    *f = f32::NEG_INFINITY;
+                }
+            });
+            let r = k.kd * k.dt / (self.cell * self.cell);
+            self.diffusion.step(&mut self.z, w, h, r);
+            self.filled
+                .par_iter_mut()
+                .zip(&self.z)
+                .for_each(|(f, &z)| *f = f.max(z));
+            self.laps.lap("diffusion");
+        }
     }
 
     /// Receivers by steepest descent on the surface with its depressions filled to their
@@ -436,7 +470,7 @@ impl Node for StreamPowerErosion {
         label: "Stream power + uplift",
         category: Category::Erosion,
         version: 1,
-        doc: "Uplift against river incision (Cordonnier et al. 2016, seed 000 §2.3), solved implicitly (Braun & Willett 2013, unconditionally stable, as FastScape). Per step: uplift U·Δt (U = uplift_m_per_yr × uplift map; the border is the fixed base level); depressions resolved over the graph of pit basins joined at their lowest passes (Cordonnier et al. 2016's basin tree; the lake levels equal a priority flood's), so every river reaches the map edge; jittered node per cell, steepest-descent receiver among 8 neighbours on the filled surface (cells under a spill level are lakes: not cut, their water routed to the pit and out over the pass); drainage area A accumulated downstream; incision k·A^m·s^n with the implicit update h ← (h + F·h_r)/(1 + F), F = k·Δt·A^m/d (Newton iterations when n ≠ 1). The uplift input is read as a factor (input − height_min)/(height span): a mask gives its own value, a height map its relative height. Outputs: height (m), drainage (log of the area, 1 = the largest), rivers (1 where the area exceeds river_area_km2, fading in from a quarter of it; 0 under lakes).",
+        doc: "Uplift against river incision (Cordonnier et al. 2016, seed 000 §2.3), solved implicitly (Braun & Willett 2013, unconditionally stable, as FastScape). Per step: uplift U·Δt (U = uplift_m_per_yr × uplift map; the border is the fixed base level); depressions resolved over the graph of pit basins joined at their lowest passes (Cordonnier et al. 2016's basin tree; the lake levels equal a priority flood's), so every river reaches the map edge; jittered node per cell, steepest-descent receiver among 8 neighbours on the filled surface (cells under a spill level are lakes: not cut, their water routed to the pit and out over the pass); drainage area A accumulated downstream; incision k·A^m·s^n with the implicit update h ← (h + F·h_r)/(1 + F), F = k·Δt·A^m/d (Newton iterations when n ≠ 1); optional hillslope diffusion κ·∇²h (FastScape's hillslope term, not in the seed texts), implicit one direction at a time, the border fixed. The uplift input is read as a factor (input − height_min)/(height span): a mask gives its own value, a height map its relative height. Outputs: height (m), drainage (log of the area, 1 = the largest), rivers (1 where the area exceeds river_area_km2, fading in from a quarter of it; 0 under lakes).",
         inputs: &[
             PortSpec::height("in", "Initial terrain."),
             PortSpec::height("uplift", "Uplift map (mask or height); uniform when not connected.").optional(),
@@ -473,6 +507,7 @@ impl Node for StreamPowerErosion {
             m: p.m,
             n: p.n,
             dt: p.dt_years,
+            kd: p.diffusivity_m2_per_yr,
         };
         let mut sim = StreamPower::new(
             src.data().to_vec(),
