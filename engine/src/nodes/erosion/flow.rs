@@ -373,16 +373,22 @@ impl D8Distances {
 }
 
 impl D8Distances {
-    /// Distance between the nodes of neighbouring cells `i` and `j`.
+    /// Distance between the nodes of neighbouring cells `i` and `j` (the step between
+    /// neighbours tells the direction; no division by the row length).
     #[must_use]
     pub fn between(&self, w: usize, i: usize, j: usize) -> f32 {
         let (a, b) = (i.min(j), i.max(j));
-        match (b - a, a % w < b % w) {
-            (1, _) => self.right[a],
-            (s, _) if s == w => self.down[a],
-            (s, true) if s == w + 1 => self.down_right[a],
-            (s, false) if s == w - 1 => self.down_left[a],
-            _ => 1.0,
+        let s = b - a;
+        if s == 1 {
+            self.right[a]
+        } else if s == w {
+            self.down[a]
+        } else if s == w + 1 {
+            self.down_right[a]
+        } else if s + 1 == w {
+            self.down_left[a]
+        } else {
+            1.0
         }
     }
 }
