@@ -39,6 +39,13 @@ fn thermal_graph(talus_deg: f64, iterations: i64, variant: usize) -> Graph {
     g
 }
 
+/// `n` heights drawn uniformly from [0, 1) m, one hash per cell index (xor `salt`).
+fn white_noise(n: usize, salt: u64) -> Vec<f32> {
+    (0..n)
+        .map(|i| (orogen::node::splitmix64(i as u64 ^ salt) >> 40) as f32 / (1u64 << 24) as f32)
+        .collect()
+}
+
 fn sum(f: &Field) -> f64 {
     f.data().iter().map(|&v| f64::from(v)).sum()
 }
@@ -301,9 +308,7 @@ fn stream_power_reaches_the_analytic_steady_state() {
     use orogen::nodes::erosion::stream_power::{SplSettings, StreamPower};
     for n_exp in [1.0, 2.0] {
         let (size, cell, u) = (64usize, 100.0f64, 1e-3f32);
-        let z: Vec<f32> = (0..size * size)
-            .map(|i| (orogen::node::splitmix64(i as u64) >> 40) as f32 / (1u64 << 24) as f32)
-            .collect();
+        let z = white_noise(size * size, 0);
         let k = SplSettings {
             k: 2e-4,
             m: 0.4,
@@ -415,9 +420,7 @@ fn stream_power_diffusion_is_the_implicit_heat_step() {
     use orogen::nodes::erosion::stream_power::{SplSettings, StreamPower};
     let (w, h, cell) = (90usize, 70usize, 10.0f64);
     let n = w * h;
-    let z: Vec<f32> = (0..n)
-        .map(|i| (orogen::node::splitmix64(i as u64 ^ 0xD1F) >> 40) as f32 / (1u64 << 22) as f32)
-        .collect();
+    let z: Vec<f32> = white_noise(n, 0xD1F).iter().map(|v| 4.0 * v).collect();
     let k = SplSettings {
         k: 0.0,
         m: 0.4,
@@ -459,9 +462,7 @@ fn stream_power_routes_across_depressions_like_a_priority_flood() {
     use orogen::nodes::erosion::stream_power::{SplSettings, StreamPower};
     let (w, h, cell) = (150usize, 110usize, 50.0f64);
     let n = w * h;
-    let z: Vec<f32> = (0..n)
-        .map(|i| (orogen::node::splitmix64(i as u64 ^ 0x5EED) >> 40) as f32 / (1u64 << 24) as f32)
-        .collect();
+    let z = white_noise(n, 0x5EED);
     let mut sim = StreamPower::new(z, vec![1e-3; n], w, h, cell, 3, 1.0);
     let k = SplSettings {
         k: 2e-4,
