@@ -692,8 +692,35 @@ fn lowest_passes(
     }
 }
 
-/// Basins per task of the pass search (each task takes its thread's scratch once).
+/// Basins per chunk at most: the basin walks and the pass search work a chunk per task
+/// (each task takes its thread's scratch once). A chunk's lists are one allocation each,
+/// not one per basin: lists kept from step to step per basin index each held on to the
+/// largest basin that index ever had (15× the map's cells in all on `graphs/uplift.json`
+/// at 2048² with diffusion), and the many small lists left the heap too fragmented to
+/// give back.
 const PASS_CHUNK: usize = 64;
+
+/// The cells of a chunk of consecutive basins, each breadth first from its pit, one after
+/// the other.
+#[derive(Default)]
+struct Chunk {
+    cells: Vec<u32>,
+    /// Where each basin's cells start in `cells`, then the end.
+    start: Vec<u32>,
+}
+
+impl Chunk {
+    fn basin(&self, j: usize) -> &[u32] {
+        &self.cells[self.start[j] as usize..self.start[j + 1] as usize]
+    }
+}
+
+/// Keeps a list's room for the next step, but not room it no longer needs.
+fn trim<T>(v: &mut Vec<T>) {
+    if v.capacity() > 4 * v.len() + 1024 {
+        v.shrink_to(2 * v.len() + 256);
+    }
+}
 
 /// Depression routing over the graph of pit basins (Cordonnier et al. 2016, as summarised
 /// in seed 000 §2.3: basins joined at their lowest passes, spilled along a minimum spanning
@@ -719,10 +746,13 @@ pub struct Depressions {
     pub region_cells: usize,
     rcv_z: Vec<u32>,
     dist_z: Vec<f32>,
-    /// Cells of each basin, breadth first from its pit.
-    basins: Vec<Vec<u32>>,
-    /// Lowest passes out of each basin, by neighbour.
+    /// Cells of the basins, in chunks of consecutive basins (see [`Chunk`]).
+    basins: Vec<Chunk>,
+    /// Lowest passes out of the basins of each chunk.
     passes: Vec<Vec<Pass>>,
+    /// Each thread's list for one basin's walk or passes.
+    walk: PerThread<Vec<u32>>,
+    found: PerThread<Vec<Pass>>,
     /// `label` read into plain values once the basins are known.
     plain: Vec<u32>,
     /// Each thread's map from a neighbouring basin to its place in a basin's passes.
@@ -790,24 +820,37 @@ impl Depressions {
         }
         let steps = d8_steps(w);
         let label = &self.label;
-        // Each basin's cells (the lists are kept from step to step, so their allocations
-        // are reused).
+        // Each basin's cells, a chunk of basins per task (fewer basins, smaller chunks, so
+        // that a few big basins still spread over the threads; the chunking never changes
+        // a result).
         let nb = self.pits.len();
-        self.basins.resize_with(nb, Vec::new);
-        let donors_now = &*donors;
+        let per = (nb / 32).clamp(1, PASS_CHUNK);
+        self.basins.resize_with(nb.div_ceil(per), Chunk::default);
+        let (donors_now, walk) = (&*donors, &self.walk);
         self.basins
             .par_iter_mut()
-            .zip(&self.pits)
+            .zip(self.pits.par_chunks(per))
             .enumerate()
-            .for_each(|(b, (cells, &p))| {
-                upstream_cells(donors_now, &steps, p, cells);
-                for &c in cells.iter() {
-                    label[c as usize].store(b as u32, Ordering::Relaxed);
+            .for_each(|(c, (chunk, pits))| {
+                let mut list = walk.get();
+                chunk.cells.clear();
+                chunk.start.clear();
+                for (j, &p) in pits.iter().enumerate() {
+                    chunk.start.push(chunk.cells.len() as u32);
+                    upstream_cells(donors_now, &steps, p, &mut list);
+                    let b = (c * per + j) as u32;
+                    for &x in list.iter() {
+                        label[x as usize].store(b, Ordering::Relaxed);
+                    }
+                    chunk.cells.extend_from_slice(&list);
                 }
+                chunk.start.push(chunk.cells.len() as u32);
+                trim(&mut chunk.cells);
+                trim(&mut list);
             });
         self.laps.lap("basins");
         let basins = &self.basins;
-        self.region_cells = basins.iter().map(Vec::len).sum();
+        self.region_cells = basins.iter().map(|c| c.cells.len()).sum();
         if cancelled() {
             return 0;
         }
@@ -828,27 +871,31 @@ impl Depressions {
         // The lowest pass from each basin to each neighbour with a higher label, so every
         // pair of adjacent basins is joined once. Basin cells are inner cells (border cells
         // are outlets), so all eight neighbours exist.
-        self.passes.resize_with(nb, Vec::new);
-        let slots = &self.slots;
+        self.passes.resize_with(basins.len(), Vec::new);
+        let (slots, found) = (&self.slots, &self.found);
         self.passes
-            .par_chunks_mut(PASS_CHUNK)
-            .zip(basins.par_chunks(PASS_CHUNK))
+            .par_iter_mut()
+            .zip(basins.par_iter())
             .enumerate()
-            .for_each(|(c, (outs, cells))| {
-                let mut slot = slots.get();
+            .for_each(|(c, (out, chunk))| {
+                let (mut slot, mut list) = (slots.get(), found.get());
                 if slot.len() <= nb {
                     slot.resize(nb + 1, NONE);
                 }
-                for (j, (out, cells)) in outs.iter_mut().zip(cells).enumerate() {
-                    let basin = ((c * PASS_CHUNK + j) as u32, cells.as_slice());
-                    lowest_passes(z, plain, higher, &steps, nb, &mut slot, basin, out);
+                out.clear();
+                for j in 0..chunk.start.len() - 1 {
+                    let basin = ((c * per + j) as u32, chunk.basin(j));
+                    lowest_passes(z, plain, higher, &steps, nb, &mut slot, basin, &mut list);
+                    out.extend_from_slice(&list);
                 }
+                trim(out);
             });
         self.laps.lap("passes");
         if cancelled() {
             return 0;
         }
         spill_levels(
+            nb,
             &self.passes,
             &mut self.level,
             &mut self.outlet,
@@ -952,15 +999,16 @@ impl Spill {
 /// timing). A search from the outside over the
 /// tree then gives every basin its level and the pass it spills over, towards the outside:
 /// `outlet[b]` = (its cell in `b`, the cell across). Basins not joined to the outside keep
-/// an infinite level and no outlet.
+/// an infinite level and no outlet. `passes` holds the passes of the `nb` basins basin by
+/// basin, in lists of consecutive basins.
 fn spill_levels(
+    nb: usize,
     passes: &[Vec<Pass>],
     level: &mut Vec<f32>,
     outlet: &mut Vec<(u32, u32)>,
     s: &mut Spill,
     laps: &mut Laps,
 ) {
-    let nb = passes.len();
     let outside = nb as u32;
     s.sorted.clear();
     for out in passes {
