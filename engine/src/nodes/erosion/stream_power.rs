@@ -459,8 +459,9 @@ impl Node for StreamPowerErosion {
     /// Routing over the basin graph keeps more per cell than the old priority flood: node
     /// distances to four neighbours (4 fields), heights and counts written by the tree walks
     /// (2), basin labels and the heights' receivers (3), basin cell lists and passes (up to
-    /// ~4 on white noise, where one cell in nine is a pit). Measured peak RSS: 385 MiB for
-    /// `graphs/uplift.json` at 2048² (estimate 509 MiB; docs/reliability.md); a build of
+    /// ~4 on white noise, where one cell in nine is a pit). Measured peak RSS: 371 MiB for
+    /// `graphs/uplift.json` at 2048² (estimate 509 MiB; docs/reliability.md), 415 MiB with
+    /// hillslope diffusion 0.01 m²/yr (most cells drain to pits every step); a build of
     /// near-white noise at 1024² (value noise finer than a cell, 20 steps) 148 MiB against an
     /// estimate of 163 MiB (session 9: passes listed and radix-sorted, per-thread walk
     /// scratch kept between steps).
