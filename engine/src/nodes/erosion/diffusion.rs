@@ -45,7 +45,7 @@ impl Factors {
 /// processor overlaps them (one row alone is a chain of dependent multiply-adds).
 const ROWS: usize = 8;
 
-/// Scratch of [`diffuse`], kept from step to step (one buffer per thread).
+/// The solver, with its scratch kept from step to step (one buffer per thread).
 #[derive(Default)]
 pub struct Diffusion {
     scratch: PerThread<Vec<f64>>,
@@ -170,12 +170,6 @@ fn solve_strip(
     }
 }
 
-/// One implicit step of `r = κ·Δt/Δx²` on a `w × h` map with fresh scratch (see
-/// [`Diffusion::step`]).
-pub fn diffuse(z: &mut [f32], w: usize, h: usize, r: f64) {
-    Diffusion::default().step(z, w, h, r);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -226,7 +220,7 @@ mod tests {
             .collect();
         for r in [0.01, 0.7, 50.0] {
             let mut got = z.clone();
-            diffuse(&mut got, w, h, r);
+            Diffusion::default().step(&mut got, w, h, r);
             // Rows first, then columns, each against the dense solve.
             let mut want: Vec<f64> = z.iter().map(|&v| f64::from(v)).collect();
             for y in 1..h - 1 {
@@ -322,7 +316,7 @@ mod tests {
             .collect();
         for r in [0.3, 1e4] {
             let mut d = z.clone();
-            diffuse(&mut d, w, h, r);
+            Diffusion::default().step(&mut d, w, h, r);
             assert!(d.iter().all(|&v| (-1e-3..=100.001).contains(&v)), "r {r}");
             for i in 0..w * h {
                 let (x, y) = (i % w, i / w);
