@@ -645,9 +645,35 @@ struct Pass {
     at: u32,
 }
 
+/// Scratch of [`lowest_passes`], one per thread.
+#[derive(Default)]
+struct PassScratch {
+    /// Per neighbouring basin (the outside: entry `nb`; entry `nb + 1` takes the
+    /// neighbours that are not looked for), the lowest pass found so far as
+    /// `key << 32 | q << 3 | d`: its height's [`order_key`], the place `q` of its cell in the
+    /// basin's list and the direction `d` across. `u64::MAX` when none is found yet.
+    best: Vec<u64>,
+    /// The neighbouring basins in the order they were first found.
+    touched: Vec<u32>,
+}
+
+impl PassScratch {
+    fn reset(&mut self, nb: usize) {
+        if self.best.len() != nb + 2 {
+            self.best.clear();
+            self.best.resize(nb + 2, u64::MAX);
+        }
+        // Never "not found yet", so never listed; taking minima into it is harmless.
+        self.best[nb + 1] = 0;
+    }
+}
+
 /// The lowest pass from basin `b` (its `cells`) to each neighbour with a higher label (the
-/// first found among equals) into `out`. `slot` maps a neighbour (the outside: entry `nb`)
-/// to its place in `out`; it is all `NONE` before and left so.
+/// first found among equals) into `out`, in the order the neighbours are first found. All
+/// eight neighbours of every cell with such a neighbour are read, those not looked for
+/// into a spare entry, so the search has no branch on the masks or the heights (which are
+/// data, not patterns): each candidate is a 64-bit minimum whose low bits, the place of the
+/// cell in the list then the direction, keep the first found among equal heights.
 #[allow(clippy::too_many_arguments)]
 fn lowest_passes(
     z: &[f32],
@@ -655,40 +681,46 @@ fn lowest_passes(
     higher: &[u8],
     steps: &[isize; 8],
     nb: usize,
-    slot: &mut [u32],
+    s: &mut PassScratch,
     (b, cells): (u32, &[u32]),
     out: &mut Vec<Pass>,
 ) {
     out.clear();
-    for &u in cells {
-        let mut m = higher[u as usize];
+    // The low 32 bits hold `q << 3 | d`.
+    assert!(cells.len() < 1 << 29, "basin of 2^29 cells or more");
+    let mut len = 0;
+    for (q, &u) in cells.iter().enumerate() {
+        let m = higher[u as usize];
         if m == 0 {
             continue;
         }
+        if s.touched.len() < len + 8 {
+            s.touched.resize(2 * (len + 8), 0);
+        }
         let zu = z[u as usize];
+        let mut m = m;
         while m != 0 {
-            let v = (u as isize + steps[m.trailing_zeros() as usize]) as u32;
+            let d = m.trailing_zeros() as usize;
             m &= m - 1;
-            let to = (label[v as usize] as usize).min(nb);
-            let key = order_key(zu.max(z[v as usize]));
-            if let Some(p) = out.get_mut(slot[to] as usize) {
-                if key < p.key {
-                    (p.key, p.from, p.at) = (key, u, v);
-                }
-            } else {
-                slot[to] = out.len() as u32;
-                out.push(Pass {
-                    key,
-                    b,
-                    to: to as u32,
-                    from: u,
-                    at: v,
-                });
-            }
+            let v = (u as isize + steps[d]) as usize;
+            let to = (label[v] as usize).min(nb);
+            let key = u64::from(order_key(zu.max(z[v])));
+            let e = &mut s.best[to];
+            s.touched[len] = to as u32;
+            len += usize::from(*e == u64::MAX);
+            *e = (*e).min(key << 32 | (q as u64) << 3 | d as u64);
         }
     }
-    for p in out.iter() {
-        slot[p.to as usize] = NONE;
+    for &to in &s.touched[..len] {
+        let e = std::mem::replace(&mut s.best[to as usize], u64::MAX);
+        let from = cells[(e as u32 >> 3) as usize];
+        out.push(Pass {
+            key: (e >> 32) as u32,
+            b,
+            to,
+            from,
+            at: (from as isize + steps[(e & 7) as usize]) as u32,
+        });
     }
 }
 
@@ -756,7 +788,7 @@ pub struct Depressions {
     /// `label` read into plain values once the basins are known.
     plain: Vec<u32>,
     /// Each thread's map from a neighbouring basin to its place in a basin's passes.
-    slots: PerThread<Vec<u32>>,
+    slots: PerThread<PassScratch>,
     /// Scratch of the spill-level search.
     spill: Spill,
     /// Wall time of the phases of the last routing.
@@ -879,9 +911,7 @@ impl Depressions {
             .enumerate()
             .for_each(|(c, (out, chunk))| {
                 let (mut slot, mut list) = (slots.get(), found.get());
-                if slot.len() <= nb {
-                    slot.resize(nb + 1, NONE);
-                }
+                slot.reset(nb);
                 out.clear();
                 for j in 0..chunk.start.len() - 1 {
                     let basin = ((c * per + j) as u32, chunk.basin(j));

@@ -108,6 +108,10 @@ pub struct StreamPower {
     scratch: flow::PerThread<TreeScratch>,
     /// Wall time of the phases of the last step's drainage and incision.
     pub laps: flow::Laps,
+    /// What the update reads of each cell, packed so a walk gathers one value per cell:
+    /// the filled height's bits in the high half; in the low half the node distance's
+    /// bits, or those of −1 under a lake (no distance is negative).
+    packed: Vec<u64>,
     /// Per-step results written by the tree walks (each cell belongs to one tree).
     /// Per cell: the upstream cell count in the high half, the new height's bits in the low.
     result: Vec<AtomicU64>,
@@ -122,6 +126,8 @@ struct TreeScratch {
     parent: Vec<u32>,
     count: Vec<u32>,
     surface: Vec<f32>,
+    /// Each cell's packed filled height and distance ([`StreamPower`]`::packed`), in `order`.
+    cell: Vec<u64>,
 }
 
 impl TreeScratch {
@@ -178,6 +184,7 @@ impl StreamPower {
             diffusion: Diffusion::default(),
             laps: flow::Laps::default(),
             scratch: flow::PerThread::default(),
+            packed: vec![0; n],
             result: (0..n).map(|_| AtomicU64::new(0)).collect(),
             pow_table: (f64::NAN, Vec::new()),
         }
@@ -309,18 +316,22 @@ impl StreamPower {
         if self.pow_table.0.to_bits() != k.m.to_bits() {
             self.pow_table = (k.m, (0..POW_TABLE).map(|c| (c as f64).powf(k.m)).collect());
         }
-        self.result
-            .par_iter()
-            .for_each(|c| c.store(0, Ordering::Relaxed));
+        self.packed
+            .par_iter_mut()
+            .zip(&self.result)
+            .zip(self.z.par_iter().zip(&self.filled).zip(&self.dist))
+            .for_each(|((c, r), ((&z, &f), &d))| {
+                let d: f32 = if z < f { -1.0 } else { d };
+                *c = u64::from(f.to_bits()) << 32 | u64::from(d.to_bits());
+                r.store(0, Ordering::Relaxed);
+            });
         if self.cancel.is_cancelled() {
             return;
         }
         self.laps.lap("donors");
         let cell_area = self.cell * self.cell;
         let trees = Trees {
-            z: &self.z,
-            filled: &self.filled,
-            dist: &self.dist,
+            cells: &self.packed,
             donors: &self.donors,
             steps: flow::d8_steps(w),
             table: &self.pow_table.1,
@@ -349,9 +360,9 @@ impl StreamPower {
                     // receiver); left as it was.
                     return;
                 }
-                let lake = *z < *f;
-                *z = f32::from_bits(r as u32);
-                if !lake {
+                if *z >= *f {
+                    // Not under a lake (lakes keep their ground).
+                    *z = f32::from_bits(r as u32);
                     *f = *z;
                 }
             });
@@ -361,9 +372,7 @@ impl StreamPower {
 
 /// What the walks of the drainage trees read and write.
 struct Trees<'a> {
-    z: &'a [f32],
-    filled: &'a [f32],
-    dist: &'a [f32],
+    cells: &'a [u64],
     donors: &'a [u8],
     steps: [isize; 8],
     table: &'a [f64],
@@ -384,45 +393,46 @@ impl Trees<'_> {
         self.update(t);
     }
 
-    /// The implicit update, receivers before donors.
+    /// The implicit update, receivers before donors. Each cell's filled height and node
+    /// distance are gathered in tree order first: a loop of loads only keeps many misses in
+    /// flight, which the update's branches and division would hold up.
     #[inline(never)]
     fn update(&self, t: &mut TreeScratch) {
         let len = t.order.len();
+        t.cell.clear();
+        t.cell
+            .extend(t.order.iter().map(|&i| self.cells[i as usize]));
         t.surface.clear();
         t.surface.resize(len, 0.0);
         for p in 0..len {
-            let i = t.order[p] as usize;
-            let (zi, level) = (self.z[i], self.filled[i]);
-            let new = if p == 0 || zi < level {
-                // The outlet, or under a lake: not incised; the lake's surface is what a
-                // river entering it meets.
-                t.surface[p] = level;
-                zi
-            } else {
+            let c = t.cell[p];
+            let (zi, d) = (f32::from_bits((c >> 32) as u32), f32::from_bits(c as u32));
+            // The outlet, or under a lake (the cell's filled height is its lake's level):
+            // not incised (the write keeps a lake's ground); the lake's surface is what a
+            // river entering it meets.
+            let mut new = zi;
+            if p != 0 && d >= 0.0 {
                 // The receiver's surface: its new height, or its lake's level.
                 let zr = f64::from(t.surface[t.parent[p] as usize]);
                 let zi = f64::from(zi);
-                let new = if zi <= zr {
-                    zi
-                } else {
+                if zi > zr {
                     let c = t.count[p] as usize;
                     let am = self
                         .table
                         .get(c)
                         .copied()
                         .unwrap_or_else(|| (c as f64).powf(self.m));
-                    let (c, d) = (self.c0 * am, f64::from(self.dist[i]) * self.cell);
-                    if self.linear {
+                    let (c, d) = (self.c0 * am, f64::from(d) * self.cell);
+                    new = if self.linear {
                         // (zi + F·zr)/(1 + F) with F = c/d, with one division.
                         (zi * d + c * zr) / (d + c)
                     } else {
                         incise(zi, zr, c, d, self.n)
-                    }
-                } as f32;
-                t.surface[p] = new;
-                new
-            };
-            self.result[i].store(
+                    } as f32;
+                }
+            }
+            t.surface[p] = new;
+            self.result[t.order[p] as usize].store(
                 u64::from(t.count[p]) << 32 | u64::from(new.to_bits()),
                 Ordering::Relaxed,
             );
