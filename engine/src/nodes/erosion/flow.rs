@@ -352,23 +352,52 @@ pub fn d8_steps(w: usize) -> [isize; 8] {
 /// Distances between neighbouring nodes for [`receivers_d8`], per node `i` towards the node
 /// to its right, below, below-right and below-left (1 where that neighbour lies off the
 /// map). A distance is the same both ways, so these four cover all eight directions. The
-/// node positions never move, so this is computed once.
+/// node positions never move, so this is computed once. With every node at its cell's
+/// centre (no jitter) the distances are 1 and √2 everywhere: each list is then one row of
+/// that constant, read again for every row — 16 bytes per cell less to stream through
+/// memory at every search.
 pub struct D8Distances {
-    pub right: Vec<f32>,
-    pub down: Vec<f32>,
-    pub down_right: Vec<f32>,
-    pub down_left: Vec<f32>,
+    right: Vec<f32>,
+    down: Vec<f32>,
+    down_right: Vec<f32>,
+    down_left: Vec<f32>,
+    uniform: bool,
 }
 
 impl D8Distances {
     #[must_use]
     pub fn new(off: &[[f32; 2]], w: usize, h: usize) -> Self {
+        if off.iter().all(|o| *o == [0.5, 0.5]) {
+            let row = |d: f32| vec![d; w];
+            return Self {
+                right: row(1.0),
+                down: row(1.0),
+                down_right: row(std::f32::consts::SQRT_2),
+                down_left: row(std::f32::consts::SQRT_2),
+                uniform: true,
+            };
+        }
         Self {
             right: neighbour_distances(off, w, h, 1, 0),
             down: neighbour_distances(off, w, h, 0, 1),
             down_right: neighbour_distances(off, w, h, 1, 1),
             down_left: neighbour_distances(off, w, h, -1, 1),
+            uniform: false,
         }
+    }
+
+    /// The `n` distances of list `v` from cell `at` on (inside one row).
+    fn run<'a>(&self, v: &'a [f32], at: usize, n: usize) -> &'a [f32] {
+        if self.uniform {
+            &v[..n]
+        } else {
+            &v[at..at + n]
+        }
+    }
+
+    /// The distance of list `v` at cell `i`.
+    fn at(&self, v: &[f32], i: usize) -> f32 {
+        v[if self.uniform { 0 } else { i }]
     }
 }
 
@@ -380,13 +409,13 @@ impl D8Distances {
         let (a, b) = (i.min(j), i.max(j));
         let s = b - a;
         if s == 1 {
-            self.right[a]
+            self.at(&self.right, a)
         } else if s == w {
-            self.down[a]
+            self.at(&self.down, a)
         } else if s == w + 1 {
-            self.down_right[a]
+            self.at(&self.down_right, a)
         } else if s + 1 == w {
-            self.down_left[a]
+            self.at(&self.down_left, a)
         } else {
             1.0
         }
@@ -419,15 +448,15 @@ fn receivers_d8_row(
     let (zl, zc, zr) = (s!(z, row), s!(z, row + 1), s!(z, row + 2));
     let (zdl, zd, zdr) = (s!(z, dn), s!(z, dn + 1), s!(z, dn + 2));
     let (dul, du, dur) = (
-        s!(&d8.down_right, up),
-        s!(&d8.down, up + 1),
-        s!(&d8.down_left, up + 2),
+        d8.run(&d8.down_right, up, n),
+        d8.run(&d8.down, up + 1, n),
+        d8.run(&d8.down_left, up + 2, n),
     );
-    let (dl, dr) = (s!(&d8.right, row), s!(&d8.right, row + 1));
+    let (dl, dr) = (d8.run(&d8.right, row, n), d8.run(&d8.right, row + 1, n));
     let (ddl, dd, ddr) = (
-        s!(&d8.down_left, row + 1),
-        s!(&d8.down, row + 1),
-        s!(&d8.down_right, row + 1),
+        d8.run(&d8.down_left, row + 1, n),
+        d8.run(&d8.down, row + 1, n),
+        d8.run(&d8.down_right, row + 1, n),
     );
     let (ro, dout) = (&mut rrow[1..=n], &mut drow[1..=n]);
     let (up, row, dn) = (up as u32, row as u32, dn as u32);
@@ -462,16 +491,27 @@ pub fn receivers_d8(
     rcv.par_chunks_mut(w)
         .zip(dist.par_chunks_mut(w))
         .enumerate()
-        .for_each(|(y, (rrow, drow))| {
-            (rrow[0], drow[0]) = (NONE, 1.0);
-            (rrow[w - 1], drow[w - 1]) = (NONE, 1.0);
-            if y == 0 || y + 1 == h || w < 3 {
-                rrow.fill(NONE);
-                drow.fill(1.0);
-            } else {
-                receivers_d8_row(z, w, d8, y, rrow, drow);
-            }
-        });
+        .for_each(|(y, (rrow, drow))| receivers_d8_full_row(z, w, h, d8, y, rrow, drow));
+}
+
+/// Row `y` of [`receivers_d8`].
+fn receivers_d8_full_row(
+    z: &[f32],
+    w: usize,
+    h: usize,
+    d8: &D8Distances,
+    y: usize,
+    rrow: &mut [u32],
+    drow: &mut [f32],
+) {
+    (rrow[0], drow[0]) = (NONE, 1.0);
+    (rrow[w - 1], drow[w - 1]) = (NONE, 1.0);
+    if y == 0 || y + 1 == h || w < 3 {
+        rrow.fill(NONE);
+        drow.fill(1.0);
+    } else {
+        receivers_d8_row(z, w, d8, y, rrow, drow);
+    }
 }
 
 /// Neighbour masks of row `y` of a grid of `u32` values: bit `d` of a cell's mask is set
@@ -823,18 +863,27 @@ impl Depressions {
     ) -> usize {
         let n = w * h;
         self.laps.start();
-        receivers_d8(z, w, h, d8, rcv, dist);
-        filled.par_iter_mut().zip(z).for_each(|(f, &z)| *f = z);
+        // Receivers on the heights, and the pits (inner cells without one) row by row.
+        let pits: Vec<Vec<u32>> = rcv
+            .par_chunks_mut(w)
+            .zip(dist.par_chunks_mut(w))
+            .enumerate()
+            .map(|(y, (r, d))| {
+                receivers_d8_full_row(z, w, h, d8, y, r, d);
+                if y == 0 || y + 1 == h {
+                    return Vec::new();
+                }
+                (1..w.saturating_sub(1))
+                    .filter(|&x| r[x] == NONE)
+                    .map(|x| (y * w + x) as u32)
+                    .collect()
+            })
+            .collect();
         self.pits.clear();
-        let r = &*rcv;
-        self.pits
-            .par_extend((1..h.saturating_sub(1)).into_par_iter().flat_map_iter(|y| {
-                (y * w + 1..y * w + w - 1)
-                    .filter(|&i| r[i] == NONE)
-                    .map(|i| i as u32)
-            }));
+        self.pits.extend(pits.into_iter().flatten());
         self.region_cells = 0;
         if self.pits.is_empty() {
+            filled.par_iter_mut().zip(z).for_each(|(f, &z)| *f = z);
             return 0;
         }
         if cancelled() {
@@ -938,9 +987,11 @@ impl Depressions {
             .par_iter_mut()
             .zip(z.par_iter().zip(plain))
             .for_each(|(f, (&zi, &b))| {
-                if b != NONE {
-                    *f = zi.max(level[b as usize]);
-                }
+                *f = if b == NONE {
+                    zi
+                } else {
+                    zi.max(level[b as usize])
+                };
             });
         std::mem::swap(rcv, &mut self.rcv_z);
         std::mem::swap(dist, &mut self.dist_z);
@@ -1045,6 +1096,9 @@ fn spill_levels(
         s.sorted.extend_from_slice(out);
     }
     laps.lap("list passes");
+    if std::env::var("SPL_DEBUG").is_ok() {
+        eprintln!("nb {nb} passes {}", s.sorted.len());
+    }
     // Stable, so equal heights keep the (deterministic) order they were listed in.
     radsort::sort_by_key(&mut s.sorted, |j| j.key);
     laps.lap("sort passes");
@@ -1159,16 +1213,19 @@ mod tests {
     /// The vectorised D8 kernel picks the receivers the generic search picks at every inner
     /// cell (border cells are outlets), with the distance `between` gives; where rounding of
     /// the two ways of computing a distance makes them part, both slopes agree to 1e-5. The
-    /// donor masks invert the receivers.
+    /// donor masks invert the receivers. With jittered nodes and with nodes at the centres.
     #[test]
     fn d8_kernel_matches_the_generic_search() {
-        for (w, h) in [(37usize, 23usize), (3, 9), (64, 3), (128, 128)] {
+        // Jittered nodes, and nodes at the cell centres (the distances' one-row form).
+        let sizes = [(37usize, 23usize), (3, 9), (64, 3), (128, 128)];
+        for ((w, h), jitter) in sizes.into_iter().flat_map(|s| [(s, 1.0), (s, 0.0)]) {
             let n = w * h;
             let z: Vec<f32> = (0..n)
                 .map(|i| (splitmix64(i as u64 ^ 0xD8) >> 40) as f32 / 1000.0)
                 .collect();
-            let off = jittered_offsets(9, n, 1.0);
+            let off = jittered_offsets(9, n, jitter);
             let d8 = D8Distances::new(&off, w, h);
+            assert_eq!(d8.uniform, jitter == 0.0);
             let (mut r1, mut d1) = (vec![0; n], vec![0.0; n]);
             receivers_d8(&z, w, h, &d8, &mut r1, &mut d1);
             let (r2, d2) = generic_receivers(&z, w, h, &off, &D8);

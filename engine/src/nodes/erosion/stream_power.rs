@@ -113,8 +113,11 @@ pub struct StreamPower {
     /// bits, or those of −1 under a lake (no distance is negative).
     packed: Vec<u64>,
     /// Per-step results written by the tree walks (each cell belongs to one tree).
-    /// Per cell: the upstream cell count in the high half, the new height's bits in the low.
+    /// Per cell: the step's tag in the top bit, the upstream cell count in the rest of the
+    /// high half ([`COUNT`]), the new height's bits in the low half.
     result: Vec<AtomicU64>,
+    /// The tag of the last step's results: [`TAG`] or 0, in turn.
+    tag: u64,
     /// `c^m` for small upstream cell counts `c`, and the `m` it was made for.
     pow_table: (f64, Vec<f64>),
 }
@@ -143,6 +146,11 @@ impl TreeScratch {
         }
     }
 }
+
+/// The tag bit of a step's results, and the mask of the upstream count in their high half
+/// (a map has fewer than 2^31 cells).
+const TAG: u64 = 1 << 63;
+const COUNT: u32 = !(1 << 31);
 
 /// Upstream cell counts below this take `c^m` from a table.
 const POW_TABLE: usize = 4096;
@@ -186,6 +194,7 @@ impl StreamPower {
             scratch: flow::PerThread::default(),
             packed: vec![0; n],
             result: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            tag: 0,
             pow_table: (f64::NAN, Vec::new()),
         }
     }
@@ -229,7 +238,7 @@ impl StreamPower {
     /// Drainage area (m²) of cell `i` in the last step: its cell and every cell upstream.
     #[must_use]
     pub fn area(&self, i: usize) -> f64 {
-        f64::from(((self.result[i].load(Ordering::Relaxed) >> 32) as u32).max(1))
+        f64::from(((self.result[i].load(Ordering::Relaxed) >> 32) as u32 & COUNT).max(1))
             * self.cell
             * self.cell
     }
@@ -312,18 +321,20 @@ impl StreamPower {
     fn erode(&mut self, k: &SplSettings) {
         let w = self.w;
         self.laps.start();
-        flow::donors_d8(&self.rcv, w, &mut self.donors);
         if self.pow_table.0.to_bits() != k.m.to_bits() {
             self.pow_table = (k.m, (0..POW_TABLE).map(|c| (c as f64).powf(k.m)).collect());
         }
+        // This step's results carry the other tag than the last step's, so a cell no walk
+        // reached is told apart without clearing the results first.
+        self.tag ^= TAG;
+        flow::donors_d8(&self.rcv, w, &mut self.donors);
+        // What the walks gather, packed.
         self.packed
             .par_iter_mut()
-            .zip(&self.result)
             .zip(self.z.par_iter().zip(&self.filled).zip(&self.dist))
-            .for_each(|((c, r), ((&z, &f), &d))| {
+            .for_each(|(c, ((&z, &f), &d))| {
                 let d: f32 = if z < f { -1.0 } else { d };
                 *c = u64::from(f.to_bits()) << 32 | u64::from(d.to_bits());
-                r.store(0, Ordering::Relaxed);
             });
         if self.cancel.is_cancelled() {
             return;
@@ -342,20 +353,21 @@ impl StreamPower {
             n: k.n,
             linear: (k.n - 1.0).abs() < 1e-9,
             result: &self.result,
+            tag: self.tag,
         };
         let scratch = &self.scratch;
         self.roots
             .par_iter()
             .for_each(|&root| trees.walk(&mut scratch.get(), root));
         self.laps.lap("trees");
-        let result = &self.result;
+        let (result, tag) = (&self.result, self.tag);
         self.z
             .par_iter_mut()
             .zip(self.filled.par_iter_mut())
             .enumerate()
             .for_each(|(i, (z, f))| {
                 let r = result[i].load(Ordering::Relaxed);
-                if r >> 32 == 0 {
+                if r & TAG != tag {
                     // Not reached from the border (cannot happen: every inner cell has a
                     // receiver); left as it was.
                     return;
@@ -382,6 +394,7 @@ struct Trees<'a> {
     n: f64,
     linear: bool,
     result: &'a [AtomicU64],
+    tag: u64,
 }
 
 impl Trees<'_> {
@@ -433,7 +446,7 @@ impl Trees<'_> {
             }
             t.surface[p] = new;
             self.result[t.order[p] as usize].store(
-                u64::from(t.count[p]) << 32 | u64::from(new.to_bits()),
+                u64::from(t.count[p]) << 32 | self.tag | u64::from(new.to_bits()),
                 Ordering::Relaxed,
             );
         }
