@@ -818,6 +818,8 @@ pub struct Depressions {
     pub region_cells: usize,
     rcv_z: Vec<u32>,
     dist_z: Vec<f32>,
+    /// The carve's changes of receiver, `(cell, receiver)`, per chunk of basins.
+    carved: Vec<Vec<(u32, u32)>>,
     /// Cells of the basins, in chunks of consecutive basins (see [`Chunk`]).
     basins: Vec<Chunk>,
     /// Lowest passes out of the basins of each chunk.
@@ -1000,27 +1002,42 @@ impl Depressions {
         receivers_d8(filled, w, h, d8, rcv, dist);
         self.laps.lap("filled, receivers");
         // The way out of each lake (fastscapelib's "carve"): the descent from the pass cell
-        // to the pit, reversed, so the outflow crosses the lake to the pass and over it.
-        let rcv_z = &self.rcv_z;
-        for &(inside, across) in &self.outlet {
-            if inside == NONE {
-                // A basin the search never reached (the map is connected, so none is; with
-                // heights that are not numbers it could be): its cells keep no receiver and
-                // are left as they are.
-                continue;
-            }
-            let (mut c, mut to) = (inside as usize, across);
-            loop {
-                if rcv[c] == NONE {
-                    rcv[c] = to;
-                    dist[c] = d8.between(w, c, to as usize);
+        // to the pit, reversed, so the outflow crosses the lake to the pass and over it. Each
+        // way lies in its own basin, so the ways are walked in parallel (a walk is a chain
+        // of dependent loads), each chunk of basins listing its changes, which are then
+        // made in order.
+        let (rcv_z, now) = (&self.rcv_z, &*rcv);
+        let per = self.outlet.len().div_ceil(64).max(1);
+        self.carved.resize_with(self.outlet.len().div_ceil(per), Vec::new);
+        self.carved
+            .par_iter_mut()
+            .zip(self.outlet.par_chunks(per))
+            .for_each(|(list, outlets)| {
+                list.clear();
+                for &(inside, across) in outlets {
+                    if inside == NONE {
+                        // A basin the search never reached (the map is connected, so none
+                        // is; with heights that are not numbers it could be): its cells keep
+                        // no receiver and are left as they are.
+                        continue;
+                    }
+                    let (mut c, mut to) = (inside as usize, across);
+                    loop {
+                        if now[c] == NONE {
+                            list.push((c as u32, to));
+                        }
+                        let next = rcv_z[c];
+                        if next == NONE {
+                            break;
+                        }
+                        (c, to) = (next as usize, c as u32);
+                    }
                 }
-                let next = rcv_z[c];
-                if next == NONE {
-                    break;
-                }
-                (c, to) = (next as usize, c as u32);
-            }
+                trim(list);
+            });
+        for &(c, to) in self.carved.iter().flatten() {
+            rcv[c as usize] = to;
+            dist[c as usize] = d8.between(w, c as usize, to as usize);
         }
         self.laps.lap("carve");
         // Elsewhere in the lakes and on flat spills: the descent on the heights.
