@@ -529,6 +529,41 @@ fn stream_power_routes_across_depressions_like_a_priority_flood() {
     }
 }
 
+/// Heights that are not numbers: a NaN cell has no lower neighbour (every comparison with it
+/// fails), so it is a pit, spilled over its lowest pass like any other; it stays NaN, no
+/// NaN spreads to its neighbours and nothing panics — with and without the map of drainage
+/// areas kept.
+#[test]
+fn stream_power_leaves_cells_it_cannot_route_alone() {
+    use orogen::nodes::erosion::stream_power::{SplSettings, StreamPower};
+    let (w, h) = (40usize, 30usize);
+    let n = w * h;
+    let k = SplSettings {
+        k: 2e-4,
+        m: 0.4,
+        n: 1.0,
+        dt: 2e4,
+        kd: 0.0,
+    };
+    for keep in [true, false] {
+        let mut z = white_noise(n, 0xBAD);
+        for i in [5 * w + 5, 17 * w + 20, 18 * w + 20] {
+            z[i] = f32::NAN;
+        }
+        let mut sim = StreamPower::new(z, vec![1e-3; n], w, h, 100.0, 1, 1.0);
+        sim.keep_areas = keep;
+        for _ in 0..5 {
+            sim.step(&k);
+        }
+        let nan = sim.z.iter().filter(|v| v.is_nan()).count();
+        assert_eq!(nan, 3, "keep {keep}: the NaN cells stay, none spreads");
+        assert!(
+            sim.z.iter().filter(|v| !v.is_nan()).all(|v| v.is_finite()),
+            "keep {keep}: finite elsewhere"
+        );
+    }
+}
+
 /// A Lim–Tan–Bhojan simulation on `thermal_graph`'s terrain (tile units, 1 m tiles), all dry.
 fn lim_sim(size: usize) -> orogen::nodes::erosion::lim2022::Lim {
     use orogen::nodes::erosion::lim2022::Lim;

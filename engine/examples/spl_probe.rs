@@ -20,6 +20,8 @@ fn main() {
     let mut phases: Vec<(&'static str, f64)> = Vec::new();
     for s in 0..steps {
         let t = Instant::now();
+        // As the node does: the drainage areas are read after the last step only.
+        sim.keep_areas = s + 1 == steps;
         sim.step(&k);
         for (name, ms) in sim.laps() {
             match phases.iter_mut().find(|p| p.0 == name) {

@@ -1008,7 +1008,8 @@ impl Depressions {
         // made in order.
         let (rcv_z, now) = (&self.rcv_z, &*rcv);
         let per = self.outlet.len().div_ceil(64).max(1);
-        self.carved.resize_with(self.outlet.len().div_ceil(per), Vec::new);
+        self.carved
+            .resize_with(self.outlet.len().div_ceil(per), Vec::new);
         self.carved
             .par_iter_mut()
             .zip(self.outlet.par_chunks(per))

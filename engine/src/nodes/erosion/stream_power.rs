@@ -36,7 +36,7 @@ use super::flow::{self, NONE};
 use crate::field::Field;
 use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
 use rayon::prelude::*;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 crate::params! {
     pub struct StreamPowerParams {
@@ -112,12 +112,14 @@ pub struct StreamPower {
     /// the filled height's bits in the high half; in the low half the node distance's
     /// bits, or those of −1 under a lake (no distance is negative).
     packed: Vec<u64>,
-    /// Per-step results written by the tree walks (each cell belongs to one tree).
-    /// Per cell: the step's tag in the top bit, the upstream cell count in the rest of the
-    /// high half ([`COUNT`]), the new height's bits in the low half.
-    result: Vec<AtomicU64>,
-    /// The tag of the last step's results: [`TAG`] or 0, in turn.
-    tag: u64,
+    /// Per-step results written by the tree walks (each cell belongs to one tree): the new
+    /// height's bits, and with [`Self::keep_areas`] the upstream cell count.
+    heights: Vec<AtomicU32>,
+    counts: Vec<AtomicU32>,
+    /// Whether a step keeps the drainage areas for [`Self::area`] (true unless set
+    /// otherwise: a run that reads them only after its last step need not write them at
+    /// every step).
+    pub keep_areas: bool,
     /// `c^m` for small upstream cell counts `c`, and the `m` it was made for.
     pow_table: (f64, Vec<f64>),
 }
@@ -146,11 +148,6 @@ impl TreeScratch {
         }
     }
 }
-
-/// The tag bit of a step's results, and the mask of the upstream count in their high half
-/// (a map has fewer than 2^31 cells).
-const TAG: u64 = 1 << 63;
-const COUNT: u32 = !(1 << 31);
 
 /// Upstream cell counts below this take `c^m` from a table.
 const POW_TABLE: usize = 4096;
@@ -193,8 +190,9 @@ impl StreamPower {
             laps: flow::Laps::default(),
             scratch: flow::PerThread::default(),
             packed: vec![0; n],
-            result: (0..n).map(|_| AtomicU64::new(0)).collect(),
-            tag: 0,
+            heights: (0..n).map(|_| AtomicU32::new(0)).collect(),
+            counts: (0..n).map(|_| AtomicU32::new(1)).collect(),
+            keep_areas: true,
             pow_table: (f64::NAN, Vec::new()),
         }
     }
@@ -238,9 +236,7 @@ impl StreamPower {
     /// Drainage area (m²) of cell `i` in the last step: its cell and every cell upstream.
     #[must_use]
     pub fn area(&self, i: usize) -> f64 {
-        f64::from(((self.result[i].load(Ordering::Relaxed) >> 32) as u32 & COUNT).max(1))
-            * self.cell
-            * self.cell
+        f64::from(self.counts[i].load(Ordering::Relaxed).max(1)) * self.cell * self.cell
     }
 
     /// Distance (cell units) from cell `i`'s node to its receiver's in the last step.
@@ -324,9 +320,6 @@ impl StreamPower {
         if self.pow_table.0.to_bits() != k.m.to_bits() {
             self.pow_table = (k.m, (0..POW_TABLE).map(|c| (c as f64).powf(k.m)).collect());
         }
-        // This step's results carry the other tag than the last step's, so a cell no walk
-        // reached is told apart without clearing the results first.
-        self.tag ^= TAG;
         flow::donors_d8(&self.rcv, w, &mut self.donors);
         // What the walks gather, packed.
         self.packed
@@ -352,29 +345,41 @@ impl StreamPower {
             m: k.m,
             n: k.n,
             linear: (k.n - 1.0).abs() < 1e-9,
-            result: &self.result,
-            tag: self.tag,
+            heights: &self.heights,
+            counts: self.keep_areas.then_some(&self.counts[..]),
         };
         let scratch = &self.scratch;
-        self.roots
+        let visited: usize = self
+            .roots
             .par_iter()
-            .for_each(|&root| trees.walk(&mut scratch.get(), root));
+            .map(|&root| trees.walk(&mut scratch.get(), root))
+            .sum();
         self.laps.lap("trees");
-        let (result, tag) = (&self.result, self.tag);
+        // Every cell is in one tree when all drain to the border (the walks visited them
+        // all); else (heights that are not numbers) only the visited cells are written.
+        let reached = (visited < self.z.len()).then(|| {
+            let mut reached = vec![false; self.z.len()];
+            let mut cells = Vec::new();
+            for &root in &self.roots {
+                flow::upstream_cells(&self.donors, &trees.steps, root, &mut cells);
+                for &c in &cells {
+                    reached[c as usize] = true;
+                }
+            }
+            reached
+        });
+        let heights = &self.heights;
         self.z
             .par_iter_mut()
             .zip(self.filled.par_iter_mut())
             .enumerate()
             .for_each(|(i, (z, f))| {
-                let r = result[i].load(Ordering::Relaxed);
-                if r & TAG != tag {
-                    // Not reached from the border (cannot happen: every inner cell has a
-                    // receiver); left as it was.
+                if reached.as_ref().is_some_and(|r| !r[i]) {
                     return;
                 }
                 if *z >= *f {
                     // Not under a lake (lakes keep their ground).
-                    *z = f32::from_bits(r as u32);
+                    *z = f32::from_bits(heights[i].load(Ordering::Relaxed));
                     *f = *z;
                 }
             });
@@ -393,17 +398,19 @@ struct Trees<'a> {
     m: f64,
     n: f64,
     linear: bool,
-    result: &'a [AtomicU64],
-    tag: u64,
+    heights: &'a [AtomicU32],
+    counts: Option<&'a [AtomicU32]>,
 }
 
 impl Trees<'_> {
     /// The tree of `root`: its cells breadth first, upstream cell counts leaves first, then
     /// the implicit update outlet first; results into `result`.
-    fn walk(&self, t: &mut TreeScratch, root: u32) {
+    /// Returns the tree's size.
+    fn walk(&self, t: &mut TreeScratch, root: u32) -> usize {
         flow::upstream_bfs(self.donors, &self.steps, root, &mut t.order, &mut t.parent);
         t.count_upstream();
         self.update(t);
+        t.order.len()
     }
 
     /// The implicit update, receivers before donors. Each cell's filled height and node
@@ -445,10 +452,11 @@ impl Trees<'_> {
                 }
             }
             t.surface[p] = new;
-            self.result[t.order[p] as usize].store(
-                u64::from(t.count[p]) << 32 | self.tag | u64::from(new.to_bits()),
-                Ordering::Relaxed,
-            );
+            let i = t.order[p] as usize;
+            self.heights[i].store(new.to_bits(), Ordering::Relaxed);
+            if let Some(counts) = self.counts {
+                counts[i].store(t.count[p], Ordering::Relaxed);
+            }
         }
     }
 }
@@ -545,6 +553,8 @@ impl Node for StreamPowerErosion {
         sim.cancel = ctx.cancel.clone();
         for s in 0..p.steps {
             ctx.check_cancel()?;
+            // The drainage areas are read for the outputs only.
+            sim.keep_areas = s + 1 == p.steps;
             sim.step(&settings);
             ctx.check_cancel()?;
             ctx.report((s + 1) as f32 / p.steps.max(1) as f32);
