@@ -847,9 +847,9 @@ impl Depressions {
     /// reaches that path or the pit. Along any path the filled height never rises and falls
     /// strictly on a step taken on `filled`; at a constant level the path stays in its
     /// basin until it crosses a pass, to a basin closer to the outside: a forest rooted at the
-    /// border. Every receiver is one of the eight neighbours. Returns the lake cells (`z`
-    /// below `filled`). Between its phases it returns early (0) when `cancelled()`; the
-    /// routing is then incomplete and the step must be thrown away.
+    /// border. Every receiver is one of the eight neighbours. Between its phases it returns
+    /// early when `cancelled()`; the routing is then incomplete and the step must be thrown
+    /// away.
     #[allow(clippy::too_many_arguments)]
     pub fn route(
         &mut self,
@@ -862,7 +862,7 @@ impl Depressions {
         dist: &mut Vec<f32>,
         filled: &mut [f32],
         cancelled: &dyn Fn() -> bool,
-    ) -> usize {
+    ) {
         let n = w * h;
         self.laps.start();
         // Receivers on the heights, and the pits (inner cells without one) row by row.
@@ -886,10 +886,10 @@ impl Depressions {
         self.region_cells = 0;
         if self.pits.is_empty() {
             filled.par_iter_mut().zip(z).for_each(|(f, &z)| *f = z);
-            return 0;
+            return;
         }
         if cancelled() {
-            return 0;
+            return;
         }
         self.laps.lap("receivers, pits");
         // Basins: every pit's tree upstream on the heights' receivers.
@@ -935,7 +935,7 @@ impl Depressions {
         let basins = &self.basins;
         self.region_cells = basins.iter().map(|c| c.cells.len()).sum();
         if cancelled() {
-            return 0;
+            return;
         }
         // Labels as plain values, and for every basin cell the neighbours with a higher
         // label (another basin, or outside all of them: NONE), in the donor masks' place.
@@ -973,7 +973,7 @@ impl Depressions {
             });
         self.laps.lap("passes");
         if cancelled() {
-            return 0;
+            return;
         }
         spill_levels(
             nb,
@@ -1055,9 +1055,7 @@ impl Depressions {
                     }
                 }
             });
-        let lakes = z.par_iter().zip(&*filled).filter(|(z, f)| z < f).count();
         self.laps.lap("lakes");
-        lakes
     }
 }
 

@@ -265,6 +265,7 @@ impl StreamPower {
         if w < 3 || h < 3 {
             // Every cell is on the border: an outlet, never eroded.
             self.filled.clone_from(&self.z);
+            self.lake_cells = 0;
             return;
         }
         // 2–3. Depressions, then receivers on the filled surface.
@@ -296,7 +297,7 @@ impl StreamPower {
     /// Receivers by steepest descent on the surface with its depressions filled to their
     /// spill level ([`flow::Depressions`]).
     fn route(&mut self) {
-        self.lake_cells = self.depressions.route(
+        self.depressions.route(
             &self.z,
             self.w,
             self.h,
@@ -368,21 +369,36 @@ impl StreamPower {
             }
             reached
         });
-        let heights = &self.heights;
-        self.z
-            .par_iter_mut()
-            .zip(self.filled.par_iter_mut())
+        let (heights, w) = (&self.heights, self.w);
+        self.lake_cells = self
+            .z
+            .par_chunks_mut(w)
+            .zip(self.filled.par_chunks_mut(w))
             .enumerate()
-            .for_each(|(i, (z, f))| {
-                if reached.as_ref().is_some_and(|r| !r[i]) {
-                    return;
+            .map(|(y, (z, f))| {
+                let row = y * w..y * w + w;
+                // Which cells were reached: one `true` for all (read again for every cell,
+                // so the loop has no branch on it), or the row's flags.
+                let (mut lakes, all) = (0, [true; 1]);
+                let reached = reached.as_ref().map_or(&all[..], |r| &r[row.clone()]);
+                let everywhere = reached.len() == 1;
+                for (x, ((z, f), h)) in z
+                    .iter_mut()
+                    .zip(f.iter_mut())
+                    .zip(&heights[row])
+                    .enumerate()
+                {
+                    // A lake keeps its ground (as does a cell that is not a number).
+                    // Branch-free: lakes are data, not a pattern.
+                    let write = (*z >= *f) & reached[if everywhere { 0 } else { x }];
+                    let new = f32::from_bits(h.load(Ordering::Relaxed));
+                    lakes += usize::from(*z < *f);
+                    *z = if write { new } else { *z };
+                    *f = if write { new } else { *f };
                 }
-                if *z >= *f {
-                    // Not under a lake (lakes keep their ground).
-                    *z = f32::from_bits(heights[i].load(Ordering::Relaxed));
-                    *f = *z;
-                }
-            });
+                lakes
+            })
+            .sum();
         self.laps.lap("write");
     }
 }
