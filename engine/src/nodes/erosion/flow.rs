@@ -676,7 +676,7 @@ pub fn upstream_cells(donors: &[u8], steps: &[isize; 8], root: u32, cells: &mut 
 /// The cheapest way out of basin `b` towards basin `to` (the outside of every pit's basin
 /// is basin `nb`, after the last): the pass height `max(z_from, z_at)` over the adjacent pair
 /// `from` (in `b`) – `at` (in `to`) where it is lowest, as an [`order_key`].
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 struct Pass {
     key: u32,
     b: u32,
@@ -1062,8 +1062,11 @@ impl Depressions {
 /// Scratch of [`spill_levels`], kept from step to step.
 #[derive(Default)]
 struct Spill {
-    /// Every pass, then sorted.
+    /// Every pass in order of height: the first `len` entries.
     sorted: Vec<Pass>,
+    len: usize,
+    /// The passes of the first and of the second half of the lists, each sorted.
+    halves: [Vec<Pass>; 2],
     /// Union–find over basins and the outside (the last node): parent, and size of roots.
     parent: Vec<u32>,
     size: Vec<u32>,
@@ -1088,6 +1091,71 @@ impl Spill {
     }
 }
 
+/// The passes of all `lists` in order of height, ties in the order they were listed (list
+/// by list), into `s.sorted[..s.len]`: the lists split in two halves of about as many
+/// passes, each half gathered and radix-sorted (stable) on its own thread, then merged —
+/// the merge in two parts too, split where the first part's share of each half ends.
+fn sort_passes(lists: &[Vec<Pass>], s: &mut Spill) {
+    let len: usize = lists.iter().map(Vec::len).sum();
+    let mut mid = 0;
+    let mut first = 0;
+    while mid < lists.len() && 2 * (first + lists[mid].len()) <= len {
+        first += lists[mid].len();
+        mid += 1;
+    }
+    let [a, b] = &mut s.halves;
+    let sort_half = |half: &mut Vec<Pass>, lists: &[Vec<Pass>]| {
+        half.clear();
+        for list in lists {
+            half.extend_from_slice(list);
+        }
+        radsort::sort_by_key(half, |j| j.key);
+    };
+    rayon::join(
+        || sort_half(a, &lists[..mid]),
+        || sort_half(b, &lists[mid..]),
+    );
+    if s.sorted.len() < len {
+        s.sorted.resize(len, Pass::default());
+    }
+    // The first part of the merge takes `i` passes of `a` and `len / 2 - i` of `b`.
+    let t = len / 2;
+    let (mut lo, mut hi) = (t.saturating_sub(b.len()), t.min(a.len()));
+    while lo < hi {
+        let i = usize::midpoint(lo, hi);
+        // Too few of `a` when a[i] still comes before b[t − i − 1] (ties: `a` first).
+        if a[i].key <= b[t - i - 1].key {
+            lo = i + 1;
+        } else {
+            hi = i;
+        }
+    }
+    let i = lo;
+    let (out1, out2) = s.sorted[..len].split_at_mut(t);
+    rayon::join(
+        || merge(&a[..i], &b[..t - i], out1),
+        || merge(&a[i..], &b[t - i..], out2),
+    );
+    s.len = len;
+    s.halves.iter_mut().for_each(trim);
+    if s.sorted.len() > 4 * len + 1024 {
+        s.sorted.truncate(2 * len + 256);
+        s.sorted.shrink_to_fit();
+    }
+}
+
+/// The stable merge of `a` and `b` (each in order of height; ties take `a` first) into
+/// `out`, as long as both.
+fn merge(a: &[Pass], b: &[Pass], out: &mut [Pass]) {
+    let (mut i, mut j) = (0, 0);
+    for o in out.iter_mut() {
+        let take_b = i == a.len() || (j < b.len() && b[j].key < a[i].key);
+        *o = if take_b { b[j] } else { a[i] };
+        j += usize::from(take_b);
+        i += usize::from(!take_b);
+    }
+}
+
 /// Spill levels and outlets of the basins: each basin's level is the lowest, over all ways
 /// out to the outside, of the highest pass on the way — the highest pass on its path in the
 /// minimum spanning tree of the basin graph (Cordonnier et al. 2016), which Kruskal's
@@ -1107,23 +1175,14 @@ fn spill_levels(
     laps: &mut Laps,
 ) {
     let outside = nb as u32;
-    s.sorted.clear();
-    for out in passes {
-        s.sorted.extend_from_slice(out);
-    }
-    laps.lap("list passes");
-    if std::env::var("SPL_DEBUG").is_ok() {
-        eprintln!("nb {nb} passes {}", s.sorted.len());
-    }
-    // Stable, so equal heights keep the (deterministic) order they were listed in.
-    radsort::sort_by_key(&mut s.sorted, |j| j.key);
+    sort_passes(passes, s);
     laps.lap("sort passes");
     s.parent.clear();
     s.parent.extend(0..=outside);
     s.size.clear();
     s.size.resize(nb + 1, 1);
     s.tree.clear();
-    for k in 0..s.sorted.len() {
+    for k in 0..s.len {
         let j = s.sorted[k];
         let (rb, rt) = (s.find(j.b), s.find(j.to));
         if rb == rt {
@@ -1201,6 +1260,49 @@ fn spill_levels(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The passes of many lists come out as a stable sort of their concatenation would
+    /// give them (ties in listing order), whatever the lists' sizes — empty, one, uneven.
+    #[test]
+    fn passes_sort_stably_across_lists() {
+        let mut s = Spill::default();
+        for (case, sizes) in [
+            vec![],
+            vec![0, 0],
+            vec![1],
+            vec![5, 0, 3],
+            vec![1000, 1, 1, 1],
+            vec![17; 40],
+            vec![0, 3000, 2, 999],
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let mut at = 0u32;
+            let lists: Vec<Vec<Pass>> = sizes
+                .iter()
+                .map(|&n| {
+                    (0..n)
+                        .map(|_| {
+                            at += 1;
+                            // Few distinct heights: many ties.
+                            let key = (splitmix64(u64::from(at) ^ case as u64) % 23) as u32;
+                            Pass {
+                                key,
+                                b: at,
+                                ..Pass::default()
+                            }
+                        })
+                        .collect()
+                })
+                .collect();
+            let mut want: Vec<(u32, u32)> = lists.iter().flatten().map(|p| (p.key, p.b)).collect();
+            want.sort_by_key(|&(key, _)| key);
+            sort_passes(&lists, &mut s);
+            let got: Vec<(u32, u32)> = s.sorted[..s.len].iter().map(|p| (p.key, p.b)).collect();
+            assert_eq!(got, want, "case {case}");
+        }
+    }
 
     /// `order_key` orders floats as numbers (−0 and +0 apart, as their bits are) and
     /// `from_order_key` inverts it bit for bit.
