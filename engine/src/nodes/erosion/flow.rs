@@ -1070,13 +1070,22 @@ struct Spill {
     /// Union–find over basins and the outside (the last node): parent, and size of roots.
     parent: Vec<u32>,
     size: Vec<u32>,
-    /// The minimum spanning tree's passes, then its adjacency (offsets into `adj`, and
-    /// `(neighbour, pass)` entries, a pass being its place in `tree`).
+    /// The minimum spanning tree's passes, then its adjacency (offsets into `adj`).
     tree: Vec<Pass>,
     start: Vec<u32>,
-    adj: Vec<(u32, u32)>,
-    queue: Vec<u32>,
-    seen: Vec<bool>,
+    adj: Vec<Link>,
+    /// The search's queue: basin, the basin it was reached from, its level.
+    queue: Vec<(u32, u32, f32)>,
+}
+
+/// A link of the spanning tree as seen from one of its basins: the basin across, the pass
+/// height's key, and the pass's cells on the far basin's side and on this one's.
+#[derive(Clone, Copy, Default)]
+struct Link {
+    to: u32,
+    key: u32,
+    inside: u32,
+    across: u32,
 }
 
 impl Spill {
@@ -1201,7 +1210,9 @@ fn spill_levels(
         }
     }
     laps.lap("spanning tree");
-    // The tree's adjacency, then a search from the outside along it.
+    // The tree's adjacency, each link oriented from the basin it is listed under, then a
+    // search from the outside along it. A basin's links are its parent's (skipped) and its
+    // children's, so no "seen" marks are needed; each queue entry carries its level.
     s.start.clear();
     s.start.resize(nb + 2, 0);
     for j in &s.tree {
@@ -1212,13 +1223,18 @@ fn spill_levels(
         s.start[i + 1] += s.start[i];
     }
     s.adj.clear();
-    s.adj.resize(2 * s.tree.len(), (0, 0));
+    s.adj.resize(2 * s.tree.len(), Link::default());
     // `start[x]` is the end of x's entries once they are filled in, so shift by one first.
     s.start.copy_within(0..=nb, 1);
-    for (e, j) in s.tree.iter().enumerate() {
-        for (x, y) in [(j.b, j.to), (j.to, j.b)] {
+    for j in &s.tree {
+        for (x, y, inside, across) in [(j.b, j.to, j.at, j.from), (j.to, j.b, j.from, j.at)] {
             let at = &mut s.start[x as usize + 1];
-            s.adj[*at as usize] = (y, e as u32);
+            s.adj[*at as usize] = Link {
+                to: y,
+                key: j.key,
+                inside,
+                across,
+            };
             *at += 1;
         }
     }
@@ -1227,30 +1243,23 @@ fn spill_levels(
     level[nb] = f32::NEG_INFINITY;
     outlet.clear();
     outlet.resize(nb, (NONE, NONE));
-    s.seen.clear();
-    s.seen.resize(nb + 1, false);
-    s.seen[nb] = true;
     s.queue.clear();
-    s.queue.push(outside);
+    s.queue.push((outside, NONE, f32::NEG_INFINITY));
     let mut k = 0;
-    while let Some(&x) = s.queue.get(k) {
+    while let Some(&(x, from, lx)) = s.queue.get(k) {
         k += 1;
         let (lo, hi) = (
             s.start[x as usize] as usize,
             s.start[x as usize + 1] as usize,
         );
-        for &(y, e) in &s.adj[lo..hi] {
-            if std::mem::replace(&mut s.seen[y as usize], true) {
+        for l in &s.adj[lo..hi] {
+            if l.to == from {
                 continue;
             }
-            let j = s.tree[e as usize];
-            level[y as usize] = level[x as usize].max(from_order_key(j.key));
-            outlet[y as usize] = if y == j.b {
-                (j.from, j.at)
-            } else {
-                (j.at, j.from)
-            };
-            s.queue.push(y);
+            let ly = lx.max(from_order_key(l.key));
+            level[l.to as usize] = ly;
+            outlet[l.to as usize] = (l.inside, l.across);
+            s.queue.push((l.to, x, ly));
         }
     }
     level.truncate(nb);
