@@ -611,12 +611,13 @@ pub fn donors_d8(rcv: &[u32], w: usize, donors: &mut [u8]) {
 /// the queue is `order` itself, and a cell's receiver lies well before it, so the walks over
 /// `order` that follow have no chain of dependent cells back to back. With `PARENT`,
 /// `parent` gets the position in `order` of each cell's receiver (the root's is its own,
-/// 0). Branch-free over the donor bits (how many donors a cell has is data, not a pattern):
-/// all eight neighbours are written past the queue's end, which moves past the donors only,
-/// into an eight-slot window of fixed size (no bounds checks inside).
+/// 0). Branch-free over the donor bits for up to four donors (how many donors a cell has is
+/// data, not a pattern): the first four donors' cells, by a table ([`DonorSteps`]), are
+/// written past the queue's end, which moves past the donors only, into a four-slot window
+/// of fixed size (no bounds checks inside).
 fn upstream_walk<const PARENT: bool>(
     donors: &[u8],
-    steps: &[isize; 8],
+    steps: &DonorSteps,
     root: u32,
     order: &mut Vec<u32>,
     parent: &mut Vec<u32>,
@@ -636,18 +637,31 @@ fn upstream_walk<const PARENT: bool>(
     while k < len {
         room(order, len);
         let c = order[k];
-        let m = donors[c as usize];
-        let window: &mut [u32; 8] = (&mut order[len..len + 8]).try_into().expect("8 slots");
-        let mut at = 0;
-        for (d, &step) in steps.iter().enumerate() {
-            window[at & 7] = (c as isize).wrapping_add(step) as u32;
-            at += usize::from(m >> d & 1);
+        let m = donors[c as usize] as usize;
+        let count = steps.count[m] as usize;
+        let window: &mut [u32; 4] = (&mut order[len..len + 4]).try_into().expect("4 slots");
+        for (slot, &step) in window.iter_mut().zip(&steps.first[m]) {
+            *slot = c.wrapping_add_signed(step);
+        }
+        if count > 4 {
+            // Five donors or more: rare, so a branch that is rarely taken.
+            let mut rest = m;
+            for _ in 0..4 {
+                rest &= rest - 1;
+            }
+            for slot in &mut order[len + 4..len + count] {
+                *slot = c.wrapping_add_signed(steps.steps[rest.trailing_zeros() as usize]);
+                rest &= rest - 1;
+            }
         }
         if PARENT {
             room(parent, len);
-            parent[len..len + 8].fill(k as u32);
+            parent[len..len + 4].fill(k as u32);
+            if count > 4 {
+                parent[len + 4..len + count].fill(k as u32);
+            }
         }
-        len += at;
+        len += count;
         k += 1;
     }
     order.truncate(len);
@@ -656,11 +670,43 @@ fn upstream_walk<const PARENT: bool>(
     }
 }
 
+/// The index steps to a cell's donors by donor mask, for [`upstream_walk`] on a grid `w`
+/// wide: the steps of the first four donors (in [`D8`]'s order; 0 where there are fewer,
+/// which writes the cell itself past the queue's end, harmless), the donor count, and
+/// every direction's step for the rare fifth donor and beyond. Four writes per cell
+/// instead of eight: most cells have one donor or none.
+pub struct DonorSteps {
+    first: [[i32; 4]; 256],
+    count: [u8; 256],
+    steps: [i32; 8],
+}
+
+impl DonorSteps {
+    #[must_use]
+    pub fn new(w: usize) -> Self {
+        let steps = d8_steps(w).map(|s| s as i32);
+        let mut first = [[0; 4]; 256];
+        let mut count = [0; 256];
+        for m in 0..256usize {
+            let dirs: Vec<usize> = (0..8).filter(|d| m >> d & 1 == 1).collect();
+            for (slot, &d) in first[m].iter_mut().zip(&dirs) {
+                *slot = steps[d];
+            }
+            count[m] = dirs.len() as u8;
+        }
+        Self {
+            first,
+            count,
+            steps,
+        }
+    }
+}
+
 /// The tree of `root` breadth first into `order`, and in `parent` the position in `order`
 /// of each cell's receiver (the root's is its own, 0); see [`upstream_walk`].
 pub fn upstream_bfs(
     donors: &[u8],
-    steps: &[isize; 8],
+    steps: &DonorSteps,
     root: u32,
     order: &mut Vec<u32>,
     parent: &mut Vec<u32>,
@@ -669,7 +715,7 @@ pub fn upstream_bfs(
 }
 
 /// The cells of the tree of `root`, breadth first, into `cells` (see [`upstream_walk`]).
-pub fn upstream_cells(donors: &[u8], steps: &[isize; 8], root: u32, cells: &mut Vec<u32>) {
+pub fn upstream_cells(donors: &[u8], steps: &DonorSteps, root: u32, cells: &mut Vec<u32>) {
     upstream_walk::<false>(donors, steps, root, cells, &mut Vec::new());
 }
 
@@ -901,7 +947,7 @@ impl Depressions {
         } else {
             self.label = (0..n).map(|_| AtomicU32::new(NONE)).collect();
         }
-        let steps = d8_steps(w);
+        let (steps, walk_steps) = (d8_steps(w), DonorSteps::new(w));
         let label = &self.label;
         // Each basin's cells, a chunk of basins per task (fewer basins, smaller chunks, so
         // that a few big basins still spread over the threads; the chunking never changes
@@ -920,7 +966,7 @@ impl Depressions {
                 chunk.start.clear();
                 for (j, &p) in pits.iter().enumerate() {
                     chunk.start.push(chunk.cells.len() as u32);
-                    upstream_cells(donors_now, &steps, p, &mut list);
+                    upstream_cells(donors_now, &walk_steps, p, &mut list);
                     let b = (c * per + j) as u32;
                     for &x in list.iter() {
                         label[x as usize].store(b, Ordering::Relaxed);
@@ -1269,6 +1315,41 @@ fn spill_levels(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A breadth-first walk lists every donor, with its receiver's place, for every number of
+    /// donors from none to eight (five and more take the walk's rare path): a cell with
+    /// donors in the directions of mask `m`, each of them with one donor further out.
+    #[test]
+    fn walks_list_every_donor_count() {
+        let w = 9;
+        let steps = DonorSteps::new(w);
+        let dir = d8_steps(w);
+        for m in 0..=255u8 {
+            let mut donors = vec![0u8; w * w];
+            let centre = 4 * w + 4;
+            donors[centre] = m;
+            for d in (0..8).filter(|d| m >> d & 1 == 1) {
+                // The donor at direction d has its own donor one step further out.
+                donors[(centre as isize + dir[d]) as usize] = 1 << d;
+            }
+            let (mut order, mut parent) = (Vec::new(), Vec::new());
+            upstream_bfs(&donors, &steps, centre as u32, &mut order, &mut parent);
+            let k = m.count_ones() as usize;
+            assert_eq!(order.len(), 1 + 2 * k, "mask {m:08b}");
+            for (p, &c) in order.iter().enumerate().skip(1) {
+                let r = order[parent[p] as usize] as isize;
+                let step = c as isize - r;
+                let d = dir.iter().position(|&s| s == step).expect("a neighbour");
+                assert!(
+                    donors[r as usize] >> d & 1 == 1,
+                    "mask {m:08b}: {c} drains to {r}"
+                );
+            }
+            let mut cells = Vec::new();
+            upstream_cells(&donors, &steps, centre as u32, &mut cells);
+            assert_eq!(cells, order, "mask {m:08b}");
+        }
+    }
 
     /// The passes of many lists come out as a stable sort of their concatenation would
     /// give them (ties in listing order), whatever the lists' sizes — empty, one, uneven.

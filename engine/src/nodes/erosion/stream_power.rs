@@ -338,7 +338,7 @@ impl StreamPower {
         let trees = Trees {
             cells: &self.packed,
             donors: &self.donors,
-            steps: flow::d8_steps(w),
+            steps: flow::DonorSteps::new(w),
             table: &self.pow_table.1,
             // F = k·Δt·A^m/d^n = c0·count^m/(d·cell)^n.
             c0: k.k * k.dt * cell_area.powf(k.m),
@@ -407,7 +407,7 @@ impl StreamPower {
 struct Trees<'a> {
     cells: &'a [u64],
     donors: &'a [u8],
-    steps: [isize; 8],
+    steps: flow::DonorSteps,
     table: &'a [f64],
     c0: f64,
     cell: f64,
