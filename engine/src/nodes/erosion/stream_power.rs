@@ -434,14 +434,35 @@ impl Trees<'_> {
     /// flight, which the update's branches and division would hold up.
     #[inline(never)]
     fn update(&self, t: &mut TreeScratch) {
-        let len = t.order.len();
         t.cell.clear();
         t.cell
             .extend(t.order.iter().map(|&i| self.cells[i as usize]));
-        t.surface.clear();
-        t.surface.resize(len, 0.0);
-        for p in 0..len {
-            let c = t.cell[p];
+        // The loop for each case, so none tests the case per cell.
+        match (self.linear, self.counts.is_some()) {
+            (true, false) => self.update_cells::<true, false>(t),
+            (true, true) => self.update_cells::<true, true>(t),
+            (false, false) => self.update_cells::<false, false>(t),
+            (false, true) => self.update_cells::<false, true>(t),
+        }
+    }
+
+    /// [`Self::update`] for n = 1 (`LINEAR`) or not, keeping the upstream counts or not.
+    fn update_cells<const LINEAR: bool, const KEEP: bool>(&self, t: &mut TreeScratch) {
+        let TreeScratch {
+            order,
+            parent,
+            count,
+            surface,
+            cell,
+        } = t;
+        surface.clear();
+        surface.resize(order.len(), 0.0);
+        let cells = cell
+            .iter()
+            .zip(parent.iter())
+            .zip(count.iter())
+            .zip(order.iter());
+        for (p, (((&c, &q), &count), &i)) in cells.enumerate() {
             let (zi, d) = (f32::from_bits((c >> 32) as u32), f32::from_bits(c as u32));
             // The outlet, or under a lake (the cell's filled height is its lake's level):
             // not incised (the write keeps a lake's ground); the lake's surface is what a
@@ -449,17 +470,16 @@ impl Trees<'_> {
             let mut new = zi;
             if p != 0 && d >= 0.0 {
                 // The receiver's surface: its new height, or its lake's level.
-                let zr = f64::from(t.surface[t.parent[p] as usize]);
+                let zr = f64::from(surface[q as usize]);
                 let zi = f64::from(zi);
                 if zi > zr {
-                    let c = t.count[p] as usize;
                     let am = self
                         .table
-                        .get(c)
+                        .get(count as usize)
                         .copied()
-                        .unwrap_or_else(|| (c as f64).powf(self.m));
+                        .unwrap_or_else(|| f64::from(count).powf(self.m));
                     let (c, d) = (self.c0 * am, f64::from(d) * self.cell);
-                    new = if self.linear {
+                    new = if LINEAR {
                         // (zi + F·zr)/(1 + F) with F = c/d, with one division.
                         (zi * d + c * zr) / (d + c)
                     } else {
@@ -467,11 +487,12 @@ impl Trees<'_> {
                     } as f32;
                 }
             }
-            t.surface[p] = new;
-            let i = t.order[p] as usize;
-            self.heights[i].store(new.to_bits(), Ordering::Relaxed);
-            if let Some(counts) = self.counts {
-                counts[i].store(t.count[p], Ordering::Relaxed);
+            surface[p] = new;
+            self.heights[i as usize].store(new.to_bits(), Ordering::Relaxed);
+            if KEEP {
+                if let Some(counts) = self.counts {
+                    counts[i as usize].store(count, Ordering::Relaxed);
+                }
             }
         }
     }
