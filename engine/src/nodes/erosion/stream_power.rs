@@ -525,15 +525,16 @@ pub struct StreamPowerErosion;
 impl Node for StreamPowerErosion {
     type Params = StreamPowerParams;
     /// Routing over the basin graph keeps more per cell than the old priority flood: node
-    /// distances to four neighbours (4 fields), heights and counts written by the tree walks
-    /// (2), basin labels and the heights' receivers (3), basin cell lists and passes (up to
-    /// ~4 on white noise, where one cell in nine is a pit). Measured peak RSS: 371 MiB for
-    /// `graphs/uplift.json` at 2048² (estimate 509 MiB; docs/reliability.md), 415 MiB with
+    /// distances to four neighbours (4 fields; one row each when the nodes are not
+    /// jittered), new heights and counts written by the tree walks (2), what the walks
+    /// gather, packed (2), basin labels and the heights' receivers (3), basin cell lists and
+    /// passes (up to ~5 on white noise, where one cell in nine is a pit: the passes are
+    /// sorted in two halves and merged). Measured peak RSS (session 11): 405 MiB for
+    /// `graphs/uplift.json` at 2048² (estimate 547 MiB; docs/reliability.md), 452 MiB with
     /// hillslope diffusion 0.01 m²/yr (most cells drain to pits every step); a build of
-    /// near-white noise at 1024² (value noise finer than a cell, 20 steps) 148 MiB against an
-    /// estimate of 163 MiB (session 9: passes listed and radix-sorted, per-thread walk
-    /// scratch kept between steps).
-    const SCRATCH_FIELDS: u32 = 18;
+    /// near-white noise at 1024² (value noise of 20 m features on 50 m cells, 20 steps)
+    /// 164 MiB against an estimate of 173 MiB.
+    const SCRATCH_FIELDS: u32 = 20;
     const SPEC: NodeSpec = NodeSpec {
         id: "stream_power_erosion",
         label: "Stream power + uplift",
