@@ -464,13 +464,7 @@ fn stream_power_routes_across_depressions_like_a_priority_flood() {
     let n = w * h;
     let z = white_noise(n, 0x5EED);
     let mut sim = StreamPower::new(z, vec![1e-3; n], w, h, cell, 3, 1.0);
-    let k = SplSettings {
-        k: 2e-4,
-        m: 0.4,
-        n: 1.0,
-        dt: 2e4,
-        kd: 0.0,
-    };
+    let k = SplSettings::mountain();
     for round in 0..2 {
         let before = sim.z.clone();
         sim.step(&if round == 0 {
@@ -538,13 +532,7 @@ fn stream_power_leaves_cells_it_cannot_route_alone() {
     use orogen::nodes::erosion::stream_power::{SplSettings, StreamPower};
     let (w, h) = (40usize, 30usize);
     let n = w * h;
-    let k = SplSettings {
-        k: 2e-4,
-        m: 0.4,
-        n: 1.0,
-        dt: 2e4,
-        kd: 0.0,
-    };
+    let k = SplSettings::mountain();
     for keep in [true, false] {
         let mut z = white_noise(n, 0xBAD);
         for i in [5 * w + 5, 17 * w + 20, 18 * w + 20] {

@@ -77,6 +77,20 @@ pub struct SplSettings {
     pub kd: f64,
 }
 
+impl SplSettings {
+    /// fastscapelib's "Mountain" example without diffusion: k 2e-4, m 0.4, n 1, Δt 2e4 yr.
+    #[must_use]
+    pub fn mountain() -> Self {
+        Self {
+            k: 2e-4,
+            m: 0.4,
+            n: 1.0,
+            dt: 2e4,
+            kd: 0.0,
+        }
+    }
+}
+
 /// A stream-power simulation on a square grid: heights, uplift, routing scratch.
 pub struct StreamPower {
     pub w: usize,
@@ -206,13 +220,7 @@ impl StreamPower {
         let z = (0..n)
             .map(|i| (crate::node::splitmix64(i as u64) >> 40) as f32 / (1u64 << 24) as f32)
             .collect();
-        let settings = SplSettings {
-            k: 2e-4,
-            m: 0.4,
-            n: 1.0,
-            dt: 2e4,
-            kd: 0.0,
-        };
+        let settings = SplSettings::mountain();
         let sim = Self::new(z, vec![1e-3; n], size, size, 100e3 / size as f64, 1, 0.0);
         (sim, settings)
     }
