@@ -688,11 +688,11 @@ impl DonorSteps {
         let mut first = [[0; 4]; 256];
         let mut count = [0; 256];
         for m in 0..256usize {
-            let dirs: Vec<usize> = (0..8).filter(|d| m >> d & 1 == 1).collect();
-            for (slot, &d) in first[m].iter_mut().zip(&dirs) {
+            let dirs = (0..8).filter(|d| m >> d & 1 == 1);
+            for (slot, d) in first[m].iter_mut().zip(dirs) {
                 *slot = steps[d];
             }
-            count[m] = dirs.len() as u8;
+            count[m] = m.count_ones() as u8;
         }
         Self {
             first,

@@ -241,7 +241,8 @@ impl StreamPower {
         self.depressions.region_cells
     }
 
-    /// Drainage area (m²) of cell `i` in the last step: its cell and every cell upstream.
+    /// Drainage area (m²) of cell `i` in the last step that kept them ([`Self::keep_areas`]):
+    /// its cell and every cell upstream.
     #[must_use]
     pub fn area(&self, i: usize) -> f64 {
         f64::from(self.counts[i].load(Ordering::Relaxed).max(1)) * self.cell * self.cell
@@ -377,7 +378,7 @@ impl StreamPower {
             }
             reached
         });
-        let (heights, w) = (&self.heights, self.w);
+        let heights = &self.heights;
         self.lake_cells = self
             .z
             .par_chunks_mut(w)
@@ -428,8 +429,8 @@ struct Trees<'a> {
 
 impl Trees<'_> {
     /// The tree of `root`: its cells breadth first, upstream cell counts leaves first, then
-    /// the implicit update outlet first; results into `result`.
-    /// Returns the tree's size.
+    /// the implicit update outlet first; results into `heights` (and `counts`). Returns the
+    /// tree's size.
     fn walk(&self, t: &mut TreeScratch, root: u32) -> usize {
         flow::upstream_bfs(self.donors, &self.steps, root, &mut t.order, &mut t.parent);
         t.count_upstream();
