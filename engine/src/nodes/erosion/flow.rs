@@ -734,8 +734,7 @@ struct Pass {
 /// Scratch of [`lowest_passes`], one per thread.
 #[derive(Default)]
 struct PassScratch {
-    /// Per neighbouring basin (the outside: entry `nb`; entry `nb + 1` takes the
-    /// neighbours that are not looked for), the lowest pass found so far as
+    /// Per neighbouring basin (the outside: entry `nb`), the lowest pass found so far as
     /// `key << 32 | q << 3 | d`: its height's [`order_key`], the place `q` of its cell in the
     /// basin's list and the direction `d` across. `u64::MAX` when none is found yet.
     best: Vec<u64>,
@@ -745,21 +744,18 @@ struct PassScratch {
 
 impl PassScratch {
     fn reset(&mut self, nb: usize) {
-        if self.best.len() != nb + 2 {
+        if self.best.len() != nb + 1 {
             self.best.clear();
-            self.best.resize(nb + 2, u64::MAX);
+            self.best.resize(nb + 1, u64::MAX);
         }
-        // Never "not found yet", so never listed; taking minima into it is harmless.
-        self.best[nb + 1] = 0;
     }
 }
 
 /// The lowest pass from basin `b` (its `cells`) to each neighbour with a higher label (the
-/// first found among equals) into `out`, in the order the neighbours are first found. All
-/// eight neighbours of every cell with such a neighbour are read, those not looked for
-/// into a spare entry, so the search has no branch on the masks or the heights (which are
-/// data, not patterns): each candidate is a 64-bit minimum whose low bits, the place of the
-/// cell in the list then the direction, keep the first found among equal heights.
+/// first found among equals) into `out`, in the order the neighbours are first found. The
+/// search has no branch on the heights (which are data, not a pattern): each candidate is a
+/// 64-bit minimum whose low bits, the place of the cell in the list then the direction,
+/// keep the first found among equal heights.
 #[allow(clippy::too_many_arguments)]
 fn lowest_passes(
     z: &[f32],
