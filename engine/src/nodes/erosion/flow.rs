@@ -200,13 +200,15 @@ fn neighbour_distances(off: &[[f32; 2]], w: usize, h: usize, dx: i32, dy: i32) -
 }
 
 /// One candidate of the steepest-descent choice, branch-free (which neighbour is steepest is
-/// data, not a pattern): taken when its drop over distance beats the best so far. The best
-/// slope starts at 0 and d > 0, so only a true drop is ever taken.
+/// data, not a pattern): taken when its drop over distance beats the best so far's,
+/// `drop/d > best drop/best d`, compared as `drop·best d > best drop·d` (distances are
+/// positive) so that no candidate costs a division. The best drop starts at 0 (distance 1),
+/// so only a true drop is ever taken.
 macro_rules! steeper {
-    ($zi:expr, $zj:expr, $d:expr, $j:expr, $best:ident, $slope:ident, $dist:ident) => {{
+    ($zi:expr, $zj:expr, $d:expr, $j:expr, $best:ident, $drop:ident, $dist:ident) => {{
         let (drop, d) = ($zi - $zj, $d);
-        let better = drop > $slope * d;
-        $slope = if better { drop / d } else { $slope };
+        let better = drop * $dist > $drop * d;
+        $drop = if better { drop } else { $drop };
         $best = if better { $j } else { $best };
         $dist = if better { d } else { $dist };
     }};
@@ -247,8 +249,8 @@ fn receivers_d4_row(
     // One cell, with the left and right neighbours where they exist.
     let cell = |x: usize| {
         let zi = zc[x];
-        let (mut best, mut slope, mut dist) = (NONE, 0.0f32, 1.0f32);
-        steeper!(zi, zu[x], du[x], up_j + x as u32, best, slope, dist);
+        let (mut best, mut drop, mut dist) = (NONE, 0.0f32, 1.0f32);
+        steeper!(zi, zu[x], du[x], up_j + x as u32, best, drop, dist);
         if x > 0 {
             steeper!(
                 zi,
@@ -256,7 +258,7 @@ fn receivers_d4_row(
                 right[x - 1],
                 (row + x - 1) as u32,
                 best,
-                slope,
+                drop,
                 dist
             );
         }
@@ -267,12 +269,12 @@ fn receivers_d4_row(
                 right[x],
                 (row + x + 1) as u32,
                 best,
-                slope,
+                drop,
                 dist
             );
         }
-        steeper!(zi, zd[x], down[x], down_j + x as u32, best, slope, dist);
-        let _ = slope;
+        steeper!(zi, zd[x], down[x], down_j + x as u32, best, drop, dist);
+        let _ = drop;
         (best, dist)
     };
     (rrow[0], drow[0]) = cell(0);
@@ -291,20 +293,20 @@ fn receivers_d4_row(
     let (ro, dout) = (&mut rrow[1..=n], &mut drow[1..=n]);
     for k in 0..n {
         let (zi, x) = (zm[k], (row + 1 + k) as u32);
-        let (mut best, mut slope, mut dist) = (NONE, 0.0f32, 1.0f32);
+        let (mut best, mut drop, mut dist) = (NONE, 0.0f32, 1.0f32);
         steeper!(
             zi,
             zu[k],
             du[k],
             up_j.wrapping_add(1 + k as u32),
             best,
-            slope,
+            drop,
             dist
         );
-        steeper!(zi, zl[k], rl[k], x - 1, best, slope, dist);
-        steeper!(zi, zr[k], rm[k], x + 1, best, slope, dist);
-        steeper!(zi, zd[k], dd[k], down_j + 1 + k as u32, best, slope, dist);
-        let _ = slope;
+        steeper!(zi, zl[k], rl[k], x - 1, best, drop, dist);
+        steeper!(zi, zr[k], rm[k], x + 1, best, drop, dist);
+        steeper!(zi, zd[k], dd[k], down_j + 1 + k as u32, best, drop, dist);
+        let _ = drop;
         ro[k] = best;
         dout[k] = dist;
     }
@@ -462,16 +464,16 @@ fn receivers_d8_row(
     let (up, row, dn) = (up as u32, row as u32, dn as u32);
     for k in 0..n {
         let (zi, kk) = (zc[k], k as u32);
-        let (mut best, mut slope, mut dist) = (NONE, 0.0f32, 1.0f32);
-        steeper!(zi, zul[k], dul[k], up + kk, best, slope, dist);
-        steeper!(zi, zu[k], du[k], up + kk + 1, best, slope, dist);
-        steeper!(zi, zur[k], dur[k], up + kk + 2, best, slope, dist);
-        steeper!(zi, zl[k], dl[k], row + kk, best, slope, dist);
-        steeper!(zi, zr[k], dr[k], row + kk + 2, best, slope, dist);
-        steeper!(zi, zdl[k], ddl[k], dn + kk, best, slope, dist);
-        steeper!(zi, zd[k], dd[k], dn + kk + 1, best, slope, dist);
-        steeper!(zi, zdr[k], ddr[k], dn + kk + 2, best, slope, dist);
-        let _ = slope;
+        let (mut best, mut drop, mut dist) = (NONE, 0.0f32, 1.0f32);
+        steeper!(zi, zul[k], dul[k], up + kk, best, drop, dist);
+        steeper!(zi, zu[k], du[k], up + kk + 1, best, drop, dist);
+        steeper!(zi, zur[k], dur[k], up + kk + 2, best, drop, dist);
+        steeper!(zi, zl[k], dl[k], row + kk, best, drop, dist);
+        steeper!(zi, zr[k], dr[k], row + kk + 2, best, drop, dist);
+        steeper!(zi, zdl[k], ddl[k], dn + kk, best, drop, dist);
+        steeper!(zi, zd[k], dd[k], dn + kk + 1, best, drop, dist);
+        steeper!(zi, zdr[k], ddr[k], dn + kk + 2, best, drop, dist);
+        let _ = drop;
         ro[k] = best;
         dout[k] = dist;
     }
