@@ -136,6 +136,8 @@ pub struct StreamPower {
     pub keep_areas: bool,
     /// `c^m` for small upstream cell counts `c`, and the `m` it was made for.
     pow_table: (f64, Vec<f64>),
+    /// `c0·c^m` for the same counts, single precision (see [`Trees::c32`]).
+    c_table: Vec<f32>,
 }
 
 /// Scratch of one drainage-tree walk.
@@ -208,6 +210,7 @@ impl StreamPower {
             counts: (0..n).map(|_| AtomicU32::new(1)).collect(),
             keep_areas: true,
             pow_table: (f64::NAN, Vec::new()),
+            c_table: Vec::new(),
         }
     }
 
@@ -344,14 +347,20 @@ impl StreamPower {
         }
         self.laps.lap("donors");
         let cell_area = self.cell * self.cell;
+        // F = k·Δt·A^m/d^n = c0·count^m/(d·cell)^n.
+        let c0 = k.k * k.dt * cell_area.powf(k.m);
+        self.c_table.clear();
+        self.c_table
+            .extend(self.pow_table.1.iter().map(|&am| (c0 * am) as f32));
         let trees = Trees {
             cells: &self.packed,
             donors: &self.donors,
             steps: flow::DonorSteps::new(w),
             table: &self.pow_table.1,
-            // F = k·Δt·A^m/d^n = c0·count^m/(d·cell)^n.
-            c0: k.k * k.dt * cell_area.powf(k.m),
+            c32: &self.c_table,
+            c0,
             cell: self.cell,
+            cell32: self.cell as f32,
             m: k.m,
             n: k.n,
             linear: (k.n - 1.0).abs() < 1e-9,
@@ -418,8 +427,11 @@ struct Trees<'a> {
     donors: &'a [u8],
     steps: flow::DonorSteps,
     table: &'a [f64],
+    /// `c0·c^m` for small counts `c`, in single precision (the update for n = 1).
+    c32: &'a [f32],
     c0: f64,
     cell: f64,
+    cell32: f32,
     m: f64,
     n: f64,
     linear: bool,
@@ -477,24 +489,32 @@ impl Trees<'_> {
             // not incised (the write keeps a lake's ground); the lake's surface is what a
             // river entering it meets.
             let mut new = zi;
-            if p != 0 && d >= 0.0 {
-                // The receiver's surface: its new height, or its lake's level.
-                let zr = f64::from(surface[q as usize]);
-                let zi = f64::from(zi);
-                if zi > zr {
-                    let am = self
-                        .table
-                        .get(count as usize)
-                        .copied()
-                        .unwrap_or_else(|| f64::from(count).powf(self.m));
-                    let (c, d) = (self.c0 * am, f64::from(d) * self.cell);
-                    new = if LINEAR {
-                        // (zi + F·zr)/(1 + F) with F = c/d, with one division.
-                        (zi * d + c * zr) / (d + c)
-                    } else {
-                        incise(zi, zr, c, d, self.n)
-                    } as f32;
-                }
+            // The receiver's surface: its new height, or its lake's level.
+            let zr = surface[q as usize];
+            if LINEAR {
+                // (zi + F·zr)/(1 + F) with F = c/d as zi − c·(zi − zr)/(d + c): one
+                // division, exactly zi when c = 0, never below zr; in single precision,
+                // as the heights are. Computed for every cell and kept where the cell is
+                // cut (lakes are data, not a pattern).
+                let c = self
+                    .c32
+                    .get(count as usize)
+                    .copied()
+                    .unwrap_or_else(|| (self.c0 * f64::from(count).powf(self.m)) as f32);
+                let d = d * self.cell32;
+                let cut = (zi - c * (zi - zr) / (d + c)).max(zr);
+                // `&`, not `&&`: three flags, no branch between them.
+                #[allow(clippy::needless_bitwise_bool)]
+                let keep = (p != 0) & (d >= 0.0) & (zi > zr);
+                new = if keep { cut } else { zi };
+            } else if p != 0 && d >= 0.0 && zi > zr {
+                let am = self
+                    .table
+                    .get(count as usize)
+                    .copied()
+                    .unwrap_or_else(|| f64::from(count).powf(self.m));
+                let (c, d) = (self.c0 * am, f64::from(d) * self.cell);
+                new = incise(f64::from(zi), f64::from(zr), c, d, self.n) as f32;
             }
             surface[p] = new;
             self.heights[i as usize].store(new.to_bits(), Ordering::Relaxed);
@@ -511,7 +531,7 @@ impl Trees<'_> {
 /// surface at `zr < zi`, with `c = k·Δt·A^m` and `F = c/d^n`, for n ≠ 1: x − zi + F·(x −
 /// zr)^n = 0 solved for x in (zr, zi] by Newton from zi. (For n = 1 the closed form
 /// `(zi + F·zr)/(1 + F)` of Braun & Willett 2013, Eq. 23, is used instead, as
-/// `(zi·d + c·zr)/(d + c)`.)
+/// `zi − c·(zi − zr)/(d + c)` in single precision.)
 fn incise(zi: f64, zr: f64, c: f64, d: f64, n: f64) -> f64 {
     let f = c / d.powf(n);
     let mut x = zi;
