@@ -404,6 +404,23 @@ impl D8Distances {
 }
 
 impl D8Distances {
+    /// Whether every node is at its cell's centre: the distances are then 1 to a side
+    /// neighbour and √2 to a diagonal one, and [`Depressions::route`] leaves them unwritten.
+    #[must_use]
+    pub fn uniform(&self) -> bool {
+        self.uniform
+    }
+
+    /// Distance from cell `i`'s node to its receiver `r`'s (1 for a root, `NONE`).
+    #[must_use]
+    pub fn to_receiver(&self, w: usize, i: usize, r: u32) -> f32 {
+        if r == NONE {
+            1.0
+        } else {
+            self.between(w, i, r as usize)
+        }
+    }
+
     /// Distance between the nodes of neighbouring cells `i` and `j` (the step between
     /// neighbours tells the direction; no division by the row length).
     #[must_use]
@@ -490,10 +507,39 @@ pub fn receivers_d8(
     rcv: &mut [u32],
     dist: &mut [f32],
 ) {
+    receivers_d8_rows(z, w, h, d8, rcv, dist, false, |_, _| ());
+}
+
+/// [`receivers_d8`] row by row, then `then(y, row)` on each row's receivers; with
+/// `skip_uniform` and every node at its cell's centre, `dist` is left as it is (the
+/// distances are then 1 or √2 by direction, [`D8Distances::to_receiver`]): each row's go to
+/// a scratch row of the task instead, so the search writes 4 bytes per cell less to memory.
+#[allow(clippy::too_many_arguments)]
+fn receivers_d8_rows<T: Send>(
+    z: &[f32],
+    w: usize,
+    h: usize,
+    d8: &D8Distances,
+    rcv: &mut [u32],
+    dist: &mut [f32],
+    skip_uniform: bool,
+    then: impl Fn(usize, &[u32]) -> T + Sync + Send,
+) -> Vec<T> {
+    let skip = skip_uniform && d8.uniform;
     rcv.par_chunks_mut(w)
         .zip(dist.par_chunks_mut(w))
         .enumerate()
-        .for_each(|(y, (rrow, drow))| receivers_d8_full_row(z, w, h, d8, y, rrow, drow));
+        .map_init(Vec::new, |scratch, (y, (rrow, drow))| {
+            let drow = if skip {
+                scratch.resize(w, 0.0);
+                &mut scratch[..]
+            } else {
+                drow
+            };
+            receivers_d8_full_row(z, w, h, d8, y, rrow, drow);
+            then(y, rrow)
+        })
+        .collect()
 }
 
 /// Row `y` of [`receivers_d8`].
@@ -891,7 +937,10 @@ impl Depressions {
     /// reaches that path or the pit. Along any path the filled height never rises and falls
     /// strictly on a step taken on `filled`; at a constant level the path stays in its
     /// basin until it crosses a pass, to a basin closer to the outside: a forest rooted at the
-    /// border. Every receiver is one of the eight neighbours. Between its phases it returns
+    /// border. Every receiver is one of the eight neighbours; `dist` gets the distance to
+    /// each one's node, unless the nodes are all at their cells' centres
+    /// ([`D8Distances::uniform`]: then it is not written, and
+    /// [`D8Distances::to_receiver`] tells each distance). Between its phases it returns
     /// early when `cancelled()`; the routing is then incomplete and the step must be thrown
     /// away.
     #[allow(clippy::too_many_arguments)]
@@ -910,21 +959,15 @@ impl Depressions {
         let n = w * h;
         self.laps.start();
         // Receivers on the heights, and the pits (inner cells without one) row by row.
-        let pits: Vec<Vec<u32>> = rcv
-            .par_chunks_mut(w)
-            .zip(dist.par_chunks_mut(w))
-            .enumerate()
-            .map(|(y, (r, d))| {
-                receivers_d8_full_row(z, w, h, d8, y, r, d);
-                if y == 0 || y + 1 == h {
-                    return Vec::new();
-                }
-                (1..w.saturating_sub(1))
-                    .filter(|&x| r[x] == NONE)
-                    .map(|x| (y * w + x) as u32)
-                    .collect()
-            })
-            .collect();
+        let pits = receivers_d8_rows(z, w, h, d8, rcv, dist, true, |y, r| {
+            if y == 0 || y + 1 == h {
+                return Vec::new();
+            }
+            (1..w.saturating_sub(1))
+                .filter(|&x| r[x] == NONE)
+                .map(|x| (y * w + x) as u32)
+                .collect::<Vec<u32>>()
+        });
         self.pits.clear();
         self.pits.extend(pits.into_iter().flatten());
         self.region_cells = 0;
@@ -1043,7 +1086,7 @@ impl Depressions {
         std::mem::swap(dist, &mut self.dist_z);
         rcv.resize(n, NONE);
         dist.resize(n, 1.0);
-        receivers_d8(filled, w, h, d8, rcv, dist);
+        receivers_d8_rows(filled, w, h, d8, rcv, dist, true, |_, _| ());
         self.laps.lap("filled, receivers");
         // The way out of each lake (fastscapelib's "carve"): the descent from the pass cell
         // to the pit, reversed, so the outflow crosses the lake to the pass and over it. Each
@@ -1082,11 +1125,13 @@ impl Depressions {
             });
         for &(c, to) in self.carved.iter().flatten() {
             rcv[c as usize] = to;
-            dist[c as usize] = d8.between(w, c as usize, to as usize);
+            if !d8.uniform {
+                dist[c as usize] = d8.between(w, c as usize, to as usize);
+            }
         }
         self.laps.lap("carve");
         // Elsewhere in the lakes and on flat spills: the descent on the heights.
-        let dist_z = &self.dist_z;
+        let (dist_z, uniform) = (&self.dist_z, d8.uniform);
         rcv.par_chunks_mut(w)
             .zip(dist.par_chunks_mut(w))
             .enumerate()
@@ -1095,7 +1140,9 @@ impl Depressions {
                     let i = y * w + x;
                     if r[x] == NONE && plain[i] != NONE {
                         r[x] = rcv_z[i];
-                        d[x] = dist_z[i];
+                        if !uniform {
+                            d[x] = dist_z[i];
+                        }
                     }
                 }
             });

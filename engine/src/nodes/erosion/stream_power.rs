@@ -254,7 +254,12 @@ impl StreamPower {
     /// Distance (cell units) from cell `i`'s node to its receiver's in the last step.
     #[must_use]
     pub fn distance(&self, i: usize) -> f64 {
-        f64::from(self.dist[i])
+        let d = if self.d8.uniform() {
+            self.d8.to_receiver(self.w, i, self.rcv[i])
+        } else {
+            self.dist[i]
+        };
+        f64::from(d)
     }
 
     /// One time step of `k.dt` years.
@@ -335,13 +340,28 @@ impl StreamPower {
         }
         flow::donors_d8(&self.rcv, w, &mut self.donors);
         // What the walks gather, packed.
-        self.packed
-            .par_iter_mut()
-            .zip(self.z.par_iter().zip(&self.filled).zip(&self.dist))
-            .for_each(|(c, ((&z, &f), &d))| {
-                let d: f32 = if z < f { -1.0 } else { d };
-                *c = u64::from(f.to_bits()) << 32 | u64::from(d.to_bits());
-            });
+        if self.d8.uniform() {
+            let (z, filled, rcv) = (&self.z, &self.filled, &self.rcv);
+            self.packed
+                .par_chunks_mut(w)
+                .enumerate()
+                .for_each(|(y, out)| {
+                    let row = y * w..y * w + w;
+                    pack_row_uniform(
+                        &z[row.clone()],
+                        &filled[row.clone()],
+                        &rcv[row],
+                        y * w,
+                        w,
+                        out,
+                    );
+                });
+        } else {
+            self.packed
+                .par_iter_mut()
+                .zip(self.z.par_iter().zip(&self.filled).zip(&self.dist))
+                .for_each(|(c, ((&z, &f), &d))| *c = pack(z, f, d));
+        }
         if self.cancel.is_cancelled() {
             return;
         }
@@ -418,6 +438,36 @@ impl StreamPower {
             })
             .sum();
         self.laps.lap("write");
+    }
+}
+
+/// What the update reads of a cell, packed ([`StreamPower`]`::packed`): filled height `f`,
+/// and the distance `d` to the receiver or −1 under a lake (`z < f`).
+#[allow(clippy::inline_always)]
+#[inline(always)]
+fn pack(z: f32, f: f32, d: f32) -> u64 {
+    let d: f32 = if z < f { -1.0 } else { d };
+    u64::from(f.to_bits()) << 32 | u64::from(d.to_bits())
+}
+
+/// [`pack`] for the row of cells from `at` on, with every node at its cell's centre: the
+/// routing left the distances unwritten, 1 to a side neighbour and √2 to a diagonal one
+/// (told by the index step to the receiver, in 32-bit arithmetic so that it vectorises; a
+/// root's distance is never read).
+#[multiversion::multiversion(targets(
+    "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
+    "x86_64+avx2+fma+sse4.1"
+))]
+fn pack_row_uniform(z: &[f32], f: &[f32], r: &[u32], at: usize, w: usize, out: &mut [u64]) {
+    let n = out.len();
+    let (z, f, r, w) = (&z[..n], &f[..n], &r[..n], w as u32);
+    for x in 0..n {
+        let s = r[x].wrapping_sub((at + x) as u32);
+        // `|`, not `||`: four flags, no branch between them.
+        #[allow(clippy::needless_bitwise_bool)]
+        let side = (s == 1) | (s == w) | (s == 1u32.wrapping_neg()) | (s == w.wrapping_neg());
+        let d = if side { 1.0 } else { std::f32::consts::SQRT_2 };
+        out[x] = pack(z[x], f[x], d);
     }
 }
 
