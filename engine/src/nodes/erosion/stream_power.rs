@@ -407,38 +407,42 @@ impl StreamPower {
             }
             reached
         });
-        let heights = &self.heights;
         self.lake_cells = self
             .z
             .par_chunks_mut(w)
             .zip(self.filled.par_chunks_mut(w))
+            .zip(self.heights.par_chunks_mut(w))
             .enumerate()
-            .map(|(y, (z, f))| {
-                let row = y * w..y * w + w;
-                // Which cells were reached: one `true` for all (read again for every cell,
-                // so the loop has no branch on it), or the row's flags.
-                let (mut lakes, all) = (0, [true; 1]);
-                let reached = reached.as_ref().map_or(&all[..], |r| &r[row.clone()]);
-                let everywhere = reached.len() == 1;
-                for (x, ((z, f), h)) in z
-                    .iter_mut()
-                    .zip(f.iter_mut())
-                    .zip(&heights[row])
-                    .enumerate()
-                {
-                    // A lake keeps its ground (as does a cell that is not a number).
-                    // Branch-free: lakes are data, not a pattern.
-                    let write = (*z >= *f) & reached[if everywhere { 0 } else { x }];
-                    let new = f32::from_bits(h.load(Ordering::Relaxed));
-                    lakes += usize::from(*z < *f);
-                    *z = if write { new } else { *z };
-                    *f = if write { new } else { *f };
-                }
-                lakes
+            .map(|(y, ((z, f), h))| {
+                let reached = reached.as_ref().map(|r| &r[y * w..y * w + w]);
+                write_row(z, f, h, reached)
             })
             .sum();
         self.laps.lap("write");
     }
+}
+
+/// The write-back of a row: the new heights `h` (the tree walks' results) into the ground
+/// `z` and the filled surface `f`, where the cell is not under a lake (a lake keeps its
+/// ground, as does a cell that is not a number) and, when `reached` is given, a walk reached
+/// it. Returns the row's lake cells. Branch-free (lakes are data, not a pattern); the new
+/// heights are read through `get_mut`, plain loads, so the loop vectorises.
+#[multiversion::multiversion(targets(
+    "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
+    "x86_64+avx2+fma+sse4.1"
+))]
+fn write_row(z: &mut [f32], f: &mut [f32], h: &mut [AtomicU32], reached: Option<&[bool]>) -> usize {
+    let n = z.len();
+    let (f, h) = (&mut f[..n], &mut h[..n]);
+    let mut lakes = 0u32;
+    for x in 0..n {
+        let write = (z[x] >= f[x]) & reached.is_none_or(|r| r[x]);
+        let new = f32::from_bits(*h[x].get_mut());
+        lakes += u32::from(z[x] < f[x]);
+        z[x] = if write { new } else { z[x] };
+        f[x] = if write { new } else { f[x] };
+    }
+    lakes as usize
 }
 
 /// What the update reads of a cell, packed ([`StreamPower`]`::packed`): filled height `f`,
