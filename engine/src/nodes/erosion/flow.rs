@@ -1136,17 +1136,40 @@ impl Depressions {
             .zip(dist.par_chunks_mut(w))
             .enumerate()
             .for_each(|(y, (r, d))| {
-                for x in 0..w {
-                    let i = y * w + x;
-                    if r[x] == NONE && plain[i] != NONE {
-                        r[x] = rcv_z[i];
-                        if !uniform {
-                            d[x] = dist_z[i];
-                        }
-                    }
-                }
+                let row = y * w..y * w + w;
+                let (b, rz) = (&plain[row.clone()], &rcv_z[row.clone()]);
+                lake_row(r, b, rz, (!uniform).then(|| (d, &dist_z[row])));
             });
         self.laps.lap("lakes");
+    }
+}
+
+/// A row of [`Depressions::route`]'s last phase: where a basin cell (label `b` not `NONE`)
+/// still has no receiver `r`, the descent on the heights, `rz` (and its distance, when the
+/// distances are kept). Branch-free selects (lakes are data, not a pattern), vectorised.
+#[multiversion::multiversion(targets(
+    "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
+    "x86_64+avx2+fma+sse4.1"
+))]
+#[allow(clippy::needless_bitwise_bool)] // `&`, not `&&`: no branch between the flags.
+fn lake_row(r: &mut [u32], b: &[u32], rz: &[u32], dist: Option<(&mut [f32], &[f32])>) {
+    let n = r.len();
+    let (b, rz) = (&b[..n], &rz[..n]);
+    match dist {
+        None => {
+            for x in 0..n {
+                let flat = (r[x] == NONE) & (b[x] != NONE);
+                r[x] = if flat { rz[x] } else { r[x] };
+            }
+        }
+        Some((d, dz)) => {
+            let (d, dz) = (&mut d[..n], &dz[..n]);
+            for x in 0..n {
+                let flat = (r[x] == NONE) & (b[x] != NONE);
+                r[x] = if flat { rz[x] } else { r[x] };
+                d[x] = if flat { dz[x] } else { d[x] };
+            }
+        }
     }
 }
 
