@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the fastscapelib peer (see fastscape_mountain.py) in its own virtualenv, creating it
 # (python3 -m venv + pip install fastscapelib==0.3.0 numpy) on first use.
-# Usage: engine/benches/peers/fastscape.sh [size] [steps]
+# Usage: engine/benches/peers/fastscape.sh [size] [steps] [runs]
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 venv="${OROGEN_PEER_VENV:-$here/../../../target/peers-venv}"

@@ -2,9 +2,10 @@
 
 The docs' "Mountain" example without hillslope diffusion: D8 single-flow router, MST sink
 resolver (Kruskal basins, carve routing), stream-power law (SPLEroder, implicit), uniform
-uplift, fixed-value borders. Prints one line: `fastscapelib <n>^2 x <steps> steps: <s> s`.
+uplift, fixed-value borders. Prints one line per run: `fastscapelib <n>^2 x <steps> steps:
+<s> s` (each run from the same initial surface).
 
-Usage: python fastscape_mountain.py [size] [steps]
+Usage: python fastscape_mountain.py [size] [steps] [runs]
 """
 import sys
 import time
@@ -37,4 +38,6 @@ def run(size: int, steps: int) -> float:
 if __name__ == "__main__":
     size = int(sys.argv[1]) if len(sys.argv) > 1 else 1024
     steps = int(sys.argv[2]) if len(sys.argv) > 2 else 100
-    print(f"fastscapelib {size}^2 x {steps} steps: {run(size, steps):.3f} s")
+    runs = int(sys.argv[3]) if len(sys.argv) > 3 else 1
+    for _ in range(runs):
+        print(f"fastscapelib {size}^2 x {steps} steps: {run(size, steps):.3f} s", flush=True)
