@@ -662,28 +662,32 @@ pub fn donors_d8(rcv: &[u32], w: usize, donors: &mut [u8]) {
 /// 0). Branch-free over the donor bits for up to four donors (how many donors a cell has is
 /// data, not a pattern): the first four donors' cells, by a table ([`DonorSteps`]), are
 /// written past the queue's end, which moves past the donors only, into a four-slot window
-/// of fixed size (no bounds checks inside).
+/// of fixed size (no bounds checks inside). Without `PARENT` the tree is written from
+/// `order[base]` on (what is before stays), with `PARENT` `base` is 0.
 fn upstream_walk<const PARENT: bool>(
     donors: &[u8],
     steps: &DonorSteps,
     root: u32,
-    order: &mut Vec<u32>,
+    (order, base): (&mut Vec<u32>, usize),
     parent: &mut Vec<u32>,
 ) {
-    let room = |v: &mut Vec<u32>, len: usize| {
+    debug_assert!(!PARENT || base == 0);
+    // Room for a window past `len`, growing by what this tree has taken so far (what is
+    // before `base` is not zeroed again).
+    let room = |v: &mut Vec<u32>, base: usize, len: usize| {
         if v.len() < len + 8 {
-            v.resize((2 * v.len()).max(len + 8).max(16), 0);
+            v.resize(len + (len - base).max(8) + 8, 0);
         }
     };
-    room(order, 0);
-    order[0] = root;
+    room(order, base, base);
+    order[base] = root;
     if PARENT {
-        room(parent, 0);
+        room(parent, 0, 0);
         parent[0] = 0;
     }
-    let (mut k, mut len) = (0, 1);
+    let (mut k, mut len) = (base, base + 1);
     while k < len {
-        room(order, len);
+        room(order, base, len);
         let c = order[k];
         let m = donors[c as usize] as usize;
         let count = steps.count[m] as usize;
@@ -703,7 +707,7 @@ fn upstream_walk<const PARENT: bool>(
             }
         }
         if PARENT {
-            room(parent, len);
+            room(parent, 0, len);
             parent[len..len + 4].fill(k as u32);
             if count > 4 {
                 parent[len + 4..len + count].fill(k as u32);
@@ -759,12 +763,18 @@ pub fn upstream_bfs(
     order: &mut Vec<u32>,
     parent: &mut Vec<u32>,
 ) {
-    upstream_walk::<true>(donors, steps, root, order, parent);
+    upstream_walk::<true>(donors, steps, root, (order, 0), parent);
 }
 
 /// The cells of the tree of `root`, breadth first, into `cells` (see [`upstream_walk`]).
 pub fn upstream_cells(donors: &[u8], steps: &DonorSteps, root: u32, cells: &mut Vec<u32>) {
-    upstream_walk::<false>(donors, steps, root, cells, &mut Vec::new());
+    upstream_walk::<false>(donors, steps, root, (cells, 0), &mut Vec::new());
+}
+
+/// [`upstream_cells`] appended to what `cells` holds.
+fn append_upstream_cells(donors: &[u8], steps: &DonorSteps, root: u32, cells: &mut Vec<u32>) {
+    let base = cells.len();
+    upstream_walk::<false>(donors, steps, root, (cells, base), &mut Vec::new());
 }
 
 /// The cheapest way out of basin `b` towards basin `to` (the outside of every pit's basin
@@ -914,8 +924,7 @@ pub struct Depressions {
     basins: Vec<Chunk>,
     /// Lowest passes out of the basins of each chunk.
     passes: Vec<Vec<Pass>>,
-    /// Each thread's list for one basin's walk or passes.
-    walk: PerThread<Vec<u32>>,
+    /// Each thread's list for one basin's passes.
     found: PerThread<Vec<Pass>>,
     /// `label` read into plain values once the basins are known.
     plain: Vec<u32>,
@@ -996,27 +1005,25 @@ impl Depressions {
         let nb = self.pits.len();
         let per = (nb / 32).clamp(1, PASS_CHUNK);
         self.basins.resize_with(nb.div_ceil(per), Chunk::default);
-        let (donors_now, walk) = (&*donors, &self.walk);
+        let donors_now = &*donors;
         self.basins
             .par_iter_mut()
             .zip(self.pits.par_chunks(per))
             .enumerate()
             .for_each(|(c, (chunk, pits))| {
-                let mut list = walk.get();
                 chunk.cells.clear();
                 chunk.start.clear();
                 for (j, &p) in pits.iter().enumerate() {
-                    chunk.start.push(chunk.cells.len() as u32);
-                    upstream_cells(donors_now, &walk_steps, p, &mut list);
+                    let at = chunk.cells.len();
+                    chunk.start.push(at as u32);
+                    append_upstream_cells(donors_now, &walk_steps, p, &mut chunk.cells);
                     let b = (c * per + j) as u32;
-                    for &x in list.iter() {
+                    for &x in &chunk.cells[at..] {
                         label[x as usize].store(b, Ordering::Relaxed);
                     }
-                    chunk.cells.extend_from_slice(&list);
                 }
                 chunk.start.push(chunk.cells.len() as u32);
                 trim(&mut chunk.cells);
-                trim(&mut list);
             });
         self.laps.lap("basins");
         let basins = &self.basins;
@@ -1386,7 +1393,8 @@ mod tests {
 
     /// A breadth-first walk lists every donor, with its receiver's place, for every number of
     /// donors from none to eight (five and more take the walk's rare path): a cell with
-    /// donors in the directions of mask `m`, each of them with one donor further out.
+    /// donors in the directions of mask `m`, each of them with one donor further out; walked
+    /// again after a list's first entries, it leaves them alone.
     #[test]
     fn walks_list_every_donor_count() {
         let w = 9;
@@ -1416,6 +1424,11 @@ mod tests {
             let mut cells = Vec::new();
             upstream_cells(&donors, &steps, centre as u32, &mut cells);
             assert_eq!(cells, order, "mask {m:08b}");
+            // Appended after what a list holds, which stays as it was.
+            let mut list = vec![7u32; usize::from(m)];
+            append_upstream_cells(&donors, &steps, centre as u32, &mut list);
+            assert!(list[..usize::from(m)].iter().all(|&c| c == 7), "mask {m:08b}");
+            assert_eq!(list[usize::from(m)..], order[..], "mask {m:08b}");
         }
     }
 
