@@ -1427,7 +1427,10 @@ mod tests {
             // Appended after what a list holds, which stays as it was.
             let mut list = vec![7u32; usize::from(m)];
             append_upstream_cells(&donors, &steps, centre as u32, &mut list);
-            assert!(list[..usize::from(m)].iter().all(|&c| c == 7), "mask {m:08b}");
+            assert!(
+                list[..usize::from(m)].iter().all(|&c| c == 7),
+                "mask {m:08b}"
+            );
             assert_eq!(list[usize::from(m)..], order[..], "mask {m:08b}");
         }
     }
