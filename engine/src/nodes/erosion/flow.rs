@@ -557,8 +557,83 @@ fn receivers_d8_full_row(
     if y == 0 || y + 1 == h || w < 3 {
         rrow.fill(NONE);
         drow.fill(1.0);
+    } else if d8.uniform {
+        receivers_d8_row_uniform(z, w, y, rrow, drow);
     } else {
         receivers_d8_row(z, w, d8, y, rrow, drow);
+    }
+}
+
+/// [`receivers_d8_row`] with every node at its cell's centre: the slope to a side
+/// neighbour is its drop, to a diagonal one its drop times 1/√2, compared with the best
+/// slope so far — no distances to read or multiply.
+#[multiversion::multiversion(targets(
+    "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
+    "x86_64+avx2+fma+sse4.1"
+))]
+fn receivers_d8_row_uniform(z: &[f32], w: usize, y: usize, rrow: &mut [u32], drow: &mut [f32]) {
+    use std::f32::consts::{FRAC_1_SQRT_2, SQRT_2};
+    let n = w - 2;
+    let (up, row, dn) = (y * w - w, y * w, y * w + w);
+    let s = |at: usize| &z[at..at + n];
+    let (zul, zu, zur) = (s(up), s(up + 1), s(up + 2));
+    let (zl, zc, zr) = (s(row), s(row + 1), s(row + 2));
+    let (zdl, zd, zdr) = (s(dn), s(dn + 1), s(dn + 2));
+    let (ro, dout) = (&mut rrow[1..=n], &mut drow[1..=n]);
+    let (up, row, dn) = (up as u32, row as u32, dn as u32);
+    // One candidate: taken when its slope beats the best so far (which starts at 0, so
+    // only a true drop is taken); branch-free.
+    macro_rules! take {
+        ($slope:expr, $j:expr, $d:expr, $best:ident, $top:ident, $dist:ident) => {{
+            let slope = $slope;
+            let better = slope > $top;
+            $top = if better { slope } else { $top };
+            $best = if better { $j } else { $best };
+            $dist = if better { $d } else { $dist };
+        }};
+    }
+    for k in 0..n {
+        let (zi, kk) = (zc[k], k as u32);
+        let (mut best, mut top, mut dist) = (NONE, 0.0f32, 1.0f32);
+        take!(
+            (zi - zul[k]) * FRAC_1_SQRT_2,
+            up + kk,
+            SQRT_2,
+            best,
+            top,
+            dist
+        );
+        take!(zi - zu[k], up + kk + 1, 1.0, best, top, dist);
+        take!(
+            (zi - zur[k]) * FRAC_1_SQRT_2,
+            up + kk + 2,
+            SQRT_2,
+            best,
+            top,
+            dist
+        );
+        take!(zi - zl[k], row + kk, 1.0, best, top, dist);
+        take!(zi - zr[k], row + kk + 2, 1.0, best, top, dist);
+        take!(
+            (zi - zdl[k]) * FRAC_1_SQRT_2,
+            dn + kk,
+            SQRT_2,
+            best,
+            top,
+            dist
+        );
+        take!(zi - zd[k], dn + kk + 1, 1.0, best, top, dist);
+        take!(
+            (zi - zdr[k]) * FRAC_1_SQRT_2,
+            dn + kk + 2,
+            SQRT_2,
+            best,
+            top,
+            dist
+        );
+        let _ = top;
+        ro[k] = best;
+        dout[k] = dist;
     }
 }
 
