@@ -1583,7 +1583,7 @@ mod tests {
     /// donor masks invert the receivers. With jittered nodes and with nodes at the centres.
     #[test]
     fn d8_kernel_matches_the_generic_search() {
-        // Jittered nodes, and nodes at the cell centres (the distances' one-row form).
+        // Jittered nodes, and nodes at the cell centres (the kernel without distances).
         let sizes = [(37usize, 23usize), (3, 9), (64, 3), (128, 128)];
         for ((w, h), jitter) in sizes.into_iter().flat_map(|s| [(s, 1.0), (s, 0.0)]) {
             let n = w * h;
