@@ -885,7 +885,7 @@ impl PassScratch {
 }
 
 /// The lowest pass from basin `b` (its `cells`) to each neighbour with a higher label (the
-/// first found among equals) into `out`, in the order the neighbours are first found. The
+/// first found among equals), appended to `out` in the order the neighbours are first found. The
 /// search has no branch on the heights (which are data, not a pattern): each candidate is a
 /// 64-bit minimum whose low bits, the place of the cell in the list then the direction,
 /// keep the first found among equal heights.
@@ -900,7 +900,6 @@ fn lowest_passes(
     (b, cells): (u32, &[u32]),
     out: &mut Vec<Pass>,
 ) {
-    out.clear();
     // The low 32 bits hold `q << 3 | d`.
     assert!(cells.len() < 1 << 29, "basin of 2^29 cells or more");
     let mut len = 0;
@@ -999,8 +998,6 @@ pub struct Depressions {
     basins: Vec<Chunk>,
     /// Lowest passes out of the basins of each chunk.
     passes: Vec<Vec<Pass>>,
-    /// Each thread's list for one basin's passes.
-    found: PerThread<Vec<Pass>>,
     /// `label` read into plain values once the basins are known.
     plain: Vec<u32>,
     /// Each thread's map from a neighbouring basin to its place in a basin's passes.
@@ -1124,19 +1121,18 @@ impl Depressions {
         // pair of adjacent basins is joined once. Basin cells are inner cells (border cells
         // are outlets), so all eight neighbours exist.
         self.passes.resize_with(basins.len(), Vec::new);
-        let (slots, found) = (&self.slots, &self.found);
+        let slots = &self.slots;
         self.passes
             .par_iter_mut()
             .zip(basins.par_iter())
             .enumerate()
             .for_each(|(c, (out, chunk))| {
-                let (mut slot, mut list) = (slots.get(), found.get());
+                let mut slot = slots.get();
                 slot.reset(nb);
                 out.clear();
                 for j in 0..chunk.start.len() - 1 {
                     let basin = ((c * per + j) as u32, chunk.basin(j));
-                    lowest_passes(z, plain, higher, &steps, nb, &mut slot, basin, &mut list);
-                    out.extend_from_slice(&list);
+                    lowest_passes(z, plain, higher, &steps, nb, &mut slot, basin, out);
                 }
                 trim(out);
             });
