@@ -1044,10 +1044,7 @@ impl Depressions {
             if y == 0 || y + 1 == h {
                 return Vec::new();
             }
-            (1..w.saturating_sub(1))
-                .filter(|&x| r[x] == NONE)
-                .map(|x| (y * w + x) as u32)
-                .collect::<Vec<u32>>()
+            row_pits(r, y * w)
         });
         self.pits.clear();
         self.pits.extend(pits.into_iter().flatten());
@@ -1220,6 +1217,25 @@ impl Depressions {
             });
         self.laps.lap("lakes");
     }
+}
+
+/// The inner cells of a row of receivers `r` (cells `at…`) that have none: the row's pits.
+/// Counted first (vectorised; most rows have few or none), then listed without a branch
+/// on which cells they are (that is data, not a pattern).
+fn row_pits(r: &[u32], at: usize) -> Vec<u32> {
+    let inner = &r[1..r.len().saturating_sub(1).max(1)];
+    let count = inner.iter().filter(|&&v| v == NONE).count();
+    if count == 0 {
+        return Vec::new();
+    }
+    let mut pits = vec![0u32; count + 1];
+    let mut len = 0;
+    for (x, &v) in inner.iter().enumerate() {
+        pits[len] = (at + 1 + x) as u32;
+        len += usize::from(v == NONE);
+    }
+    pits.truncate(count);
+    pits
 }
 
 /// A row of [`Depressions::route`]'s last phase: where a basin cell (label `b` not `NONE`)
@@ -1504,6 +1520,17 @@ mod tests {
             );
             assert_eq!(list[usize::from(m)..], order[..], "mask {m:08b}");
         }
+    }
+
+    /// A row's pits are its inner cells without a receiver, in order, at their map index;
+    /// the end cells (the border) never are.
+    #[test]
+    fn row_pits_lists_the_inner_cells_without_receivers() {
+        assert_eq!(row_pits(&[NONE, 5, NONE, 7, NONE, NONE], 60), vec![62, 64]);
+        assert_eq!(row_pits(&[NONE, 3, 4, NONE], 0), Vec::<u32>::new());
+        assert_eq!(row_pits(&[NONE, NONE], 0), Vec::<u32>::new());
+        assert_eq!(row_pits(&[NONE], 0), Vec::<u32>::new());
+        assert_eq!(row_pits(&[NONE, NONE, NONE], 9), vec![10]);
     }
 
     /// The passes of many lists come out as a stable sort of their concatenation would
