@@ -34,12 +34,8 @@ const MIN_BAND: usize = 32;
 /// Iterations per pass over the map (temporal blocking): a band carries its rows through
 /// this many iterations, each iteration's rows feeding the next one's as soon as they are
 /// final, so the map is read and written once per `DEPTH` iterations instead of once per
-/// iteration. Each level recomputes 2 rows on either side for the level after it. Session
-/// 12, 1024², seven alternating runs each (`erosion_probe -- grid_hydraulic_erosion 160`):
-/// 8 → median 0.98 ns per cell-iteration, 12 → 0.95 ns; 16 was slower (its rings, 1.8 MB
-/// per thread at 1024 wide, no longer fit the 2 MB L2 with the rest); bands of 512 rows
-/// (one per thread) made no difference.
-const DEPTH: usize = 12;
+/// iteration. Each level recomputes 2 rows on either side for the level after it.
+const DEPTH: usize = 8;
 /// Surface height off the map: above every real cell, so nothing flows there and it sends
 /// nothing (its share is 0). Finite, so `PAD − a` times a zero share stays zero.
 const PAD: f32 = f32::MAX;
