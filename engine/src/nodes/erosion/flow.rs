@@ -581,56 +581,38 @@ fn receivers_d8_row_uniform(z: &[f32], w: usize, y: usize, rrow: &mut [u32], dro
     let (zdl, zd, zdr) = (s(dn), s(dn + 1), s(dn + 2));
     let (ro, dout) = (&mut rrow[1..=n], &mut drow[1..=n]);
     let (up, row, dn) = (up as u32, row as u32, dn as u32);
-    // One candidate: taken when its slope beats the best so far (which starts at 0, so
-    // only a true drop is taken); branch-free.
-    macro_rules! take {
-        ($slope:expr, $j:expr, $d:expr, $best:ident, $top:ident, $dist:ident) => {{
-            let slope = $slope;
-            let better = slope > $top;
-            $top = if better { slope } else { $top };
-            $best = if better { $j } else { $best };
-            $dist = if better { $d } else { $dist };
-        }};
-    }
     for k in 0..n {
         let (zi, kk) = (zc[k], k as u32);
         let (mut best, mut top, mut dist) = (NONE, 0.0f32, 1.0f32);
-        take!(
-            (zi - zul[k]) * FRAC_1_SQRT_2,
-            up + kk,
-            SQRT_2,
-            best,
-            top,
-            dist
-        );
-        take!(zi - zu[k], up + kk + 1, 1.0, best, top, dist);
-        take!(
-            (zi - zur[k]) * FRAC_1_SQRT_2,
-            up + kk + 2,
-            SQRT_2,
-            best,
-            top,
-            dist
-        );
-        take!(zi - zl[k], row + kk, 1.0, best, top, dist);
-        take!(zi - zr[k], row + kk + 2, 1.0, best, top, dist);
-        take!(
-            (zi - zdl[k]) * FRAC_1_SQRT_2,
-            dn + kk,
-            SQRT_2,
-            best,
-            top,
-            dist
-        );
-        take!(zi - zd[k], dn + kk + 1, 1.0, best, top, dist);
-        take!(
-            (zi - zdr[k]) * FRAC_1_SQRT_2,
-            dn + kk + 2,
-            SQRT_2,
-            best,
-            top,
-            dist
-        );
+        // One candidate, at distance 1 (`side`) or √2 (`diag`): taken when its slope beats
+        // the best so far (which starts at 0, so only a true drop is taken); branch-free.
+        macro_rules! take {
+            ($slope:expr, $j:expr, $d:expr) => {{
+                let slope = $slope;
+                let better = slope > top;
+                top = if better { slope } else { top };
+                best = if better { $j } else { best };
+                dist = if better { $d } else { dist };
+            }};
+        }
+        macro_rules! side {
+            ($zj:expr, $j:expr) => {
+                take!(zi - $zj, $j, 1.0)
+            };
+        }
+        macro_rules! diag {
+            ($zj:expr, $j:expr) => {
+                take!((zi - $zj) * FRAC_1_SQRT_2, $j, SQRT_2)
+            };
+        }
+        diag!(zul[k], up + kk);
+        side!(zu[k], up + kk + 1);
+        diag!(zur[k], up + kk + 2);
+        side!(zl[k], row + kk);
+        side!(zr[k], row + kk + 2);
+        diag!(zdl[k], dn + kk);
+        side!(zd[k], dn + kk + 1);
+        diag!(zdr[k], dn + kk + 2);
         let _ = top;
         ro[k] = best;
         dout[k] = dist;
