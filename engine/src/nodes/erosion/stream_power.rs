@@ -136,8 +136,9 @@ pub struct StreamPower {
     pub keep_areas: bool,
     /// `c^m` for small upstream cell counts `c`, and the `m` it was made for.
     pow_table: (f64, Vec<f64>),
-    /// `c0·c^m` for the same counts, single precision (see [`Trees::c32`]).
-    c_table: Vec<f32>,
+    /// `c0·c^m` for the same counts, single precision (see [`Trees::c32`]), and the `c0`
+    /// and `m` it was made for.
+    c_table: ((f64, f64), Vec<f32>),
 }
 
 /// Scratch of one drainage-tree walk.
@@ -210,7 +211,7 @@ impl StreamPower {
             counts: (0..n).map(|_| AtomicU32::new(1)).collect(),
             keep_areas: true,
             pow_table: (f64::NAN, Vec::new()),
-            c_table: Vec::new(),
+            c_table: ((f64::NAN, f64::NAN), Vec::new()),
         }
     }
 
@@ -369,15 +370,16 @@ impl StreamPower {
         let cell_area = self.cell * self.cell;
         // F = k·Δt·A^m/d^n = c0·count^m/(d·cell)^n.
         let c0 = k.k * k.dt * cell_area.powf(k.m);
-        self.c_table.clear();
-        self.c_table
-            .extend(self.pow_table.1.iter().map(|&am| (c0 * am) as f32));
+        if self.c_table.0 != (c0, k.m) {
+            let table = self.pow_table.1.iter().map(|&am| (c0 * am) as f32);
+            self.c_table = ((c0, k.m), table.collect());
+        }
         let trees = Trees {
             cells: &self.packed,
             donors: &self.donors,
             steps: flow::DonorSteps::new(w),
             table: &self.pow_table.1,
-            c32: &self.c_table,
+            c32: &self.c_table.1,
             c0,
             cell: self.cell,
             cell32: self.cell as f32,
