@@ -1,5 +1,6 @@
 //! The editor window: menus, canvas, parameter panel, preview, build dialog, files.
 
+use crate::build_dialog::BuildDialog;
 use crate::canvas::{Badge, Canvas};
 use crate::doc::{self, Document};
 use crate::files::{Chooser, Purpose, Recovery, Store};
@@ -8,13 +9,13 @@ use crate::view3d::View3d;
 use crate::worker::{Snapshot, Worker};
 use eframe::glow;
 use egui::{Key, KeyboardShortcut, Modifiers, Ui};
-use orogen::eval::{NodeStatus, ProgressEvent};
+use orogen::eval::NodeStatus;
 use orogen::graph::NodeInstance;
 use orogen::io::render::Colormap;
-use orogen::node::{CancelToken, PortKind};
+use orogen::node::PortKind;
 use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How the editor starts.
@@ -60,30 +61,6 @@ enum Pending {
     New,
     Open(PathBuf),
     Quit,
-}
-
-/// A build running in the background.
-struct BuildJob {
-    cancel: CancelToken,
-    progress: Arc<Mutex<BuildProgress>>,
-    handle: Option<std::thread::JoinHandle<Result<String, String>>>,
-}
-
-#[derive(Default)]
-struct BuildProgress {
-    total: usize,
-    finished: usize,
-    running: BTreeMap<String, f32>,
-}
-
-/// The build dialog.
-struct BuildDialog {
-    folder: String,
-    resolution: Option<usize>,
-    /// Also write `<output>.preview.png` (as `orogen build` does unless `--no-preview`).
-    previews: bool,
-    job: Option<BuildJob>,
-    result: Option<Result<String, String>>,
 }
 
 /// The editor.
@@ -449,8 +426,7 @@ impl EditorApp {
                 );
             }
         }
-        if !self.worker.running().is_empty() || self.build.as_ref().is_some_and(|b| b.job.is_some())
-        {
+        if !self.worker.running().is_empty() || self.build.as_ref().is_some_and(BuildDialog::busy) {
             ctx.request_repaint_after(crate::worker::PROGRESS_FRAME);
         }
     }
@@ -552,22 +528,19 @@ impl EditorApp {
         let mut b = BTreeMap::new();
         if let Some(s) = &self.snapshot {
             for (id, st) in &s.result.status {
-                match st {
-                    NodeStatus::Failed(e) => {
-                        b.insert(id.clone(), Badge::Error(e.to_string()));
-                    }
-                    NodeStatus::Skipped { upstream } => {
-                        b.insert(
-                            id.clone(),
-                            Badge::Error(format!("waits for \"{upstream}\", which failed")),
-                        );
-                    }
-                    _ => {}
-                }
-            }
-            for (id, msg) in &s.problems {
+                let badge = match st {
+                    NodeStatus::Failed(e) => Badge::Error(e.to_string()),
+                    NodeStatus::Incomplete { reason } => Badge::Incomplete(needs(reason)),
+                    NodeStatus::Skipped { upstream } => match s.result.status.get(upstream) {
+                        Some(NodeStatus::Incomplete { .. }) => Badge::Incomplete(format!(
+                            "waits for \"{upstream}\", which needs an input"
+                        )),
+                        _ => Badge::Error(format!("waits for \"{upstream}\", which failed")),
+                    },
+                    _ => continue,
+                };
                 if self.doc.graph().node(id).is_some() {
-                    b.insert(id.clone(), Badge::Error(msg.clone()));
+                    b.insert(id.clone(), badge);
                 }
             }
         }
@@ -767,9 +740,16 @@ impl EditorApp {
         match self.selected.clone() {
             Some(id) if self.doc.graph().node(&id).is_some() => {
                 crate::params::node_panel(ui, &mut self.doc, &id);
-                if let Some(Badge::Error(msg)) = self.badges().get(&id) {
-                    ui.separator();
-                    ui.colored_label(egui::Color32::from_rgb(235, 70, 60), format!("⚠ {msg}"));
+                match self.badges().get(&id) {
+                    Some(Badge::Error(msg)) => {
+                        ui.separator();
+                        ui.colored_label(egui::Color32::from_rgb(235, 70, 60), format!("⚠ {msg}"));
+                    }
+                    Some(Badge::Incomplete(msg)) => {
+                        ui.separator();
+                        ui.label(format!("○ {msg}"));
+                    }
+                    _ => {}
                 }
                 if let Some(t) = self
                     .snapshot
@@ -911,17 +891,7 @@ impl EditorApp {
 
     fn open_build_dialog(&mut self) {
         if self.build.is_none() {
-            let folder = self
-                .doc
-                .base_dir()
-                .map_or_else(|| PathBuf::from("out"), |d| d.join("out"));
-            self.build = Some(BuildDialog {
-                folder: folder.display().to_string(),
-                resolution: None,
-                previews: true,
-                job: None,
-                result: None,
-            });
+            self.build = Some(BuildDialog::new(self.doc.path()));
         }
     }
 
@@ -1002,90 +972,18 @@ impl EditorApp {
         let Some(mut b) = self.build.take() else {
             return;
         };
-        let mut open = true;
-        let mut choose = false;
-        egui::Window::new("Build outputs")
-            .open(&mut open)
-            .collapsible(false)
-            .show(ctx, |ui| {
-                let g = self.doc.graph();
-                if g.outputs.is_empty() {
-                    ui.colored_label(
-                        egui::Color32::from_rgb(235, 70, 60),
-                        "The graph has no outputs: right-click a node and choose \"Write … in builds\".",
-                    );
-                } else {
-                    ui.label(format!("Writes {} output(s): {}", g.outputs.len(), g.outputs.keys().cloned().collect::<Vec<_>>().join(", ")));
-                }
-                ui.horizontal(|ui| {
-                    ui.label("Folder");
-                    ui.text_edit_singleline(&mut b.folder);
-                    if ui.button("Choose…").clicked() {
-                        choose = true;
-                    }
-                });
-                ui.horizontal(|ui| {
-                    ui.label("Resolution");
-                    egui::ComboBox::from_id_salt("orogen-build-res-override")
-                        .selected_text(b.resolution.map_or_else(|| format!("graph's ({}²)", g.resolution), |r| format!("{r}²")))
-                        .show_ui(ui, |ui| {
-                            ui.selectable_value(&mut b.resolution, None, format!("graph's ({}²)", g.resolution));
-                            for r in [256, 512, 1024, 2048, 4096, 8192] {
-                                ui.selectable_value(&mut b.resolution, Some(r), format!("{r}²"));
-                            }
-                        });
-                });
-                ui.checkbox(&mut b.previews, "write preview PNGs (terrain colormap, hillshade)");
-                match &mut b.job {
-                    Some(job) => {
-                        let p = job.progress.lock().unwrap_or_else(PoisonError::into_inner);
-                        let partial: f32 = p.running.values().sum();
-                        let frac = if p.total > 0 { (p.finished as f32 + partial) / p.total as f32 } else { 0.0 };
-                        let names: Vec<&str> = p.running.keys().map(String::as_str).collect();
-                        ui.add(egui::ProgressBar::new(frac).show_percentage().text(names.join(", ")));
-                        drop(p);
-                        if ui.button("Cancel").clicked() {
-                            job.cancel.cancel();
-                        }
-                        if job.handle.as_ref().is_some_and(std::thread::JoinHandle::is_finished) {
-                            let r = job
-                                .handle
-                                .take()
-                                .map_or_else(|| Err("build thread lost".to_owned()), |h| {
-                                    h.join().unwrap_or_else(|_| Err("the build failed unexpectedly".to_owned()))
-                                });
-                            b.result = Some(r);
-                            b.job = None;
-                        }
-                    }
-                    None => {
-                        if ui.add_enabled(!g.outputs.is_empty(), egui::Button::new("Build")).clicked() {
-                            b.result = None;
-                            b.job = Some(start_build(g, self.doc.path(), PathBuf::from(&b.folder), b.resolution, b.previews, ctx));
-                        }
-                    }
-                }
-                match &b.result {
-                    Some(Ok(msg)) => {
-                        ui.label(msg);
-                    }
-                    Some(Err(e)) => {
-                        ui.colored_label(egui::Color32::from_rgb(235, 70, 60), e);
-                    }
-                    None => {}
-                }
-            });
-        if choose {
-            self.chooser = Some(Chooser::new(Purpose::BuildFolder, Path::new(&b.folder)));
+        let (open, chooser) = b.show(ctx, self.doc.graph(), self.doc.path());
+        if chooser.is_some() {
+            self.chooser = chooser;
         }
-        if open || b.job.is_some() {
-            if !open {
-                if let Some(j) = &b.job {
-                    j.cancel.cancel();
-                }
-            }
+        if open {
             self.build = Some(b);
         }
+    }
+
+    /// The build dialog, if open (tests drive it).
+    pub fn build_dialog(&mut self) -> Option<&mut BuildDialog> {
+        self.build.as_mut()
     }
 
     fn autosave(&mut self) {
@@ -1137,69 +1035,32 @@ impl EditorApp {
     }
 }
 
-fn start_build(
-    graph: &orogen::Graph,
-    file: Option<&Path>,
-    out_dir: PathBuf,
-    resolution: Option<usize>,
-    previews: bool,
-    ctx: &egui::Context,
-) -> BuildJob {
-    let cancel = CancelToken::new();
-    let progress = Arc::new(Mutex::new(BuildProgress {
-        total: graph.nodes.len(),
-        ..BuildProgress::default()
-    }));
-    let (graph, file, c, p, ctx) = (
-        graph.clone(),
-        file.map(Path::to_path_buf),
-        cancel.clone(),
-        Arc::clone(&progress),
-        ctx.clone(),
-    );
-    let handle = std::thread::Builder::new()
-        .name("orogen-build".into())
-        .spawn(move || {
-            let on_progress = |e: ProgressEvent| {
-                let mut pr = p.lock().unwrap_or_else(PoisonError::into_inner);
-                if crate::worker::track(&mut pr.running, e) {
-                    pr.finished += 1;
-                }
-                ctx.request_repaint();
-            };
-            let opts = orogen::build::BuildOptions {
-                out_dir: out_dir.clone(),
-                // What `orogen build` writes by default: the heightmaps plus a preview each.
-                exports: orogen::build::Exports {
-                    preview: previews.then_some(Colormap::Terrain),
-                    ..orogen::build::Exports::default()
-                },
-                resolution,
-                graph_file: file.as_deref(),
-                cancel: c.clone(),
-                progress: Some(&on_progress),
-            };
-            let r = orogen::build::build(&graph, &opts);
-            ctx.request_repaint();
-            match r {
-                Ok(_) if c.is_cancelled() => Err("Build cancelled.".to_owned()),
-                Ok(rep) if rep.complete() => Ok(format!(
-                    "Built {} output(s) into {} (manifest {}).",
-                    graph.outputs.len(),
-                    out_dir.display(),
-                    rep.manifest_path.display()
-                )),
-                Ok(rep) => Err(format!(
-                    "Some outputs failed: {}",
-                    rep.failed_outputs.join(", ")
-                )),
-                Err(e) => Err(e.to_string()),
-            }
-        });
-    BuildJob {
-        cancel,
-        progress,
-        handle: handle.ok(),
+/// What an incomplete node lacks, in words: `needs an input: "in" (height)` for the common
+/// case, else the engine's reason.
+fn needs(reason: &str) -> String {
+    let unwired: Vec<String> = reason
+        .split("; ")
+        .filter_map(|r| {
+            let (field, msg) = r.split_once(": ")?;
+            let port = field.strip_prefix("inputs.")?;
+            let kind = msg
+                .strip_prefix("required ")?
+                .strip_suffix(" input is not connected")?;
+            Some(format!("\"{port}\" ({kind})"))
+        })
+        .collect();
+    if unwired.len() == reason.split("; ").count() {
+        format!(
+            "needs {}: {}",
+            if unwired.len() == 1 {
+                "an input"
+            } else {
+                "inputs"
+            },
+            unwired.join(", ")
+        )
+    } else {
+        reason.to_owned()
     }
 }
 

@@ -39,8 +39,11 @@ pub fn kind_color(kind: PortKind) -> Color32 {
 pub enum Badge {
     /// Running, with the fraction done.
     Running(f32),
-    /// Failed or cannot run, with the reason.
+    /// Failed, with the reason.
     Error(String),
+    /// Not run yet because something is not wired (its own input, or upstream): a normal state
+    /// of a graph being built, shown neutrally.
+    Incomplete(String),
 }
 
 /// Screen positions of pins seen in the last frame (for tests driving the canvas with a mouse).
@@ -535,6 +538,9 @@ impl SnarlViewer<String> for Viewer<'_> {
                     ui.colored_label(Color32::from_rgb(235, 70, 60), "⚠ error")
                         .on_hover_text(msg);
                 }
+                Some(Badge::Incomplete(msg)) => {
+                    ui.weak("○ needs input").on_hover_text(msg);
+                }
                 Some(Badge::Running(_)) => {
                     crate::worker::busy(ui);
                 }
@@ -604,6 +610,10 @@ impl SnarlViewer<String> for Viewer<'_> {
             Some(Badge::Error(msg)) => {
                 ui.set_max_width(240.0);
                 ui.colored_label(Color32::from_rgb(255, 120, 110), msg);
+            }
+            Some(Badge::Incomplete(msg)) => {
+                ui.set_max_width(240.0);
+                ui.weak(msg);
             }
             None => {}
         }

@@ -7,9 +7,9 @@
 //! resolutions — a quick one first, then a finer one — and every finished pass is sent back;
 //! the UI keeps showing the previous result until a new one arrives.
 //!
-//! Nodes the engine would refuse (an unconnected required input, say) are pruned from the
-//! evaluated copy together with whatever depends on them, and their problems are reported per
-//! node, so one half-wired node never blanks the previews of the rest of the graph.
+//! Incomplete nodes (an unconnected required input, say) are the engine's business: it reports
+//! them as `NodeStatus::Incomplete`, skips what depends on them and evaluates the rest, so one
+//! half-wired node never blanks the previews of the rest of the graph.
 
 use orogen::eval::{EvalOptions, EvalResult, Evaluator, ProgressEvent, Targets};
 use orogen::node::CancelToken;
@@ -38,11 +38,9 @@ pub struct Snapshot {
     /// The job it answers (increases with every edit).
     pub generation: u64,
     pub resolution: usize,
-    /// The graph that was evaluated (pruned of nodes with problems).
+    /// The graph that was evaluated.
     pub graph: Graph,
     pub result: EvalResult,
-    /// Problems of nodes that could not be evaluated, by node id.
-    pub problems: BTreeMap<String, String>,
     /// From the job being sent to this pass being ready.
     pub latency: Duration,
     /// True when the job was cancelled by a newer one during this pass.
@@ -205,7 +203,7 @@ fn run(
         while let Ok(newer) = jobs.try_recv() {
             job = newer;
         }
-        let (graph, problems) = evaluable(&job.graph);
+        let graph = &job.graph;
         {
             let mut p = progress.lock().unwrap_or_else(PoisonError::into_inner);
             p.generation = job.generation;
@@ -235,13 +233,13 @@ fn run(
                 base_dir: job.base_dir.as_deref(),
                 keep_all: true,
             };
-            let run = |ev: &mut Evaluator| ev.evaluate(&graph, &opts);
+            let run = |ev: &mut Evaluator| ev.evaluate(graph, &opts);
             let result = match &pool {
                 Ok(pool) => pool.install(|| run(&mut evaluator)),
                 Err(_) => run(&mut evaluator),
             };
             let result = result.unwrap_or_else(|diags| {
-                // `evaluable` removed every node with a problem; what is left is graph-wide.
+                // Graph-wide errors (a cycle, which the canvas refuses to wire): shown per node.
                 let mut r = EvalResult::default();
                 for d in diags {
                     r.status.insert(
@@ -258,7 +256,6 @@ fn run(
                 resolution,
                 graph: graph.clone(),
                 result,
-                problems: problems.clone(),
                 latency: job.sent.elapsed(),
                 cancelled: job.cancel.is_cancelled(),
             };
@@ -307,53 +304,4 @@ fn lower_priority() {
     unsafe {
         libc::setpriority(libc::PRIO_PROCESS, 0, 19);
     }
-}
-
-/// A copy of `graph` the engine accepts: outputs dropped (previews evaluate every node) and
-/// nodes with problems removed, with their downstream. Returns the problems by node id.
-#[must_use]
-pub fn evaluable(graph: &Graph) -> (Graph, BTreeMap<String, String>) {
-    let mut g = graph.clone();
-    g.outputs.clear();
-    let mut problems: BTreeMap<String, String> = BTreeMap::new();
-    loop {
-        let diags = g.validate();
-        let bad: Vec<String> = diags.iter().filter_map(|d| d.node.clone()).collect();
-        if bad.is_empty() {
-            break;
-        }
-        for d in &diags {
-            if let Some(n) = &d.node {
-                let msg = if d.field.is_empty() {
-                    d.message.clone()
-                } else {
-                    format!("{}: {}", d.field, d.message)
-                };
-                problems
-                    .entry(n.clone())
-                    .and_modify(|m| {
-                        m.push('\n');
-                        m.push_str(&msg);
-                    })
-                    .or_insert(msg);
-            }
-        }
-        // Whatever depends on a node that cannot run cannot run either.
-        let mut bad = bad;
-        let mut i = 0;
-        while i < bad.len() {
-            let src = bad[i].clone();
-            for n in &g.nodes {
-                if !bad.contains(&n.id) && n.inputs.iter().flatten().any(|r| r.node == src) {
-                    problems
-                        .entry(n.id.clone())
-                        .or_insert_with(|| format!("waits for \"{src}\", which cannot run"));
-                    bad.push(n.id.clone());
-                }
-            }
-            i += 1;
-        }
-        crate::doc::remove_nodes(&mut g, &bad);
-    }
-    (g, problems)
 }

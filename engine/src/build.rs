@@ -1,11 +1,13 @@
-//! Headless builds: evaluate a graph's named outputs and write them, plus `manifest.json`,
-//! atomically into a folder. The CLI's `build` command and the editor's export use this.
+//! Headless builds: evaluate a graph's named outputs and write them, plus `manifest.json` and
+//! a copy of the graph that was built, atomically into a folder. The CLI's `build` command and
+//! the editor's build dialog both call [`build`] with the same [`Exports`], whose defaults are
+//! what `orogen build` writes with no flags ([`Exports::to_args`] gives the flags back).
 
 use crate::eval::{
     CancelToken, EvalOptions, EvalResult, Evaluator, NodeStatus, ProgressEvent, Targets,
 };
 use crate::field::Field;
-use crate::graph::{Diagnostic, Graph};
+use crate::graph::{Blocked, Diagnostic, Graph};
 use crate::io::graph_file;
 use crate::io::heightmap::{self, Format};
 use crate::io::manifest::{FileEntry, GraphInfo, Manifest, OutputEntry, WorldInfo};
@@ -17,7 +19,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// A game-engine preset: sizes, formats and the numbers to type into the engine.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Preset {
     /// Unity terrain: 2ⁿ + 1 samples (33 … 4097), RAW16 little-endian, rows south to north.
     Unity,
@@ -26,6 +28,20 @@ pub enum Preset {
     /// Godot: 2ⁿ + 1 samples, 32-bit float EXR in metres.
     Godot,
 }
+
+crate::impl_choice!(Preset {
+    Unity = "unity",
+    Unreal = "unreal",
+    Godot = "godot",
+});
+crate::impl_choice!(MeshFormat {
+    Obj = "obj",
+    Glb = "glb",
+});
+crate::impl_choice!(Range {
+    Graph = "graph",
+    Data = "data",
+});
 
 impl Preset {
     /// Sizes the engine accepts, ascending.
@@ -49,14 +65,14 @@ impl Preset {
 }
 
 /// A mesh file format.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MeshFormat {
     Obj,
     Glb,
 }
 
 /// Which heights integer formats (PNG16, TIFF16, RAW16) map onto 0 … 65535.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Range {
     /// The graph's height range (heights outside it are clamped); the same for every output.
     #[default]
@@ -66,7 +82,7 @@ pub enum Range {
 }
 
 /// Everything a build writes besides the graph evaluation itself.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Exports {
     /// Heightmap formats written for every output (ignored with a preset).
     pub formats: Vec<Format>,
@@ -79,21 +95,77 @@ pub struct Exports {
     pub normal_map: Option<(u8, NormalY)>,
     /// A mesh per height output, keeping every `step`-th sample.
     pub mesh: Option<(MeshFormat, usize)>,
-    /// Splat maps: `(file stem, up to four mask outputs, normalise to sum 1)`.
-    pub splats: Vec<(String, Vec<String>, bool)>,
+    /// Splat maps: `(file stem, up to four mask outputs)`.
+    pub splats: Vec<(String, Vec<String>)>,
+    /// Scale each splat map's weights to sum to 1 where any is positive.
+    pub splat_normalize: bool,
 }
 
 impl Default for Exports {
+    /// What `orogen build` writes with no export flags: 16-bit PNG over the graph's height
+    /// range and a terrain-coloured preview per output.
     fn default() -> Self {
         Self {
             formats: vec![Format::Png16],
             range: Range::Graph,
             preset: None,
-            preview: None,
+            preview: Some(Colormap::Terrain),
             normal_map: None,
             mesh: None,
             splats: Vec::new(),
+            splat_normalize: false,
         }
+    }
+}
+
+impl Exports {
+    /// The `orogen build` flags that ask for these exports; none for the defaults.
+    #[must_use]
+    pub fn to_args(&self) -> Vec<String> {
+        use crate::node::choice_name;
+        let d = Exports::default();
+        let mut a = Vec::new();
+        let mut flag = |k: &str, v: Option<String>| {
+            a.push(format!("--{k}"));
+            a.extend(v);
+        };
+        if self.formats != d.formats {
+            let names: Vec<&str> = self.formats.iter().map(|f| f.name()).collect();
+            flag("format", Some(names.join(",")));
+        }
+        if self.range != d.range {
+            flag("range", Some(choice_name(self.range).to_owned()));
+        }
+        if let Some(p) = self.preset {
+            flag("preset", Some(choice_name(p).to_owned()));
+        }
+        match self.preview {
+            None => flag("no-preview", None),
+            Some(m) if Some(m) != d.preview => flag("preview", Some(choice_name(m).to_owned())),
+            Some(_) => {}
+        }
+        if let Some((bits, y)) = self.normal_map {
+            flag("normal-map", None);
+            if bits != 8 {
+                flag("normal-bits", Some(bits.to_string()));
+            }
+            if y != NormalY::Opengl {
+                flag("normal-y", Some(choice_name(y).to_owned()));
+            }
+        }
+        if let Some((m, step)) = self.mesh {
+            flag("mesh", Some(choice_name(m).to_owned()));
+            if step != 1 {
+                flag("mesh-step", Some(step.to_string()));
+            }
+        }
+        for (stem, masks) in &self.splats {
+            flag("splat", Some(format!("{stem}={}", masks.join(","))));
+        }
+        if self.splat_normalize {
+            flag("splat-normalize", None);
+        }
+        a
     }
 }
 
@@ -105,9 +177,15 @@ pub struct BuildOptions<'a> {
     pub resolution: Option<usize>,
     /// The graph file's folder (for relative paths in parameters) and its name for the manifest.
     pub graph_file: Option<&'a Path>,
+    /// Write the outputs that can be built even when others cannot (an incomplete node on
+    /// their chain, a node that fails). Without it a build writes every output or nothing.
+    pub keep_going: bool,
     pub cancel: CancelToken,
     pub progress: Option<&'a (dyn Fn(ProgressEvent) + Sync)>,
 }
+
+/// The name of the graph copy a build writes next to its outputs.
+pub const GRAPH_COPY: &str = "graph.json";
 
 /// Why a build did not complete.
 #[derive(Debug, thiserror::Error)]
@@ -116,6 +194,10 @@ pub enum BuildError {
     Invalid(Vec<Diagnostic>),
     #[error("the graph declares no outputs: add an \"outputs\" object naming the nodes to write")]
     NoOutputs,
+    #[error("{}\nnothing was written", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
+    Incomplete(Vec<Blocked>),
+    #[error("{}\nnothing was written", .0.join("\n"))]
+    Failed(Vec<String>),
     #[error("build cancelled: no output was written or changed")]
     Cancelled,
     #[error("cannot write {path}: {source}")]
@@ -135,7 +217,8 @@ pub struct BuildReport {
     pub manifest: Manifest,
     pub manifest_path: PathBuf,
     pub eval: EvalResult,
-    /// Outputs not written because their node failed or was skipped.
+    /// Outputs (and splat maps) not written, with `--keep-going`, because a node they need is
+    /// incomplete, failed or was skipped.
     pub failed_outputs: Vec<String>,
 }
 
@@ -147,56 +230,54 @@ impl BuildReport {
     }
 }
 
-/// Builds every named output of `graph`. Outputs whose node failed are listed in the
-/// report (and in the manifest's `errors`) while the others are still written.
+/// Builds every named output of `graph`. An output that cannot be built (an incomplete node
+/// on its chain, a node that fails) stops the build before anything is written, unless
+/// `keep_going`: then the others are written and the rest listed in the report and in the
+/// manifest's `errors`.
 pub fn build(graph: &Graph, opts: &BuildOptions) -> Result<BuildReport, BuildError> {
     if graph.outputs.is_empty() {
         return Err(BuildError::NoOutputs);
     }
-    let base_dir = opts.graph_file.and_then(Path::parent);
+    check_splats(graph, &opts.exports)?;
+    let errors = graph.errors();
+    if !errors.is_empty() {
+        return Err(BuildError::Invalid(errors));
+    }
+    let blocked = graph.blocked_outputs();
+    if !blocked.is_empty() && !opts.keep_going {
+        return Err(BuildError::Incomplete(blocked));
+    }
+    if opts.cancel.is_cancelled() {
+        return Err(BuildError::Cancelled);
+    }
     let ex = &opts.exports;
     let resolution = match ex.preset {
         Some(p) => Some(p.size_for(opts.resolution.unwrap_or(graph.resolution))),
         None => opts.resolution,
     };
-    for (stem, names, _) in &ex.splats {
-        if names.is_empty() || names.len() > 4 {
-            return Err(BuildError::Splat(
-                stem.clone(),
-                format!("needs 1 to 4 mask outputs, got {}", names.len()),
-            ));
-        }
-        for n in names {
-            match graph.outputs.get(n).and_then(|r| graph.output_kind(r)) {
-                Some(PortKind::Mask) => {}
-                Some(PortKind::Height) => {
-                    return Err(BuildError::Splat(
-                        stem.clone(),
-                        format!("output \"{n}\" is a height, not a mask"),
-                    ))
-                }
-                None => {
-                    return Err(BuildError::Splat(
-                        stem.clone(),
-                        format!("no output \"{n}\""),
-                    ))
-                }
-            }
-        }
-    }
-    if opts.cancel.is_cancelled() {
-        return Err(BuildError::Cancelled);
-    }
-    let mut evaluator = Evaluator::new();
-    let eval = evaluator
+    // Only what the buildable outputs need (all of them, unless some are blocked).
+    let targets = if blocked.is_empty() {
+        Targets::Outputs
+    } else {
+        let blocked: Vec<&str> = blocked.iter().map(|b| b.output.as_str()).collect();
+        Targets::Nodes(
+            graph
+                .outputs
+                .iter()
+                .filter(|(name, _)| !blocked.contains(&name.as_str()))
+                .map(|(_, r)| r.node.clone())
+                .collect(),
+        )
+    };
+    let eval = Evaluator::new()
         .evaluate(
             graph,
             &EvalOptions {
                 resolution,
-                targets: Targets::Outputs,
+                targets,
                 cancel: opts.cancel.clone(),
                 progress: opts.progress,
-                base_dir,
+                base_dir: opts.graph_file.and_then(Path::parent),
                 keep_all: false,
             },
         )
@@ -204,177 +285,68 @@ pub fn build(graph: &Graph, opts: &BuildOptions) -> Result<BuildReport, BuildErr
     if opts.cancel.is_cancelled() {
         return Err(BuildError::Cancelled);
     }
+    let missing: Vec<String> = graph
+        .outputs
+        .iter()
+        .filter(|(_, r)| eval.field(graph, r).is_none())
+        .map(|(name, r)| {
+            format!(
+                "output \"{name}\" not built: {}",
+                why_missing(&eval, &r.node)
+            )
+        })
+        .collect();
+    if !missing.is_empty() && !opts.keep_going {
+        return Err(BuildError::Failed(missing));
+    }
     std::fs::create_dir_all(&opts.out_dir).map_err(|source| BuildError::Write {
         path: opts.out_dir.display().to_string(),
         source,
     })?;
 
-    let mut outputs = Vec::new();
-    let mut files = Vec::new();
-    let mut failed_outputs = Vec::new();
-    let cell = graph.world.cell_size_m(eval.resolution);
     let formats: Vec<Format> = match ex.preset {
         Some(Preset::Unity) => vec![Format::R16],
         Some(Preset::Unreal) => vec![Format::Png16],
         Some(Preset::Godot) => vec![Format::Exr],
         None => ex.formats.clone(),
     };
-    // Every file is first written in full to a temporary file beside its destination; only when
-    // all of them (and the manifest) are written are they renamed into place. A failure — a full
-    // disk, an unwritable folder, a cancel — therefore leaves the previous outputs untouched and
-    // removes the temporary files (they delete themselves when dropped).
-    let mut staged: Vec<(tempfile::TempPath, PathBuf)> = Vec::new();
-    let mut write = |file: String, role: &str, bytes: &[u8]| -> Result<String, BuildError> {
-        staged.push((stage(&opts.out_dir, bytes)?, opts.out_dir.join(&file)));
-        let hash = blake3::hash(bytes).to_hex().to_string();
-        files.push(FileEntry {
-            file: file.clone(),
-            role: role.to_owned(),
-            hash: hash.clone(),
-        });
-        Ok(hash)
-    };
+    let mut stage = Staging::new(&opts.out_dir);
+    let mut outputs = Vec::new();
+    let mut failed_outputs = Vec::new();
     for (name, r) in &graph.outputs {
-        let Some(field) = eval.field(graph, r) else {
-            failed_outputs.push(name.clone());
-            continue;
-        };
-        if opts.cancel.is_cancelled() {
-            failed_outputs.push(name.clone());
-            continue;
-        }
-        let kind = graph.output_kind(r).unwrap_or(PortKind::Height);
-        // Masks are written over [0, 1], heights over the graph's height range.
-        let frame = match (kind, ex.range, field.min_max()) {
-            (PortKind::Height, Range::Data, Some((lo, hi))) if hi > lo => World {
-                height_min_m: f64::from(lo),
-                height_max_m: f64::from(hi),
-                ..graph.world
-            },
-            (PortKind::Height, _, _) => graph.world,
-            (PortKind::Mask, _, _) => World {
-                height_min_m: 0.0,
-                height_max_m: 1.0,
-                ..graph.world
-            },
-        };
-        let mut primary = None;
-        for &format in &formats {
-            let (file, bytes) = if ex.preset == Some(Preset::Unity) {
-                // Unity reads row 0 of a RAW heightmap as z = 0 (south): write rows south to north.
-                let mut flipped = Vec::with_capacity(field.data().len());
-                for row in field.data().chunks(field.width()).rev() {
-                    flipped.extend_from_slice(row);
-                }
-                let f = Field::from_vec(field.width(), field.height(), flipped)
-                    .unwrap_or_else(|| (*field).clone());
-                (
-                    format!("{name}.raw"),
-                    heightmap::encode(&f, &frame, format).map_err(|source| BuildError::Write {
-                        path: name.clone(),
-                        source,
-                    })?,
-                )
-            } else {
-                (
-                    format!("{name}.{}", format.extension()),
-                    heightmap::encode(&field, &frame, format).map_err(|source| {
-                        BuildError::Write {
-                            path: name.clone(),
-                            source,
-                        }
-                    })?,
-                )
-            };
-            let hash = write(file.clone(), format.name(), &bytes)?;
-            primary.get_or_insert((file, hash));
-        }
-        if let Some(map) = ex.preview {
-            let (lo, hi) = render::display_range(&frame);
-            // Previews of heights keep the graph's range so colours mean the same heights.
-            let (lo, hi) = if kind == PortKind::Height {
-                render::display_range(&graph.world)
-            } else {
-                (lo, hi)
-            };
-            let relief = (kind == PortKind::Height).then_some((&*field, cell));
-            let rgb = render::preview_rgb(&field, lo, hi, map, relief);
-            write(
-                format!("{name}.preview.png"),
-                "preview",
-                &encode_png_rgb8(field.width(), field.height(), rgb)?,
-            )?;
-        }
-        if kind == PortKind::Height {
-            if let Some((bits, y)) = ex.normal_map {
-                let n = render::normals(&field, cell, y);
-                let bytes = encode_normal_png(field.width(), field.height(), &n, bits)?;
-                write(format!("{name}.normal.png"), "normal map", &bytes)?;
-            }
-            if let Some((mf, step)) = ex.mesh {
-                let mesh = Mesh::from_field(&field, cell, step);
-                match mf {
-                    MeshFormat::Glb => write(format!("{name}.glb"), "mesh", &mesh.to_glb())?,
-                    MeshFormat::Obj => {
-                        let mut text = Vec::new();
-                        mesh.write_obj(&mut text)
-                            .map_err(|source| BuildError::Write {
-                                path: name.clone(),
-                                source,
-                            })?;
-                        write(format!("{name}.obj"), "mesh", &text)?
-                    }
+        match eval.field(graph, r) {
+            Some(field) if !opts.cancel.is_cancelled() => {
+                let kind = graph.output_kind(r).unwrap_or(PortKind::Height);
+                let out = Output {
+                    name,
+                    source: r.to_string(),
+                    kind,
+                    field: &field,
                 };
+                outputs.push(write_output(&mut stage, graph, &out, ex, &formats)?);
             }
+            _ => failed_outputs.push(name.clone()),
         }
-        let (min, max) = field.min_max().unwrap_or((f32::NAN, f32::NAN));
-        let (file, hash) = primary.unwrap_or_default();
-        outputs.push(OutputEntry {
-            name: name.clone(),
-            source: r.to_string(),
-            kind: kind.name().to_owned(),
-            file,
-            width: field.width(),
-            height: field.height(),
-            min,
-            max,
-            range_m: [frame.height_min_m, frame.height_max_m],
-            hash,
-        });
     }
-    for (stem, names, normalize) in &ex.splats {
+    for (stem, names) in &ex.splats {
         let fields: Vec<_> = names
             .iter()
             .filter_map(|n| eval.field(graph, &graph.outputs[n]))
             .collect();
-        if fields.len() != names.len() {
+        if fields.len() == names.len() {
+            write_splat(&mut stage, stem, &fields, ex.splat_normalize)?;
+        } else {
             failed_outputs.push(stem.clone());
-            continue;
         }
-        let refs: Vec<&Field> = fields.iter().map(|f| &**f).collect();
-        let rgba = render::splat_rgba(&refs, *normalize);
-        let img = image::RgbaImage::from_raw(refs[0].width() as u32, refs[0].height() as u32, rgba)
-            .ok_or_else(|| BuildError::Splat(stem.clone(), "size mismatch".into()))?;
-        let mut bytes = Vec::new();
-        img.write_to(
-            &mut std::io::Cursor::new(&mut bytes),
-            image::ImageFormat::Png,
-        )
-        .map_err(|e| BuildError::Splat(stem.clone(), e.to_string()))?;
-        write(format!("{stem}.splat.png"), "splat map", &bytes)?;
     }
-    let errors: BTreeMap<String, String> = eval
-        .status
-        .iter()
-        .filter_map(|(id, s)| match s {
-            NodeStatus::Failed(e) => Some((id.clone(), e.to_string())),
-            NodeStatus::Skipped { upstream } => Some((
-                id.clone(),
-                format!("skipped: upstream node \"{upstream}\" failed"),
-            )),
-            _ => None,
-        })
-        .collect();
+    // The graph exactly as built (with `--set`, `--seed` and the built resolution), so
+    // `orogen build DIR/graph.json` builds the same files again.
+    let built = Graph {
+        resolution: eval.resolution,
+        ..graph.clone()
+    };
+    let graph_text = graph_file::to_string(&built);
+    let graph_hash = stage.add(GRAPH_COPY.to_owned(), "graph", graph_text.as_bytes())?;
     let manifest = Manifest {
         orogen_version: env!("CARGO_PKG_VERSION").to_owned(),
         graph: GraphInfo {
@@ -383,9 +355,8 @@ pub fn build(graph: &Graph, opts: &BuildOptions) -> Result<BuildReport, BuildErr
                 .graph_file
                 .map(|p| p.display().to_string())
                 .unwrap_or_default(),
-            hash: blake3::hash(graph_file::to_string(graph).as_bytes())
-                .to_hex()
-                .to_string(),
+            copy: GRAPH_COPY.to_owned(),
+            hash: graph_hash,
         },
         seed: graph.seed,
         resolution: eval.resolution,
@@ -398,8 +369,8 @@ pub fn build(graph: &Graph, opts: &BuildOptions) -> Result<BuildReport, BuildErr
         formats: formats.iter().map(|f| f.name().to_owned()).collect(),
         preset: ex.preset.map(|p| preset_info(p, graph, eval.resolution)),
         outputs,
-        files,
-        errors,
+        files: std::mem::take(&mut stage.files),
+        errors: node_errors(&eval, &blocked),
         timings_ms: eval
             .timings
             .iter()
@@ -407,22 +378,243 @@ pub fn build(graph: &Graph, opts: &BuildOptions) -> Result<BuildReport, BuildErr
             .collect(),
     };
     let manifest_path = opts.out_dir.join("manifest.json");
-    let mut text = serde_json::to_string_pretty(&manifest).unwrap_or_default();
+    let mut text = serde_json::to_string_pretty(&manifest).map_err(|e| BuildError::Write {
+        path: manifest_path.display().to_string(),
+        source: std::io::Error::other(e),
+    })?;
     text.push('\n');
-    staged.push((
-        stage(&opts.out_dir, text.as_bytes())?,
-        manifest_path.clone(),
-    ));
+    stage.add_unlisted(&manifest_path, text.as_bytes())?;
     if opts.cancel.is_cancelled() {
         return Err(BuildError::Cancelled);
     }
-    commit(&opts.out_dir, staged)?;
+    stage.commit()?;
     Ok(BuildReport {
         manifest,
         manifest_path,
         eval,
         failed_outputs,
     })
+}
+
+/// Refuses splat maps that cannot be made from the graph's outputs.
+fn check_splats(graph: &Graph, ex: &Exports) -> Result<(), BuildError> {
+    for (stem, names) in &ex.splats {
+        let fail = |msg: String| Err(BuildError::Splat(stem.clone(), msg));
+        if names.is_empty() || names.len() > 4 {
+            return fail(format!("needs 1 to 4 mask outputs, got {}", names.len()));
+        }
+        for n in names {
+            match graph.outputs.get(n).map(|r| graph.output_kind(r)) {
+                Some(Some(PortKind::Mask) | None) => {}
+                Some(Some(PortKind::Height)) => {
+                    return fail(format!("output \"{n}\" is a height, not a mask"));
+                }
+                None => return fail(format!("no output \"{n}\"")),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Why node `id` produced nothing: its own problem, or the one of the node that stopped it.
+fn why_missing(eval: &EvalResult, id: &str) -> String {
+    let root = match eval.status.get(id) {
+        Some(NodeStatus::Skipped { upstream }) => upstream.as_str(),
+        _ => id,
+    };
+    match eval.status.get(root) {
+        Some(NodeStatus::Failed(e)) => format!("node \"{root}\": {e}"),
+        Some(NodeStatus::Incomplete { reason }) => {
+            format!("node \"{root}\" is incomplete ({reason})")
+        }
+        _ => format!("node \"{root}\" was not evaluated"),
+    }
+}
+
+/// Failed, incomplete and skipped nodes with their messages, for the manifest: those the
+/// evaluation met, and the incomplete nodes that blocked outputs before it.
+fn node_errors(eval: &EvalResult, blocked: &[Blocked]) -> BTreeMap<String, String> {
+    let before = blocked
+        .iter()
+        .flat_map(|b| &b.reasons)
+        .filter_map(|(node, why)| Some((node.clone()?, format!("incomplete: {why}"))));
+    let during = eval.status.iter().filter_map(|(id, s)| match s {
+        NodeStatus::Failed(e) => Some((id.clone(), e.to_string())),
+        NodeStatus::Incomplete { reason } => Some((id.clone(), format!("incomplete: {reason}"))),
+        NodeStatus::Skipped { upstream } => Some((
+            id.clone(),
+            format!("skipped: upstream node \"{upstream}\" failed or is incomplete"),
+        )),
+        _ => None,
+    });
+    before.chain(during).collect()
+}
+
+/// One output about to be written.
+struct Output<'a> {
+    name: &'a str,
+    source: String,
+    kind: PortKind,
+    field: &'a Field,
+}
+
+/// Writes one output's heightmaps, preview, normal map and mesh; returns its manifest entry.
+fn write_output(
+    stage: &mut Staging,
+    graph: &Graph,
+    out: &Output,
+    ex: &Exports,
+    formats: &[Format],
+) -> Result<OutputEntry, BuildError> {
+    let (name, field, kind) = (out.name, out.field, out.kind);
+    let cell = graph.world.cell_size_m(field.width());
+    let frame = output_frame(graph, kind, ex.range, field);
+    let write_err = |source| BuildError::Write {
+        path: name.to_owned(),
+        source,
+    };
+    let mut primary = None;
+    for &format in formats {
+        let (file, bytes) = if ex.preset == Some(Preset::Unity) {
+            // Unity reads row 0 of a RAW heightmap as z = 0 (south): rows south to north.
+            let flipped = field.flipped_vertically();
+            let bytes = heightmap::encode(&flipped, &frame, format).map_err(write_err)?;
+            (format!("{name}.raw"), bytes)
+        } else {
+            let bytes = heightmap::encode(field, &frame, format).map_err(write_err)?;
+            (format!("{name}.{}", format.extension()), bytes)
+        };
+        let hash = stage.add(file.clone(), format.name(), &bytes)?;
+        primary.get_or_insert((file, hash));
+    }
+    if let Some(map) = ex.preview {
+        // Previews of heights keep the graph's range so colours mean the same heights.
+        let (lo, hi) = render::display_range(if kind == PortKind::Height {
+            &graph.world
+        } else {
+            &frame
+        });
+        let relief = (kind == PortKind::Height).then_some((field, cell));
+        let rgb = render::preview_rgb(field, lo, hi, map, relief);
+        let png = encode_png_rgb8(field.width(), field.height(), rgb)?;
+        stage.add(format!("{name}.preview.png"), "preview", &png)?;
+    }
+    if kind == PortKind::Height {
+        if let Some((bits, y)) = ex.normal_map {
+            let n = render::normals(field, cell, y);
+            let bytes = encode_normal_png(field.width(), field.height(), &n, bits)?;
+            stage.add(format!("{name}.normal.png"), "normal map", &bytes)?;
+        }
+        if let Some((mf, step)) = ex.mesh {
+            let mesh = Mesh::from_field(field, cell, step);
+            let (file, bytes) = match mf {
+                MeshFormat::Glb => (format!("{name}.glb"), mesh.to_glb()),
+                MeshFormat::Obj => {
+                    let mut text = Vec::new();
+                    mesh.write_obj(&mut text).map_err(write_err)?;
+                    (format!("{name}.obj"), text)
+                }
+            };
+            stage.add(file, "mesh", &bytes)?;
+        }
+    }
+    let (min, max) = field.min_max().unwrap_or((f32::NAN, f32::NAN));
+    let (file, hash) = primary.unwrap_or_default();
+    Ok(OutputEntry {
+        name: name.to_owned(),
+        source: out.source.clone(),
+        kind: kind.name().to_owned(),
+        file,
+        width: field.width(),
+        height: field.height(),
+        min,
+        max,
+        range_m: [frame.height_min_m, frame.height_max_m],
+        hash,
+    })
+}
+
+/// The heights integer formats map onto 0 … 65535: masks over [0, 1], heights over the
+/// graph's height range or (with [`Range::Data`]) the output's own.
+fn output_frame(graph: &Graph, kind: PortKind, range: Range, field: &Field) -> World {
+    match (kind, range, field.min_max()) {
+        (PortKind::Height, Range::Data, Some((lo, hi))) if hi > lo => World {
+            height_min_m: f64::from(lo),
+            height_max_m: f64::from(hi),
+            ..graph.world
+        },
+        (PortKind::Height, _, _) => graph.world,
+        (PortKind::Mask, _, _) => World {
+            height_min_m: 0.0,
+            height_max_m: 1.0,
+            ..graph.world
+        },
+    }
+}
+
+/// Packs up to four mask outputs into `<stem>.splat.png`.
+fn write_splat(
+    stage: &mut Staging,
+    stem: &str,
+    fields: &[std::sync::Arc<Field>],
+    normalize: bool,
+) -> Result<(), BuildError> {
+    let refs: Vec<&Field> = fields.iter().map(|f| &**f).collect();
+    let rgba = render::splat_rgba(&refs, normalize);
+    let img = image::RgbaImage::from_raw(refs[0].width() as u32, refs[0].height() as u32, rgba)
+        .ok_or_else(|| BuildError::Splat(stem.to_owned(), "size mismatch".into()))?;
+    let mut bytes = Vec::new();
+    img.write_to(
+        &mut std::io::Cursor::new(&mut bytes),
+        image::ImageFormat::Png,
+    )
+    .map_err(|e| BuildError::Splat(stem.to_owned(), e.to_string()))?;
+    stage.add(format!("{stem}.splat.png"), "splat map", &bytes)?;
+    Ok(())
+}
+
+/// The files of one build, each written in full to a synced temporary file beside its
+/// destination. Only [`Staging::commit`] renames them into place; dropped before that (an
+/// error, a cancel) they delete themselves and the folder is as it was.
+struct Staging {
+    dir: PathBuf,
+    staged: Vec<(tempfile::TempPath, PathBuf)>,
+    /// Manifest entries of the listed files.
+    files: Vec<FileEntry>,
+}
+
+impl Staging {
+    fn new(dir: &Path) -> Self {
+        Self {
+            dir: dir.to_path_buf(),
+            staged: Vec::new(),
+            files: Vec::new(),
+        }
+    }
+
+    /// Stages `file` (a name in the folder) and lists it in the manifest; returns its hash.
+    fn add(&mut self, file: String, role: &str, bytes: &[u8]) -> Result<String, BuildError> {
+        let dest = self.dir.join(&file);
+        self.add_unlisted(&dest, bytes)?;
+        let hash = blake3::hash(bytes).to_hex().to_string();
+        self.files.push(FileEntry {
+            file,
+            role: role.to_owned(),
+            hash: hash.clone(),
+        });
+        Ok(hash)
+    }
+
+    /// Stages a file the manifest does not list (the manifest itself).
+    fn add_unlisted(&mut self, dest: &Path, bytes: &[u8]) -> Result<(), BuildError> {
+        self.staged
+            .push((stage(&self.dir, bytes)?, dest.to_path_buf()));
+        Ok(())
+    }
+
+    fn commit(self) -> Result<(), BuildError> {
+        commit(&self.dir, self.staged)
+    }
 }
 
 /// Moves the staged files into place, all or nothing: existing files are first moved aside,

@@ -11,11 +11,19 @@ use orogen::eval::{CancelToken, ProgressEvent};
 use orogen::io::graph_file;
 use orogen::io::heightmap::Format;
 use orogen::io::render::{Colormap, NormalY};
-use orogen::node::Registry;
+use orogen::node::{choice_from_name, ChoiceEnum, Registry};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Mutex;
+
+/// A clap parser for an engine enum, by the names files and `orogen nodes` use.
+fn choice<T: ChoiceEnum + Clone + Send + Sync + 'static>(
+) -> impl clap::builder::TypedValueParser<Value = T> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(T::NAMES)
+        .try_map(|s: String| choice_from_name::<T>(&s))
+}
 
 /// Exit code for invalid input.
 const EXIT_INVALID: u8 = 2;
@@ -46,8 +54,14 @@ enum Command {
         out: PathBuf,
         #[command(flatten)]
         exports: ExportArgs,
+        /// Write the outputs that can be built even when others cannot (an incomplete node on
+        /// their chain, a failing node); exit 1 if any was left out. Without it a build
+        /// writes every output or nothing.
+        #[arg(long)]
+        keep_going: bool,
     },
-    /// Validate graph files and report every problem.
+    /// Validate graph files and report every problem: errors, and warnings for incomplete
+    /// nodes (exit 2 only when an output depends on one).
     Check {
         /// Graph files.
         #[arg(required = true)]
@@ -79,16 +93,16 @@ enum Command {
 #[derive(clap::Args)]
 struct ExportArgs {
     /// Heightmap formats, comma-separated (png16, exr, r16, f32, tiff16).
-    #[arg(long, value_enum, value_delimiter = ',', default_value = "png16")]
+    #[arg(long, value_parser = choice::<Format>(), value_delimiter = ',', default_value = "png16")]
     format: Vec<Format>,
     /// Heights mapped onto 0…65535 by 16-bit formats: the graph's height range, or each output's own min…max (unclamped; recorded as range_m in the manifest).
-    #[arg(long, value_enum, default_value = "graph")]
+    #[arg(long, value_parser = choice::<Range>(), default_value = "graph")]
     range: Range,
     /// Game-engine preset: size, format and manifest numbers for unity, unreal or godot (overrides --format and rounds --size to a size the engine accepts).
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = choice::<Preset>())]
     preset: Option<Preset>,
     /// Colormap of the rendered, hillshaded preview written per output (`<output>.preview.png`).
-    #[arg(long, value_enum, default_value = "terrain")]
+    #[arg(long, value_parser = choice::<Colormap>(), default_value = "terrain")]
     preview: Colormap,
     /// Do not write previews.
     #[arg(long)]
@@ -100,10 +114,10 @@ struct ExportArgs {
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u8).range(8..=16))]
     normal_bits: u8,
     /// Normal map green channel: opengl (Y up: Unity, Godot, Blender) or directx (Y down: Unreal).
-    #[arg(long, value_enum, default_value = "opengl")]
+    #[arg(long, value_parser = choice::<NormalY>(), default_value = "opengl")]
     normal_y: NormalY,
     /// Write a mesh per height output.
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = choice::<MeshFormat>())]
     mesh: Option<MeshFormat>,
     /// Mesh decimation: keep every N-th sample (1 = full resolution).
     #[arg(long, default_value_t = 1)]
@@ -128,7 +142,6 @@ impl ExportArgs {
                 Ok((
                     name.to_owned(),
                     masks.split(',').map(str::to_owned).collect(),
-                    self.splat_normalize,
                 ))
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
@@ -149,6 +162,7 @@ impl ExportArgs {
             normal_map: self.normal_map.then_some((self.normal_bits, self.normal_y)),
             mesh: self.mesh.map(|m| (m, self.mesh_step)),
             splats,
+            splat_normalize: self.splat_normalize,
         })
     }
 }
@@ -197,44 +211,15 @@ pub fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Check { graphs } => {
-            let mut ok = true;
-            for path in graphs {
-                match graph_file::load_file(&path) {
-                    Ok(g) => {
-                        let mem = orogen::eval::memory::estimate_peak_bytes(
-                            &g,
-                            g.resolution,
-                            &orogen::eval::Targets::Outputs,
-                        )
-                        .map(orogen::eval::memory::human_bytes)
-                        .unwrap_or_default();
-                        println!(
-                            "{}: ok ({} nodes, {} outputs; estimated peak memory at {}²: {mem})",
-                            path.display(),
-                            g.nodes.len(),
-                            g.outputs.len(),
-                            g.resolution
-                        );
-                    }
-                    Err(d) => {
-                        ok = false;
-                        eprintln!("{d}");
-                        eprintln!(
-                            "{}: {} problem{}",
-                            path.display(),
-                            d.items.len(),
-                            if d.items.len() == 1 { "" } else { "s" }
-                        );
-                    }
-                }
-            }
+            let ok = graphs.iter().map(|p| check_one(p)).fold(true, |a, b| a & b);
             ExitCode::from(if ok { 0 } else { EXIT_INVALID })
         }
         Command::Build {
             input,
             out,
             exports,
-        } => run_build(&input, out, &exports),
+            keep_going,
+        } => run_build(&input, out, &exports, keep_going),
         Command::Stats {
             input,
             output,
@@ -242,6 +227,69 @@ pub fn main() -> ExitCode {
             bins,
         } => run_stats(&input, output.as_deref(), sea_level, bins),
     }
+}
+
+/// `orogen check` of one file: errors, warnings (incomplete nodes, saying whether they feed an
+/// output), outputs that cannot be built, the memory estimate. True when every output builds.
+fn check_one(path: &std::path::Path) -> bool {
+    let g = match graph_file::load_file(path) {
+        Ok(g) => g,
+        Err(d) => {
+            eprintln!("{d}");
+            let errors = d.error_count();
+            eprintln!(
+                "{}: {errors} problem{}",
+                path.display(),
+                if errors == 1 { "" } else { "s" }
+            );
+            return false;
+        }
+    };
+    let feeding: std::collections::BTreeSet<String> = g
+        .outputs
+        .values()
+        .flat_map(|r| g.upstream(&r.node))
+        .collect();
+    let warnings = g.validate();
+    for w in &warnings {
+        let scratch = w.node.as_ref().is_some_and(|n| !feeding.contains(n));
+        let note = if scratch { " (it feeds no output)" } else { "" };
+        eprintln!("{}: {w}{note}", path.display());
+    }
+    let blocked = g.blocked_outputs();
+    for b in &blocked {
+        eprintln!("{}: error: {b}", path.display());
+    }
+    if !blocked.is_empty() {
+        eprintln!(
+            "{}: {} of {} output{} cannot be built",
+            path.display(),
+            blocked.len(),
+            g.outputs.len(),
+            if g.outputs.len() == 1 { "" } else { "s" }
+        );
+        return false;
+    }
+    let mem = orogen::eval::memory::estimate_peak_bytes(
+        &g,
+        g.resolution,
+        &orogen::eval::Targets::Outputs,
+    )
+    .map(orogen::eval::memory::human_bytes)
+    .unwrap_or_default();
+    let warned = match warnings.len() {
+        0 => String::new(),
+        1 => ", 1 warning".to_owned(),
+        n => format!(", {n} warnings"),
+    };
+    println!(
+        "{}: ok ({} nodes, {} outputs{warned}; estimated peak memory at {}²: {mem})",
+        path.display(),
+        g.nodes.len(),
+        g.outputs.len(),
+        g.resolution
+    );
+    true
 }
 
 /// Parses `NODE.PARAM=VALUE`.
@@ -330,7 +378,12 @@ fn check_memory(
     Ok(())
 }
 
-fn run_build(input: &GraphArgs, out: PathBuf, export_args: &ExportArgs) -> ExitCode {
+fn run_build(
+    input: &GraphArgs,
+    out: PathBuf,
+    export_args: &ExportArgs,
+    keep_going: bool,
+) -> ExitCode {
     let exports = match export_args.exports() {
         Ok(e) => e,
         Err(e) => {
@@ -388,6 +441,7 @@ fn run_build(input: &GraphArgs, out: PathBuf, export_args: &ExportArgs) -> ExitC
             exports,
             resolution: size,
             graph_file: Some(graph_path),
+            keep_going,
             cancel,
             progress: Some(&on_progress),
         },
@@ -426,6 +480,20 @@ fn run_build(input: &GraphArgs, out: PathBuf, export_args: &ExportArgs) -> ExitC
         Err(e @ BuildError::Cancelled) => {
             eprintln!("{}: {e}", graph_path.display());
             ExitCode::from(EXIT_INTERRUPTED)
+        }
+        Err(e @ BuildError::Incomplete(_)) => {
+            for line in e.to_string().lines() {
+                eprintln!("{}: {line}", graph_path.display());
+            }
+            eprintln!("(wire the missing inputs, or build the other outputs with --keep-going)");
+            ExitCode::from(EXIT_INVALID)
+        }
+        Err(e @ BuildError::Failed(_)) => {
+            for line in e.to_string().lines() {
+                eprintln!("{}: {line}", graph_path.display());
+            }
+            eprintln!("(build the other outputs with --keep-going)");
+            ExitCode::from(EXIT_FAILED)
         }
         Err(e @ (BuildError::Invalid(_) | BuildError::NoOutputs | BuildError::Splat(..))) => {
             eprintln!("{}: {e}", graph_path.display());

@@ -47,7 +47,10 @@ pub enum NodeStatus {
     Cached,
     /// The node reported an error.
     Failed(NodeError),
-    /// Not run because an upstream node (named) failed.
+    /// Not run because the node itself is incomplete as wired (a required input unwired, say);
+    /// `reason` says what is missing, e.g. `inputs.in: required height input is not connected`.
+    Incomplete { reason: String },
+    /// Not run because an upstream node (named) failed or is incomplete.
     Skipped { upstream: String },
 }
 
@@ -279,16 +282,29 @@ impl Evaluator {
         self.cache.as_ref()
     }
 
-    /// Evaluates `graph`. Invalid graphs return their diagnostics; node failures are
-    /// reported per node in the result while the rest of the graph completes.
+    /// Evaluates `graph`. A graph with errors (a cycle) returns them; incomplete nodes
+    /// (warnings) are reported per node as [`NodeStatus::Incomplete`] and node failures as
+    /// [`NodeStatus::Failed`], their downstream is skipped, and the rest of the graph completes.
     pub fn evaluate(
         &mut self,
         graph: &Graph,
         opts: &EvalOptions,
     ) -> Result<EvalResult, Vec<Diagnostic>> {
-        let diags = graph.validate();
-        if !diags.is_empty() {
-            return Err(diags);
+        let problems = graph.validate();
+        if problems.iter().any(Diagnostic::is_error) {
+            return Err(problems.into_iter().filter(Diagnostic::is_error).collect());
+        }
+        let mut incomplete: HashMap<&str, String> = HashMap::new();
+        for d in &problems {
+            if let Some(n) = &d.node {
+                incomplete
+                    .entry(n.as_str())
+                    .and_modify(|m| {
+                        m.push_str("; ");
+                        m.push_str(&d.detail());
+                    })
+                    .or_insert_with(|| d.detail());
+            }
         }
         let plan = graph.plan()?;
         let resolution = opts.resolution.unwrap_or(graph.resolution);
@@ -333,6 +349,16 @@ impl Evaluator {
                         },
                     );
                     failed_root.insert(i, root);
+                    continue;
+                }
+                if let Some(reason) = incomplete.get(id.as_str()) {
+                    result.status.insert(
+                        id.clone(),
+                        NodeStatus::Incomplete {
+                            reason: reason.clone(),
+                        },
+                    );
+                    failed_root.insert(i, id.clone());
                     continue;
                 }
                 if opts.cancel.is_cancelled() {

@@ -234,6 +234,16 @@ impl Field {
         })
     }
 
+    /// The same field with its rows in reverse order (north ↔ south).
+    #[must_use]
+    pub fn flipped_vertically(&self) -> Field {
+        let mut data = Vec::with_capacity(self.data.len());
+        for row in self.data.chunks(self.width.max(1)).rev() {
+            data.extend_from_slice(row);
+        }
+        Field { data, ..*self }
+    }
+
     /// Box-filter downsampling by an integer factor (used to compare resolutions).
     #[must_use]
     pub fn downsample_box(&self, factor: usize) -> Field {

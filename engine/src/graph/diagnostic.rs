@@ -1,6 +1,22 @@
 //! Problems found in a graph, each naming the node and field it concerns.
+//!
+//! Two severities. An **error** makes the file unusable as a whole (malformed JSON, an unknown
+//! node type, a parameter out of range, a cycle): loading refuses it. A **warning** makes one
+//! node *incomplete* (a required input left unwired, a wire to a node or port that does not
+//! exist, a height wired into a mask input) or leaves one output pointing nowhere: the graph
+//! still loads, saves and round-trips — an unfinished graph is a document, not an error — and
+//! only the outputs that depend on the incomplete part cannot be built.
 
 use std::fmt;
+
+/// How serious a problem is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    /// The graph cannot be used at all.
+    Error,
+    /// One node is incomplete (or one output points nowhere); the rest of the graph works.
+    Warning,
+}
 
 /// One problem in a graph.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -10,28 +26,55 @@ pub struct Diagnostic {
     /// The field concerned, as a dotted path (`params.octaves`, `inputs.a`, `world.size_m`).
     pub field: String,
     pub message: String,
+    pub severity: Severity,
 }
 
 impl Diagnostic {
+    /// An error.
     #[must_use]
     pub fn at(node: Option<&str>, field: String, message: String) -> Self {
         Self {
             node: node.map(str::to_owned),
             field,
             message,
+            severity: Severity::Error,
+        }
+    }
+
+    /// A warning: the node (or output) it names is incomplete.
+    #[must_use]
+    pub fn warning(node: Option<&str>, field: String, message: String) -> Self {
+        Self {
+            severity: Severity::Warning,
+            ..Self::at(node, field, message)
+        }
+    }
+
+    #[must_use]
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+
+    /// The problem without the node: `inputs.in: required height input is not connected`.
+    #[must_use]
+    pub fn detail(&self) -> String {
+        if self.field.is_empty() {
+            self.message.clone()
+        } else {
+            format!("{}: {}", self.field, self.message)
         }
     }
 }
 
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.severity == Severity::Warning {
+            f.write_str("warning: ")?;
+        }
         if let Some(n) = &self.node {
             write!(f, "node \"{n}\": ")?;
         }
-        if !self.field.is_empty() {
-            write!(f, "{}: ", self.field)?;
-        }
-        f.write_str(&self.message)
+        f.write_str(&self.detail())
     }
 }
 
@@ -41,6 +84,14 @@ pub struct Diagnostics {
     /// The file (as given by the user), or a label like `<memory>`.
     pub file: String,
     pub items: Vec<Diagnostic>,
+}
+
+impl Diagnostics {
+    /// How many of the problems are errors.
+    #[must_use]
+    pub fn error_count(&self) -> usize {
+        self.items.iter().filter(|d| d.is_error()).count()
+    }
 }
 
 impl fmt::Display for Diagnostics {

@@ -4,12 +4,12 @@
 
 mod diagnostic;
 
-pub use diagnostic::{Diagnostic, Diagnostics};
+pub use diagnostic::{Diagnostic, Diagnostics, Severity};
 
 use crate::field::World;
 use crate::node::{nearest, Coercion, NodeDef, ParamValue, PortKind};
 use petgraph::graph::{DiGraph, NodeIndex};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// A reference to one output port of a node: `node.port` in files.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -81,6 +81,17 @@ pub struct Graph {
     pub outputs: BTreeMap<String, PortRef>,
 }
 
+/// The warnings that name a node, grouped by node id.
+fn by_incomplete_node(problems: Vec<Diagnostic>) -> BTreeMap<String, Vec<Diagnostic>> {
+    let mut out: BTreeMap<String, Vec<Diagnostic>> = BTreeMap::new();
+    for d in problems {
+        if let (false, Some(n)) = (d.is_error(), d.node.clone()) {
+            out.entry(n).or_default().push(d);
+        }
+    }
+    out
+}
+
 /// Whether a string is a valid node id or output name.
 #[must_use]
 pub fn is_valid_id(id: &str) -> bool {
@@ -97,6 +108,33 @@ pub fn is_valid_id(id: &str) -> bool {
 pub struct Plan {
     /// Indices into `Graph::nodes`, wave by wave; each wave sorted by node id.
     pub waves: Vec<Vec<usize>>,
+}
+
+/// An output that cannot be built, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Blocked {
+    /// The output's name.
+    pub output: String,
+    /// `(incomplete node it depends on, its problem)`; the node is `None` when the output's
+    /// own reference is broken.
+    pub reasons: Vec<(Option<String>, String)>,
+}
+
+impl std::fmt::Display for Blocked {
+    /// `output "t" cannot be built: it depends on node "terrace", which is incomplete (inputs.in: …)`
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "output \"{}\" cannot be built: ", self.output)?;
+        for (k, (node, why)) in self.reasons.iter().enumerate() {
+            if k > 0 {
+                f.write_str("; ")?;
+            }
+            match node {
+                Some(n) => write!(f, "it depends on node \"{n}\", which is incomplete ({why})")?,
+                None => write!(f, "{why}")?,
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Graph {
@@ -140,10 +178,83 @@ impl Graph {
             .map(|p| p.kind)
     }
 
-    /// Checks wires, required inputs, port kinds, outputs and cycles. Reports every problem.
+    /// Checks wires, required inputs, port kinds, outputs and cycles. Reports every problem:
+    /// cycles as errors; a node's unwired required input, dangling or mistyped wire, and an
+    /// output naming no existing port as warnings (see [`Severity`]).
     #[must_use]
     pub fn validate(&self) -> Vec<Diagnostic> {
         self.validate_refs(&|_| false)
+    }
+
+    /// Only the errors of [`Graph::validate`]: what makes the graph unusable as a whole.
+    #[must_use]
+    pub fn errors(&self) -> Vec<Diagnostic> {
+        self.validate()
+            .into_iter()
+            .filter(Diagnostic::is_error)
+            .collect()
+    }
+
+    /// Nodes that cannot be evaluated as wired, with their problems (the warnings that name a
+    /// node), by node id.
+    #[must_use]
+    pub fn incomplete_nodes(&self) -> BTreeMap<String, Vec<Diagnostic>> {
+        by_incomplete_node(self.validate())
+    }
+
+    /// Outputs that cannot be built as the graph stands, each with what blocks it, sorted by
+    /// output name. Scratch nodes that feed no output never block anything.
+    #[must_use]
+    pub fn blocked_outputs(&self) -> Vec<Blocked> {
+        let problems = self.validate();
+        let incomplete = by_incomplete_node(problems.clone());
+        let mut out = Vec::new();
+        for (name, r) in &self.outputs {
+            if self.output_kind(r).is_none() {
+                let problem = problems
+                    .iter()
+                    .find(|d| d.node.is_none() && d.field == format!("outputs.{name}"))
+                    .map_or_else(
+                        || format!("\"{r}\" is not an output of any node"),
+                        |d| d.message.clone(),
+                    );
+                out.push(Blocked {
+                    output: name.clone(),
+                    reasons: vec![(None, problem)],
+                });
+                continue;
+            }
+            let reasons: Vec<(Option<String>, String)> = self
+                .upstream(&r.node)
+                .into_iter()
+                .filter_map(|id| incomplete.get(&id).map(|ds| (id, ds)))
+                .flat_map(|(id, ds)| ds.iter().map(move |d| (Some(id.clone()), d.detail())))
+                .collect();
+            if !reasons.is_empty() {
+                out.push(Blocked {
+                    output: name.clone(),
+                    reasons,
+                });
+            }
+        }
+        out
+    }
+
+    /// `id` and every node it reads from, directly or not, sorted by id.
+    #[must_use]
+    pub fn upstream(&self, id: &str) -> BTreeSet<String> {
+        let mut seen = BTreeSet::new();
+        let mut stack = vec![id.to_owned()];
+        while let Some(n) = stack.pop() {
+            if !seen.insert(n.clone()) {
+                continue;
+            }
+            if let Some(node) = self.node(&n) {
+                stack.extend(node.inputs.iter().flatten().map(|r| r.node.clone()));
+            }
+        }
+        seen.retain(|n| self.node(n).is_some());
+        seen
     }
 
     /// Like [`Graph::validate`], but references to ids for which `ignore` is true are not
@@ -151,6 +262,7 @@ impl Graph {
     pub(crate) fn validate_refs(&self, ignore: &dyn Fn(&str) -> bool) -> Vec<Diagnostic> {
         let mut out = Vec::new();
         let ids: Vec<&str> = self.nodes.iter().map(|n| n.id.as_str()).collect();
+        // Every problem of a wire or an output reference is local: a warning.
         let check_ref =
             |r: &PortRef, out: &mut Vec<Diagnostic>, node: Option<&str>, field: String| {
                 if ignore(&r.node) {
@@ -160,7 +272,7 @@ impl Graph {
                     let hint = nearest(&r.node, ids.iter().copied())
                         .map(|n| format!(" (did you mean \"{n}\"?)"))
                         .unwrap_or_default();
-                    out.push(Diagnostic::at(
+                    out.push(Diagnostic::warning(
                         node,
                         field,
                         format!("refers to node \"{}\", which does not exist{hint}", r.node),
@@ -169,7 +281,7 @@ impl Graph {
                 };
                 let Some(port) = src.def.spec.outputs.iter().find(|p| p.name == r.output) else {
                     let names: Vec<&str> = src.def.spec.outputs.iter().map(|p| p.name).collect();
-                    out.push(Diagnostic::at(
+                    out.push(Diagnostic::warning(
                         node,
                         field,
                         format!(
@@ -188,7 +300,7 @@ impl Graph {
             for (spec, input) in n.def.spec.inputs.iter().zip(&n.inputs) {
                 let field = format!("inputs.{}", spec.name);
                 match input {
-                    None if spec.required => out.push(Diagnostic::at(
+                    None if spec.required => out.push(Diagnostic::warning(
                         Some(&n.id),
                         field,
                         format!("required {} input is not connected", spec.kind.name()),
@@ -197,7 +309,7 @@ impl Graph {
                     Some(r) => {
                         if let Some(kind) = check_ref(r, &mut out, Some(&n.id), field.clone()) {
                             if Coercion::between(kind, spec.kind).is_none() {
-                                out.push(Diagnostic::at(
+                                out.push(Diagnostic::warning(
                                     Some(&n.id),
                                     field,
                                     format!(

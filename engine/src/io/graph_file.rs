@@ -35,7 +35,8 @@ const TOP_KEYS: &[&str] = &[
 const WORLD_KEYS: &[&str] = &["size_m", "height_min_m", "height_max_m"];
 const NODE_KEYS: &[&str] = &["id", "type", "params", "inputs", "position"];
 
-/// Reads and validates a graph file. The error lists every problem found.
+/// Reads and validates a graph file. The error lists every problem found; a graph whose only
+/// problems are warnings (incomplete nodes) loads.
 pub fn load_file(path: &Path) -> Result<Graph, Diagnostics> {
     load_file_with(path, &[])
 }
@@ -87,7 +88,9 @@ pub fn load_str_with(
     value = migrate(value).map_err(|d| fail(vec![d]))?;
     let mut diags = apply_overrides(&mut value, overrides);
     let graph = from_value(&value, &mut diags);
-    if diags.is_empty() {
+    // Warnings (an unwired scratch node, say) leave the graph usable: it loads, and the
+    // warnings are there again in `Graph::validate` for whoever reports them.
+    if !diags.iter().any(Diagnostic::is_error) {
         if let Some(g) = graph {
             return Ok(g);
         }

@@ -11,7 +11,7 @@ use std::io::{self, Write};
 use std::path::Path;
 
 /// An output file format.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Format {
     /// 16-bit grayscale PNG over the graph's height range.
     Png16,
@@ -24,6 +24,14 @@ pub enum Format {
     /// 16-bit grayscale TIFF over the graph's height range.
     Tiff16,
 }
+
+crate::impl_choice!(Format {
+    Png16 = "png16",
+    Exr = "exr",
+    R16 = "r16",
+    F32 = "f32",
+    Tiff16 = "tiff16",
+});
 
 impl Format {
     #[must_use]
@@ -39,13 +47,7 @@ impl Format {
 
     #[must_use]
     pub fn name(self) -> &'static str {
-        match self {
-            Format::Png16 => "png16",
-            Format::Exr => "exr",
-            Format::R16 => "r16",
-            Format::F32 => "f32",
-            Format::Tiff16 => "tiff16",
-        }
+        crate::node::choice_name(self)
     }
 }
 

@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 #[derive(Debug, Serialize)]
 pub struct Manifest {
     pub orogen_version: String,
-    /// The graph's name and the BLAKE3 hash of its canonical JSON (after `--set`).
+    /// The graph's name, file, and the copy written next to the outputs with its BLAKE3 hash:
+    /// the graph as it was built (after `--set`, `--seed`, at the built resolution).
     pub graph: GraphInfo,
     pub seed: u64,
     pub resolution: usize,
@@ -20,7 +21,7 @@ pub struct Manifest {
     pub outputs: Vec<OutputEntry>,
     /// Every file written, with its role and BLAKE3 hash.
     pub files: Vec<FileEntry>,
-    /// Failed or skipped nodes with their messages.
+    /// Failed, incomplete or skipped nodes with their messages.
     pub errors: BTreeMap<String, String>,
     /// Wall time per computed node in milliseconds (varies from run to run).
     pub timings_ms: BTreeMap<String, f64>,
@@ -29,7 +30,12 @@ pub struct Manifest {
 #[derive(Debug, Serialize)]
 pub struct GraphInfo {
     pub name: String,
+    /// The graph file as given to the build (empty when built from memory, e.g. unsaved work
+    /// in the editor).
     pub file: String,
+    /// The copy of the graph exactly as built, in the build folder (`graph.json`).
+    pub copy: String,
+    /// BLAKE3 of that copy's bytes.
     pub hash: String,
 }
 
@@ -64,7 +70,7 @@ pub struct OutputEntry {
 #[derive(Debug, Serialize)]
 pub struct FileEntry {
     pub file: String,
-    /// `png16`, `exr`, `r16`, `f32`, `tiff16`, `preview`, `normal map`, `mesh` or `splat map`.
+    /// `png16`, `exr`, `r16`, `f32`, `tiff16`, `preview`, `normal map`, `mesh`, `splat map` or `graph`.
     pub role: String,
     /// BLAKE3 of the file's bytes, hex.
     pub hash: String,

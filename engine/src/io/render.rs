@@ -6,7 +6,7 @@ use crate::field::{Field, World};
 use rayon::prelude::*;
 
 /// A colormap from [0, 1] to RGB.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Colormap {
     Grayscale,
     /// Deep water, shallows, beach, lowland green, highland brown, rock grey, snow.
@@ -14,6 +14,12 @@ pub enum Colormap {
     /// Perceptually uniform black → purple → orange → cream (for masks and data).
     Magma,
 }
+
+crate::impl_choice!(Colormap {
+    Grayscale = "grayscale",
+    Terrain = "terrain",
+    Magma = "magma",
+});
 
 /// Control points `(t, [r, g, b])` of each colormap, linearly interpolated.
 fn stops(map: Colormap) -> &'static [(f32, [f32; 3])] {
@@ -103,13 +109,18 @@ pub fn preview_rgb(
 }
 
 /// Which way the green channel of a normal map points.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NormalY {
     /// +Y up the texture (OpenGL, Unity, Godot, Blender).
     Opengl,
     /// +Y down the texture (DirectX, Unreal).
     Directx,
 }
+
+crate::impl_choice!(NormalY {
+    Opengl = "opengl",
+    Directx = "directx",
+});
 
 /// Tangent-space normals (x, y, z in [−1, 1]) from world-unit slopes: n ∝ (−∂h/∂x, ±∂h/∂y, 1).
 ///

@@ -4,8 +4,8 @@
 mod param;
 
 pub use param::{
-    clean_doc, quoted_list, ChoiceEnum, NoParams, ParamKind, ParamSpec, ParamType, ParamValue,
-    Params,
+    choice_from_name, choice_name, clean_doc, quoted_list, ChoiceEnum, NoParams, ParamKind,
+    ParamSpec, ParamType, ParamValue, Params,
 };
 
 use crate::field::{Field, World};

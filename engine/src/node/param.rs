@@ -234,6 +234,38 @@ pub trait ChoiceEnum: Sized + Copy {
     fn from_index(i: usize) -> Option<Self>;
 }
 
+/// The name of a choice as files and the command line write it.
+#[must_use]
+pub fn choice_name<T: ChoiceEnum + PartialEq>(v: T) -> &'static str {
+    (0..T::NAMES.len())
+        .find(|&i| T::from_index(i) == Some(v))
+        .map_or("?", |i| T::NAMES[i])
+}
+
+/// The choice called `name`, or a message listing the names there are.
+pub fn choice_from_name<T: ChoiceEnum>(name: &str) -> Result<T, String> {
+    T::NAMES
+        .iter()
+        .position(|n| *n == name)
+        .and_then(T::from_index)
+        .ok_or_else(|| format!("\"{name}\" is not one of {}", quoted_list(T::NAMES)))
+}
+
+/// Implements [`ChoiceEnum`] for an existing enum (one that is not a node parameter, e.g. an
+/// export format): `impl_choice!(Format { Png16 = "png16", Exr = "exr" });`.
+#[macro_export]
+macro_rules! impl_choice {
+    ($name:ident { $($var:ident = $s:literal),+ $(,)? }) => {
+        impl $crate::node::ChoiceEnum for $name {
+            const NAMES: &'static [&'static str] = &[$($s),+];
+            fn from_index(i: usize) -> Option<Self> {
+                const ALL: &[$name] = &[$($name::$var),+];
+                ALL.get(i).copied()
+            }
+        }
+    };
+}
+
 /// A typed parameter struct declared with [`params!`](crate::params).
 pub trait Params: Sized {
     /// The parameter specs in field order.
