@@ -89,8 +89,39 @@ fn registry_ids_unique_documented_and_defaults_in_range() {
             d.params.len(),
             "{id}: duplicate parameter names"
         );
+        let mut labels: Vec<String> = d.params.iter().map(|p| p.label()).collect();
+        labels.sort_unstable();
+        labels.dedup();
+        assert_eq!(
+            labels.len(),
+            d.params.len(),
+            "{id}: duplicate parameter labels"
+        );
         for p in d.params {
             assert!(!p.doc_text().is_empty(), "{id}.{}: no doc", p.name);
+            // A symbol needs a label a user can read ("kr" → "Rain (K_r)").
+            assert!(
+                p.name.len() > 2 || !p.label_text.is_empty(),
+                "{id}.{}: a symbol needs a label",
+                p.name
+            );
+            // A condition names a choice parameter of the same node and options it has.
+            if let Some((param, one_of)) = p.applies_when {
+                let options = d.params.iter().find(|q| q.name == param).map(|q| q.kind);
+                let Some(ParamKind::Choice { options, .. }) = options else {
+                    panic!(
+                        "{id}.{}: applies_when names {param}, not a choice of {id}",
+                        p.name
+                    );
+                };
+                for o in one_of {
+                    assert!(
+                        options.contains(o),
+                        "{id}.{}: {param} has no option {o}",
+                        p.name
+                    );
+                }
+            }
             // The default must pass the same validation as a value from a file.
             let json = graph_file::param_to_json(p, &p.default_value());
             assert_eq!(
@@ -154,6 +185,80 @@ fn malformed_graphs_report_every_problem_exactly() {
     assert!(count >= 15, "only {count} malformed graphs");
 }
 
+/// Incomplete graphs (tests/data/incomplete/) are documents: they load, save and load again
+/// to the same bytes; `orogen check` prints exactly the `.check` file next to each (warnings,
+/// and the outputs they block) and exits 0 only when every output can be built.
+/// `OROGEN_BLESS=1` rewrites the expectations.
+#[test]
+fn incomplete_graphs_load_round_trip_and_check_names_what_they_block() {
+    let dir = repo().join("tests/data/incomplete");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("dir")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 5, "{files:?}");
+    for path in files {
+        let name = path
+            .file_name()
+            .expect("name")
+            .to_string_lossy()
+            .into_owned();
+        let label = format!("tests/data/incomplete/{name}");
+        let text = std::fs::read_to_string(&path).expect("read");
+        let g = graph_file::load_str(&text, &label).unwrap_or_else(|d| panic!("{d}"));
+        assert!(g.errors().is_empty(), "{label}");
+        assert!(!g.validate().is_empty(), "{label} has warnings");
+        let saved = graph_file::to_string(&g);
+        let again = graph_file::load_str(&saved, &label).expect("reload");
+        assert_eq!(
+            graph_file::to_string(&again),
+            saved,
+            "{label}: save → load → save"
+        );
+        if name == "scratch_node.json" {
+            assert_eq!(
+                saved, text,
+                "an editor-written file round-trips byte for byte"
+            );
+        }
+        let out = orogen()
+            .current_dir(repo())
+            .args(["check", &label])
+            .output()
+            .expect("run");
+        let shown = format!(
+            "exit {}\n{}{}",
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // The memory estimate depends on the machine's thread count.
+        let shown: String = shown
+            .lines()
+            .map(|l| match l.find("; estimated peak memory") {
+                Some(i) => format!("{})", &l[..i]),
+                None => l.to_owned(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+            + "\n";
+        let expected_path = path.with_extension("check");
+        if std::env::var_os("OROGEN_BLESS").is_some() {
+            std::fs::write(&expected_path, &shown).expect("bless");
+        }
+        let expected = std::fs::read_to_string(&expected_path).unwrap_or_default();
+        assert_eq!(shown, expected, "{label}");
+        let blocked = g.blocked_outputs();
+        assert_eq!(
+            out.status.code(),
+            Some(if blocked.is_empty() { 0 } else { 2 }),
+            "{label}"
+        );
+    }
+}
+
 #[test]
 fn loader_never_panics_on_mutated_files() {
     // Every prefix and many single-byte corruptions of a real graph: Ok or a clear error.
@@ -186,6 +291,7 @@ fn every_example_graph_builds() {
                 exports: Exports::default(),
                 resolution: Some(128),
                 graph_file: Some(&path),
+                keep_going: false,
                 cancel: CancelToken::new(),
                 progress: None,
             },
@@ -221,6 +327,57 @@ fn every_example_graph_builds() {
             let name = e.expect("e").file_name().to_string_lossy().into_owned();
             assert!(!name.starts_with(".orogen-tmp"), "{name}");
         }
+    }
+}
+
+/// A build writes the graph exactly as built next to its outputs (with `--set`, `--seed` and
+/// the built size); building that copy gives the same files, and the manifest's hash is the
+/// copy's.
+#[test]
+fn the_graph_copy_in_a_build_rebuilds_the_same_bytes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    let st = orogen()
+        .args([
+            "build",
+            "../graphs/island.json",
+            "--size",
+            "40",
+            "--seed",
+            "9",
+        ])
+        .args(["--set", "hills.octaves=4", "-o"])
+        .arg(&a)
+        .status()
+        .expect("run");
+    assert!(st.success());
+    let copy = a.join("graph.json");
+    let text = std::fs::read(&copy).expect("graph.json");
+    let m: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(a.join("manifest.json")).expect("m")).expect("json");
+    assert_eq!(m["graph"]["copy"], "graph.json");
+    assert_eq!(m["graph"]["hash"], blake3::hash(&text).to_hex().to_string());
+    let g = load(&copy);
+    assert_eq!((g.resolution, g.seed), (40, 9));
+    let st = orogen()
+        .arg("build")
+        .arg(&copy)
+        .arg("-o")
+        .arg(&b)
+        .status()
+        .expect("run");
+    assert!(st.success());
+    for f in [
+        "height.png",
+        "falloff.png",
+        "height.preview.png",
+        "graph.json",
+    ] {
+        assert_eq!(
+            std::fs::read(a.join(f)).expect("a"),
+            std::fs::read(b.join(f)).expect("b"),
+            "{f}"
+        );
     }
 }
 
@@ -517,6 +674,7 @@ fn import_reads_back_a_built_heightmap() {
                 },
                 resolution: Some(64),
                 graph_file: None,
+                keep_going: false,
                 cancel: CancelToken::new(),
                 progress: None,
             },
@@ -588,7 +746,62 @@ fn cli_check_build_and_exit_codes() {
     assert!(String::from_utf8_lossy(&set.stderr)
         .contains("node \"hills\": params.octaves: value 40 is outside the allowed range [1, 16]"));
 
-    // A failing node: exit 1, the other outputs are still written, the manifest names the error.
+    // An unwired scratch node feeding no output: check passes with a warning, build builds.
+    let scratch = dir.path().join("scratch.json");
+    let mut g = load(&repo().join("graphs/island.json"));
+    g.nodes.push(node("terrace", "terrace"));
+    graph_file::save_file(&scratch, &g).expect("save");
+    let check = orogen().arg("check").arg(&scratch).output().expect("run");
+    assert_eq!(check.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&check.stderr).contains(
+        "warning: node \"terrace\": inputs.in: required height input is not connected (it feeds no output)"
+    ));
+    let run = orogen()
+        .arg("build")
+        .arg(&scratch)
+        .args(["--size", "32", "-o"])
+        .arg(dir.path().join("scratch_out"))
+        .output()
+        .expect("run");
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+
+    // The same node on an output's chain: check and build name the output and the node (exit
+    // 2, nothing written); --keep-going writes the other outputs (exit 1).
+    g.outputs.insert("t".into(), PortRef::new("terrace", "out"));
+    graph_file::save_file(&scratch, &g).expect("save");
+    let check = orogen().arg("check").arg(&scratch).output().expect("run");
+    assert_eq!(check.status.code(), Some(2));
+    let blocked = "output \"t\" cannot be built: it depends on node \"terrace\", which is incomplete (inputs.in: required height input is not connected)";
+    assert!(String::from_utf8_lossy(&check.stderr).contains(blocked));
+    let out = dir.path().join("blocked_out");
+    let run = orogen()
+        .arg("build")
+        .arg(&scratch)
+        .args(["--size", "32", "-o"])
+        .arg(&out)
+        .output()
+        .expect("run");
+    assert_eq!(run.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&run.stderr).contains(blocked));
+    assert!(!out.exists(), "nothing written");
+    let run = orogen()
+        .arg("build")
+        .arg(&scratch)
+        .args(["--size", "32", "--keep-going", "-o"])
+        .arg(&out)
+        .output()
+        .expect("run");
+    assert_eq!(run.status.code(), Some(1));
+    assert!(out.join("height.png").is_file() && !out.join("t.png").exists());
+    assert!(String::from_utf8_lossy(&run.stderr).contains("not built: t"));
+
+    // A failing node: exit 1 and nothing written; with --keep-going the other outputs are
+    // written and the manifest names the error.
     let graph = dir.path().join("g.json");
     let mut g = load(&repo().join("graphs/island.json"));
     g.nodes.push(node("clamped", "clamp"));
@@ -605,6 +818,22 @@ fn cli_check_build_and_exit_codes() {
         .arg("build")
         .arg(&graph)
         .args(["--size", "32", "-o"])
+        .arg(&out)
+        .output()
+        .expect("run");
+    assert_eq!(run.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stderr.contains(
+            "output \"broken\" not built: node \"clamped\": low (0.8) is above high (0.2)"
+        ),
+        "{stderr}"
+    );
+    assert!(!out.exists(), "without --keep-going nothing is written");
+    let run = orogen()
+        .arg("build")
+        .arg(&graph)
+        .args(["--size", "32", "--keep-going", "-o"])
         .arg(&out)
         .output()
         .expect("run");

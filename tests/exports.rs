@@ -27,6 +27,7 @@ fn run(
             exports,
             resolution: Some(size),
             graph_file: None,
+            keep_going: false,
             cancel: CancelToken::new(),
             progress: None,
         },
@@ -269,7 +270,8 @@ fn normal_maps_previews_and_splats_have_the_right_shape() {
     let exports = Exports {
         preview: Some(orogen::io::render::Colormap::Terrain),
         normal_map: Some((16, NormalY::Directx)),
-        splats: vec![("ground".into(), vec!["range".into(), "snow".into()], true)],
+        splats: vec![("ground".into(), vec!["range".into(), "snow".into()])],
+        splat_normalize: true,
         ..Exports::default()
     };
     let r = run(&g, dir.path(), exports, 80);
@@ -302,7 +304,7 @@ fn normal_maps_previews_and_splats_have_the_right_shape() {
     }
     // A splat of a height output is refused with a clear message.
     let bad = Exports {
-        splats: vec![("x".into(), vec!["height".into()], false)],
+        splats: vec![("x".into(), vec!["height".into()])],
         ..Exports::default()
     };
     let err = build(
@@ -312,6 +314,7 @@ fn normal_maps_previews_and_splats_have_the_right_shape() {
             exports: bad,
             resolution: Some(16),
             graph_file: None,
+            keep_going: false,
             cancel: CancelToken::new(),
             progress: None,
         },

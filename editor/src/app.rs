@@ -326,12 +326,12 @@ impl EditorApp {
         self.status = format!("Copied {} node(s).", self.clipboard.len());
     }
 
-    /// Pastes the clipboard near the view's centre.
+    /// Pastes the clipboard at the pointer (its top-left node there), or the view's centre.
     pub fn paste(&mut self) {
         if self.clipboard.is_empty() {
             return;
         }
-        let c = self.canvas.view_centre();
+        let c = self.canvas.paste_point();
         let (mut x0, mut y0) = (f64::INFINITY, f64::INFINITY);
         for n in &self.clipboard {
             x0 = x0.min(n.position[0]);
@@ -932,7 +932,15 @@ impl EditorApp {
                                 self.replace(d);
                                 self.set_status("Restored unsaved work.");
                             }
-                            Err(e) => self.status = format!("Cannot restore: {e}"),
+                            Err(e) => {
+                                // Never lose it: the copy is kept where no autosave writes.
+                                let kept = self.store.set_recovery_aside().map_or_else(
+                                    |err| format!("it is still in {} ({err})", self.store.dir().display()),
+                                    |p| format!("it was kept as {}", p.display()),
+                                );
+                                self.status = format!("Cannot restore: {e}; {kept}");
+                                self.canvas.notify(self.status.clone());
+                            }
                         }
                         self.recovery = None;
                     }

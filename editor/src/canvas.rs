@@ -71,8 +71,10 @@ pub struct Canvas {
     pub last_refusal: Option<String>,
     pub spots: PinSpots,
     transform: TSTransform,
-    /// The node the user last pressed the primary button on.
+    /// The node the user last pressed the primary button on, or just added.
     clicked: Option<String>,
+    /// The pointer's last position over the canvas, in graph space (where pastes land).
+    pointer: Option<Pos2>,
 }
 
 impl Default for Canvas {
@@ -91,6 +93,7 @@ impl Default for Canvas {
             spots: PinSpots::default(),
             transform: TSTransform::IDENTITY,
             clicked: None,
+            pointer: None,
         }
     }
 }
@@ -167,6 +170,7 @@ impl Canvas {
             rects: &mut self.rects,
             rows: &mut self.rows,
             transform: TSTransform::IDENTITY,
+            added: None,
         };
         SnarlWidget::new()
             .id(canvas_id())
@@ -177,9 +181,20 @@ impl Canvas {
             refusal,
             framed,
             transform,
+            added,
             ..
         } = viewer;
         self.transform = transform;
+        // A node added from the menu is selected (and so previewed) at once.
+        if added.is_some() {
+            self.clicked = added;
+        }
+        if let Some(p) = ui
+            .input(|i| i.pointer.hover_pos())
+            .filter(|p| view.contains(*p))
+        {
+            self.pointer = Some(self.transform.inverse() * p);
+        }
         if framed {
             self.frame_request = false;
         }
@@ -286,11 +301,18 @@ impl Canvas {
         });
     }
 
-    /// The centre of the view in graph space (where pasted nodes go).
+    /// The centre of the view in graph space.
     #[must_use]
     pub fn view_centre(&self) -> Pos2 {
         self.view
             .map_or(Pos2::ZERO, |v| self.transform.inverse() * v.center())
+    }
+
+    /// Where pasted nodes go, in graph space: at the pointer when it was last over the canvas,
+    /// else the view's centre.
+    #[must_use]
+    pub fn paste_point(&self) -> Pos2 {
+        self.pointer.unwrap_or_else(|| self.view_centre())
     }
 }
 
@@ -382,6 +404,8 @@ struct Viewer<'a> {
     rects: &'a mut HashMap<NodeId, Rect>,
     rows: &'a mut BTreeMap<(NodeId, bool, usize), f32>,
     transform: TSTransform,
+    /// A node added from a menu in this frame.
+    added: Option<String>,
 }
 
 impl Viewer<'_> {
@@ -491,6 +515,7 @@ impl Viewer<'_> {
         let id = chosen.and_then(|ty| add_node(self.doc, snarl, ty, pos));
         if id.is_some() {
             self.search.clear();
+            self.added.clone_from(&id);
             ui.close();
         }
         id

@@ -21,7 +21,11 @@ pub struct Document {
     redo: Vec<Graph>,
     /// Bumped on every change (edits, undo, redo, load).
     revision: u64,
-    saved_revision: u64,
+    /// The file text of the graph as last loaded or saved (`None`: never saved, or a
+    /// restored recovery copy): the document is dirty while its text differs.
+    saved: Option<String>,
+    /// `(revision, dirty)` of the last comparison with `saved`.
+    dirty_at: std::cell::Cell<(u64, bool)>,
     /// Key of the gesture the last edit belonged to (e.g. one slider drag); further edits with
     /// the same key while it stays open merge into one undo step.
     gesture: Option<String>,
@@ -54,12 +58,13 @@ impl Document {
     #[must_use]
     pub fn new(graph: Graph) -> Self {
         Self {
+            saved: Some(graph_file::to_string(&graph)),
             graph,
             path: None,
             undo: Vec::new(),
             redo: Vec::new(),
             revision: 1,
-            saved_revision: 1,
+            dirty_at: std::cell::Cell::new((0, false)),
             gesture: None,
             gesture_alive: false,
         }
@@ -98,16 +103,31 @@ impl Document {
         self.revision
     }
 
-    /// True when the graph differs from the file it was loaded from or saved to.
+    /// True when the graph differs from the file it was loaded from or saved to, byte for
+    /// byte: setting a value back to what was saved clears it.
     #[must_use]
     pub fn dirty(&self) -> bool {
-        self.revision != self.saved_revision
+        let (rev, dirty) = self.dirty_at.get();
+        if rev == self.revision {
+            return dirty;
+        }
+        let dirty = self
+            .saved
+            .as_ref()
+            .is_none_or(|s| *s != graph_file::to_string(&self.graph));
+        self.dirty_at.set((self.revision, dirty));
+        dirty
     }
 
-    /// A restored recovery copy: belongs to `path` (if any) and is not saved.
+    /// A restored recovery copy: belongs to `path` (if any) and counts as saved only where it
+    /// equals that file as it is on disk.
     pub fn mark_restored(&mut self, path: Option<&Path>) {
         self.path = path.map(Path::to_path_buf);
-        self.saved_revision = 0;
+        self.saved = path.and_then(|p| {
+            let g = graph_file::load_file(p).ok()?;
+            Some(graph_file::to_string(&g))
+        });
+        self.dirty_at.set((0, false));
     }
 
     /// Writes the graph (atomically, in the engine's format) and remembers the path.
@@ -115,7 +135,8 @@ impl Document {
         graph_file::save_file(path, &self.graph)
             .map_err(|e| format!("cannot save {}: {e}", path.display()))?;
         self.path = Some(path.to_path_buf());
-        self.saved_revision = self.revision;
+        self.saved = Some(graph_file::to_string(&self.graph));
+        self.dirty_at.set((0, false));
         Ok(())
     }
 

@@ -106,6 +106,18 @@ impl Store {
         serde_json::from_str(&text).ok()
     }
 
+    /// Moves the recovery file out of the way (to `recovery-<seconds>.json` beside it) so
+    /// that later autosaves cannot overwrite work that could not be restored; returns where.
+    pub fn set_recovery_aside(&self) -> Result<PathBuf, String> {
+        let secs = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let to = self.dir.join(format!("recovery-{secs}.json"));
+        std::fs::rename(self.recovery_path(), &to)
+            .map_err(|e| format!("cannot move {}: {e}", self.recovery_path().display()))?;
+        Ok(to)
+    }
+
     /// Removes the recovery file (after a save, a discard or a clean exit).
     pub fn clear_recovery(&self) {
         let _ = std::fs::remove_file(self.recovery_path());
@@ -177,7 +189,16 @@ impl Chooser {
                             self.dir = p.to_path_buf();
                         }
                     }
-                    ui.label(self.dir.display().to_string());
+                    // The folder is typed or pasted as well as browsed.
+                    let mut dir = self.dir.display().to_string();
+                    let r = ui.add(
+                        egui::TextEdit::singleline(&mut dir)
+                            .desired_width(f32::INFINITY)
+                            .id(egui::Id::new("orogen-chooser-folder")),
+                    );
+                    if r.changed() {
+                        self.dir = PathBuf::from(dir);
+                    }
                 });
                 ui.separator();
                 let mut entries: Vec<(bool, String)> = std::fs::read_dir(&self.dir)
@@ -221,10 +242,13 @@ impl Chooser {
                         }
                     });
                 ui.separator();
+                let mut enter = false;
                 if self.purpose != Purpose::BuildFolder {
                     ui.horizontal(|ui| {
                         ui.label("File:");
-                        ui.text_edit_singleline(&mut self.name);
+                        let r = ui.text_edit_singleline(&mut self.name);
+                        // Enter in the name field confirms, as in every file dialog.
+                        enter = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
                     });
                 }
                 if let Some(e) = &self.error {
@@ -236,7 +260,7 @@ impl Chooser {
                         Purpose::SaveAs => "Save",
                         Purpose::BuildFolder => "Use this folder",
                     };
-                    if ui.button(ok).clicked() {
+                    if ui.button(ok).clicked() || enter {
                         result = Some(self.confirm());
                         if matches!(result, Some(None)) {
                             result = None;

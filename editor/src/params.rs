@@ -32,17 +32,30 @@ pub fn node_panel(ui: &mut Ui, doc: &mut Document, id: &str) {
         .num_columns(3)
         .striped(true)
         .show(ui, |ui| {
-            for (spec, value) in def.params.iter().zip(values) {
-                param_row(ui, doc, id, spec, value);
-                ui.end_row();
+            for (spec, value) in def.params.iter().zip(values.iter().cloned()) {
+                // Parameters that do not apply to the chosen mode are hidden, not greyed.
+                if spec.applies(def.params, &values) {
+                    param_row(ui, doc, id, spec, value);
+                    ui.end_row();
+                }
             }
         });
 }
 
+/// How long a refused value's message stays under its parameter.
+const REFUSAL_TIME: f64 = 6.0;
+
 fn param_row(ui: &mut Ui, doc: &mut Document, id: &str, spec: &ParamSpec, value: ParamValue) {
     let doc_text = spec.doc_text();
-    ui.label(spec.name).on_hover_text(&doc_text);
+    ui.label(spec.label()).on_hover_text(format!(
+        "{doc_text}\n\n\"{}\" in graph files; accepts {}; default {}.",
+        spec.name,
+        spec.expected(),
+        spec.default_text()
+    ));
     let key = format!("{id}.{}", spec.name);
+    let refusal_id = egui::Id::new(("orogen-param-refused", &key));
+    let mut refused: Option<String> = None;
     let mut new = None;
     let resp = match (spec.kind, &value) {
         (ParamKind::Float { soft, hard, .. }, ParamValue::Float(v)) => {
@@ -53,8 +66,12 @@ fn param_row(ui: &mut Ui, doc: &mut Document, id: &str, spec: &ParamSpec, value:
                     .suffix(suffix(spec.unit))
                     .logarithmic(soft.0 > 0.0 && soft.1 / soft.0 > 100.0),
             );
-            let x = x.clamp(hard.0, hard.1);
-            if x != *v {
+            if !(hard.0..=hard.1).contains(&x) {
+                refused = Some(format!(
+                    "{x} is outside the allowed range [{}, {}]",
+                    hard.0, hard.1
+                ));
+            } else if x != *v {
                 new = Some(ParamValue::Float(x));
             }
             r
@@ -66,8 +83,12 @@ fn param_row(ui: &mut Ui, doc: &mut Document, id: &str, spec: &ParamSpec, value:
                     .clamping(egui::SliderClamping::Never)
                     .suffix(suffix(spec.unit)),
             );
-            let x = x.clamp(hard.0, hard.1);
-            if x != *v {
+            if !(hard.0..=hard.1).contains(&x) {
+                refused = Some(format!(
+                    "{x} is outside the allowed range [{}, {}]",
+                    hard.0, hard.1
+                ));
+            } else if x != *v {
                 new = Some(ParamValue::Int(x));
             }
             r
@@ -121,13 +142,12 @@ fn param_row(ui: &mut Ui, doc: &mut Document, id: &str, spec: &ParamSpec, value:
         }
         _ => ui.colored_label(egui::Color32::RED, format!("{value:?}")),
     };
-    let resp = resp.on_hover_text(format!(
-        "{doc_text}\n\nAccepts {}; default {}.",
-        spec.expected(),
-        spec.default_text()
-    ));
-    if resp.dragged() || resp.has_focus() {
+    let editing = resp.dragged() || resp.has_focus();
+    if editing {
         doc.keep_gesture(&key);
+    } else {
+        // Never over the widget while it is being dragged or typed into.
+        resp.on_hover_text(format!("{doc_text}\n\nAccepts {}.", spec.expected()));
     }
     let default = spec.default_value();
     let reset = ui
@@ -140,6 +160,22 @@ fn param_row(ui: &mut Ui, doc: &mut Document, id: &str, spec: &ParamSpec, value:
     if let Some(v) = new {
         let gesture = (!reset).then_some(key.as_str());
         let _ = doc.edit(gesture, |g| g.set_param(id, spec.name, v));
+    }
+    // A typed value outside the hard range is not applied: the range is shown instead.
+    let now = ui.input(|i| i.time);
+    if let Some(msg) = refused {
+        ui.data_mut(|d| d.insert_temp(refusal_id, (msg, now)));
+    }
+    if let Some((msg, at)) = ui.data(|d| d.get_temp::<(String, f64)>(refusal_id)) {
+        if now - at < REFUSAL_TIME {
+            ui.end_row();
+            ui.label("");
+            ui.colored_label(egui::Color32::from_rgb(235, 70, 60), format!("⚠ {msg}"));
+            ui.ctx()
+                .request_repaint_after(std::time::Duration::from_millis(500));
+        } else {
+            ui.data_mut(|d| d.remove::<(String, f64)>(refusal_id));
+        }
     }
 }
 

@@ -236,11 +236,11 @@ fn check_one(path: &std::path::Path) -> bool {
         Ok(g) => g,
         Err(d) => {
             eprintln!("{d}");
-            let errors = d.error_count();
+            let n = d.items.len();
             eprintln!(
-                "{}: {errors} problem{}",
+                "{}: {n} problem{}",
                 path.display(),
-                if errors == 1 { "" } else { "s" }
+                if n == 1 { "" } else { "s" }
             );
             return false;
         }

@@ -86,14 +86,6 @@ pub struct Diagnostics {
     pub items: Vec<Diagnostic>,
 }
 
-impl Diagnostics {
-    /// How many of the problems are errors.
-    #[must_use]
-    pub fn error_count(&self) -> usize {
-        self.items.iter().filter(|d| d.is_error()).count()
-    }
-}
-
 impl fmt::Display for Diagnostics {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (i, d) in self.items.iter().enumerate() {

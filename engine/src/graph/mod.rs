@@ -29,8 +29,14 @@ impl PortRef {
 }
 
 impl std::fmt::Display for PortRef {
+    /// `node.port`, or `node` alone when the port is not known (a reference to a node that
+    /// does not exist keeps the form it was written in).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}.{}", self.node, self.output)
+        if self.output.is_empty() {
+            f.write_str(&self.node)
+        } else {
+            write!(f, "{}.{}", self.node, self.output)
+        }
     }
 }
 

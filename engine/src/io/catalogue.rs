@@ -10,6 +10,7 @@ fn port_json(p: &PortSpec) -> Value {
 fn param_json(p: &ParamSpec) -> Value {
     let mut v = json!({
         "name": p.name,
+        "label": p.label(),
         "doc": p.doc_text(),
         "unit": p.unit,
         "default": super::graph_file::param_to_json(p, &p.default_value()),
@@ -31,6 +32,12 @@ fn param_json(p: &ParamSpec) -> Value {
     if let (Some(o), Some(e)) = (v.as_object_mut(), extra.as_object()) {
         o.insert("kind".into(), kind.into());
         o.extend(e.clone());
+        if let Some((param, options)) = p.applies_when {
+            o.insert(
+                "applies_when".into(),
+                json!({ "param": param, "one_of": options }),
+            );
+        }
     }
     v
 }
@@ -91,12 +98,19 @@ pub fn to_text(reg: &Registry) -> String {
             } else {
                 format!(" {}", p.unit)
             };
+            let when = p.applies_when.map_or_else(String::new, |(param, options)| {
+                format!(
+                    " [only when {param} is {}]",
+                    crate::node::quoted_list(options)
+                )
+            });
             let _ = writeln!(
                 s,
-                "  param {} = {}{unit}  ({}) — {}",
+                "  param {} = {}{unit}  ({}; \"{}\"){when} — {}",
                 p.name,
                 p.default_text(),
                 p.expected(),
+                p.label(),
                 p.doc_text()
             );
         }

@@ -41,9 +41,81 @@ pub struct ParamSpec {
     /// Unit shown next to the value ("m", "°", "" for relative values).
     pub unit: &'static str,
     pub kind: ParamKind,
+    /// What the editor calls it, where the name is a symbol (`kr` → "Rain (K_r)"); empty:
+    /// derived from the name ([`ParamSpec::label`]).
+    pub label_text: &'static str,
+    /// Shown only while the choice parameter `.0` is one of `.1` (e.g. `gradient_weight` only
+    /// for the D2M1N3 basis); `None`: always applies.
+    pub applies_when: Option<(&'static str, &'static [&'static str])>,
 }
 
 impl ParamSpec {
+    /// The same parameter with a human label (`params!`: `… = float(…) as "Rain (K_r)"`).
+    #[must_use]
+    pub const fn labelled(mut self, label: &'static str) -> Self {
+        self.label_text = label;
+        self
+    }
+
+    /// The same parameter, applying only while choice `param` is one of `options`
+    /// (`params!`: `… = float(…) if basis in ["d2m1n3"]`).
+    #[must_use]
+    pub const fn applies_when(
+        mut self,
+        param: &'static str,
+        options: &'static [&'static str],
+    ) -> Self {
+        self.applies_when = Some((param, options));
+        self
+    }
+
+    /// The human label: the declared one, else the name without its unit suffix, spaced and
+    /// capitalised (`feature_size_m` → "Feature size").
+    #[must_use]
+    pub fn label(&self) -> String {
+        if !self.label_text.is_empty() {
+            return self.label_text.to_owned();
+        }
+        let mut name = self.name;
+        for suffix in [
+            "_m2_per_yr",
+            "_m_per_yr",
+            "_per_100m",
+            "_km2",
+            "_deg",
+            "_years",
+            "_m",
+        ] {
+            if let Some(stem) = name.strip_suffix(suffix) {
+                name = stem;
+                break;
+            }
+        }
+        let words = name.replace('_', " ");
+        let mut chars = words.chars();
+        chars.next().map_or_else(String::new, |c| {
+            c.to_uppercase().chain(chars).collect::<String>()
+        })
+    }
+
+    /// Whether the parameter applies given the node's other values (see `applies_when`).
+    #[must_use]
+    pub fn applies(&self, specs: &[ParamSpec], values: &[ParamValue]) -> bool {
+        let Some((param, options)) = self.applies_when else {
+            return true;
+        };
+        specs
+            .iter()
+            .zip(values)
+            .find(|(s, _)| s.name == param)
+            .is_none_or(|(s, v)| match (s.kind, v) {
+                (ParamKind::Choice { options: names, .. }, ParamValue::Choice(i)) => {
+                    names.get(*i).is_some_and(|n| options.contains(n))
+                }
+                _ => true,
+            })
+    }
+
     /// The default value.
     #[must_use]
     pub fn default_value(&self) -> ParamValue {
@@ -319,7 +391,9 @@ macro_rules! choice_enum {
 /// Each field is `name: Type = kind(args)` with kind one of
 /// `float(default, [soft_lo, soft_hi], [hard_lo, hard_hi], "unit")`,
 /// `int(default, [soft_lo, soft_hi], [hard_lo, hard_hi], "unit")`,
-/// `seed(default)`, `flag(default)`, `choice(Enum::Variant)`, `text("default")`.
+/// `seed(default)`, `flag(default)`, `choice(Enum::Variant)`, `text("default")`,
+/// optionally followed by `as "Human label"` (where the name is a symbol) and
+/// `if choice_param in ["option", …]` (the parameter applies only for those options).
 /// The field's `///` doc comment becomes the parameter's documentation.
 #[macro_export]
 macro_rules! params {
@@ -329,6 +403,8 @@ macro_rules! params {
             $(
                 $(#[doc = $doc:literal])*
                 $field:ident : $ty:ty = $kind:ident ( $($arg:tt)* )
+                    $(as $label:literal)?
+                    $(if $when:ident in [$($opt:literal),+ $(,)?])?
             ),* $(,)?
         }
     ) => {
@@ -339,7 +415,9 @@ macro_rules! params {
         }
         impl $crate::node::Params for $name {
             const SPECS: &'static [$crate::node::ParamSpec] = &[
-                $( $crate::params!(@spec $field, $ty, concat!($($doc, "\n",)* ""), $kind ( $($arg)* )), )*
+                $( $crate::params!(@spec $field, $ty, concat!($($doc, "\n",)* ""), $kind ( $($arg)* ))
+                    $(.labelled($label))?
+                    $(.applies_when(stringify!($when), &[$($opt),+]))?, )*
             ];
             fn from_values(values: &[$crate::node::ParamValue]) -> Self {
                 let mut it = values.iter();
@@ -350,27 +428,27 @@ macro_rules! params {
         }
     };
     (@spec $field:ident, $ty:ty, $doc:expr, float($def:expr, [$slo:expr, $shi:expr], [$hlo:expr, $hhi:expr], $unit:literal)) => {
-        $crate::node::ParamSpec { name: stringify!($field), doc: $doc, unit: $unit,
+        $crate::node::ParamSpec { name: stringify!($field), doc: $doc, unit: $unit, label_text: "", applies_when: None,
             kind: $crate::node::ParamKind::Float { default: $def, soft: ($slo, $shi), hard: ($hlo, $hhi) } }
     };
     (@spec $field:ident, $ty:ty, $doc:expr, int($def:expr, [$slo:expr, $shi:expr], [$hlo:expr, $hhi:expr], $unit:literal)) => {
-        $crate::node::ParamSpec { name: stringify!($field), doc: $doc, unit: $unit,
+        $crate::node::ParamSpec { name: stringify!($field), doc: $doc, unit: $unit, label_text: "", applies_when: None,
             kind: $crate::node::ParamKind::Int { default: $def, soft: ($slo, $shi), hard: ($hlo, $hhi) } }
     };
     (@spec $field:ident, $ty:ty, $doc:expr, seed($def:expr)) => {
-        $crate::node::ParamSpec { name: stringify!($field), doc: $doc, unit: "",
+        $crate::node::ParamSpec { name: stringify!($field), doc: $doc, unit: "", label_text: "", applies_when: None,
             kind: $crate::node::ParamKind::Seed { default: $def } }
     };
     (@spec $field:ident, $ty:ty, $doc:expr, flag($def:expr)) => {
-        $crate::node::ParamSpec { name: stringify!($field), doc: $doc, unit: "",
+        $crate::node::ParamSpec { name: stringify!($field), doc: $doc, unit: "", label_text: "", applies_when: None,
             kind: $crate::node::ParamKind::Bool { default: $def } }
     };
     (@spec $field:ident, $ty:ty, $doc:expr, text($def:literal)) => {
-        $crate::node::ParamSpec { name: stringify!($field), doc: $doc, unit: "",
+        $crate::node::ParamSpec { name: stringify!($field), doc: $doc, unit: "", label_text: "", applies_when: None,
             kind: $crate::node::ParamKind::Text { default: $def } }
     };
     (@spec $field:ident, $ty:ty, $doc:expr, choice($def:expr)) => {
-        $crate::node::ParamSpec { name: stringify!($field), doc: $doc, unit: "",
+        $crate::node::ParamSpec { name: stringify!($field), doc: $doc, unit: "", label_text: "", applies_when: None,
             kind: $crate::node::ParamKind::Choice { default: $def as usize, options: <$ty as $crate::node::ChoiceEnum>::NAMES } }
     };
 }

@@ -14,9 +14,9 @@ crate::params! {
         /// Select by the control terrain's height or its slope.
         criterion: Criterion = choice(Criterion::Height),
         /// Height criterion: threshold as a fraction of the graph's height range.
-        threshold: f64 = float(0.5, [0.0, 1.0], [-100.0, 100.0], ""),
+        threshold: f64 = float(0.5, [0.0, 1.0], [-100.0, 100.0], "") as "Height threshold" if criterion in ["height"],
         /// Slope criterion: threshold in degrees.
-        threshold_deg: f64 = float(30.0, [0.0, 90.0], [0.0, 90.0], "°"),
+        threshold_deg: f64 = float(30.0, [0.0, 90.0], [0.0, 90.0], "°") as "Slope threshold" if criterion in ["slope"],
         /// Width of the transition: fraction of the height range (height) or degrees (slope).
         falloff: f64 = float(0.05, [0.0, 0.5], [0.0, 100.0], ""),
     }

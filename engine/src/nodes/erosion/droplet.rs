@@ -45,19 +45,19 @@ crate::params! {
         /// Droplets per cell of the map (so a 512² preview and a 2048² build see the same rain: 1.0 = one droplet per cell, 262 144 at 512²).
         density: f64 = float(1.0, [0.05, 4.0], [0.0, 64.0], "per cell"),
         /// Carry capacity factor Kq in q = max(slope, minSlope)·v·w·Kq (seed 001: 10).
-        kq: f64 = float(10.0, [1.0, 50.0], [0.0, 1000.0], ""),
+        kq: f64 = float(10.0, [1.0, 50.0], [0.0, 1000.0], "") as "Capacity (K_q)",
         /// Evaporation Kw: fraction of the water lost per step (seed 001: 0.001).
-        kw: f64 = float(0.001, [0.0, 0.05], [0.0, 1.0], ""),
+        kw: f64 = float(0.001, [0.0, 0.05], [0.0, 1.0], "") as "Evaporation (K_w)",
         /// Erosion speed Kr: fraction of the missing load picked up per step (seed 001: 0.9).
-        kr: f64 = float(0.9, [0.0, 1.0], [0.0, 1.0], ""),
+        kr: f64 = float(0.9, [0.0, 1.0], [0.0, 1.0], "") as "Erosion speed (K_r)",
         /// Deposition speed Kd: fraction of the excess load dropped per step (seed 001: 0.02).
-        kd: f64 = float(0.02, [0.0, 0.5], [0.0, 1.0], ""),
+        kd: f64 = float(0.02, [0.0, 0.5], [0.0, 1.0], "") as "Deposition speed (K_d)",
         /// Direction inertia Ki: higher values make channel turns smoother (seed 001: 0.1).
-        ki: f64 = float(0.1, [0.0, 0.9], [0.0, 1.0], ""),
+        ki: f64 = float(0.1, [0.0, 0.9], [0.0, 1.0], "") as "Inertia (K_i)",
         /// Minimum slope in the capacity formula, so flat runs still carry soil (seed 001: 0.05).
-        min_slope: f64 = float(0.05, [0.0, 0.2], [0.0, 10.0], ""),
+        min_slope: f64 = float(0.05, [0.0, 0.2], [0.0, 10.0], "") as "Minimum slope",
         /// Gravity g accelerating the flow: v = √(v² + 2g·Δh) (seed 001: 20).
-        g: f64 = float(20.0, [1.0, 50.0], [0.0, 1000.0], ""),
+        g: f64 = float(20.0, [1.0, 50.0], [0.0, 1000.0], "") as "Gravity (g)",
     }
 }
 

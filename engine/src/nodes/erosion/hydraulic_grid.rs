@@ -10,13 +10,13 @@ use rayon::prelude::*;
 crate::params! {
     pub struct GridHydraulicParams {
         /// Rain K_r added to every cell's water each iteration, as a fraction of the height range (seed 004: 0.01).
-        kr: f64 = float(0.01, [0.0, 0.05], [0.0, 1.0], ""),
+        kr: f64 = float(0.01, [0.0, 0.05], [0.0, 1.0], "") as "Rain (K_r)",
         /// Solubility K_s: terrain dissolved per unit of water each iteration (seed 004: 0.01).
-        ks: f64 = float(0.01, [0.0, 0.05], [0.0, 1.0], ""),
+        ks: f64 = float(0.01, [0.0, 0.05], [0.0, 1.0], "") as "Solubility (K_s)",
         /// Evaporation K_e: fraction of the water that evaporates each iteration (seed 004: 0.5).
-        ke: f64 = float(0.5, [0.05, 1.0], [0.0, 1.0], ""),
+        ke: f64 = float(0.5, [0.05, 1.0], [0.0, 1.0], "") as "Evaporation (K_e)",
         /// Sediment capacity K_c per unit of water (seed 004: 0.01).
-        kc: f64 = float(0.01, [0.0, 0.05], [0.0, 1.0], ""),
+        kc: f64 = float(0.01, [0.0, 0.05], [0.0, 1.0], "") as "Capacity (K_c)",
         /// Number of iterations.
         iterations: u32 = int(50, [1, 500], [0, 100_000], ""),
     }

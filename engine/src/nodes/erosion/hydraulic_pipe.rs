@@ -46,19 +46,19 @@ crate::params! {
         /// Number of iterations (time steps of length dt).
         iterations: u32 = int(200, [10, 2000], [0, 100_000], ""),
         /// Time step Δt (Mei et al. use 0.02–0.05 on a unit grid; above about 0.25 the flux can oscillate).
-        dt: f64 = float(0.05, [0.005, 0.2], [0.0001, 1.0], "s"),
+        dt: f64 = float(0.05, [0.005, 0.2], [0.0001, 1.0], "s") as "Time step (Δt)",
         /// Rain r per unit of time, in cell units of water depth (× the rain mask when connected).
         rain: f64 = float(0.02, [0.0, 0.1], [0.0, 10.0], ""),
         /// Gravity g in the flux update.
-        g: f64 = float(9.81, [1.0, 20.0], [0.0, 100.0], ""),
+        g: f64 = float(9.81, [1.0, 20.0], [0.0, 100.0], "") as "Gravity (g)",
         /// Sediment capacity constant K_c in C = K_c·sin(α)·|v|.
-        kc: f64 = float(0.5, [0.01, 2.0], [0.0, 100.0], ""),
+        kc: f64 = float(0.5, [0.01, 2.0], [0.0, 100.0], "") as "Capacity (K_c)",
         /// Dissolving constant K_s: fraction of the missing load eroded per step.
-        ks: f64 = float(0.3, [0.0, 1.0], [0.0, 1.0], ""),
+        ks: f64 = float(0.3, [0.0, 1.0], [0.0, 1.0], "") as "Dissolving (K_s)",
         /// Deposition constant K_d: fraction of the excess load deposited per step.
-        kd: f64 = float(0.3, [0.0, 1.0], [0.0, 1.0], ""),
+        kd: f64 = float(0.3, [0.0, 1.0], [0.0, 1.0], "") as "Deposition (K_d)",
         /// Evaporation constant K_e per unit of time.
-        ke: f64 = float(0.5, [0.0, 5.0], [0.0, 1000.0], ""),
+        ke: f64 = float(0.5, [0.0, 5.0], [0.0, 1000.0], "") as "Evaporation (K_e)",
         /// Smallest sin(α) used in the capacity, so water on flats still carries sediment.
         min_tilt: f64 = float(0.05, [0.0, 0.3], [0.0, 1.0], ""),
         /// Flux damping per unit of time: f ← f·(1 − friction·Δt) before the pressure update. Not in Mei et al.; without it the pipes carry undamped shallow-water waves that ring as ripples on steep terrain.

@@ -40,19 +40,19 @@ crate::params! {
         /// Number of simulation ticks (the paper shows 50–100).
         iterations: u32 = int(100, [1, 300], [0, 100_000], ""),
         /// Value-constraint strength s_v (§3.6: 0.02), × the value-strength mask when connected.
-        value_strength: f64 = float(0.02, [0.0, 0.2], [0.0, 1.0], ""),
+        value_strength: f64 = float(0.02, [0.0, 0.2], [0.0, 1.0], "") as "Value constraint (s_v)",
         /// Gradient-constraint strength s_g (§3.6: 0.8 for a detailed constraint map, 0.02 for a smooth one), × the gradient-strength mask when connected.
-        gradient_strength: f64 = float(0.8, [0.0, 1.0], [0.0, 1.0], ""),
+        gradient_strength: f64 = float(0.8, [0.0, 1.0], [0.0, 1.0], "") as "Gradient constraint (s_g)",
         /// Drainage loss k_d: the share of the tributaries' drainage that arrives (§3.3: 0.68).
-        kd: f64 = float(0.68, [0.0, 1.0], [0.0, 1.0], ""),
+        kd: f64 = float(0.68, [0.0, 1.0], [0.0, 1.0], "") as "Drainage loss (k_d)",
         /// Gorge-carving constant k_g in w = min(k_g·D, 1) (§3.4: 0.1).
-        kg: f64 = float(0.1, [0.0, 1.0], [0.0, 100.0], ""),
+        kg: f64 = float(0.1, [0.0, 1.0], [0.0, 100.0], "") as "Gorge carving (k_g)",
         /// Erosion constant k_e in Δh = k_e·D^n·s^m (§3.5: 0.5).
-        ke: f64 = float(0.5, [0.0, 2.0], [0.0, 100.0], ""),
+        ke: f64 = float(0.5, [0.0, 2.0], [0.0, 100.0], "") as "Erosion (k_e)",
         /// Drainage exponent n (§3.5: 1).
-        n: f64 = float(1.0, [0.5, 2.0], [0.0, 4.0], ""),
+        n: f64 = float(1.0, [0.5, 2.0], [0.0, 4.0], "") as "Drainage exponent (n)",
         /// Slope exponent m (§3.5: 2; the paper finds n/m = 1/2 best).
-        m: f64 = float(2.0, [1.0, 4.0], [0.0, 8.0], ""),
+        m: f64 = float(2.0, [1.0, 4.0], [0.0, 8.0], "") as "Slope exponent (m)",
         /// Sea level as a fraction of the graph's height range (0 = its bottom).
         sea_level: f64 = float(0.0, [0.0, 1.0], [-10.0, 10.0], ""),
         /// Rain on every tile (× the moisture mask when connected; §3.1 "a uniform high value").

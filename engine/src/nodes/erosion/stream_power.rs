@@ -45,13 +45,13 @@ crate::params! {
         /// How far node positions wander inside their cells: 0 = cell centres, 1 = anywhere in the cell.
         jitter: f64 = float(1.0, [0.0, 1.0], [0.0, 1.0], ""),
         /// Uplift rate U where the uplift map is 1 (or everywhere when it is not connected).
-        uplift_m_per_yr: f64 = float(0.001, [0.0, 0.01], [0.0, 1.0], "m/yr"),
+        uplift_m_per_yr: f64 = float(0.001, [0.0, 0.01], [0.0, 1.0], "m/yr") as "Uplift rate (U)",
         /// Erodibility k in ∂h/∂t = −k·A^m·s^n (A in m²).
-        k: f64 = float(0.0002, [0.00001, 0.001], [0.0, 1.0], ""),
+        k: f64 = float(0.0002, [0.00001, 0.001], [0.0, 1.0], "") as "Erodibility (k)",
         /// Drainage-area exponent m (seed 000 §2.3: 0.5).
-        m: f64 = float(0.4, [0.3, 0.6], [0.0, 2.0], ""),
+        m: f64 = float(0.4, [0.3, 0.6], [0.0, 2.0], "") as "Area exponent (m)",
         /// Slope exponent n (1 = closed-form implicit update; otherwise Newton iterations).
-        n: f64 = float(1.0, [0.5, 2.0], [0.1, 4.0], ""),
+        n: f64 = float(1.0, [0.5, 2.0], [0.1, 4.0], "") as "Slope exponent (n)",
         /// Hillslope diffusivity κ in ∂h/∂t = κ·∇²h (soil creep, FastScape's hillslope term;
         /// 0 = rivers only). Rivers are one cell wide, so κ fills them in proportion to
         /// 1/Δx²: keep κ·Δt well below the cell area for a map that looks the same at every

@@ -93,15 +93,15 @@ impl Node for Terrace {
 crate::params! {
     pub struct CurveParams {
         /// Output at relative height 0.
-        y0: f64 = float(0.0, [0.0, 1.0], [-10.0, 10.0], ""),
+        y0: f64 = float(0.0, [0.0, 1.0], [-10.0, 10.0], "") as "Output at 0",
         /// Output at relative height 0.25.
-        y1: f64 = float(0.25, [0.0, 1.0], [-10.0, 10.0], ""),
+        y1: f64 = float(0.25, [0.0, 1.0], [-10.0, 10.0], "") as "Output at 0.25",
         /// Output at relative height 0.5.
-        y2: f64 = float(0.5, [0.0, 1.0], [-10.0, 10.0], ""),
+        y2: f64 = float(0.5, [0.0, 1.0], [-10.0, 10.0], "") as "Output at 0.5",
         /// Output at relative height 0.75.
-        y3: f64 = float(0.75, [0.0, 1.0], [-10.0, 10.0], ""),
+        y3: f64 = float(0.75, [0.0, 1.0], [-10.0, 10.0], "") as "Output at 0.75",
         /// Output at relative height 1.
-        y4: f64 = float(1.0, [0.0, 1.0], [-10.0, 10.0], ""),
+        y4: f64 = float(1.0, [0.0, 1.0], [-10.0, 10.0], "") as "Output at 1",
     }
 }
 

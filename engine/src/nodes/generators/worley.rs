@@ -22,15 +22,15 @@ crate::params! {
         /// Seed of this node, combined with the graph seed.
         seed: u32 = seed(0),
         /// Number of feature points over the whole world (n_peaks in seed 004, 20 in its example). Points sit one per cell of a grid with cells of world_size/√n_peaks, so the count is exact on average.
-        n_peaks: f64 = float(20.0, [2.0, 500.0], [1.0, 1_000_000.0], ""),
+        n_peaks: f64 = float(20.0, [2.0, 500.0], [1.0, 1_000_000.0], "") as "Feature points",
         /// Weight c1 of the distance to the nearest point.
-        c1: f64 = float(-1.0, [-2.0, 2.0], [-100.0, 100.0], ""),
+        c1: f64 = float(-1.0, [-2.0, 2.0], [-100.0, 100.0], "") as "Weight c1 (nearest)",
         /// Weight c2 of the distance to the second nearest point.
-        c2: f64 = float(1.0, [-2.0, 2.0], [-100.0, 100.0], ""),
+        c2: f64 = float(1.0, [-2.0, 2.0], [-100.0, 100.0], "") as "Weight c2 (2nd nearest)",
         /// Weight c3 of the distance to the third nearest point.
-        c3: f64 = float(0.0, [-2.0, 2.0], [-100.0, 100.0], ""),
+        c3: f64 = float(0.0, [-2.0, 2.0], [-100.0, 100.0], "") as "Weight c3 (3rd nearest)",
         /// Weight c4 of the distance to the fourth nearest point.
-        c4: f64 = float(0.0, [-2.0, 2.0], [-100.0, 100.0], ""),
+        c4: f64 = float(0.0, [-2.0, 2.0], [-100.0, 100.0], "") as "Weight c4 (4th nearest)",
         /// How far each point may stray from its grid cell's centre: 0 = a regular grid, 1 = anywhere in the cell.
         jitter: f64 = float(1.0, [0.0, 1.0], [0.0, 1.0], ""),
         /// Distance metric: euclidean, manhattan or chebyshev.

@@ -13,7 +13,7 @@ crate::choice_enum! {
 crate::params! {
     pub struct MaskCombineParams {
         /// and = min(a, b), or = max(a, b), not = 1 − a, multiply = a·b, add = min(a + b, 1), subtract = max(a − b, 0), xor = |a − b|.
-        op: MaskOp = choice(MaskOp::And),
+        op: MaskOp = choice(MaskOp::And) as "Operation",
     }
 }
 
