@@ -1,7 +1,7 @@
 //! The editor window: menus, canvas, parameter panel, preview, build dialog, files.
 
 use crate::build_dialog::BuildDialog;
-use crate::canvas::{Badge, Canvas};
+use crate::canvas::{Badge, Canvas, Looks};
 use crate::doc::{self, Document};
 use crate::files::{Chooser, Purpose, Recovery, Store};
 use crate::preview::{self, Look, Picture, Shown};
@@ -81,6 +81,8 @@ pub struct EditorApp {
     pub look: Look,
     pub mode: Mode,
     pub picture: Picture,
+    /// The small pictures on the canvas's nodes.
+    pub thumbnails: crate::preview::Thumbnails,
     view3d: View3d,
     clipboard: Vec<NodeInstance>,
     chooser: Option<Chooser>,
@@ -153,6 +155,7 @@ impl EditorApp {
             look: Look::default(),
             mode: Mode::TwoD,
             picture: Picture::default(),
+            thumbnails: crate::preview::Thumbnails::default(),
             view3d: View3d::default(),
             clipboard: Vec::new(),
             chooser: None,
@@ -375,7 +378,7 @@ impl EditorApp {
         let ctx = ui.ctx().clone();
         let start = Instant::now();
         self.frame_timing(&ctx);
-        self.receive();
+        self.receive(&ctx);
         self.shortcuts(&ctx);
         self.close_guard(&ctx);
 
@@ -391,9 +394,13 @@ impl EditorApp {
             .default_size(400.0)
             .resizable(true)
             .show(ui, |ui| self.preview(ui));
-        let badges = self.badges();
+        let looks = Looks {
+            badges: self.badges(),
+            thumbnails: Some(&self.thumbnails),
+            previewed: self.selected.as_deref(),
+        };
         egui::CentralPanel::default().show(ui, |ui| {
-            self.canvas.show(ui, &mut self.doc, &badges);
+            self.canvas.show(ui, &mut self.doc, &looks);
         });
         if let Some(id) = self.canvas.take_clicked() {
             self.select(Some(id));
@@ -432,7 +439,7 @@ impl EditorApp {
     }
 
     /// Takes finished evaluations from the worker.
-    fn receive(&mut self) {
+    fn receive(&mut self, ctx: &egui::Context) {
         for mut s in self.worker.poll() {
             if s.cancelled {
                 // Keep showing what the stale run did not get to.
@@ -449,6 +456,7 @@ impl EditorApp {
             }
             let newer = self.is_newer(&s);
             if newer {
+                self.thumbnails.update(ctx, &s.graph, &s.result);
                 if !s.cancelled {
                     self.status = format!(
                         "Preview {}² ready in {:.0} ms.",

@@ -46,6 +46,25 @@ pub enum Badge {
     Incomplete(String),
 }
 
+/// What the canvas draws on nodes besides the graph itself.
+#[derive(Default)]
+pub struct Looks<'a> {
+    pub badges: BTreeMap<String, Badge>,
+    pub thumbnails: Option<&'a crate::preview::Thumbnails>,
+    /// The node whose preview and parameters are shown (framed in the accent colour).
+    pub previewed: Option<&'a str>,
+}
+
+/// A wire being dragged from a pin: `(node, output)` or `(node, input)`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Dragging {
+    FromOutput(String, usize),
+    FromInput(String, usize),
+}
+
+/// Accent colour of the previewed node and of pins a dragged wire can connect to.
+const ACCENT: Color32 = Color32::from_rgb(90, 170, 255);
+
 /// Screen positions of pins seen in the last frame (for tests driving the canvas with a mouse).
 #[derive(Clone, Debug, Default)]
 pub struct PinSpots {
@@ -75,6 +94,10 @@ pub struct Canvas {
     clicked: Option<String>,
     /// The pointer's last position over the canvas, in graph space (where pastes land).
     pointer: Option<Pos2>,
+    /// The wire being dragged, from the pin it started at (for highlighting targets).
+    pub dragging: Option<Dragging>,
+    /// The add-node popup opened with Space, at this screen position.
+    space_menu: Option<Pos2>,
 }
 
 impl Default for Canvas {
@@ -94,6 +117,8 @@ impl Default for Canvas {
             transform: TSTransform::IDENTITY,
             clicked: None,
             pointer: None,
+            dragging: None,
+            space_menu: None,
         }
     }
 }
@@ -146,22 +171,31 @@ impl Canvas {
     }
 
     /// Draws the canvas and applies the user's interactions to `doc`.
-    pub fn show(&mut self, ui: &mut Ui, doc: &mut Document, badges: &BTreeMap<String, Badge>) {
+    pub fn show(&mut self, ui: &mut Ui, doc: &mut Document, looks: &Looks) {
         if self.synced != doc.revision() {
             sync(doc.graph(), &mut self.snarl);
             self.synced = doc.revision();
         }
         let view = ui.available_rect_before_wrap();
+        self.track_wire_drag(ui, view);
         // Selectable labels would swallow drags meant to move nodes.
         ui.style_mut().interaction.selectable_labels = false;
+        let selection = egui_snarl::ui::SelectionStyle {
+            margin: egui::Margin::same(6),
+            rounding: egui::CornerRadius::same(8),
+            fill: ACCENT.gamma_multiply(0.12),
+            stroke: egui::Stroke::new(2.0, ACCENT.gamma_multiply(0.8)),
+        };
         let style = SnarlStyle {
             pin_placement: Some(PinPlacement::Edge),
             collapsible: Some(false),
+            select_style: Some(selection),
             ..SnarlStyle::new()
         };
         let mut viewer = Viewer {
             doc,
-            badges,
+            looks,
+            dragging: self.dragging.clone(),
             search: &mut self.search,
             search_shown: false,
             refusal: None,
@@ -218,6 +252,16 @@ impl Canvas {
         }
         self.commit_moves(ui, doc);
         self.spots = self.pin_spots();
+        if doc.graph().nodes.is_empty() {
+            ui.painter().text(
+                view.center(),
+                egui::Align2::CENTER_CENTER,
+                "Right-click or press Space to add a node",
+                egui::FontId::proportional(18.0),
+                ui.visuals().weak_text_color(),
+            );
+        }
+        self.space_menu_ui(ui, doc, view);
         // A refusal or other notice, at the bottom of the canvas.
         if let Some((msg, at)) = &self.notice {
             if at.elapsed() < NOTICE_TIME {
@@ -235,6 +279,84 @@ impl Canvas {
             } else {
                 self.notice = None;
             }
+        }
+    }
+
+    /// Notices a wire being dragged out of a pin (a press on a pin seen last frame) and
+    /// forgets it when the button is released.
+    fn track_wire_drag(&mut self, ui: &Ui, view: Rect) {
+        let (pressed, down, at) = ui.input(|i| {
+            (
+                i.pointer.primary_pressed(),
+                i.pointer.primary_down(),
+                i.pointer.press_origin(),
+            )
+        });
+        if !down && !pressed {
+            self.dragging = None;
+            return;
+        }
+        let Some(at) = at.filter(|p| pressed && view.contains(*p)) else {
+            return;
+        };
+        let reach = 10.0 * self.transform.scaling.max(0.5);
+        let near = |p: &Pos2| p.distance(at) <= reach;
+        self.dragging = self
+            .spots
+            .outputs
+            .iter()
+            .find(|(_, p)| near(p))
+            .map(|((n, o), _)| Dragging::FromOutput(n.clone(), *o))
+            .or_else(|| {
+                self.spots
+                    .inputs
+                    .iter()
+                    .find(|(_, p)| near(p))
+                    .map(|((n, i), _)| Dragging::FromInput(n.clone(), *i))
+            });
+    }
+
+    /// Space over the canvas opens the add-node list at the pointer (as right-click does).
+    fn space_menu_ui(&mut self, ui: &mut Ui, doc: &mut Document, view: Rect) {
+        let ctx = ui.ctx().clone();
+        if self.space_menu.is_none() && !ctx.egui_wants_keyboard_input() {
+            let pointer = ctx
+                .input(|i| i.pointer.hover_pos())
+                .filter(|p| view.contains(*p));
+            if let Some(p) = pointer {
+                if ctx.input_mut(|i| i.consume_key(egui::Modifiers::NONE, egui::Key::Space)) {
+                    self.space_menu = Some(p);
+                    self.search.clear();
+                }
+            }
+        }
+        let Some(at) = self.space_menu else { return };
+        let mut chosen = None;
+        let area = egui::Area::new(Id::new("orogen-space-menu"))
+            .fixed_pos(at)
+            .order(egui::Order::Foreground)
+            .show(&ctx, |ui| {
+                egui::Frame::popup(ui.style()).show(ui, |ui| {
+                    ui.set_max_width(260.0);
+                    chosen = node_picker(ui, &mut self.search);
+                });
+            });
+        let clicked_away = ctx.input(|i| i.pointer.any_pressed())
+            && ctx
+                .input(|i| i.pointer.interact_pos())
+                .is_some_and(|p| !area.response.rect.contains(p))
+            && !egui::Popup::is_any_open(&ctx);
+        if ctx.input(|i| i.key_pressed(egui::Key::Escape)) || clicked_away {
+            self.space_menu = None;
+        }
+        if let Some(ty) = chosen {
+            let pos = self.transform.inverse() * at;
+            if let Some(id) = add_node(doc, &mut self.snarl, ty, pos) {
+                self.clicked = Some(id);
+            }
+            self.synced = doc.revision();
+            self.space_menu = None;
+            self.search.clear();
         }
     }
 
@@ -394,7 +516,8 @@ fn add_node(doc: &mut Document, snarl: &mut Snarl<String>, ty: &str, pos: Pos2) 
 
 struct Viewer<'a> {
     doc: &'a mut Document,
-    badges: &'a BTreeMap<String, Badge>,
+    looks: &'a Looks<'a>,
+    dragging: Option<Dragging>,
     search: &'a mut String,
     search_shown: bool,
     refusal: Option<String>,
@@ -450,68 +573,31 @@ impl Viewer<'_> {
             .on_hover_text(format!("{} {side}: {}", port.kind.name(), port.doc.trim()));
         self.rows
             .insert((node, input.is_some(), index), ui.max_rect().center().y);
-        pin_info(port.kind)
+        let info = pin_info(port.kind);
+        // While a wire is dragged, the pins it could connect to light up and the others dim.
+        let g = self.doc.graph();
+        let target = match (&self.dragging, input, output) {
+            (Some(Dragging::FromOutput(n, o)), Some(i), _) => {
+                Some(doc::wire_refusal(g, (n, *o), (id, i)).is_none())
+            }
+            (Some(Dragging::FromInput(n, i)), _, Some(o)) => {
+                Some(doc::wire_refusal(g, (id, o), (n, *i)).is_none())
+            }
+            _ => None,
+        };
+        match target {
+            Some(true) => info
+                .with_fill(ACCENT)
+                .with_stroke(egui::Stroke::new(2.0, Color32::WHITE)),
+            Some(false) => info.with_fill(kind_color(port.kind).gamma_multiply(0.2)),
+            None => info,
+        }
     }
 
     /// The add-node menu: type to search, or browse by category.
     fn node_menu(&mut self, ui: &mut Ui, snarl: &mut Snarl<String>, pos: Pos2) -> Option<String> {
         self.search_shown = true;
-        let r = ui.add(
-            egui::TextEdit::singleline(&mut *self.search)
-                .hint_text("Search nodes…")
-                .id(Id::new("orogen-node-search")),
-        );
-        if !r.has_focus() && self.search.is_empty() {
-            r.request_focus();
-        }
-        let needle = self.search.to_lowercase();
-        let defs = Registry::builtin().defs();
-        let mut chosen = None;
-        if needle.is_empty() {
-            for cat in categories() {
-                let mut of_cat: Vec<_> = defs.iter().filter(|d| d.spec.category == cat).collect();
-                if of_cat.is_empty() {
-                    continue;
-                }
-                of_cat.sort_by_key(|d| d.spec.label);
-                ui.menu_button(cat.name(), |ui| {
-                    for d in of_cat {
-                        if ui
-                            .button(d.spec.label)
-                            .on_hover_text(orogen::node::clean_doc(d.spec.doc))
-                            .clicked()
-                        {
-                            chosen = Some(d.spec.id);
-                        }
-                    }
-                });
-            }
-        } else {
-            let mut hits: Vec<_> = defs
-                .iter()
-                .filter(|d| {
-                    d.spec.label.to_lowercase().contains(&needle)
-                        || d.spec.id.contains(&needle)
-                        || d.spec.category.name().to_lowercase().contains(&needle)
-                })
-                .collect();
-            hits.sort_by_key(|d| (d.spec.category as u8, d.spec.label));
-            if hits.is_empty() {
-                ui.weak("No node matches.");
-            }
-            let enter = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
-            for (k, d) in hits.iter().enumerate() {
-                let text = format!("{}  ·  {}", d.spec.label, d.spec.category.name());
-                if ui
-                    .button(text)
-                    .on_hover_text(orogen::node::clean_doc(d.spec.doc))
-                    .clicked()
-                    || (enter && k == 0)
-                {
-                    chosen = Some(d.spec.id);
-                }
-            }
-        }
+        let chosen = node_picker(ui, self.search);
         let id = chosen.and_then(|ty| add_node(self.doc, snarl, ty, pos));
         if id.is_some() {
             self.search.clear();
@@ -520,6 +606,68 @@ impl Viewer<'_> {
         }
         id
     }
+}
+
+/// The add-node list: type to search (name, id or category; Enter takes the first hit), or
+/// browse by category. Returns the chosen node type.
+fn node_picker(ui: &mut Ui, search: &mut String) -> Option<&'static str> {
+    let r = ui.add(
+        egui::TextEdit::singleline(&mut *search)
+            .hint_text("Search nodes…")
+            .id(Id::new("orogen-node-search")),
+    );
+    if !r.has_focus() && search.is_empty() {
+        r.request_focus();
+    }
+    let needle = search.to_lowercase();
+    let defs = Registry::builtin().defs();
+    let mut chosen = None;
+    if needle.is_empty() {
+        for cat in categories() {
+            let mut of_cat: Vec<_> = defs.iter().filter(|d| d.spec.category == cat).collect();
+            if of_cat.is_empty() {
+                continue;
+            }
+            of_cat.sort_by_key(|d| d.spec.label);
+            ui.menu_button(cat.name(), |ui| {
+                for d in of_cat {
+                    if ui
+                        .button(d.spec.label)
+                        .on_hover_text(orogen::node::clean_doc(d.spec.doc))
+                        .clicked()
+                    {
+                        chosen = Some(d.spec.id);
+                    }
+                }
+            });
+        }
+    } else {
+        let mut hits: Vec<_> = defs
+            .iter()
+            .filter(|d| {
+                d.spec.label.to_lowercase().contains(&needle)
+                    || d.spec.id.contains(&needle)
+                    || d.spec.category.name().to_lowercase().contains(&needle)
+            })
+            .collect();
+        hits.sort_by_key(|d| (d.spec.category as u8, d.spec.label));
+        if hits.is_empty() {
+            ui.weak("No node matches.");
+        }
+        let enter = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+        for (k, d) in hits.iter().enumerate() {
+            let text = format!("{}  ·  {}", d.spec.label, d.spec.category.name());
+            if ui
+                .button(text)
+                .on_hover_text(orogen::node::clean_doc(d.spec.doc))
+                .clicked()
+                || (enter && k == 0)
+            {
+                chosen = Some(d.spec.id);
+            }
+        }
+    }
+    chosen
 }
 
 /// Categories in menu order.
@@ -554,11 +702,23 @@ impl SnarlViewer<String> for Viewer<'_> {
         ui.horizontal(|ui| {
             ui.strong(label);
             ui.weak(&id);
-            if self.doc.graph().outputs.values().any(|r| r.node == id) {
-                ui.label("⏏")
-                    .on_hover_text("Written by builds (a graph output)");
+            let written: Vec<&str> = self
+                .doc
+                .graph()
+                .outputs
+                .iter()
+                .filter(|(_, r)| r.node == id)
+                .map(|(name, _)| name.as_str())
+                .collect();
+            if !written.is_empty() {
+                let text = egui::RichText::new(format!("⬇ {}", written.join(", ")))
+                    .color(Color32::from_rgb(120, 210, 120))
+                    .strong();
+                ui.label(text).on_hover_text(
+                    "Written by builds: a graph output (right-click the node to change)",
+                );
             }
-            match self.badges.get(&id) {
+            match self.looks.badges.get(&id) {
                 Some(Badge::Error(msg)) => {
                     ui.colored_label(Color32::from_rgb(235, 70, 60), "⚠ error")
                         .on_hover_text(msg);
@@ -572,6 +732,21 @@ impl SnarlViewer<String> for Viewer<'_> {
                 None => {}
             }
         });
+    }
+
+    fn node_frame(
+        &mut self,
+        default: egui::Frame,
+        node: NodeId,
+        _inputs: &[InPin],
+        _outputs: &[OutPin],
+        snarl: &Snarl<String>,
+    ) -> egui::Frame {
+        if self.looks.previewed == Some(snarl[node].as_str()) {
+            default.stroke(egui::Stroke::new(2.5, ACCENT))
+        } else {
+            default
+        }
     }
 
     fn inputs(&mut self, node: &String) -> usize {
@@ -612,8 +787,8 @@ impl SnarlViewer<String> for Viewer<'_> {
         )
     }
 
-    fn has_body(&mut self, node: &String) -> bool {
-        self.badges.contains_key(node)
+    fn has_body(&mut self, _node: &String) -> bool {
+        true
     }
 
     fn show_body(
@@ -624,7 +799,12 @@ impl SnarlViewer<String> for Viewer<'_> {
         ui: &mut Ui,
         snarl: &mut Snarl<String>,
     ) {
-        match self.badges.get(&snarl[node]) {
+        let id = snarl[node].clone();
+        if let Some(tex) = self.looks.thumbnails.and_then(|t| t.get(&id)) {
+            let side = crate::preview::THUMB as f32 * 1.25;
+            ui.add(egui::Image::new((tex, Vec2::splat(side))).corner_radius(3.0));
+        }
+        match self.looks.badges.get(&id) {
             Some(Badge::Running(f)) => {
                 ui.add(
                     egui::ProgressBar::new(*f)

@@ -239,6 +239,88 @@ pub fn histogram(ui: &mut egui::Ui, stats: &Stats, unit: &str) {
     ));
 }
 
+/// Side of the canvas thumbnails, in pixels.
+pub const THUMB: usize = 64;
+
+/// The small picture of one node output shown on the canvas: terrain colours with a
+/// hillshade for heights, magma for masks.
+#[must_use]
+pub fn thumbnail(field: &Field, kind: PortKind, world: &World) -> ColorImage {
+    let small = if field.width() == THUMB && field.height() == THUMB {
+        field.clone()
+    } else {
+        let (sx, sy) = (
+            field.width() as f32 / THUMB as f32,
+            field.height() as f32 / THUMB as f32,
+        );
+        Field::from_fn(THUMB, THUMB, |x, y| {
+            field.sample_bilinear((x as f32 + 0.5) * sx - 0.5, (y as f32 + 0.5) * sy - 0.5)
+        })
+    };
+    let rgb = match kind {
+        PortKind::Height => {
+            let (lo, hi) = orogen::io::render::display_range(world);
+            let cell = world.size_m / THUMB as f64;
+            preview_rgb(&small, lo, hi, Colormap::Terrain, Some((&small, cell)))
+        }
+        PortKind::Mask => preview_rgb(&small, 0.0, 1.0, Colormap::Magma, None),
+    };
+    ColorImage::from_rgb([THUMB, THUMB], &rgb)
+}
+
+/// Thumbnails of every evaluated node's first output, each redrawn only when the node's
+/// cache key changes (so only what an edit recomputed is redrawn).
+#[derive(Default)]
+pub struct Thumbnails {
+    by_node: std::collections::HashMap<String, (orogen::eval::Key, TextureHandle)>,
+}
+
+impl Thumbnails {
+    /// Takes the thumbnails of a finished evaluation.
+    pub fn update(
+        &mut self,
+        ctx: &egui::Context,
+        graph: &orogen::Graph,
+        result: &orogen::eval::EvalResult,
+    ) {
+        self.by_node.retain(|id, _| graph.node(id).is_some());
+        for (id, fields) in &result.fields {
+            let (Some(node), Some(key), Some(field)) =
+                (graph.node(id), result.keys.get(id), fields.first())
+            else {
+                continue;
+            };
+            if self.by_node.get(id).is_some_and(|(k, _)| k == key) {
+                continue;
+            }
+            let kind = node
+                .def
+                .spec
+                .outputs
+                .first()
+                .map_or(PortKind::Height, |p| p.kind);
+            let image = thumbnail(field, kind, &graph.world);
+            let options = TextureOptions::LINEAR;
+            match self.by_node.get_mut(id) {
+                Some((k, tex)) => {
+                    tex.set(image, options);
+                    *k = *key;
+                }
+                None => {
+                    let tex = ctx.load_texture(format!("orogen-thumb-{id}"), image, options);
+                    self.by_node.insert(id.clone(), (*key, tex));
+                }
+            }
+        }
+    }
+
+    /// The thumbnail of node `id`, if it has been evaluated.
+    #[must_use]
+    pub fn get(&self, id: &str) -> Option<egui::TextureId> {
+        self.by_node.get(id).map(|(_, t)| t.id())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
