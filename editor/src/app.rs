@@ -83,6 +83,9 @@ pub struct EditorApp {
     pub picture: Picture,
     /// The small pictures on the canvas's nodes.
     pub thumbnails: crate::preview::Thumbnails,
+    /// Fit the canvas to the graph again when the first preview arrives (its thumbnails make
+    /// the nodes taller).
+    frame_on_preview: bool,
     view3d: View3d,
     clipboard: Vec<NodeInstance>,
     chooser: Option<Chooser>,
@@ -156,6 +159,7 @@ impl EditorApp {
             mode: Mode::TwoD,
             picture: Picture::default(),
             thumbnails: crate::preview::Thumbnails::default(),
+            frame_on_preview: true,
             view3d: View3d::default(),
             clipboard: Vec::new(),
             chooser: None,
@@ -212,6 +216,7 @@ impl EditorApp {
     fn replace(&mut self, d: Document) {
         self.doc = d;
         self.canvas.reset();
+        self.frame_on_preview = true;
         self.snapshot = None;
         self.selected = None;
         self.output = 0;
@@ -457,6 +462,9 @@ impl EditorApp {
             let newer = self.is_newer(&s);
             if newer {
                 self.thumbnails.update(ctx, &s.graph, &s.result);
+                if std::mem::take(&mut self.frame_on_preview) {
+                    self.canvas.frame_all();
+                }
                 if !s.cancelled {
                     self.status = format!(
                         "Preview {}² ready in {:.0} ms.",

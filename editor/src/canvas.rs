@@ -77,7 +77,8 @@ pub struct Canvas {
     snarl: Snarl<String>,
     synced: u64,
     /// Fit every node into view at the next frame.
-    frame_request: bool,
+    /// Frames left to fit every node into view (node sizes settle over a frame or two).
+    frame_request: u8,
     view: Option<Rect>,
     /// Node rectangles in graph space, from the last frame.
     rects: HashMap<NodeId, Rect>,
@@ -105,7 +106,7 @@ impl Default for Canvas {
         Self {
             snarl: Snarl::new(),
             synced: 0,
-            frame_request: true,
+            frame_request: 2,
             view: None,
             rects: HashMap::new(),
             rows: BTreeMap::new(),
@@ -126,7 +127,7 @@ impl Default for Canvas {
 impl Canvas {
     /// Fits every node into view at the next frame.
     pub fn frame_all(&mut self) {
-        self.frame_request = true;
+        self.frame_request = 2;
     }
 
     /// Forgets everything about the previous document (after New/Open).
@@ -199,7 +200,7 @@ impl Canvas {
             search: &mut self.search,
             search_shown: false,
             refusal: None,
-            frame: self.frame_request.then_some(self.view).flatten(),
+            frame: (self.frame_request > 0).then_some(self.view).flatten(),
             framed: false,
             rects: &mut self.rects,
             rows: &mut self.rows,
@@ -230,7 +231,7 @@ impl Canvas {
             self.pointer = Some(self.transform.inverse() * p);
         }
         if framed {
-            self.frame_request = false;
+            self.frame_request = self.frame_request.saturating_sub(1);
         }
         if !search_shown {
             self.search.clear();
@@ -699,38 +700,44 @@ impl SnarlViewer<String> for Viewer<'_> {
     ) {
         let id = snarl[node].clone();
         let label = self.title(&id);
-        ui.horizontal(|ui| {
-            ui.strong(label);
-            ui.weak(&id);
-            let written: Vec<&str> = self
-                .doc
-                .graph()
-                .outputs
-                .iter()
-                .filter(|(_, r)| r.node == id)
-                .map(|(name, _)| name.as_str())
-                .collect();
-            if !written.is_empty() {
-                let text = egui::RichText::new(format!("⬇ {}", written.join(", ")))
-                    .color(Color32::from_rgb(120, 210, 120))
-                    .strong();
-                ui.label(text).on_hover_text(
-                    "Written by builds: a graph output (right-click the node to change)",
-                );
-            }
-            match self.looks.badges.get(&id) {
-                Some(Badge::Error(msg)) => {
-                    ui.colored_label(Color32::from_rgb(235, 70, 60), "⚠ error")
-                        .on_hover_text(msg);
+        let written: Vec<String> = self
+            .doc
+            .graph()
+            .outputs
+            .iter()
+            .filter(|(_, r)| r.node == id)
+            .map(|(name, _)| name.clone())
+            .collect();
+        ui.vertical(|ui| {
+            ui.horizontal(|ui| {
+                ui.strong(label);
+                match self.looks.badges.get(&id) {
+                    Some(Badge::Error(msg)) => {
+                        ui.colored_label(Color32::from_rgb(235, 70, 60), "⚠ error")
+                            .on_hover_text(msg);
+                    }
+                    Some(Badge::Incomplete(msg)) => {
+                        ui.weak("○ needs input").on_hover_text(msg);
+                    }
+                    Some(Badge::Running(_)) => {
+                        crate::worker::busy(ui);
+                    }
+                    None => {}
                 }
-                Some(Badge::Incomplete(msg)) => {
-                    ui.weak("○ needs input").on_hover_text(msg);
+            });
+            ui.horizontal(|ui| {
+                ui.label(egui::RichText::new(&id).small().weak());
+                if !written.is_empty() {
+                    // Nodes whose output a build writes carry the output's name.
+                    let text = egui::RichText::new(format!("⬇ {}", written.join(", ")))
+                        .small()
+                        .color(Color32::from_rgb(120, 210, 120))
+                        .strong();
+                    ui.label(text).on_hover_text(
+                        "Written by builds: a graph output (right-click the node to change)",
+                    );
                 }
-                Some(Badge::Running(_)) => {
-                    crate::worker::busy(ui);
-                }
-                None => {}
-            }
+            });
         });
     }
 
@@ -813,11 +820,11 @@ impl SnarlViewer<String> for Viewer<'_> {
                 );
             }
             Some(Badge::Error(msg)) => {
-                ui.set_max_width(240.0);
+                ui.set_max_width(160.0);
                 ui.colored_label(Color32::from_rgb(255, 120, 110), msg);
             }
             Some(Badge::Incomplete(msg)) => {
-                ui.set_max_width(240.0);
+                ui.set_max_width(160.0);
                 ui.weak(msg);
             }
             None => {}
@@ -1020,9 +1027,13 @@ impl SnarlViewer<String> for Viewer<'_> {
             return;
         };
         let mut bb = Rect::NOTHING;
+        let mut all_drawn = true;
         for (id, node) in snarl.nodes_ids_data() {
             let r = self.rects.get(&id).map_or_else(
-                || Rect::from_min_size(node.pos, Vec2::new(180.0, 90.0)),
+                || {
+                    all_drawn = false;
+                    Rect::from_min_size(node.pos, Vec2::new(180.0, 90.0))
+                },
                 |r| *r,
             );
             bb = bb.union(r);
@@ -1037,7 +1048,8 @@ impl SnarlViewer<String> for Viewer<'_> {
                 translation: view.center().to_vec2() - bb.center().to_vec2() * scale,
             };
         }
-        self.framed = true;
+        // Until every node has been drawn once its size is a guess: frame again next time.
+        self.framed = all_drawn;
         self.transform = *to_global;
     }
 }

@@ -458,3 +458,257 @@ fn a_slider_drag_is_one_undo_step() {
     assert_eq!(alpha(&h), before, "one undo reverts the whole drag");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue: "a graph with an unwired node is saved, then refused when opened". Every freshly
+/// added node starts unwired: such a graph saves, opens to the same document, previews the
+/// rest, and shows the scratch node as waiting for an input, not as an error.
+#[test]
+fn a_graph_with_an_unwired_node_saves_and_opens_as_the_same_document() {
+    let dir = temp_dir("unwired");
+    let mut h = harness(&dir, None);
+    let perlin = add_from_menu(&mut h, Pos2::new(400.0, 300.0), "perlin", "Perlin fBm  ·");
+    let terrace = add_from_menu(&mut h, Pos2::new(700.0, 300.0), "terrace", "Terrace  ·");
+    settle(&mut h);
+    // The unwired node is neutral, the other one previews.
+    h.get_by_label_contains("needs input");
+    assert_eq!(h.query_all_by_label_contains("⚠ error").count(), 0);
+    let target = dir.join("wip.json");
+    h.key_press_modifiers(Modifiers::COMMAND | Modifiers::SHIFT, Key::S);
+    h.run_steps(2);
+    choose_file(&mut h, "", &target, "Save");
+    let saved = std::fs::read_to_string(&target).expect("saved");
+    h.key_press_modifiers(Modifiers::COMMAND, Key::N);
+    h.run_steps(2);
+    assert!(h.state().doc.graph().nodes.is_empty());
+    h.key_press_modifiers(Modifiers::COMMAND, Key::O);
+    h.run_steps(2);
+    choose_file(&mut h, "", &target, "Open");
+    assert!(
+        !h.state().status.starts_with("Cannot open"),
+        "{}",
+        h.state().status
+    );
+    assert_eq!(
+        orogen::io::graph_file::to_string(h.state().doc.graph()),
+        saved,
+        "open gives the same document, byte for byte"
+    );
+    assert!(h.state().doc.graph().node(&terrace).is_some());
+    // It previews: the wired node has a picture, the scratch node waits for an input.
+    select_node(&mut h, &perlin);
+    settle(&mut h);
+    assert_ne!(h.state().picture.checksum, 0);
+    let status = h.state().snapshot.as_ref().map(|s| s.result.status.clone());
+    assert!(matches!(
+        status.as_ref().and_then(|s| s.get(&terrace)),
+        Some(orogen::eval::NodeStatus::Incomplete { .. })
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_crash_with_an_unwired_node_is_recovered() {
+    let dir = temp_dir("recover-unwired");
+    {
+        let mut h = harness(&dir, None);
+        add_from_menu(&mut h, Pos2::new(400.0, 300.0), "perlin", "Perlin fBm  ·");
+        add_from_menu(&mut h, Pos2::new(700.0, 300.0), "terrace", "Terrace  ·");
+        h.state_mut().autosave_now().expect("autosave");
+        // Dropped without closing, like `kill -9`.
+    }
+    let mut h = harness(&dir, None);
+    assert!(h.state().offers_recovery());
+    h.get_by_label("Restore").click();
+    h.run_steps(3);
+    assert!(
+        !h.state().status.starts_with("Cannot restore"),
+        "{}",
+        h.state().status
+    );
+    let g = h.state().doc.graph();
+    assert!(g.node("perlin_fbm").is_some() && g.node("terrace").is_some());
+    assert!(g.node("terrace").is_some_and(|n| n.inputs[0].is_none()));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_new_node_is_selected_and_previewed() {
+    let dir = temp_dir("new-node");
+    let mut h = harness(&dir, None);
+    let id = add_from_menu(&mut h, Pos2::new(500.0, 300.0), "perlin", "Perlin fBm  ·");
+    assert_eq!(h.state().selected.as_deref(), Some(id.as_str()));
+    settle(&mut h);
+    let s = h.state().snapshot.as_ref().expect("a preview");
+    assert!(
+        s.result.fields.contains_key(&id),
+        "its preview was requested"
+    );
+    assert_ne!(h.state().picture.checksum, 0, "and is shown");
+    // It sits where the menu was opened.
+    let r = h.state().canvas.node_rect(&id).expect("drawn");
+    assert!(
+        r.left_top().distance(Pos2::new(500.0, 300.0)) < 40.0,
+        "placed at the menu: {r:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_unsaved_marker_clears_when_a_value_returns_to_its_saved_value() {
+    let dir = temp_dir("dirty");
+    let example = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../graphs/island.json");
+    let mut h = harness(&dir, Some(example));
+    select_node(&mut h, "shaped");
+    let set_high = |h: &mut Harness<'static, EditorApp>, from: &str, to: &str| {
+        // The slider's number shows the value with its own precision ("0.600").
+        let from: f64 = from.parse().expect("number");
+        h.get_all_by(|n| {
+            n.value()
+                .and_then(|v| v.trim().parse::<f64>().ok())
+                .is_some_and(|v| (v - from).abs() < 1e-9)
+        })
+        .next()
+        .expect("the parameter's number")
+        .click();
+        h.run_steps(2);
+        h.key_press_modifiers(Modifiers::COMMAND, Key::A);
+        h.event(Event::Text(to.to_owned()));
+        h.key_press(Key::Enter);
+        h.run_steps(3);
+    };
+    set_high(&mut h, "0.85", "0.6");
+    assert!(h.state().doc.dirty() && h.state().title().starts_with('●'));
+    set_high(&mut h, "0.6", "0.85");
+    assert!(
+        !h.state().doc.dirty() && !h.state().title().starts_with('●'),
+        "back at the saved value: {}",
+        h.state().title()
+    );
+    // A value outside the allowed range is not applied; the range is shown.
+    set_high(&mut h, "0.85", "250");
+    assert_eq!(
+        h.state()
+            .doc
+            .graph()
+            .node("shaped")
+            .and_then(|n| n.param("high").cloned()),
+        Some(ParamValue::Float(0.85))
+    );
+    h.get_by_label_contains("250 is outside the allowed range [-100, 100]");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The `orogen` binary built beside this test (cargo builds it for the engine's tests).
+fn orogen_cli() -> PathBuf {
+    let exe = std::env::current_exe().expect("test exe");
+    let dir = exe
+        .parent()
+        .and_then(std::path::Path::parent)
+        .expect("target dir");
+    let bin = dir.join(format!("orogen{}", std::env::consts::EXE_SUFFIX));
+    if !bin.is_file() {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let st = std::process::Command::new(cargo)
+            .args(["build", "-p", "orogen", "--bin", "orogen"])
+            .status()
+            .expect("cargo build");
+        assert!(st.success());
+    }
+    bin
+}
+
+/// The build dialog is the CLI: the same options give the same files, byte for byte.
+#[test]
+fn a_build_from_the_dialog_equals_the_cli_with_the_same_options() {
+    let dir = temp_dir("dialog-build");
+    let example = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../graphs/island.json");
+    let mut h = harness(&dir, Some(example.clone()));
+    h.get_by_label("Build…").click();
+    h.run_steps(3);
+    let ui_out = dir.join("from-editor");
+    {
+        let b = h.state_mut().build_dialog().expect("dialog open");
+        b.folder = ui_out.display().to_string();
+        b.resolution = Some(256);
+    }
+    h.run_steps(2);
+    h.get_by_label("exr").click();
+    h.run_steps(2);
+    {
+        let b = h.state_mut().build_dialog().expect("dialog open");
+        assert_eq!(
+            b.exports.formats,
+            vec![
+                orogen::io::heightmap::Format::Png16,
+                orogen::io::heightmap::Format::Exr
+            ]
+        );
+        b.exports.preset = Some(orogen::build::Preset::Unity);
+        b.exports.mesh = Some((orogen::build::MeshFormat::Glb, 4));
+    }
+    h.run_steps(2);
+    let args = {
+        let b = h.state_mut().build_dialog().expect("dialog open");
+        let mut a = vec!["--size".to_owned(), "256".to_owned()];
+        a.extend(b.exports.to_args());
+        a
+    };
+    assert_eq!(
+        args.join(" "),
+        "--size 256 --format png16,exr --preset unity --mesh glb --mesh-step 4"
+    );
+    h.get_by_label("Build").click();
+    for _ in 0..600 {
+        h.run_steps(1);
+        std::thread::sleep(Duration::from_millis(50));
+        if h.state_mut()
+            .build_dialog()
+            .is_some_and(|b| b.result.is_some())
+        {
+            break;
+        }
+    }
+    let result = h.state_mut().build_dialog().and_then(|b| b.result.clone());
+    assert!(matches!(result, Some(Ok(_))), "{result:?}");
+
+    let cli_out = dir.join("from-cli");
+    let path = std::fs::canonicalize(&example).expect("path");
+    let out = std::process::Command::new(orogen_cli())
+        .arg("build")
+        .arg(&path)
+        .arg("-o")
+        .arg(&cli_out)
+        .args(&args)
+        .output()
+        .expect("run orogen");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut names: Vec<String> = std::fs::read_dir(&ui_out)
+        .expect("editor's folder")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "manifest.json")
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "falloff.preview.png",
+            "falloff.raw",
+            "graph.json",
+            "height.glb",
+            "height.preview.png",
+            "height.raw"
+        ]
+    );
+    for n in &names {
+        assert_eq!(
+            std::fs::read(ui_out.join(n)).expect("editor's file"),
+            std::fs::read(cli_out.join(n)).expect("CLI's file"),
+            "{n}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
