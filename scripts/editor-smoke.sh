@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # End-to-end smoke check of the editor under a virtual X server:
 # start the editor on an example graph, take a screenshot, check it is not blank.
+# With LAYOUT.json, the editor also writes its canvas layout there (the canvas and every
+# node's rectangle on screen, from its own layout state) for the caller to check.
 #
-#   scripts/editor-smoke.sh [EDITOR_BINARY] [GRAPH] [SCREENSHOT.png]
+#   scripts/editor-smoke.sh [EDITOR_BINARY] [GRAPH] [SCREENSHOT.png] [LAYOUT.json]
 #
 # Needs xvfb-run and imagemagick (`import`, `identify`); Mesa's software OpenGL is enough.
 set -euo pipefail
@@ -10,6 +12,7 @@ cd "$(dirname "$0")/.."
 BIN=${1:-target/release/orogen-editor}
 GRAPH=${2:-graphs/olsen2004.json}
 SHOT=${3:-target/editor-smoke.png}
+LAYOUT=${4:-}
 WAIT=${OROGEN_SMOKE_WAIT:-90}
 # A window with menus, nodes and a hillshaded preview has thousands of colours; a blank window
 # a handful, the UI before its first preview a few hundred.
@@ -24,14 +27,18 @@ HOME_DIR=$(mktemp -d)
 trap 'rm -rf "$HOME_DIR"' EXIT
 mkdir -p "$(dirname "$SHOT")"
 rm -f "$SHOT"
+[ -n "$LAYOUT" ] && rm -f "$LAYOUT"
 # Screenshots every 2 s until the preview is on screen (or WAIT seconds pass).
 xvfb-run -a -s "-screen 0 1280x800x24" sh -c "
-  '$BIN' --config-dir '$HOME_DIR' '$GRAPH' >'$HOME_DIR/editor.log' 2>&1 & APP=\$!
+  '$BIN' --config-dir '$HOME_DIR' ${LAYOUT:+--layout-report '$LAYOUT'} '$GRAPH' >'$HOME_DIR/editor.log' 2>&1 & APP=\$!
   T=0
   while [ \$T -lt $WAIT ]; do
     sleep 2; T=\$((T + 2))
     import -window root '$SHOT'
-    [ \$(identify -format %k '$SHOT') -ge $MIN_COLOURS ] && break
+    if [ \$(identify -format %k '$SHOT') -ge $MIN_COLOURS ]; then
+      [ -z '$LAYOUT' ] && break
+      grep -q '\"framed\":true' '$LAYOUT' 2>/dev/null && break
+    fi
   done
   echo \$T > '$HOME_DIR/seconds'
   kill \$APP 2>/dev/null || true

@@ -33,6 +33,9 @@ pub struct Options {
     pub autosave_every: Duration,
     /// Append one line per frame (time, frame ms, running nodes) to this file.
     pub frame_log: Option<PathBuf>,
+    /// Write the canvas layout (the canvas and every node's rectangle on screen, as JSON)
+    /// to this file whenever it changes once the graph is framed (the smoke test reads it).
+    pub layout_report: Option<PathBuf>,
 }
 
 impl Default for Options {
@@ -44,6 +47,7 @@ impl Default for Options {
             refine_resolution: 512,
             autosave_every: Duration::from_secs(10),
             frame_log: None,
+            layout_report: None,
         }
     }
 }
@@ -86,6 +90,8 @@ pub struct EditorApp {
     /// Fit the canvas to the graph again when the first preview arrives (its thumbnails make
     /// the nodes taller).
     frame_on_preview: bool,
+    /// The layout last written to `Options::layout_report`.
+    last_layout: Option<String>,
     view3d: View3d,
     clipboard: Vec<NodeInstance>,
     chooser: Option<Chooser>,
@@ -160,6 +166,7 @@ impl EditorApp {
             picture: Picture::default(),
             thumbnails: crate::preview::Thumbnails::default(),
             frame_on_preview: true,
+            last_layout: None,
             view3d: View3d::default(),
             clipboard: Vec::new(),
             chooser: None,
@@ -410,12 +417,46 @@ impl EditorApp {
         if let Some(id) = self.canvas.take_clicked() {
             self.select(Some(id));
         }
+        self.report_layout();
         self.dialogs(&ctx);
         self.doc.end_frame();
         self.submit(&ctx);
         self.autosave();
         self.update_title(&ctx);
         self.ui_ms = start.elapsed().as_secs_f32() * 1000.0;
+    }
+
+    /// The canvas layout as JSON: `{"canvas": [x0, y0, x1, y1], "nodes": {id: [x0, y0, x1, y1]}}`.
+    #[must_use]
+    pub fn layout_json(&self) -> serde_json::Value {
+        let r = |r: egui::Rect| serde_json::json!([r.min.x, r.min.y, r.max.x, r.max.y]);
+        let nodes: serde_json::Map<String, serde_json::Value> = self
+            .canvas
+            .node_rects()
+            .into_iter()
+            .map(|(id, rect)| (id, r(rect)))
+            .collect();
+        serde_json::json!({
+            "canvas": self.canvas.view().map(r),
+            "framed": self.snapshot.is_some() && !self.canvas.framing(),
+            "nodes": nodes,
+        })
+    }
+
+    fn report_layout(&mut self) {
+        let Some(path) = &self.options.layout_report else {
+            return;
+        };
+        if self.snapshot.is_none() || self.canvas.framing() {
+            return;
+        }
+        let text = self.layout_json().to_string();
+        if self.last_layout.as_deref() != Some(text.as_str()) {
+            if let Err(e) = orogen::io::atomic::write_bytes_atomic(path, text.as_bytes()) {
+                eprintln!("cannot write the layout report {}: {e}", path.display());
+            }
+            self.last_layout = Some(text);
+        }
     }
 
     fn frame_timing(&mut self, ctx: &egui::Context) {

@@ -161,6 +161,30 @@ impl Canvas {
         self.rects.get(&n).map(|r| self.transform.mul_rect(*r))
     }
 
+    /// Every node's rectangle in screen coordinates as drawn in the last frame, by id.
+    #[must_use]
+    pub fn node_rects(&self) -> BTreeMap<String, Rect> {
+        self.snarl
+            .nodes_ids_data()
+            .filter_map(|(n, node)| {
+                let r = self.rects.get(&n)?;
+                Some((node.value.clone(), self.transform.mul_rect(*r)))
+            })
+            .collect()
+    }
+
+    /// The canvas area on screen in the last frame.
+    #[must_use]
+    pub fn view(&self) -> Option<Rect> {
+        self.view
+    }
+
+    /// True while the canvas is still fitting the graph into view.
+    #[must_use]
+    pub fn framing(&self) -> bool {
+        self.frame_request > 0
+    }
+
     /// The node under a screen position, if any.
     #[must_use]
     pub fn node_at(&self, screen: Pos2) -> Option<String> {

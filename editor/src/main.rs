@@ -13,6 +13,9 @@ options:
                       (default: $XDG_CONFIG_HOME/orogen or ~/.config/orogen)
   --frame-log FILE    write one line per frame: seconds since start, ms since the previous
                       frame, ms the previous frame spent building its UI, nodes evaluating
+  --layout-report FILE
+                      write the canvas and every node's rectangle on screen (JSON) whenever
+                      they change once the graph is framed
   --preview-res N     quick preview resolution (default 256)
   --refine-res N      resolution previews refine to (default 512)
   -h, --help          this text";
@@ -33,6 +36,10 @@ fn main() -> ExitCode {
             Some("--frame-log") => match args.next() {
                 Some(f) => options.frame_log = Some(PathBuf::from(f)),
                 None => return usage("--frame-log needs a file"),
+            },
+            Some("--layout-report") => match args.next() {
+                Some(f) => options.layout_report = Some(PathBuf::from(f)),
+                None => return usage("--layout-report needs a file"),
             },
             Some(flag @ ("--preview-res" | "--refine-res")) => {
                 let Some(n) = args
