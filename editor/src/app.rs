@@ -397,10 +397,16 @@ impl EditorApp {
         egui::Panel::top("orogen-menu").show(ui, |ui| self.menu(ui));
         egui::Panel::bottom("orogen-status").show(ui, |ui| self.status_bar(ui));
         egui::Panel::left("orogen-params")
-            .default_size(270.0)
+            .default_size(300.0)
+            .size_range(220.0..=600.0)
             .resizable(true)
             .show(ui, |ui| {
-                egui::ScrollArea::vertical().show(ui, |ui| self.params(ui));
+                // Sliders leave room for the labels: the panel keeps its width whatever node
+                // is selected, so the canvas does not jump.
+                ui.spacing_mut().slider_width = 90.0;
+                egui::ScrollArea::vertical()
+                    .auto_shrink([false, false])
+                    .show(ui, |ui| self.params(ui));
             });
         egui::Panel::right("orogen-preview")
             .default_size(400.0)
@@ -439,6 +445,7 @@ impl EditorApp {
         serde_json::json!({
             "canvas": self.canvas.view().map(r),
             "framed": self.snapshot.is_some() && !self.canvas.framing(),
+            "zoom": self.canvas.zoom(),
             "nodes": nodes,
         })
     }
@@ -813,7 +820,11 @@ impl EditorApp {
                     .as_ref()
                     .and_then(|s| s.result.timings.get(&id))
                 {
-                    ui.weak(format!("last run {:.1} ms", t.as_secs_f64() * 1000.0));
+                    let res = self.snapshot.as_ref().map_or(0, |s| s.resolution);
+                    ui.weak(format!(
+                        "last run {:.1} ms at {res}² (preview resolution)",
+                        t.as_secs_f64() * 1000.0
+                    ));
                 }
             }
             _ => {
@@ -932,10 +943,23 @@ impl EditorApp {
             _ => "",
         };
         if let Some(st) = &self.picture.stats {
-            preview::histogram(ui, st, unit);
+            let mask = shown.as_ref().is_some_and(|s| s.kind == PortKind::Mask);
+            preview::histogram(ui, st, unit, mask);
         }
         ui.separator();
         match self.mode {
+            Mode::TwoD if shown.is_none() && self.selected.is_some() => {
+                // Say why there is nothing to show.
+                let why = self
+                    .selected
+                    .as_ref()
+                    .and_then(|id| match self.badges().get(id) {
+                        Some(Badge::Incomplete(msg) | Badge::Error(msg)) => Some(msg.clone()),
+                        Some(Badge::Running(_)) => Some("Evaluating…".to_owned()),
+                        None => None,
+                    });
+                ui.weak(why.unwrap_or_else(|| "No preview yet.".to_owned()));
+            }
             Mode::TwoD => self.picture.show(ui, shown.as_ref()),
             Mode::ThreeD => self.view3d.show(
                 ui,

@@ -62,6 +62,10 @@ pub enum Dragging {
     FromInput(String, usize),
 }
 
+/// Zoom limits of the canvas (snarl's defaults).
+const MIN_ZOOM: f32 = 0.2;
+const MAX_ZOOM: f32 = 2.0;
+
 /// Accent colour of the previewed node and of pins a dragged wire can connect to.
 const ACCENT: Color32 = Color32::from_rgb(90, 170, 255);
 
@@ -79,6 +83,8 @@ pub struct Canvas {
     /// Fit every node into view at the next frame.
     /// Frames left to fit every node into view (node sizes settle over a frame or two).
     frame_request: u8,
+    /// The nodes' bounds at the last fit (framing stops once they stay the same).
+    last_bounds: Option<Rect>,
     view: Option<Rect>,
     /// Node rectangles in graph space, from the last frame.
     rects: HashMap<NodeId, Rect>,
@@ -107,6 +113,7 @@ impl Default for Canvas {
             snarl: Snarl::new(),
             synced: 0,
             frame_request: 2,
+            last_bounds: None,
             view: None,
             rects: HashMap::new(),
             rows: BTreeMap::new(),
@@ -179,6 +186,12 @@ impl Canvas {
         self.view
     }
 
+    /// The canvas zoom: screen pixels per graph unit (1 = nodes at their natural size).
+    #[must_use]
+    pub fn zoom(&self) -> f32 {
+        self.transform.scaling
+    }
+
     /// True while the canvas is still fitting the graph into view.
     #[must_use]
     pub fn framing(&self) -> bool {
@@ -203,6 +216,7 @@ impl Canvas {
         }
         let view = ui.available_rect_before_wrap();
         self.track_wire_drag(ui, view);
+        let zoom = self.take_wheel_zoom(ui, view);
         // Selectable labels would swallow drags meant to move nodes.
         ui.style_mut().interaction.selectable_labels = false;
         let selection = egui_snarl::ui::SelectionStyle {
@@ -230,6 +244,8 @@ impl Canvas {
             rows: &mut self.rows,
             transform: TSTransform::IDENTITY,
             added: None,
+            last_bounds: self.last_bounds,
+            zoom,
         };
         SnarlWidget::new()
             .id(canvas_id())
@@ -241,8 +257,10 @@ impl Canvas {
             framed,
             transform,
             added,
+            last_bounds,
             ..
         } = viewer;
+        self.last_bounds = last_bounds;
         self.transform = transform;
         // A node added from the menu is selected (and so previewed) at once.
         if added.is_some() {
@@ -257,7 +275,7 @@ impl Canvas {
         if framed {
             self.frame_request = self.frame_request.saturating_sub(1);
         }
-        if !search_shown {
+        if !search_shown && self.space_menu.is_none() {
             self.search.clear();
         }
         self.search_open = search_shown;
@@ -305,6 +323,24 @@ impl Canvas {
                 self.notice = None;
             }
         }
+    }
+
+    /// The mouse wheel over the canvas zooms about the pointer, as in other node editors (egui
+    /// would pan). egui's wheel delta is already smoothed over a few frames, so the zoom
+    /// glides. Consumed here so the canvas does not also scroll.
+    fn take_wheel_zoom(&mut self, ui: &Ui, view: Rect) -> Option<(f32, Pos2)> {
+        if egui::Popup::is_any_open(ui.ctx()) || self.space_menu.is_some() {
+            return None;
+        }
+        ui.ctx().input_mut(|i| {
+            let at = i.pointer.hover_pos().filter(|p| view.contains(*p))?;
+            let dy = i.smooth_scroll_delta.y + i.smooth_scroll_delta.x;
+            if dy == 0.0 || !i.modifiers.is_none() {
+                return None;
+            }
+            i.smooth_scroll_delta = Vec2::ZERO;
+            Some(((dy * 0.0015).exp(), at))
+        })
     }
 
     /// Notices a wire being dragged out of a pin (a press on a pin seen last frame) and
@@ -554,6 +590,10 @@ struct Viewer<'a> {
     transform: TSTransform,
     /// A node added from a menu in this frame.
     added: Option<String>,
+    /// The nodes' bounds when the view was last fitted to them.
+    last_bounds: Option<Rect>,
+    /// Zoom by this factor about this screen point in this frame (the mouse wheel).
+    zoom: Option<(f32, Pos2)>,
 }
 
 impl Viewer<'_> {
@@ -1046,6 +1086,14 @@ impl SnarlViewer<String> for Viewer<'_> {
     }
 
     fn current_transform(&mut self, to_global: &mut TSTransform, snarl: &mut Snarl<String>) {
+        if let Some((factor, at)) = self.zoom {
+            let scale = (to_global.scaling * factor).clamp(MIN_ZOOM, MAX_ZOOM);
+            let f = scale / to_global.scaling;
+            *to_global = TSTransform::from_translation(at.to_vec2())
+                * TSTransform::from_scaling(f)
+                * TSTransform::from_translation(-at.to_vec2())
+                * *to_global;
+        }
         let Some(view) = self.frame else {
             self.transform = *to_global;
             return;
@@ -1066,14 +1114,19 @@ impl SnarlViewer<String> for Viewer<'_> {
             let bb = bb.expand(40.0);
             let scale = (view.width() / bb.width())
                 .min(view.height() / bb.height())
-                .clamp(0.2, 1.5);
+                .clamp(MIN_ZOOM, 1.5);
             *to_global = TSTransform {
                 scaling: scale,
                 translation: view.center().to_vec2() - bb.center().to_vec2() * scale,
             };
         }
-        // Until every node has been drawn once its size is a guess: frame again next time.
-        self.framed = all_drawn;
+        // Until every node has been drawn once its size is a guess, and node sizes change for a
+        // frame or two when thumbnails arrive: frame again until the bounds stop changing.
+        let settled = self
+            .last_bounds
+            .is_some_and(|b| (b.min - bb.min).length() < 0.5 && (b.max - bb.max).length() < 0.5);
+        self.last_bounds = Some(bb);
+        self.framed = all_drawn && settled;
         self.transform = *to_global;
     }
 }

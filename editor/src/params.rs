@@ -42,12 +42,21 @@ pub fn node_panel(ui: &mut Ui, doc: &mut Document, id: &str) {
         });
 }
 
+/// Width of the parameter-name column.
+const LABEL_WIDTH: f32 = 110.0;
+
 /// How long a refused value's message stays under its parameter.
 const REFUSAL_TIME: f64 = 6.0;
 
 fn param_row(ui: &mut Ui, doc: &mut Document, id: &str, spec: &ParamSpec, value: ParamValue) {
     let doc_text = spec.doc_text();
-    ui.label(spec.label()).on_hover_text(format!(
+    // Long labels wrap in a column of their own width, so the panel keeps its size.
+    ui.scope(|ui| {
+        ui.set_max_width(LABEL_WIDTH);
+        ui.add(egui::Label::new(spec.label()).wrap())
+    })
+    .inner
+    .on_hover_text(format!(
         "{doc_text}\n\n\"{}\" in graph files; accepts {}; default {}.",
         spec.name,
         spec.expected(),

@@ -47,10 +47,17 @@ pub struct Stats {
     pub bins: Vec<u32>,
 }
 
-/// Min, max, mean and a histogram of the finite samples.
+/// Min, max, mean and a histogram of the finite samples over their own range.
 #[must_use]
 pub fn stats(f: &Field, bins: usize) -> Stats {
-    let (min, max) = f.min_max().unwrap_or((0.0, 0.0));
+    stats_over(f, bins, None)
+}
+
+/// Like [`stats`], with the histogram over `range` when given (masks: [0, 1], so bars mean
+/// the same weights whatever the mask's own extremes).
+#[must_use]
+pub fn stats_over(f: &Field, bins: usize, range: Option<(f32, f32)>) -> Stats {
+    let (min, max) = range.or_else(|| f.min_max()).unwrap_or((0.0, 0.0));
     let mut counts = vec![0u32; bins.max(1)];
     let mut sum = 0.0f64;
     let mut n = 0usize;
@@ -152,7 +159,10 @@ impl Picture {
             Some(t) => t.set(image, options),
             None => self.texture = Some(ctx.load_texture("orogen-preview", image, options)),
         }
-        self.stats = Some(stats(&shown.field, 64));
+        self.stats = Some(match shown.kind {
+            PortKind::Height => stats(&shown.field, 64),
+            PortKind::Mask => stats_over(&shown.field, 32, Some((0.0, 1.0))),
+        });
         self.key = Some(key);
         true
     }
@@ -203,18 +213,20 @@ impl Picture {
     }
 }
 
-/// Draws a histogram with min / max / mean under it.
-pub fn histogram(ui: &mut egui::Ui, stats: &Stats, unit: &str) {
+/// Draws a histogram with min / max / mean under it. With `log`, bar heights follow
+/// log(1 + count): masks pile most cells at 0 and 1, and a linear scale would hide the rest.
+pub fn histogram(ui: &mut egui::Ui, stats: &Stats, unit: &str, log: bool) {
     let (rect, _) = ui.allocate_exact_size(
         Vec2::new(ui.available_width().max(64.0), 48.0),
         Sense::hover(),
     );
     let painter = ui.painter_at(rect);
     painter.rect_filled(rect, 2.0, ui.visuals().extreme_bg_color);
-    let peak = stats.bins.iter().copied().max().unwrap_or(1).max(1) as f32;
+    let scale = |c: u32| if log { (c as f32).ln_1p() } else { c as f32 };
+    let peak = scale(stats.bins.iter().copied().max().unwrap_or(1).max(1));
     let bw = rect.width() / stats.bins.len().max(1) as f32;
     for (i, &c) in stats.bins.iter().enumerate() {
-        let h = rect.height() * c as f32 / peak;
+        let h = rect.height() * scale(c) / peak;
         let x0 = rect.min.x + i as f32 * bw;
         painter.rect_filled(
             Rect::from_min_max(
@@ -233,10 +245,19 @@ pub fn histogram(ui: &mut egui::Ui, stats: &Stats, unit: &str) {
             Stroke::new(1.5, Color32::YELLOW),
         );
     }
-    ui.label(format!(
-        "min {:.2}{unit}   max {:.2}{unit}   mean {:.2}{unit}",
-        stats.min, stats.max, stats.mean
-    ));
+    if log {
+        ui.label(format!(
+            "0 … 1 (log scale)   mean {:.3}   {:.1}% above 0.5",
+            stats.mean,
+            100.0 * stats.bins[stats.bins.len() / 2..].iter().sum::<u32>() as f64
+                / stats.bins.iter().sum::<u32>().max(1) as f64
+        ));
+    } else {
+        ui.label(format!(
+            "min {:.2}{unit}   max {:.2}{unit}   mean {:.2}{unit}",
+            stats.min, stats.max, stats.mean
+        ));
+    }
 }
 
 /// Side of the canvas thumbnails, in pixels.

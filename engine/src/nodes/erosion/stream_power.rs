@@ -58,7 +58,7 @@ crate::params! {
         /// resolution (BENCHMARKS.md).
         diffusivity_m2_per_yr: f64 = float(0.0, [0.0, 0.1], [0.0, 100.0], "m²/yr"),
         /// Time step Δt.
-        dt_years: f64 = float(20_000.0, [1000.0, 100_000.0], [1.0, 10_000_000.0], "yr"),
+        dt_years: f64 = float(20_000.0, [1000.0, 100_000.0], [1.0, 10_000_000.0], "yr") as "Time step (Δt)",
         /// Number of time steps.
         steps: u32 = int(100, [1, 500], [0, 100_000], ""),
         /// Drainage area from which the rivers mask reaches 1 (it fades in from a quarter of it).

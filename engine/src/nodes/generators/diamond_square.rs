@@ -14,7 +14,7 @@ crate::params! {
         /// Persistence in (0, 1): the random offset range is multiplied by it after each halving (seed 004 step 7). Higher is rougher.
         persistence: f64 = float(0.6, [0.3, 0.85], [0.0, 1.0], ""),
         /// Finest lattice spacing, in metres. The lattice has 2^L + 1 points per side with L = ceil(log2(world size / cell_m)), at most 2^12.
-        cell_m: f64 = float(8.0, [1.0, 64.0], [0.01, 1_000_000.0], "m"),
+        cell_m: f64 = float(8.0, [1.0, 64.0], [0.01, 1_000_000.0], "m") as "Finest cell",
         /// Half the peak-to-trough amplitude, as a fraction of the graph's height range.
         amplitude: f64 = float(0.5, [0.0, 1.0], [0.0, 100.0], ""),
         /// Mean height, as a fraction of the graph's height range.

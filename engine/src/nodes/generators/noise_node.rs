@@ -67,7 +67,7 @@ crate::params! {
         /// Ridged and hybrid modes: the offset added before shaping (ridges: offset − |n|).
         offset: f64 = float(1.0, [0.0, 1.5], [0.0, 4.0], "") if mode in ["ridged", "hybrid"],
         /// Perlin and value noise: S3 (3t² − 2t³, Eq. 17) or S5 (6t⁵ − 15t⁴ + 10t³, Eq. 18). D2M1N3 always uses S3.
-        interp: Interp = choice(Interp::S5) if basis in ["perlin", "value"],
+        interp: Interp = choice(Interp::S5) as "Interpolant" if basis in ["perlin", "value"],
         /// Generic D2M1N3 only: weight w of the random corner gradients, in octave amplitude per lattice cell (seed 002 §3.4 uses w = h0/100 per pixel).
         gradient_weight: f64 = float(0.5, [0.0, 2.0], [0.0, 10.0], "") if basis in ["d2m1n3"],
         /// Half the peak-to-trough amplitude, as a fraction of the graph's height range.

@@ -23,7 +23,7 @@ crate::params! {
         /// Mean height, as a fraction of the graph's height range (0 = bottom, 1 = top).
         base: f64 = float(0.5, [0.0, 1.0], [-100.0, 100.0], ""),
         /// Smoothstep between lattice points: s5 (Eq. 18) or s3 (Eq. 17).
-        interp: Interp = choice(Interp::S5),
+        interp: Interp = choice(Interp::S5) as "Interpolant",
     }
 }
 

@@ -15,7 +15,7 @@ crate::params! {
         /// Path of the heightmap (PNG or EXR), relative to the graph file's folder or absolute.
         path: String = text(""),
         /// EXR samples are metres (as `orogen build --format exr` writes them) or fractions of the height range. PNG samples always span the height range (0 → height_min_m, full white → height_max_m).
-        exr_values: ExrValues = choice(ExrValues::Metres),
+        exr_values: ExrValues = choice(ExrValues::Metres) as "EXR values",
     }
 }
 

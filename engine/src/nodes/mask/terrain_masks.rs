@@ -59,9 +59,9 @@ impl Node for HeightMask {
 crate::params! {
     pub struct SlopeMaskParams {
         /// Lowest slope selected, in degrees.
-        min_deg: f64 = float(30.0, [0.0, 90.0], [0.0, 90.0], "°"),
+        min_deg: f64 = float(30.0, [0.0, 90.0], [0.0, 90.0], "°") as "Min slope",
         /// Steepest slope selected, in degrees.
-        max_deg: f64 = float(90.0, [0.0, 90.0], [0.0, 90.0], "°"),
+        max_deg: f64 = float(90.0, [0.0, 90.0], [0.0, 90.0], "°") as "Max slope",
         /// Width of the fade outside [min_deg, max_deg], in degrees.
         falloff_deg: f64 = float(5.0, [0.0, 30.0], [0.0, 90.0], "°"),
     }
@@ -101,7 +101,7 @@ crate::params! {
         /// Radius of the smoothing applied before measuring, in metres (the scale of the features measured).
         scale_m: f64 = float(50.0, [5.0, 500.0], [0.0, 10_000_000.0], "m"),
         /// Curvature, in degrees of slope change per 100 m, that maps to a full mask.
-        full_deg_per_100m: f64 = float(10.0, [1.0, 90.0], [0.001, 100_000.0], "°"),
+        full_deg_per_100m: f64 = float(10.0, [1.0, 90.0], [0.001, 100_000.0], "°") as "Full at (° per 100 m)",
     }
 }
 
