@@ -89,7 +89,11 @@ fn registry_ids_unique_documented_and_defaults_in_range() {
             d.params.len(),
             "{id}: duplicate parameter names"
         );
-        let mut labels: Vec<String> = d.params.iter().map(|p| p.label()).collect();
+        let mut labels: Vec<String> = d
+            .params
+            .iter()
+            .map(orogen::node::ParamSpec::label)
+            .collect();
         labels.sort_unstable();
         labels.dedup();
         assert_eq!(

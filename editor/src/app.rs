@@ -165,7 +165,7 @@ impl EditorApp {
             mode: Mode::TwoD,
             picture: Picture::default(),
             thumbnails: crate::preview::Thumbnails::default(),
-            frame_on_preview: true,
+            frame_on_preview: false,
             last_layout: None,
             view3d: View3d::default(),
             clipboard: Vec::new(),
@@ -223,7 +223,9 @@ impl EditorApp {
     fn replace(&mut self, d: Document) {
         self.doc = d;
         self.canvas.reset();
-        self.frame_on_preview = true;
+        // An opened graph is refitted once its thumbnails arrive; an empty one never (the view
+        // must not jump under the first node the user adds).
+        self.frame_on_preview = !self.doc.graph().nodes.is_empty();
         self.snapshot = None;
         self.selected = None;
         self.output = 0;

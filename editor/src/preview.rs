@@ -322,15 +322,12 @@ impl Thumbnails {
                 .map_or(PortKind::Height, |p| p.kind);
             let image = thumbnail(field, kind, &graph.world);
             let options = TextureOptions::LINEAR;
-            match self.by_node.get_mut(id) {
-                Some((k, tex)) => {
-                    tex.set(image, options);
-                    *k = *key;
-                }
-                None => {
-                    let tex = ctx.load_texture(format!("orogen-thumb-{id}"), image, options);
-                    self.by_node.insert(id.clone(), (*key, tex));
-                }
+            if let Some((k, tex)) = self.by_node.get_mut(id) {
+                tex.set(image, options);
+                *k = *key;
+            } else {
+                let tex = ctx.load_texture(format!("orogen-thumb-{id}"), image, options);
+                self.by_node.insert(id.clone(), (*key, tex));
             }
         }
     }

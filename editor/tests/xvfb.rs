@@ -69,8 +69,9 @@ fn every_node_of_every_example_graph_is_inside_the_canvas_at_the_default_window_
     }
     let mut graphs: Vec<String> = std::fs::read_dir(root().join("graphs"))
         .expect("graphs/")
-        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".json"))
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .filter_map(|p| Some(p.file_name()?.to_string_lossy().into_owned()))
         .collect();
     graphs.sort();
     for name in graphs {
