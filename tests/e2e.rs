@@ -71,7 +71,28 @@ fn check_ranges<T: PartialOrd + Copy>(default: T, soft: (T, T), hard: (T, T), wh
 fn registry_ids_unique_documented_and_defaults_in_range() {
     let reg = Registry::builtin();
     assert!(reg.duplicate_ids().is_empty(), "{:?}", reg.duplicate_ids());
-    assert!(reg.defs().len() >= 11);
+    // The catalogue is a promise: ids are never renamed or removed (graph files name them).
+    // Adding a node adds its id here (`OROGEN_BLESS=1`); anything else is a mistake.
+    let ids: String = reg
+        .defs()
+        .iter()
+        .map(|d| format!("{}\n", d.spec.id))
+        .collect();
+    let snapshot = repo().join("tests/data/node_ids.txt");
+    if std::env::var_os("OROGEN_BLESS").is_some() {
+        std::fs::write(&snapshot, &ids).expect("bless");
+    }
+    let want = std::fs::read_to_string(&snapshot).expect("tests/data/node_ids.txt");
+    for id in want.lines() {
+        assert!(
+            reg.get(id).is_some(),
+            "node type \"{id}\" disappeared: old graph files name it"
+        );
+    }
+    assert_eq!(
+        ids, want,
+        "the node catalogue changed: OROGEN_BLESS=1 records additions"
+    );
     for d in reg.defs() {
         let id = d.spec.id;
         assert!(orogen::graph::is_valid_id(id), "{id}");
@@ -383,6 +404,62 @@ fn the_graph_copy_in_a_build_rebuilds_the_same_bytes() {
             "{f}"
         );
     }
+}
+
+/// The bytes are pinned: every output of every example graph at 256², hashed (BLAKE3 of its
+/// f32 samples, little-endian), must equal `tests/golden/hashes.txt` — on every machine CI
+/// runs on, whatever its instruction set. A change of output is a deliberate, reviewed update:
+/// `OROGEN_BLESS=1` rewrites the file (then read the diff). Transcendental functions come from
+/// the `libm` crate, not the C library (glibc picks its code by CPU features).
+#[test]
+fn example_graph_outputs_are_pinned_to_the_byte() {
+    let mut lines = Vec::new();
+    for path in example_graphs() {
+        let graph = load(&path);
+        let name = path
+            .file_stem()
+            .expect("stem")
+            .to_string_lossy()
+            .into_owned();
+        let res = Evaluator::new()
+            .evaluate(
+                &graph,
+                &EvalOptions {
+                    resolution: Some(256),
+                    base_dir: path.parent(),
+                    ..EvalOptions::default()
+                },
+            )
+            .unwrap_or_else(|d| panic!("{name}: {d:?}"));
+        for (out, r) in &graph.outputs {
+            let f = res
+                .field(&graph, r)
+                .unwrap_or_else(|| panic!("{name}.{out}"));
+            let mut h = blake3::Hasher::new();
+            for v in f.data() {
+                h.update(&v.to_le_bytes());
+            }
+            lines.push(format!("{name} {out} {}", &h.finalize().to_hex()[..32]));
+        }
+    }
+    let text = lines.join("\n") + "\n";
+    let pinned = repo().join("tests/golden/hashes.txt");
+    if std::env::var_os("OROGEN_BLESS").is_some() {
+        std::fs::write(&pinned, &text).expect("bless");
+    }
+    let want = std::fs::read_to_string(&pinned)
+        .expect("tests/golden/hashes.txt (OROGEN_BLESS=1 writes it)");
+    let changed: Vec<String> = want
+        .lines()
+        .zip(text.lines())
+        .filter(|(a, b)| a != b)
+        .map(|(a, b)| format!("pinned {a}\n   got {b}"))
+        .collect();
+    assert!(
+        changed.is_empty() && want.lines().count() == text.lines().count(),
+        "outputs changed at 256² (OROGEN_BLESS=1 accepts them):\n{}",
+        changed.join("\n")
+    );
 }
 
 #[test]

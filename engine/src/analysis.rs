@@ -92,7 +92,7 @@ pub fn mean_slope_deg(field: &Field, cell_size_m: f64) -> f64 {
                     / ((x1 - x0) as f64 * cell_size_m);
                 let dy = f64::from(field.data()[y1 * w + x] - field.data()[y0 * w + x])
                     / ((y1 - y0) as f64 * cell_size_m);
-                sum += (dx * dx + dy * dy).sqrt().atan().to_degrees();
+                sum += libm::atan((dx * dx + dy * dy).sqrt()).to_degrees();
             }
             sum
         })
@@ -144,7 +144,7 @@ pub fn coastline_dimension(field: &Field, sea_level: f32) -> Option<Coastline> {
     }
     let pts: Vec<(f64, f64)> = counts
         .iter()
-        .map(|&(e, n)| ((e as f64).ln(), ((n * e) as f64).ln()))
+        .map(|&(e, n)| (libm::log(e as f64), libm::log((n * e) as f64)))
         .collect();
     let k = pts.len() as f64;
     let mx = pts.iter().map(|p| p.0).sum::<f64>() / k;

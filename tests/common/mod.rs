@@ -20,8 +20,9 @@ pub fn load(rel: &str) -> Graph {
 
 /// Every output of `graph` at 256² matches `tests/golden/<dir>/<output>.png` within 0.1% of
 /// the range at any pixel and 0.01% on average (room for libm differences between machines;
-/// on one machine results are bit-exact). Missing goldens are written; `OROGEN_BLESS=1`
-/// rewrites all; a mismatch writes `<output>.new.png` beside the golden.
+/// on one machine results are bit-exact; `tests/golden/hashes.txt` pins the exact bytes).
+/// `OROGEN_BLESS=1` writes them all; without it a missing golden fails (a test that writes
+/// its own expectation cannot fail); a mismatch writes `<output>.new.png` beside the golden.
 pub fn check_goldens(graph: &Graph, dir: &str) {
     let outputs = evaluate_outputs(graph, Some(256)).expect("eval");
     let bless = std::env::var_os("OROGEN_BLESS").is_some();
@@ -41,8 +42,15 @@ pub fn check_goldens(graph: &Graph, dir: &str) {
             .iter()
             .map(|&h| heightmap::to_u16(h, &frame))
             .collect();
-        if bless || !path.exists() {
+        if bless {
             heightmap::write(&path, field, &frame, Format::Png16).expect("write golden");
+            continue;
+        }
+        if !path.exists() {
+            failures.push(format!(
+                "{name}: no golden at {} (OROGEN_BLESS=1 writes it; review it before committing)",
+                path.display()
+            ));
             continue;
         }
         let (golden, _) = heightmap::read(&path).expect("read golden");

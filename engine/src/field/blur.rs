@@ -226,7 +226,7 @@ pub fn gaussian(f: &Field, sigma_px: f64) -> Field {
     if sigma_px < DIRECT_BELOW_PX {
         let r = (3.0 * sigma_px).ceil() as i64;
         let mut k: Vec<f32> = (-r..=r)
-            .map(|i| (-(i * i) as f64 / (2.0 * sigma_px * sigma_px)).exp() as f32)
+            .map(|i| libm::exp(-(i * i) as f64 / (2.0 * sigma_px * sigma_px)) as f32)
             .collect();
         let sum: f32 = k.iter().sum();
         for v in &mut k {

@@ -35,7 +35,9 @@ pub fn gradient(f: &Field, cell_size_m: f64) -> (Field, Field) {
 #[must_use]
 pub fn slope_deg(f: &Field, cell_size_m: f64) -> Field {
     let (gx, gy) = gradient(f, cell_size_m);
-    Field::zip_map(&gx, &gy, |a, b| (a * a + b * b).sqrt().atan().to_degrees())
+    Field::zip_map(&gx, &gy, |a, b| {
+        libm::atanf((a * a + b * b).sqrt()).to_degrees()
+    })
 }
 
 /// The Laplacian ∂²h/∂x² + ∂²h/∂y² in 1/m (positive in hollows, negative on crests), with
@@ -61,7 +63,7 @@ mod tests {
     #[test]
     fn plane_slope_is_exact() {
         // h = tan(30°)·x metres with 2 m cells.
-        let t = 30f64.to_radians().tan() as f32;
+        let t = libm::tan(30f64.to_radians()) as f32;
         let f = Field::from_fn(32, 32, |x, _| t * 2.0 * x as f32);
         let s = slope_deg(&f, 2.0);
         assert!(

@@ -70,7 +70,11 @@ pub fn hillshade(f: &Field, cell_size_m: f64, azimuth_deg: f32, altitude_deg: f3
     let (gx, gy) = gradient(f, cell_size_m);
     let (az, alt) = (azimuth_deg.to_radians(), altitude_deg.to_radians());
     // Light direction in (east, south, up): north is −y.
-    let l = [az.sin() * alt.cos(), -az.cos() * alt.cos(), alt.sin()];
+    let l = [
+        libm::sinf(az) * libm::cosf(alt),
+        -libm::cosf(az) * libm::cosf(alt),
+        libm::sinf(alt),
+    ];
     Field::zip_map(&gx, &gy, |a, b| {
         // Surface normal (−∂h/∂x, −∂h/∂y, 1), normalised.
         let n = 1.0 / (a * a + b * b + 1.0).sqrt();

@@ -93,7 +93,7 @@ impl Node for Combine {
                     1.0 - 2.0 * (1.0 - a) * (1.0 - b)
                 }
             },
-            Mode::Power => |a, b, _| a.max(0.0).powf(b),
+            Mode::Power => |a, b, _| libm::powf(a.max(0.0), b),
             Mode::SmoothMin => smooth_min,
             Mode::SmoothMax => |a, b, k| -smooth_min(-a, -b, k),
         };

@@ -450,7 +450,7 @@ fn advance(
     let dl = (dx * dx + dy * dy).sqrt();
     if dl <= f32::EPSILON {
         let a = next_unit(&mut rng) * std::f32::consts::TAU;
-        (dx, dy) = (a.cos(), a.sin());
+        (dx, dy) = (libm::cosf(a), libm::sinf(a));
     } else {
         dx /= dl;
         dy /= dl;

@@ -72,7 +72,7 @@ fn pow(x: f32, e: f32) -> f32 {
     } else if e == 2.0 {
         x * x
     } else {
-        x.powf(e)
+        libm::powf(x, e)
     }
 }
 
@@ -798,19 +798,13 @@ impl Node for LimTanBhojan {
         let out =
             Field::from_vec(w, h, sim.land.iter().map(|v| v * cell).collect()).ok_or_else(size)?;
         let water = Field::from_vec(w, h, sim.water).ok_or_else(size)?;
-        let top = sim
-            .drainage
-            .iter()
-            .copied()
-            .fold(0.0f32, f32::max)
-            .ln_1p()
-            .max(1e-9);
+        let top = libm::log1pf(sim.drainage.iter().copied().fold(0.0f32, f32::max)).max(1e-9);
         let drainage = Field::from_vec(
             w,
             h,
             sim.drainage
                 .iter()
-                .map(|d| crate::node::unit(d.ln_1p() / top))
+                .map(|&d| crate::node::unit(libm::log1pf(d) / top))
                 .collect(),
         )
         .ok_or_else(size)?;

@@ -337,7 +337,10 @@ impl StreamPower {
         let w = self.w;
         self.laps.start();
         if self.pow_table.0.to_bits() != k.m.to_bits() {
-            self.pow_table = (k.m, (0..POW_TABLE).map(|c| (c as f64).powf(k.m)).collect());
+            self.pow_table = (
+                k.m,
+                (0..POW_TABLE).map(|c| libm::pow(c as f64, k.m)).collect(),
+            );
         }
         flow::donors_d8(&self.rcv, w, &mut self.donors);
         // What the walks gather, packed.
@@ -369,7 +372,7 @@ impl StreamPower {
         self.laps.lap("donors");
         let cell_area = self.cell * self.cell;
         // F = k·Δt·A^m/d^n = c0·count^m/(d·cell)^n.
-        let c0 = k.k * k.dt * cell_area.powf(k.m);
+        let c0 = k.k * k.dt * libm::pow(cell_area, k.m);
         if self.c_table.0 != (c0, k.m) {
             let table = self.pow_table.1.iter().map(|&am| (c0 * am) as f32);
             self.c_table = ((c0, k.m), table.collect());
@@ -556,7 +559,7 @@ impl Trees<'_> {
                     .c32
                     .get(count as usize)
                     .copied()
-                    .unwrap_or_else(|| (self.c0 * f64::from(count).powf(self.m)) as f32);
+                    .unwrap_or_else(|| (self.c0 * libm::pow(f64::from(count), self.m)) as f32);
                 let d = d * self.cell32;
                 let cut = (zi - c * (zi - zr) / (d + c)).max(zr);
                 // `&`, not `&&`: three flags, no branch between them.
@@ -568,7 +571,7 @@ impl Trees<'_> {
                     .table
                     .get(count as usize)
                     .copied()
-                    .unwrap_or_else(|| f64::from(count).powf(self.m));
+                    .unwrap_or_else(|| libm::pow(f64::from(count), self.m));
                 let (c, d) = (self.c0 * am, f64::from(d) * self.cell);
                 new = incise(f64::from(zi), f64::from(zr), c, d, self.n) as f32;
             }
@@ -589,12 +592,12 @@ impl Trees<'_> {
 /// `(zi + F·zr)/(1 + F)` of Braun & Willett 2013, Eq. 23, is used instead, as
 /// `zi − c·(zi − zr)/(d + c)` in single precision.)
 fn incise(zi: f64, zr: f64, c: f64, d: f64, n: f64) -> f64 {
-    let f = c / d.powf(n);
+    let f = c / libm::pow(d, n);
     let mut x = zi;
     for _ in 0..20 {
         let s = (x - zr).max(0.0);
-        let g = x - zi + f * s.powf(n);
-        let dg = 1.0 + f * n * s.powf(n - 1.0);
+        let g = x - zi + f * libm::pow(s, n);
+        let dg = 1.0 + f * n * libm::pow(s, n - 1.0);
         let next = (x - g / dg).max(zr);
         if (next - x).abs() < 1e-6 {
             return next;
@@ -686,10 +689,10 @@ impl Node for StreamPowerErosion {
         let cell_area = sim.cell * sim.cell;
         let area: Vec<f64> = (0..w * h).map(|i| sim.area(i)).collect();
         let top = area.iter().copied().fold(cell_area, f64::max);
-        let log_top = (top / cell_area).ln().max(1e-9);
+        let log_top = libm::log(top / cell_area).max(1e-9);
         let drainage: Vec<f32> = area
             .iter()
-            .map(|&a| crate::node::unit(((a / cell_area).ln() / log_top) as f32))
+            .map(|&a| crate::node::unit((libm::log(a / cell_area) / log_top) as f32))
             .collect();
         let threshold = (p.river_area_km2 * 1e6).max(cell_area);
         // Rivers run on land: cells under a lake are water bodies, not channels.
@@ -700,7 +703,7 @@ impl Node for StreamPowerErosion {
                 if z < level {
                     0.0
                 } else {
-                    crate::node::unit((1.0 + (a / threshold).log2() / 2.0) as f32)
+                    crate::node::unit((1.0 + libm::log2(a / threshold) / 2.0) as f32)
                 }
             })
             .collect();

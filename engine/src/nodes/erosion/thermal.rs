@@ -350,7 +350,7 @@ impl Node for Thermal {
     fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &ThermalParams) -> Result<Vec<Field>, NodeError> {
         let src = inputs.required(0)?;
         let cell = ctx.cell_size_m() as f32;
-        let t = p.talus_deg.to_radians().tan() as f32 * cell;
+        let t = libm::tan(p.talus_deg.to_radians()) as f32 * cell;
         let talus: [f32; 8] = std::array::from_fn(|k| t * NEIGHBOURS[k].2);
         let (w, rows) = (src.width(), src.height());
         let mut h = src.data().to_vec();

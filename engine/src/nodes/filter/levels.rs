@@ -51,7 +51,7 @@ impl Node for Levels {
         let out = if inv_gamma == 1.0 {
             input.map(|h| ol + ((h - il) * inv_span).clamp(0.0, 1.0) * os)
         } else {
-            input.map(|h| ol + ((h - il) * inv_span).clamp(0.0, 1.0).powf(inv_gamma) * os)
+            input.map(|h| ol + libm::powf(((h - il) * inv_span).clamp(0.0, 1.0), inv_gamma) * os)
         };
         Ok(vec![out])
     }

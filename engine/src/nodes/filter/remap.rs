@@ -81,7 +81,7 @@ impl Node for Terrace {
     fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &TerraceParams) -> Result<Vec<Field>, NodeError> {
         let steps = p.steps as f32;
         let pw = (1.0 / (1.0 - 0.99 * p.shape)) as f32;
-        let riser = Lut::new(|u| u.powf(pw));
+        let riser = Lut::new(|u| libm::powf(u, pw));
         remap_relative(ctx, inputs, |r| {
             let t = r * steps;
             let k = t.floor();
@@ -198,12 +198,12 @@ impl Node for Gamma {
 
     fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &GammaParams) -> Result<Vec<Field>, NodeError> {
         let g = p.gamma as f32;
-        let table = Lut::new(|u| u.powf(g));
+        let table = Lut::new(|u| libm::powf(u, g));
         remap_relative(ctx, inputs, |r| {
             if r <= 1.0 {
                 table.eval(r)
             } else {
-                r.powf(g)
+                libm::powf(r, g)
             }
         })
     }

@@ -139,8 +139,7 @@ impl Node for DiamondSquare {
     fn eval(ctx: &EvalCtx, _: &Inputs, p: &DiamondSquareParams) -> Result<Vec<Field>, NodeError> {
         let seed = ctx.rng_seed(p.seed);
         let seed32 = (seed >> 32) as u32 ^ seed as u32;
-        let levels = (ctx.world.size_m / p.cell_m)
-            .log2()
+        let levels = libm::log2(ctx.world.size_m / p.cell_m)
             .ceil()
             .clamp(1.0, f64::from(MAX_LEVELS)) as u32;
         let g = lattice(levels, p.persistence as f32, seed32, ctx)?;

@@ -49,7 +49,7 @@ impl Node for FaultFormation {
                 let px = (f64::from(unit_f32(hash2(h, 1, 0))) * 0.5 + 0.5) * size;
                 let py = (f64::from(unit_f32(hash2(h, 2, 0))) * 0.5 + 0.5) * size;
                 let angle = f64::from(unit_f32(hash2(h, 3, 0))) * std::f64::consts::PI;
-                let (s, c) = angle.sin_cos();
+                let (s, c) = libm::sincos(angle);
                 (c, s, c * px + s * py, p.decay.powi(i as i32) as f32)
             })
             .collect();

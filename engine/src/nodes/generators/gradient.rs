@@ -30,7 +30,7 @@ impl Node for LinearGradient {
     };
 
     fn eval(ctx: &EvalCtx, _: &Inputs, p: &LinearGradientParams) -> Result<Vec<Field>, NodeError> {
-        let (s, c) = p.angle_deg.to_radians().sin_cos();
+        let (s, c) = libm::sincos(p.angle_deg.to_radians());
         let size = ctx.world.size_m;
         let centres = ctx.cell_centres_m();
         let span = p.end - p.start;

@@ -129,7 +129,7 @@ impl Node for CurvatureMask {
         let smooth = gaussian(inputs.required(0)?, p.scale_m / 2.0 / cell);
         let lap = laplacian(&smooth, cell);
         // Slope change per metre that maps to 1.
-        let full = (p.full_deg_per_100m.to_radians().tan() / 100.0) as f32;
+        let full = (libm::tan(p.full_deg_per_100m.to_radians()) / 100.0) as f32;
         let sign = match p.kind {
             CurvatureKind::Convex => -1.0,
             CurvatureKind::Concave => 1.0,
@@ -168,10 +168,10 @@ impl Node for AspectMask {
         let (gx, gy) = gradient(inputs.required(0)?, ctx.cell_size_m());
         let dir = p.direction_deg as f32;
         let spread = p.spread_deg.max(1e-6) as f32;
-        let min_t = p.min_slope_deg.to_radians().tan() as f32;
+        let min_t = libm::tan(p.min_slope_deg.to_radians()) as f32;
         Ok(vec![Field::zip_map(&gx, &gy, |a, b| {
             // Downhill is −∇h; y grows southwards, so north is −y. Bearing clockwise from north.
-            let bearing = (-a).atan2(b).to_degrees();
+            let bearing = libm::atan2f(-a, b).to_degrees();
             let diff = ((bearing - dir).rem_euclid(360.0) + 180.0).rem_euclid(360.0) - 180.0;
             let facing = (1.0 - diff.abs() / spread).max(0.0);
             let steep = if min_t > 0.0 {
