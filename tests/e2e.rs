@@ -463,6 +463,15 @@ fn example_graph_outputs_are_pinned_to_the_byte() {
 }
 
 #[test]
+fn a_byte_order_mark_is_accepted() {
+    let text = std::fs::read_to_string(repo().join("graphs/island.json")).expect("read");
+    let with_bom = format!("\u{feff}{text}");
+    let a = graph_file::load_str(&with_bom, "bom.json").unwrap_or_else(|d| panic!("{d}"));
+    let b = graph_file::load_str(&text, "plain.json").expect("plain");
+    assert_eq!(graph_file::to_string(&a), graph_file::to_string(&b));
+}
+
+#[test]
 fn save_load_save_is_byte_identical() {
     for path in example_graphs() {
         let g1 = load(&path);

@@ -356,14 +356,10 @@ impl EditorApp {
         }
         let offset = [f64::from(c.x) - x0, f64::from(c.y) - y0];
         let clip = self.clipboard.clone();
-        if let Ok(ids) = self
-            .doc
-            .edit::<_, ()>(None, |g| Ok(doc::paste_nodes(g, &clip, offset)))
-        {
-            self.status = format!("Pasted {}.", ids.join(", "));
-            // The copy becomes the active node (Delete removes it again).
-            self.select(ids.first().cloned());
-        }
+        let ids = self.doc.apply(None, |g| doc::paste_nodes(g, &clip, offset));
+        self.status = format!("Pasted {}.", ids.join(", "));
+        // The copy becomes the active node (Delete removes it again).
+        self.select(ids.first().cloned());
     }
 
     /// Deletes the selected nodes.
@@ -427,6 +423,10 @@ impl EditorApp {
         }
         self.report_layout();
         self.dialogs(&ctx);
+        if let Some(e) = self.doc.take_error() {
+            self.canvas.notify(e.clone());
+            self.status = e;
+        }
         self.doc.end_frame();
         self.submit(&ctx);
         self.autosave();

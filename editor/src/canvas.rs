@@ -440,13 +440,12 @@ impl Canvas {
         if moved.is_empty() {
             return;
         }
-        let _ = doc.edit::<_, ()>(None, |g| {
+        doc.apply(None, |g| {
             for (id, p) in &moved {
                 if let Some(n) = g.node_mut(id) {
                     n.position = *p;
                 }
             }
-            Ok(())
         });
         self.synced = doc.revision();
     }
@@ -478,9 +477,8 @@ impl Canvas {
         if ids.is_empty() {
             return;
         }
-        let _ = doc.edit::<_, ()>(None, |g| {
+        doc.apply(None, |g| {
             doc::remove_nodes(g, ids);
-            Ok(())
         });
     }
 
@@ -566,11 +564,7 @@ fn add_node(doc: &mut Document, snarl: &mut Snarl<String>, ty: &str, pos: Pos2) 
     let id = doc.fresh_id(ty);
     let mut node = NodeInstance::new(id.clone(), def);
     node.position = [f64::from(pos.x), f64::from(pos.y)];
-    doc.edit::<_, ()>(None, |g| {
-        g.nodes.push(node);
-        Ok(())
-    })
-    .ok()?;
+    doc.apply(None, |g| g.nodes.push(node));
     snarl.insert_node(pos, id.clone());
     Some(id)
 }
@@ -602,11 +596,18 @@ impl Viewer<'_> {
     }
 
     fn set_input(&mut self, node: &str, input: usize, value: Option<PortRef>) {
+        // A failure (the node or port gone under the pointer) is kept by the document and
+        // shown in the status bar.
         let _ = self.doc.edit(None, |g| {
-            let n = g.node_mut(node).ok_or(())?;
-            let slot = n.inputs.get_mut(input).ok_or(())?;
+            let n = g
+                .node_mut(node)
+                .ok_or_else(|| format!("cannot wire: no node \"{node}\""))?;
+            let slot = n
+                .inputs
+                .get_mut(input)
+                .ok_or_else(|| format!("cannot wire: node \"{node}\" has no input {input}"))?;
             *slot = value;
-            Ok::<_, ()>(())
+            Ok::<_, String>(())
         });
     }
 
@@ -1002,7 +1003,7 @@ impl SnarlViewer<String> for Viewer<'_> {
                 None => format!("Write \"{out}\" in builds"),
             };
             if ui.button(text).clicked() {
-                let _ = self.doc.edit::<_, ()>(None, |g| {
+                self.doc.apply(None, |g| {
                     if let Some(name) = &named {
                         g.outputs.remove(name);
                     } else {
@@ -1014,15 +1015,13 @@ impl SnarlViewer<String> for Viewer<'_> {
                         let name = doc::unique_name(&base, |k| g.outputs.contains_key(k));
                         g.outputs.insert(name, r.clone());
                     }
-                    Ok(())
                 });
                 ui.close();
             }
         }
         if ui.button("Delete").clicked() {
-            let _ = self.doc.edit::<_, ()>(None, |g| {
+            self.doc.apply(None, |g| {
                 doc::remove_nodes(g, std::slice::from_ref(&id));
-                Ok(())
             });
             snarl.remove_node(node);
             ui.close();
@@ -1072,7 +1071,7 @@ impl SnarlViewer<String> for Viewer<'_> {
         else {
             return;
         };
-        let _ = self.doc.edit::<_, ()>(None, |g| {
+        self.doc.apply(None, |g| {
             for n in &mut g.nodes {
                 for i in &mut n.inputs {
                     if i.as_ref().is_some_and(|r| r.node == src && r.output == out) {
@@ -1080,7 +1079,6 @@ impl SnarlViewer<String> for Viewer<'_> {
                     }
                 }
             }
-            Ok(())
         });
         snarl.drop_outputs(pin.id);
     }

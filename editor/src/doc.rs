@@ -30,6 +30,8 @@ pub struct Document {
     /// the same key while it stays open merge into one undo step.
     gesture: Option<String>,
     gesture_alive: bool,
+    /// The last failed edit's message.
+    failed: Option<String>,
 }
 
 impl Default for Document {
@@ -67,6 +69,7 @@ impl Document {
             dirty_at: std::cell::Cell::new((0, false)),
             gesture: None,
             gesture_alive: false,
+            failed: None,
         }
     }
 
@@ -140,11 +143,25 @@ impl Document {
         Ok(())
     }
 
+    /// Applies an edit that cannot fail as one undo step (see [`Document::edit`]).
+    pub fn apply<R>(&mut self, gesture: Option<&str>, f: impl FnOnce(&mut Graph) -> R) -> R {
+        match self.edit::<R, std::convert::Infallible>(gesture, |g| Ok(f(g))) {
+            Ok(r) => r,
+            Err(never) => match never {},
+        }
+    }
+
+    /// The message of the last edit that failed, if not taken yet (the app shows it).
+    pub fn take_error(&mut self) -> Option<String> {
+        self.failed.take()
+    }
+
     /// Applies `f` to the graph as one undo step. With a `gesture` key, consecutive edits with
     /// the same key (a slider drag, typing in a field) merge into one step while the gesture is
     /// kept alive with [`Document::keep_gesture`]. Returns what `f` returns; when `f` fails
-    /// the graph is restored and nothing is recorded.
-    pub fn edit<R, E>(
+    /// the graph is restored, nothing is recorded, and the error is kept for
+    /// [`Document::take_error`].
+    pub fn edit<R, E: std::fmt::Display>(
         &mut self,
         gesture: Option<&str>,
         f: impl FnOnce(&mut Graph) -> Result<R, E>,
@@ -167,6 +184,7 @@ impl Document {
             }
             Err(e) => {
                 self.graph = before;
+                self.failed = Some(e.to_string());
                 Err(e)
             }
         }
@@ -364,11 +382,9 @@ mod tests {
         let def = Registry::builtin().get(ty).expect("registered");
         let id = doc.fresh_id(ty);
         let id2 = id.clone();
-        doc.edit::<_, ()>(None, move |g| {
+        doc.apply(None, move |g| {
             g.nodes.push(NodeInstance::new(id2, def));
-            Ok(())
-        })
-        .expect("edit");
+        });
         id
     }
 
@@ -426,12 +442,10 @@ mod tests {
         let a = add(&mut doc, "perlin_fbm");
         let b = add(&mut doc, "blur");
         assert_eq!(wire_refusal(doc.graph(), (&a, 0), (&b, 0)), None);
-        doc.edit::<_, ()>(None, |g| {
+        doc.apply(None, |g| {
             let n = g.node_mut(&b).expect("b");
             n.inputs[0] = Some(orogen::graph::PortRef::new(a.clone(), "out"));
-            Ok(())
-        })
-        .expect("wire");
+        });
         let cycle = wire_refusal(doc.graph(), (&b, 0), (&b, 0)).expect("refused");
         assert!(cycle.contains("cycle"), "{cycle}");
     }
@@ -441,16 +455,12 @@ mod tests {
         let mut doc = Document::default();
         let a = add(&mut doc, "perlin_fbm");
         let b = add(&mut doc, "blur");
-        doc.edit::<_, ()>(None, |g| {
+        doc.apply(None, |g| {
             g.node_mut(&b).expect("b").inputs[0] =
                 Some(orogen::graph::PortRef::new(a.clone(), "out"));
-            Ok(())
-        })
-        .expect("wire");
+        });
         let clip = copy_nodes(doc.graph(), &[a.clone(), b.clone()]);
-        let ids = doc
-            .edit::<_, ()>(None, |g| Ok(paste_nodes(g, &clip, [40.0, 40.0])))
-            .expect("paste");
+        let ids = doc.apply(None, |g| paste_nodes(g, &clip, [40.0, 40.0]));
         assert_eq!(ids.len(), 2);
         let g = doc.graph();
         let new_b = ids

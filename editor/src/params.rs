@@ -168,6 +168,7 @@ fn param_row(ui: &mut Ui, doc: &mut Document, id: &str, spec: &ParamSpec, value:
     }
     if let Some(v) = new {
         let gesture = (!reset).then_some(key.as_str());
+        // A failure is kept by the document and shown in the status bar.
         let _ = doc.edit(gesture, |g| g.set_param(id, spec.name, v));
     }
     // A typed value outside the hard range is not applied: the range is shown instead.
@@ -218,9 +219,8 @@ pub fn graph_panel(ui: &mut Ui, doc: &mut Document) {
                 doc.keep_gesture("graph.name");
             }
             if name != g.name {
-                let _ = doc.edit::<_, ()>(Some("graph.name"), |g| {
+                doc.apply(Some("graph.name"), |g| {
                     g.name = name;
-                    Ok(())
                 });
             }
             ui.end_row();
@@ -238,9 +238,8 @@ pub fn graph_panel(ui: &mut Ui, doc: &mut Document) {
                 }
             });
             if seed != g.seed {
-                let _ = doc.edit::<_, ()>(Some("graph.seed"), |g| {
+                doc.apply(Some("graph.seed"), |g| {
                     g.seed = seed;
-                    Ok(())
                 });
             }
             ui.end_row();
@@ -277,9 +276,8 @@ pub fn graph_panel(ui: &mut Ui, doc: &mut Document) {
                 "Height of mask value 1 and the top of the display range.",
             );
             if w != g.world && w.height_max_m > w.height_min_m && w.size_m > 0.0 {
-                let _ = doc.edit::<_, ()>(Some("graph.world"), |g| {
+                doc.apply(Some("graph.world"), |g| {
                     g.world = w;
-                    Ok(())
                 });
             }
 
@@ -294,9 +292,8 @@ pub fn graph_panel(ui: &mut Ui, doc: &mut Document) {
                     }
                 });
             if res != g.resolution {
-                let _ = doc.edit::<_, ()>(None, |g| {
+                doc.apply(None, |g| {
                     g.resolution = res;
-                    Ok(())
                 });
             }
             ui.end_row();

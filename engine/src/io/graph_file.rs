@@ -73,7 +73,9 @@ pub fn load_str_with(
         file: label.to_owned(),
         items,
     };
-    let mut value: Value = serde_json::from_str(text).map_err(|e| {
+    // A UTF-8 byte-order mark (some Windows editors write one) is not part of the document.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let (mut value, duplicates) = parse_json(text).map_err(|e| {
         fail(vec![Diagnostic::at(
             None,
             String::new(),
@@ -87,6 +89,19 @@ pub fn load_str_with(
     })?;
     value = migrate(value).map_err(|d| fail(vec![d]))?;
     let mut diags = apply_overrides(&mut value, overrides);
+    // serde_json keeps the last of two equal keys; a file that says `"seed": 7, "seed": 8`
+    // is ambiguous, and saying so beats guessing.
+    diags.extend(duplicates.into_iter().map(|(path, key)| {
+        Diagnostic::at(
+            None,
+            if path.is_empty() {
+                key.clone()
+            } else {
+                format!("{path}.{key}")
+            },
+            format!("duplicate key \"{key}\": each key may appear once in an object"),
+        )
+    }));
     let graph = from_value(&value, &mut diags);
     // Warnings (an unwired scratch node, say) leave the graph usable: it loads, and the
     // warnings are there again in `Graph::validate` for whoever reports them.
@@ -97,6 +112,89 @@ pub fn load_str_with(
     }
     diags.sort_by(|a, b| (&a.node, &a.field).cmp(&(&b.node, &b.field)));
     Err(fail(diags))
+}
+
+/// Parses JSON like `serde_json::from_str`, also listing keys that appear twice in one
+/// object as `(path of the object, key)` (serde_json would keep the last silently).
+fn parse_json(text: &str) -> Result<(Value, Vec<(String, String)>), serde_json::Error> {
+    use serde::de::{DeserializeSeed, MapAccess, SeqAccess, Visitor};
+    struct Seed<'a> {
+        path: String,
+        dups: &'a std::cell::RefCell<Vec<(String, String)>>,
+    }
+    impl<'de> DeserializeSeed<'de> for Seed<'_> {
+        type Value = Value;
+        fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+            d.deserialize_any(self)
+        }
+    }
+    impl<'de> Visitor<'de> for Seed<'_> {
+        type Value = Value;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a JSON value")
+        }
+        fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+            Ok(Value::Bool(v))
+        }
+        fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+            Ok(Value::from(v))
+        }
+        fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+            Ok(Value::from(v))
+        }
+        fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+            Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+        }
+        fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+            Ok(Value::String(v.to_owned()))
+        }
+        fn visit_string<E>(self, v: String) -> Result<Value, E> {
+            Ok(Value::String(v))
+        }
+        fn visit_unit<E>(self) -> Result<Value, E> {
+            Ok(Value::Null)
+        }
+        fn visit_none<E>(self) -> Result<Value, E> {
+            Ok(Value::Null)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+            let mut out = Vec::new();
+            while let Some(v) = seq.next_element_seed(Seed {
+                path: format!("{}[{}]", self.path, out.len()),
+                dups: self.dups,
+            })? {
+                out.push(v);
+            }
+            Ok(Value::Array(out))
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+            let mut out = Map::new();
+            while let Some(key) = map.next_key::<String>()? {
+                let path = if self.path.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{}.{key}", self.path)
+                };
+                let v = map.next_value_seed(Seed {
+                    path,
+                    dups: self.dups,
+                })?;
+                if out.insert(key.clone(), v).is_some() {
+                    self.dups.borrow_mut().push((self.path.clone(), key));
+                }
+            }
+            Ok(Value::Object(out))
+        }
+    }
+    let dups = std::cell::RefCell::new(Vec::new());
+    let mut de = serde_json::Deserializer::from_str(text);
+    let value = Seed {
+        path: String::new(),
+        dups: &dups,
+    }
+    .deserialize(&mut de)?;
+    de.end()?;
+    Ok((value, dups.into_inner()))
 }
 
 fn strip_position(msg: &str) -> String {
