@@ -10,13 +10,17 @@ use crate::field::Field;
 use crate::graph::{Blocked, Diagnostic, Graph};
 use crate::io::graph_file;
 use crate::io::heightmap::{self, Format};
-use crate::io::manifest::{FileEntry, GraphInfo, Manifest, OutputEntry, WorldInfo};
+use crate::io::manifest::{GraphInfo, Manifest, OutputEntry, WorldInfo};
 use crate::io::mesh::Mesh;
 use crate::io::render::{self, Colormap, NormalY};
 use crate::node::PortKind;
 use crate::World;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+
+mod staging;
+
+use staging::Staging;
 
 /// A game-engine preset: sizes, formats and the numbers to type into the engine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -303,6 +307,8 @@ pub fn build(graph: &Graph, opts: &BuildOptions) -> Result<BuildReport, BuildErr
         path: opts.out_dir.display().to_string(),
         source,
     })?;
+    // A build killed while it switched files last time is rolled back first.
+    staging::recover(&opts.out_dir);
 
     let formats: Vec<Format> = match ex.preset {
         Some(Preset::Unity) => vec![Format::R16],
@@ -571,121 +577,6 @@ fn write_splat(
     .map_err(|e| BuildError::Splat(stem.to_owned(), e.to_string()))?;
     stage.add(format!("{stem}.splat.png"), "splat map", &bytes)?;
     Ok(())
-}
-
-/// The files of one build, each written in full to a synced temporary file beside its
-/// destination. Only [`Staging::commit`] renames them into place; dropped before that (an
-/// error, a cancel) they delete themselves and the folder is as it was.
-struct Staging {
-    dir: PathBuf,
-    staged: Vec<(tempfile::TempPath, PathBuf)>,
-    /// Manifest entries of the listed files.
-    files: Vec<FileEntry>,
-}
-
-impl Staging {
-    fn new(dir: &Path) -> Self {
-        Self {
-            dir: dir.to_path_buf(),
-            staged: Vec::new(),
-            files: Vec::new(),
-        }
-    }
-
-    /// Stages `file` (a name in the folder) and lists it in the manifest; returns its hash.
-    fn add(&mut self, file: String, role: &str, bytes: &[u8]) -> Result<String, BuildError> {
-        let dest = self.dir.join(&file);
-        self.add_unlisted(&dest, bytes)?;
-        let hash = blake3::hash(bytes).to_hex().to_string();
-        self.files.push(FileEntry {
-            file,
-            role: role.to_owned(),
-            hash: hash.clone(),
-        });
-        Ok(hash)
-    }
-
-    /// Stages a file the manifest does not list (the manifest itself).
-    fn add_unlisted(&mut self, dest: &Path, bytes: &[u8]) -> Result<(), BuildError> {
-        self.staged
-            .push((stage(&self.dir, bytes)?, dest.to_path_buf()));
-        Ok(())
-    }
-
-    fn commit(self) -> Result<(), BuildError> {
-        commit(&self.dir, self.staged)
-    }
-}
-
-/// Moves the staged files into place, all or nothing: existing files are first moved aside,
-/// then the new ones renamed in (the manifest last); if any rename fails, the new files are
-/// removed and the previous ones put back. Only renames, so the folder changes in a blink.
-fn commit(dir: &Path, staged: Vec<(tempfile::TempPath, PathBuf)>) -> Result<(), BuildError> {
-    let fail = |dest: &Path, source: std::io::Error| BuildError::Write {
-        path: dest.display().to_string(),
-        source,
-    };
-    let mut aside: Vec<(PathBuf, PathBuf)> = Vec::new();
-    let mut placed: Vec<PathBuf> = Vec::new();
-    let undo = |aside: &[(PathBuf, PathBuf)], placed: &[PathBuf]| {
-        for p in placed {
-            let _ = std::fs::remove_file(p);
-        }
-        for (old, backup) in aside {
-            let _ = std::fs::rename(backup, old);
-        }
-    };
-    for (k, (_, dest)) in staged.iter().enumerate() {
-        if dest.is_dir() {
-            undo(&aside, &placed);
-            return Err(fail(
-                dest,
-                std::io::Error::other("a folder is in the way of this file"),
-            ));
-        }
-        if dest.exists() {
-            let backup = dir.join(format!(".orogen-old-{}-{k}", std::process::id()));
-            if let Err(e) = std::fs::rename(dest, &backup) {
-                undo(&aside, &placed);
-                return Err(fail(dest, e));
-            }
-            aside.push((dest.clone(), backup));
-        }
-    }
-    for (tmp, dest) in staged {
-        if let Err(e) = tmp.persist(&dest) {
-            undo(&aside, &placed);
-            return Err(fail(&dest, e.error));
-        }
-        placed.push(dest);
-    }
-    for (_, backup) in aside {
-        let _ = std::fs::remove_file(backup);
-    }
-    Ok(())
-}
-
-/// Writes `bytes` to a new temporary file in `dir` (synced), to be renamed into place later.
-fn stage(dir: &Path, bytes: &[u8]) -> Result<tempfile::TempPath, BuildError> {
-    let err = |source: std::io::Error| BuildError::Write {
-        path: dir.display().to_string(),
-        source,
-    };
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".orogen-tmp-")
-        .tempfile_in(dir)
-        .map_err(err)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        // Outputs are ordinary files (0644 before the umask), not private temporaries.
-        tmp.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o644))
-            .map_err(err)?;
-    }
-    std::io::Write::write_all(&mut tmp, bytes).map_err(err)?;
-    tmp.as_file().sync_all().map_err(err)?;
-    Ok(tmp.into_temp_path())
 }
 
 fn encode_png_rgb8(w: usize, h: usize, rgb: Vec<u8>) -> Result<Vec<u8>, BuildError> {
