@@ -1124,7 +1124,9 @@ impl SnarlViewer<String> for Viewer<'_> {
             .last_bounds
             .is_some_and(|b| (b.min - bb.min).length() < 0.5 && (b.max - bb.max).length() < 0.5);
         self.last_bounds = Some(bb);
-        self.framed = all_drawn && settled;
+        // An empty canvas has nothing to fit: done at once (the first node the user adds must
+        // stay where it was put).
+        self.framed = snarl.nodes_ids_data().next().is_none() || (all_drawn && settled);
         self.transform = *to_global;
     }
 }
