@@ -307,7 +307,7 @@ pub fn graph_panel(ui: &mut Ui, doc: &mut Document) {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
+#[expect(clippy::too_many_arguments)]
 fn world_row(
     ui: &mut Ui,
     doc: &mut Document,

@@ -5,7 +5,7 @@
 //! Every call into OpenGL goes through `glow`, whose functions are `unsafe` because they talk to
 //! the driver: this module is the only place in the project that allows `unsafe`, and each block
 //! states why it is sound.
-#![allow(unsafe_code)]
+#![expect(unsafe_code)]
 
 use eframe::egui_glow;
 use eframe::glow::{self, HasContext};

@@ -295,7 +295,7 @@ pub fn track(running: &mut BTreeMap<String, f32>, e: ProgressEvent) -> bool {
 
 /// Raises the calling thread's nice value to 19, the lowest priority (Linux: nice is per
 /// thread). Measured in BENCHMARKS.md: frame interval p95 46 ms at nice 0, 31 ms at nice 19.
-#[allow(unsafe_code)]
+#[expect(unsafe_code)]
 fn lower_priority() {
     #[cfg(target_os = "linux")]
     // SAFETY: setpriority only reads its integer arguments; `who = 0` with PRIO_PROCESS names

@@ -3,6 +3,8 @@
 
 mod param;
 
+pub use param::kinds as param_kinds;
+
 pub use param::{
     choice_from_name, choice_name, clean_doc, quoted_list, ChoiceEnum, NoParams, ParamKind,
     ParamSpec, ParamType, ParamValue, Params,
@@ -12,7 +14,7 @@ use crate::field::{Field, World};
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 /// The type of data on a port.
 ///
@@ -249,7 +251,7 @@ impl EvalCtx<'_> {
 /// Clamps a mask value to [0, 1], mapping NaN to 0 (`f32::clamp` would keep NaN).
 #[inline]
 #[must_use]
-#[allow(clippy::manual_clamp)] // deliberate: max-then-min sends NaN to 0
+#[expect(clippy::manual_clamp)] // deliberate: max-then-min sends NaN to 0
 pub fn unit(v: f32) -> f32 {
     v.max(0.0).min(1.0)
 }
@@ -263,7 +265,7 @@ pub const MAX_RELATIVE: f32 = 1.0e6;
 /// negative exponent at 0).
 #[inline]
 #[must_use]
-#[allow(clippy::manual_clamp)] // deliberate: max-then-min sends NaN to the lower bound
+#[expect(clippy::manual_clamp)] // deliberate: max-then-min sends NaN to the lower bound
 pub fn finite_relative(r: f32) -> f32 {
     if r.is_nan() {
         0.0
@@ -435,22 +437,17 @@ impl Registry {
         self.defs.push(def);
     }
 
-    /// The registry of every built-in node, built once.
-    #[must_use]
-    pub fn builtin() -> &'static Registry {
-        static REG: OnceLock<Registry> = OnceLock::new();
-        REG.get_or_init(|| {
-            let mut reg = Registry::new();
-            crate::nodes::register_all(&mut reg);
-            reg.defs.sort_by_key(|d| d.spec.id);
-            reg.by_id = reg
-                .defs
-                .iter()
-                .enumerate()
-                .map(|(i, d)| (d.spec.id, i))
-                .collect();
-            reg
-        })
+    /// Sorts the definitions by id (the order catalogues and lookups use); call once every
+    /// node is registered. (`Registry::builtin`, the registry of every built-in node, lives
+    /// with the catalogue in `nodes/`: `node/` declares what a node is and knows none.)
+    pub fn finish(&mut self) {
+        self.defs.sort_by_key(|d| d.spec.id);
+        self.by_id = self
+            .defs
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (d.spec.id, i))
+            .collect();
     }
 
     #[must_use]

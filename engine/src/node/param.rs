@@ -240,6 +240,32 @@ impl fmt::Display for ParamValue {
     }
 }
 
+/// Field types that may hold each kind of parameter: `params!` checks every field against
+/// its declared kind at compile time (a `u32` field declared `float(…)` would otherwise
+/// decode to 0 at run time).
+pub mod kinds {
+    /// `float(…)`
+    pub trait Float {}
+    impl Float for f32 {}
+    impl Float for f64 {}
+    /// `int(…)`
+    pub trait Int {}
+    impl Int for u32 {}
+    impl Int for i64 {}
+    /// `seed(…)`
+    pub trait Seed {}
+    impl Seed for u32 {}
+    /// `flag(…)`
+    pub trait Flag {}
+    impl Flag for bool {}
+    /// `text(…)`
+    pub trait Text {}
+    impl Text for String {}
+    /// `choice(…)`: any [`ChoiceEnum`](super::ChoiceEnum).
+    pub trait Choice {}
+    impl<T: super::ChoiceEnum> Choice for T {}
+}
+
 /// A Rust type a parameter field can have.
 pub trait ParamType: Sized + Default {
     fn from_value(v: &ParamValue) -> Option<Self>;
@@ -395,6 +421,26 @@ macro_rules! choice_enum {
 /// optionally followed by `as "Human label"` (where the name is a symbol) and
 /// `if choice_param in ["option", …]` (the parameter applies only for those options).
 /// The field's `///` doc comment becomes the parameter's documentation.
+///
+/// ```
+/// orogen::params! {
+///     pub struct P {
+///         /// Strength.
+///         strength: f64 = float(0.5, [0.0, 1.0], [0.0, 1.0], "") as "Strength (s)",
+///     }
+/// }
+/// ```
+///
+/// A field whose type does not fit its kind does not compile:
+///
+/// ```compile_fail
+/// orogen::params! {
+///     pub struct P {
+///         /// Strength.
+///         strength: u32 = float(0.5, [0.0, 1.0], [0.0, 1.0], ""),
+///     }
+/// }
+/// ```
 #[macro_export]
 macro_rules! params {
     (
@@ -413,6 +459,14 @@ macro_rules! params {
         pub struct $name {
             $( $(#[doc = $doc])* pub $field: $ty, )*
         }
+        const _: () = {
+            // Never called: each field's type must have its declared kind, or this fails to
+            // compile.
+            #[expect(dead_code)]
+            fn kinds() {
+                $( $crate::params!(@kind $ty, $kind); )*
+            }
+        };
         impl $crate::node::Params for $name {
             const SPECS: &'static [$crate::node::ParamSpec] = &[
                 $( $crate::params!(@spec $field, $ty, concat!($($doc, "\n",)* ""), $kind ( $($arg)* ))
@@ -427,6 +481,12 @@ macro_rules! params {
             }
         }
     };
+    (@kind $ty:ty, float) => {{ fn f<T: $crate::node::param_kinds::Float>() {} f::<$ty>(); }};
+    (@kind $ty:ty, int) => {{ fn i<T: $crate::node::param_kinds::Int>() {} i::<$ty>(); }};
+    (@kind $ty:ty, seed) => {{ fn s<T: $crate::node::param_kinds::Seed>() {} s::<$ty>(); }};
+    (@kind $ty:ty, flag) => {{ fn b<T: $crate::node::param_kinds::Flag>() {} b::<$ty>(); }};
+    (@kind $ty:ty, text) => {{ fn t<T: $crate::node::param_kinds::Text>() {} t::<$ty>(); }};
+    (@kind $ty:ty, choice) => {{ fn c<T: $crate::node::param_kinds::Choice>() {} c::<$ty>(); }};
     (@spec $field:ident, $ty:ty, $doc:expr, float($def:expr, [$slo:expr, $shi:expr], [$hlo:expr, $hhi:expr], $unit:literal)) => {
         $crate::node::ParamSpec { name: stringify!($field), doc: $doc, unit: $unit, label_text: "", applies_when: None,
             kind: $crate::node::ParamKind::Float { default: $def, soft: ($slo, $shi), hard: ($hlo, $hhi) } }

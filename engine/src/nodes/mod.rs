@@ -10,6 +10,21 @@ pub mod mask;
 pub mod warp;
 
 use crate::node::Registry;
+use std::sync::OnceLock;
+
+impl Registry {
+    /// The registry of every built-in node, built once.
+    #[must_use]
+    pub fn builtin() -> &'static Registry {
+        static REG: OnceLock<Registry> = OnceLock::new();
+        REG.get_or_init(|| {
+            let mut reg = Registry::new();
+            register_all(&mut reg);
+            reg.finish();
+            reg
+        })
+    }
+}
 
 /// Registers every built-in node type.
 pub fn register_all(reg: &mut Registry) {

@@ -1,7 +1,7 @@
 //! Combiners: nodes that merge two or more terrains.
 
 pub mod blend;
-#[allow(clippy::module_inception)]
+#[expect(clippy::module_inception)]
 pub mod combine;
 pub mod lerp;
 pub mod select;

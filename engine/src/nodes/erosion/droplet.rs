@@ -218,7 +218,7 @@ impl<'a> View<'a> {
 
     /// Adds `amount` at a position with bilinear weights (the seed's `DEPOSIT`). Shares
     /// that fall on the border ring leave the map; their total is returned.
-    #[allow(clippy::inline_always)]
+    #[expect(clippy::inline_always)]
     #[inline(always)]
     fn deposit(&mut self, x: i32, y: i32, fx: f32, fy: f32, amount: f32) -> f32 {
         if within(x, 1, self.map - 2) && within(y, 1, self.map - 2) {
@@ -419,7 +419,7 @@ fn run_all(
 }
 
 /// One step of a droplet (seed 001's loop body); `Some` when the droplet ends here.
-#[allow(clippy::many_single_char_names, clippy::inline_always)]
+#[expect(clippy::many_single_char_names, clippy::inline_always)]
 #[inline(always)]
 fn advance(
     view: &mut View,
@@ -619,7 +619,7 @@ fn spawn(seed: u64, i: u64, map: usize) -> Drop {
 /// at a time with the tiles of a colour in parallel, and returns the droplets that had to
 /// leave their tile's region, in tile order then droplet order (fixed by the droplets and the
 /// grid, never by the thread count). `phase(colour)` is called after each colour.
-#[allow(clippy::too_many_arguments)]
+#[expect(clippy::too_many_arguments)]
 fn run_tiled(
     heights: &mut [f32],
     map: usize,

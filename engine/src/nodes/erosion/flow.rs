@@ -221,7 +221,6 @@ macro_rules! steeper {
     "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
     "x86_64+avx2+fma+sse4.1"
 ))]
-#[allow(clippy::too_many_arguments)]
 fn receivers_d4_row(
     z: &[f32],
     w: usize,
@@ -514,7 +513,7 @@ pub fn receivers_d8(
 /// `skip_uniform` and every node at its cell's centre, `dist` is left as it is (the
 /// distances are then 1 or √2 by direction, [`D8Distances::to_receiver`]): each row's go to
 /// a scratch row of the task instead, so the search writes 4 bytes per cell less to memory.
-#[allow(clippy::too_many_arguments)]
+#[expect(clippy::too_many_arguments)]
 fn receivers_d8_rows<T: Send>(
     z: &[f32],
     w: usize,
@@ -623,7 +622,7 @@ fn receivers_d8_row_uniform(z: &[f32], w: usize, y: usize, rrow: &mut [u32], dro
 /// when `bit(the neighbour's value, the cell's index, the cell's value)` holds for its
 /// neighbour at [`D8`]`[d]` (neighbours off the map set none). Inlined into multiversioned
 /// wrappers, so the inner rows' loop is vectorised for their targets.
-#[allow(clippy::inline_always)]
+#[expect(clippy::inline_always)]
 #[inline(always)]
 fn mask_d8_row(
     vals: &[u32],
@@ -871,7 +870,7 @@ impl PassScratch {
 /// search has no branch on the heights (which are data, not a pattern): each candidate is a
 /// 64-bit minimum whose low bits, the place of the cell in the list then the direction,
 /// keep the first found among equal heights.
-#[allow(clippy::too_many_arguments)]
+#[expect(clippy::too_many_arguments)]
 fn lowest_passes(
     z: &[f32],
     label: &[u32],
@@ -1006,7 +1005,7 @@ impl Depressions {
     /// [`D8Distances::to_receiver`] tells each distance). Between its phases it returns
     /// early when `cancelled()`; the routing is then incomplete and the step must be thrown
     /// away.
-    #[allow(clippy::too_many_arguments)]
+    #[expect(clippy::too_many_arguments)]
     pub fn route(
         &mut self,
         z: &[f32],
@@ -1227,7 +1226,7 @@ fn row_pits(r: &[u32], at: usize) -> Vec<u32> {
     "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
     "x86_64+avx2+fma+sse4.1"
 ))]
-#[allow(clippy::needless_bitwise_bool)] // `&`, not `&&`: no branch between the flags.
+#[expect(clippy::needless_bitwise_bool)] // `&`, not `&&`: no branch between the flags.
 fn lake_row(r: &mut [u32], b: &[u32], rz: &[u32], dist: Option<(&mut [f32], &[f32])>) {
     let n = r.len();
     let (b, rz) = (&b[..n], &rz[..n]);

@@ -172,7 +172,7 @@ impl Rain {
     "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
     "x86_64+avx2+fma+sse4.1"
 ))]
-#[allow(clippy::too_many_arguments)]
+#[expect(clippy::too_many_arguments)]
 fn rain_row(
     h: &[f32],
     w: &[f32],
@@ -200,7 +200,7 @@ fn rain_row(
 /// Seed 004 steps 1–2 for one cell: (h, w, s, a = h + w) after rain `kr` and dissolving
 /// `ks`. Stage A from the map and stage A fused into the previous iteration's stage C both
 /// use this, so a row's bits do not depend on which of them made it.
-#[allow(clippy::inline_always)]
+#[expect(clippy::inline_always)]
 #[inline(always)]
 fn rain_cell(h: f32, w: f32, s: f32, kr: f32, ks: f32) -> (f32, f32, f32, f32) {
     let wi = w + kr;
@@ -333,7 +333,7 @@ struct Incoming<'a> {
 
 impl Incoming<'_> {
     /// Stage C and the next stage A for block `j`: (h, w, s, a).
-    #[allow(clippy::inline_always)]
+    #[expect(clippy::inline_always)]
     #[inline(always)]
     fn block(&self, j: usize, k: Rates, rain: Rain) -> [Block; 4] {
         let c = self.centre[j];
@@ -432,7 +432,6 @@ impl Dest<'_> {
 /// by the same code from the same inputs whichever band asks, so the result depends neither
 /// on the thread count nor on `depth`. What a cell sends is subtracted from it once and added
 /// to its receivers once, from the same shares: water and sediment are conserved.
-#[allow(clippy::too_many_arguments)]
 fn pass(
     (h, w, s): (&[f32], &[f32], &[f32]),
     (h2, w2, s2): (&mut [f32], &mut [f32], &mut [f32]),

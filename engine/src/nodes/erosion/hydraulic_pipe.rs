@@ -360,7 +360,7 @@ impl PipeState {
     }
 
     /// One time step. `rain` is the per-cell rain factor (`w × h`, or empty for uniform rain).
-    #[allow(clippy::too_many_lines)]
+    #[expect(clippy::too_many_lines)]
     pub fn step(&mut self, k: &PipeSettings, rain: &[f32]) {
         let (w, h, pw) = (self.w, self.h, self.w + 2);
         self.refresh_ghost_beds();

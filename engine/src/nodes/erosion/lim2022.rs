@@ -151,7 +151,7 @@ pub struct Lim {
 impl Lim {
     /// Initialises land = constraint, water from the sea level (§3.1).
     #[must_use]
-    #[allow(clippy::too_many_arguments)]
+    #[expect(clippy::too_many_arguments)]
     pub fn new(
         constraint: Vec<f32>,
         value_strength: Vec<f32>,
@@ -498,7 +498,7 @@ struct Tiles<'a> {
 /// `sr`: fluvial erosion `Δh = k_e·D^n·s^m` capped at the drop to the receiver, for a dry tile
 /// above its receiver (§3.5, Eq. 2), then the value constraint (§3.6). Always inlined: each
 /// multiversioned clone of [`fluvial_row`] gets its own copy with its features.
-#[allow(clippy::inline_always, clippy::too_many_arguments)]
+#[expect(clippy::inline_always, clippy::too_many_arguments)]
 #[inline(always)]
 fn fluvial_cell<const PAPER: bool>(
     li: f32,
@@ -539,7 +539,7 @@ fn fluvial_row(t: &Tiles, row: usize, w: usize, k: &LimSettings, out: &mut [f32]
 }
 
 /// [`fluvial_row`] for the paper's exponents (`PAPER`: n = 1, m = 2, plain products) or any.
-#[allow(clippy::inline_always)]
+#[expect(clippy::inline_always)]
 #[inline(always)]
 fn fluvial_row_with<const PAPER: bool>(
     t: &Tiles,
@@ -657,7 +657,7 @@ fn pass_on(kd: f32, leaf: u64, d: f32, rd: &mut f32, rleaf: &mut u64, rpending: 
     "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
     "x86_64+avx2+fma+sse4.1"
 ))]
-#[allow(clippy::too_many_arguments)]
+#[expect(clippy::too_many_arguments)]
 fn gradient_row(
     land: &[f32],
     c: &[f32],

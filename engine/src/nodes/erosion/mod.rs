@@ -42,7 +42,7 @@ pub(crate) fn blocks(row: &[f32], count: usize) -> &[Block] {
 /// the padded rows above, at and below it, in `NEIGHBOURS` order. Written out (not
 /// `NEIGHBOURS.map`) so the optimiser keeps every slice's length and drops the bounds
 /// checks in the block loops.
-#[allow(clippy::inline_always)]
+#[expect(clippy::inline_always)]
 #[inline(always)]
 pub(crate) fn around(rows: [&[f32]; 3], count: usize) -> [&[Block]; 8] {
     let [up, mid, down] = rows;

@@ -452,7 +452,7 @@ fn write_row(z: &mut [f32], f: &mut [f32], h: &mut [AtomicU32], reached: Option<
 
 /// What the update reads of a cell, packed ([`StreamPower`]`::packed`): filled height `f`,
 /// and the distance `d` to the receiver or −1 under a lake (`z < f`).
-#[allow(clippy::inline_always)]
+#[expect(clippy::inline_always)]
 #[inline(always)]
 fn pack(z: f32, f: f32, d: f32) -> u64 {
     let d: f32 = if z < f { -1.0 } else { d };
@@ -473,7 +473,7 @@ fn pack_row_uniform(z: &[f32], f: &[f32], r: &[u32], at: usize, w: usize, out: &
     for x in 0..n {
         let s = r[x].wrapping_sub((at + x) as u32);
         // `|`, not `||`: four flags, no branch between them.
-        #[allow(clippy::needless_bitwise_bool)]
+        #[expect(clippy::needless_bitwise_bool)]
         let side = (s == 1) | (s == w) | (s == 1u32.wrapping_neg()) | (s == w.wrapping_neg());
         let d = if side { 1.0 } else { std::f32::consts::SQRT_2 };
         out[x] = pack(z[x], f[x], d);
@@ -563,7 +563,7 @@ impl Trees<'_> {
                 let d = d * self.cell32;
                 let cut = (zi - c * (zi - zr) / (d + c)).max(zr);
                 // `&`, not `&&`: three flags, no branch between them.
-                #[allow(clippy::needless_bitwise_bool)]
+                #[expect(clippy::needless_bitwise_bool)]
                 let keep = (p != 0) & (d >= 0.0) & (zi > zr);
                 new = if keep { cut } else { zi };
             } else if p != 0 && d >= 0.0 && zi > zr {

@@ -87,7 +87,7 @@ fn load_row(h: &[f32], w: usize, rows: usize, y: isize, dst: &mut [f32]) {
     "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
     "x86_64+avx2+fma+sse4.1"
 ))]
-#[allow(clippy::too_many_arguments)]
+#[expect(clippy::too_many_arguments)]
 fn send_row(
     rows: [&[f32]; 3],
     w: usize,
@@ -116,7 +116,7 @@ fn send_row(
 }
 
 /// [`send_row`]'s block loop for one variant (inlined into each of its target clones).
-#[allow(clippy::inline_always)]
+#[expect(clippy::inline_always)]
 #[inline(always)]
 fn send_blocks<const OLSEN: bool>(
     rows: [&[f32]; 3],
@@ -188,7 +188,7 @@ fn send_blocks<const OLSEN: bool>(
     "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
     "x86_64+avx2+fma+sse4.1"
 ))]
-#[allow(clippy::too_many_arguments)]
+#[expect(clippy::too_many_arguments)]
 fn receive_row(
     rows: [&[f32]; 3],
     share: [&[f32]; 3],
@@ -217,7 +217,7 @@ fn receive_row(
 /// [`receive_row`] for the run of cells starting at map column `x0`: whole-run loops (one
 /// per direction) over at most four streams each, which the loop vectoriser handles (16-lane
 /// blocks with a select were left scalar).
-#[allow(clippy::inline_always, clippy::too_many_arguments)]
+#[expect(clippy::inline_always, clippy::too_many_arguments)]
 #[inline(always)]
 fn receive_run(
     rows: [&[f32]; 3],

@@ -1,7 +1,7 @@
 //! `worley`: heights from the distances to the nearest feature points, h = c1·d1 + … + c4·d4
 //! (seed 004, "Voronoi diagrams"; c1 = −1, c2 = 1 gives ridged mountains).
 
-#![allow(clippy::inline_always)] // kernel bodies are inlined into each multiversioned clone
+#![expect(clippy::inline_always)] // kernel bodies are inlined into each multiversioned clone
 
 use super::noise::{hash2, unit_f32};
 use super::noise_node::to_heights;

@@ -4,7 +4,7 @@
 
 // The kernel bodies are `#[inline(always)]` on purpose: each multiversioned clone must
 // compile its own copy of the body with that clone's target features.
-#![allow(clippy::inline_always)]
+#![expect(clippy::inline_always)]
 
 use multiversion::multiversion;
 
@@ -135,7 +135,7 @@ pub fn kernel3_auto(idx: &[u32], fx: &[f32], q: &[f32], k: &Coeffs, out: &mut [f
 /// `vpermt2ps` per coefficient replace each gather. The arithmetic is the same IEEE
 /// operations in the same order as `body4`/`body3` (no FMA), so results are bit-identical.
 #[cfg(target_arch = "x86_64")]
-#[allow(unsafe_code)]
+#[expect(unsafe_code)]
 mod avx512 {
     use super::{body3, body4, Coeffs, Write, TABLE};
     use std::arch::x86_64::{

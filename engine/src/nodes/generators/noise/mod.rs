@@ -230,7 +230,7 @@ impl Basis {
     /// `y` is the row's lattice coordinate, `seed` the octave seed, `octave` the index of
     /// the octave's cache in `s` (built with [`OctaveX::columns`] columns); `w` stores the
     /// noise or adds `amp·noise` to `out`.
-    #[allow(clippy::too_many_arguments)]
+    #[expect(clippy::too_many_arguments)]
     pub fn lattice_row(
         self,
         ox: &OctaveX,

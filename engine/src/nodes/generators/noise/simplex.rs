@@ -8,7 +8,7 @@
 
 // The kernel bodies are `#[inline(always)]` on purpose: each multiversioned clone must
 // compile its own copy of the body with that clone's target features.
-#![allow(clippy::inline_always)]
+#![expect(clippy::inline_always)]
 
 use multiversion::multiversion;
 

@@ -1,3 +1,4 @@
+//! Tests of the lattice-noise engine: every kernel path against the portable one, bit for bit.
 use super::kernel::{self, Coeffs};
 use super::*;
 
