@@ -1,0 +1,269 @@
+//! The side panels and the status bar: parameters, the 2D/3D preview with its histogram,
+//! the badges nodes show.
+
+use super::{preview, Badge, Colormap, EditorApp, Mode, NodeStatus, PortKind, Shown, Ui};
+use std::collections::BTreeMap;
+
+impl EditorApp {
+    pub(super) fn status_bar(&mut self, ui: &mut Ui) {
+        ui.horizontal(|ui| {
+            let running = self.worker.running();
+            if running.is_empty() {
+                ui.label(&self.status);
+            } else {
+                crate::worker::busy(ui);
+                let names: Vec<String> = running
+                    .iter()
+                    .map(|(k, f)| format!("{k} {:.0}%", f * 100.0))
+                    .collect();
+                ui.label(format!("Evaluating {}", names.join(", ")));
+            }
+            ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                if let Some(ms) = self.frame_ms.back() {
+                    let avg = self.frame_ms.iter().sum::<f32>() / self.frame_ms.len() as f32;
+                    ui.weak(format!("frame {ms:.1} ms (avg {avg:.1})"));
+                }
+                if let Some(s) = &self.snapshot {
+                    ui.weak(format!("preview {}²", s.resolution));
+                }
+            });
+        });
+    }
+
+    pub(super) fn params(&mut self, ui: &mut Ui) {
+        egui::CollapsingHeader::new("Graph settings")
+            .default_open(self.selected.is_none())
+            .show(ui, |ui| crate::params::graph_panel(ui, &mut self.doc));
+        ui.separator();
+        match self.selected.clone() {
+            Some(id) if self.doc.graph().node(&id).is_some() => {
+                crate::params::node_panel(ui, &mut self.doc, &id);
+                match self.badges().get(&id) {
+                    Some(Badge::Error(msg)) => {
+                        ui.separator();
+                        ui.colored_label(egui::Color32::from_rgb(235, 70, 60), format!("⚠ {msg}"));
+                    }
+                    Some(Badge::Incomplete(msg)) => {
+                        ui.separator();
+                        ui.label(format!("○ {msg}"));
+                    }
+                    _ => {}
+                }
+                if let Some(t) = self
+                    .snapshot
+                    .as_ref()
+                    .and_then(|s| s.result.timings.get(&id))
+                {
+                    let res = self.snapshot.as_ref().map_or(0, |s| s.resolution);
+                    ui.weak(format!(
+                        "last run {:.1} ms at {res}² (preview resolution)",
+                        t.as_secs_f64() * 1000.0
+                    ));
+                }
+            }
+            _ => {
+                ui.weak("Click a node to edit its parameters and preview it.");
+            }
+        }
+    }
+
+    /// What the preview shows now.
+    #[must_use]
+    pub fn shown(&self) -> Option<Shown> {
+        let id = self.selected.as_ref()?;
+        let s = self.snapshot.as_ref()?;
+        let node = s.graph.node(id)?;
+        let fields = s.result.fields.get(id)?;
+        let port = node.def.spec.outputs.get(self.output)?;
+        let field = fields.get(self.output)?.clone();
+        let base = if port.kind == PortKind::Mask {
+            // The node's own height output, else the terrain wired into it.
+            node.def
+                .spec
+                .outputs
+                .iter()
+                .position(|p| p.kind == PortKind::Height)
+                .and_then(|i| fields.get(i).cloned())
+                .or_else(|| {
+                    node.def
+                        .spec
+                        .inputs
+                        .iter()
+                        .zip(&node.inputs)
+                        .find_map(|(p, r)| {
+                            (p.kind == PortKind::Height)
+                                .then_some(r.as_ref())
+                                .flatten()
+                                .and_then(|r| s.result.field(&s.graph, r))
+                        })
+                })
+        } else {
+            None
+        };
+        Some(Shown {
+            field,
+            kind: port.kind,
+            base,
+            world: s.graph.world,
+        })
+    }
+
+    pub(super) fn preview(&mut self, ui: &mut Ui) {
+        ui.horizontal(|ui| {
+            ui.selectable_value(&mut self.mode, Mode::TwoD, "2D");
+            ui.selectable_value(&mut self.mode, Mode::ThreeD, "3D");
+            ui.separator();
+            egui::ComboBox::from_id_salt("orogen-colormap")
+                .selected_text(colormap_name(self.look.colormap))
+                .show_ui(ui, |ui| {
+                    for m in [Colormap::Grayscale, Colormap::Terrain, Colormap::Magma] {
+                        ui.selectable_value(&mut self.look.colormap, m, colormap_name(m));
+                    }
+                });
+            ui.checkbox(&mut self.look.hillshade, "hillshade");
+            ui.checkbox(&mut self.look.overlay, "mask overlay");
+        });
+        let outputs: Vec<(&'static str, PortKind)> = self
+            .selected
+            .as_ref()
+            .and_then(|id| self.doc.graph().node(id))
+            .map(|n| {
+                n.def
+                    .spec
+                    .outputs
+                    .iter()
+                    .map(|p| (p.name, p.kind))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if let Some(id) = self.selected.clone() {
+            ui.horizontal(|ui| {
+                ui.strong(&id);
+                if outputs.len() > 1 {
+                    egui::ComboBox::from_id_salt("orogen-output")
+                        .selected_text(outputs.get(self.output).map_or("?", |o| o.0))
+                        .show_ui(ui, |ui| {
+                            for (i, (name, kind)) in outputs.iter().enumerate() {
+                                ui.selectable_value(
+                                    &mut self.output,
+                                    i,
+                                    format!("{name} ({})", kind.name()),
+                                );
+                            }
+                        });
+                } else if let Some((name, kind)) = outputs.first() {
+                    ui.weak(format!("{name} ({})", kind.name()));
+                }
+            });
+        }
+        let shown = self.shown();
+        let generation = self
+            .snapshot
+            .as_ref()
+            .map_or(0, |s| s.generation * 8192 + s.resolution as u64);
+        let sel = self.selected.clone().unwrap_or_default();
+        match &shown {
+            Some(sh) => {
+                self.picture.update(
+                    ui.ctx(),
+                    (generation, sel.clone(), self.output, self.look),
+                    sh,
+                );
+            }
+            None => self.picture.clear(),
+        }
+        let unit = match shown.as_ref().map(|s| s.kind) {
+            Some(PortKind::Height) => " m",
+            _ => "",
+        };
+        if let Some(st) = &self.picture.stats {
+            let mask = shown.as_ref().is_some_and(|s| s.kind == PortKind::Mask);
+            preview::histogram(ui, st, unit, mask);
+        }
+        ui.separator();
+        match self.mode {
+            Mode::TwoD if shown.is_none() && self.selected.is_some() => {
+                // Say why there is nothing to show.
+                let why = self
+                    .selected
+                    .as_ref()
+                    .and_then(|id| match self.badges().get(id) {
+                        Some(Badge::Incomplete(msg) | Badge::Error(msg)) => Some(msg.clone()),
+                        Some(Badge::Running(_)) => Some("Evaluating…".to_owned()),
+                        None => None,
+                    });
+                ui.weak(why.unwrap_or_else(|| "No preview yet.".to_owned()));
+            }
+            Mode::TwoD => self.picture.show(ui, shown.as_ref()),
+            Mode::ThreeD => self.view3d.show(
+                ui,
+                self.gl.as_ref(),
+                (generation, sel, self.output, self.look.colormap),
+                shown.as_ref().map(|s| (&*s.field, s.kind, &s.world)),
+            ),
+        }
+    }
+
+    pub(super) fn badges(&self) -> BTreeMap<String, Badge> {
+        let mut b = BTreeMap::new();
+        if let Some(s) = &self.snapshot {
+            for (id, st) in &s.result.status {
+                let badge = match st {
+                    NodeStatus::Failed(e) => Badge::Error(e.to_string()),
+                    NodeStatus::Incomplete { reason } => Badge::Incomplete(needs(reason)),
+                    NodeStatus::Skipped { upstream } => match s.result.status.get(upstream) {
+                        Some(NodeStatus::Incomplete { .. }) => Badge::Incomplete(format!(
+                            "waits for \"{upstream}\", which needs an input"
+                        )),
+                        _ => Badge::Error(format!("waits for \"{upstream}\", which failed")),
+                    },
+                    _ => continue,
+                };
+                if self.doc.graph().node(id).is_some() {
+                    b.insert(id.clone(), badge);
+                }
+            }
+        }
+        for (id, f) in self.worker.running() {
+            b.insert(id, Badge::Running(f));
+        }
+        b
+    }
+}
+
+/// What an incomplete node lacks, in words: `needs an input: "in" (height)` for the common
+/// case, else the engine's reason.
+pub(super) fn needs(reason: &str) -> String {
+    let unwired: Vec<String> = reason
+        .split("; ")
+        .filter_map(|r| {
+            let (field, msg) = r.split_once(": ")?;
+            let port = field.strip_prefix("inputs.")?;
+            let kind = msg
+                .strip_prefix("required ")?
+                .strip_suffix(" input is not connected")?;
+            Some(format!("\"{port}\" ({kind})"))
+        })
+        .collect();
+    if unwired.len() == reason.split("; ").count() {
+        format!(
+            "needs {}: {}",
+            if unwired.len() == 1 {
+                "an input"
+            } else {
+                "inputs"
+            },
+            unwired.join(", ")
+        )
+    } else {
+        reason.to_owned()
+    }
+}
+
+pub(super) fn colormap_name(m: Colormap) -> &'static str {
+    match m {
+        Colormap::Grayscale => "grayscale",
+        Colormap::Terrain => "terrain",
+        Colormap::Magma => "magma",
+    }
+}
