@@ -85,6 +85,8 @@ pub struct Canvas {
     frame_request: u8,
     /// The nodes' bounds at the last fit (framing stops once they stay the same).
     last_bounds: Option<Rect>,
+    /// The user zoomed or panned since the graph was opened (then the view is theirs).
+    user_moved_view: bool,
     view: Option<Rect>,
     /// Node rectangles in graph space, from the last frame.
     rects: HashMap<NodeId, Rect>,
@@ -114,6 +116,7 @@ impl Default for Canvas {
             synced: 0,
             frame_request: 2,
             last_bounds: None,
+            user_moved_view: false,
             view: None,
             rects: HashMap::new(),
             rows: BTreeMap::new(),
@@ -215,6 +218,11 @@ impl Canvas {
             self.synced = doc.revision();
         }
         let view = ui.available_rect_before_wrap();
+        // The canvas changed size (a side panel grew) before the user moved the view: fit the
+        // graph again, so what opened framed stays framed.
+        if self.view.is_some_and(|v| v != view) && !self.user_moved_view {
+            self.frame_request = self.frame_request.max(1);
+        }
         self.track_wire_drag(ui, view);
         let zoom = self.take_wheel_zoom(ui, view);
         // Selectable labels would swallow drags meant to move nodes.
@@ -246,6 +254,8 @@ impl Canvas {
             added: None,
             last_bounds: self.last_bounds,
             zoom,
+            last_transform: self.transform,
+            moved: false,
         };
         SnarlWidget::new()
             .id(canvas_id())
@@ -258,9 +268,11 @@ impl Canvas {
             transform,
             added,
             last_bounds,
+            moved,
             ..
         } = viewer;
         self.last_bounds = last_bounds;
+        self.user_moved_view |= moved;
         self.transform = transform;
         // A node added from the menu is selected (and so previewed) at once.
         if added.is_some() {
@@ -588,6 +600,10 @@ struct Viewer<'a> {
     last_bounds: Option<Rect>,
     /// Zoom by this factor about this screen point in this frame (the mouse wheel).
     zoom: Option<(f32, Pos2)>,
+    /// The transform the canvas had at the end of the last frame.
+    last_transform: TSTransform,
+    /// Set when the user zoomed or panned in this frame.
+    moved: bool,
 }
 
 impl Viewer<'_> {
@@ -1084,7 +1100,12 @@ impl SnarlViewer<String> for Viewer<'_> {
     }
 
     fn current_transform(&mut self, to_global: &mut TSTransform, snarl: &mut Snarl<String>) {
+        // A transform other than the one this viewer left last frame is the user's pan.
+        if self.frame.is_none() && *to_global != self.last_transform {
+            self.moved = true;
+        }
         if let Some((factor, at)) = self.zoom {
+            self.moved = true;
             let scale = (to_global.scaling * factor).clamp(MIN_ZOOM, MAX_ZOOM);
             let f = scale / to_global.scaling;
             *to_global = TSTransform::from_translation(at.to_vec2())

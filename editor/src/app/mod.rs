@@ -400,7 +400,7 @@ impl EditorApp {
         egui::Panel::bottom("orogen-status").show(ui, |ui| self.status_bar(ui));
         egui::Panel::left("orogen-params")
             .default_size(300.0)
-            .size_range(220.0..=600.0)
+            .size_range(220.0..=420.0)
             .resizable(true)
             .show(ui, |ui| {
                 // Sliders leave room for the labels: the panel keeps its width whatever node

@@ -55,10 +55,11 @@ impl EditorApp {
                     .and_then(|s| s.result.timings.get(&id))
                 {
                     let res = self.snapshot.as_ref().map_or(0, |s| s.resolution);
-                    ui.weak(format!(
+                    let text = format!(
                         "last run {:.1} ms at {res}² (preview resolution)",
                         t.as_secs_f64() * 1000.0
-                    ));
+                    );
+                    ui.add(egui::Label::new(egui::RichText::new(text).weak()).wrap());
                 }
             }
             _ => {
