@@ -122,7 +122,7 @@ fn thermal_erosion_converges_to_the_talus_angle() {
     }
 }
 
-/// Seed 004's grid hydraulic erosion: water and sediment never leave the map, so terrain +
+/// Olsen 2004's grid hydraulic erosion: water and sediment never leave the map, so terrain +
 /// suspended sediment (all settled into the output) is conserved within 1e-4 relative.
 #[test]
 fn grid_hydraulic_erosion_conserves_material() {
@@ -214,7 +214,7 @@ fn erosion_nodes_are_deterministic_across_thread_counts() {
     }
 }
 
-/// Seed 001's droplets: terrain + sediment carried off the map (or dropped on its fixed
+/// E-DOG 2011's droplets: terrain + sediment carried off the map (or dropped on its fixed
 /// border) + sediment still suspended in droplets stopped by the path limit equals the
 /// initial terrain, within 1e-4 relative; and droplets never build peaks above the highest
 /// initial point (the bug a droplet gets when it reads stale heights or works near a tile

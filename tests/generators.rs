@@ -1,5 +1,5 @@
 //! Generator tests: golden images, resolution consistency, output ranges, and the fractal
-//! dimension trend of seed 002 Fig. 15.
+//! dimension trend of Thorimbert & Chopard 2016 Fig. 15.
 
 mod common;
 
@@ -112,7 +112,7 @@ fn noise_values_stay_in_their_documented_range() {
     }
 }
 
-/// Seed 002 Fig. 15: the coastline's fractal dimension grows with the number of octaves,
+/// Thorimbert & Chopard 2016 Fig. 15: the coastline's fractal dimension grows with the number of octaves,
 /// and with the persistence. Mean over three seeds, Perlin fBm at 512², sea level = median.
 #[test]
 fn coastline_dimension_grows_with_octaves_and_persistence() {

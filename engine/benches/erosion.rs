@@ -5,7 +5,7 @@
 //!
 //! * `erosion_1024_per_iteration`: thermal, grid hydraulic and pipe-model hydraulic at 1024²
 //!   on the default pool (2 threads here); throughput in cell-iterations per second.
-//! * `droplets_1024`: seed 001's droplets — a plain single-threaded loop written from the
+//! * `droplets_1024`: E-DOG 2011's droplets — a plain single-threaded loop written from the
 //!   seed's code sample (wrapping map, its `Point2` erosion buffer, its brush) against
 //!   `droplet_erosion`'s engine, equal droplet counts on the same terrain.
 //! * After the criterion groups, whole runs that are too long for criterion's sampling:
@@ -58,7 +58,7 @@ fn per_iteration(c: &mut Criterion) {
     group.finish();
 }
 
-/// Seed 001's droplet loop as published (`genDropletErosion`), in plain Rust: one thread, a
+/// E-DOG 2011's droplet loop as published (`genDropletErosion`), in plain Rust: one thread, a
 /// wrapping power-of-two map, the `Point2` erosion/deposition buffer, the 4 × 4 bell brush.
 fn reference_droplets(hmap: &mut [f32], size: usize, count: u32, seed: u64) {
     let (kq, kw, kr, kd, ki, min_slope, kg) =

@@ -182,7 +182,7 @@ fn fbm(c: &mut Criterion) {
     group.finish();
 }
 
-/// Worley d2 − d1 (seed 004's c1 = −1, c2 = 1), Euclidean, jitter 1, 8 × 8 feature cells over
+/// Worley d2 − d1 (Olsen 2004's c1 = −1, c2 = 1), Euclidean, jitter 1, 8 × 8 feature cells over
 /// the map, against FastNoise Lite's cellular noise with the same settings (Distance2Sub).
 fn worley(c: &mut Criterion) {
     let mut group = c.benchmark_group("worley_1024_1thread");

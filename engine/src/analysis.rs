@@ -1,5 +1,5 @@
 //! Terrain statistics: range, moments, histogram, mean slope, and the fractal dimension of
-//! the coastline by box counting (seed 002 §5.3) as a measure of realism.
+//! the coastline by box counting (Thorimbert & Chopard 2016 §5.3) as a measure of realism.
 
 use crate::field::{Field, World};
 use rayon::prelude::*;
@@ -22,7 +22,7 @@ pub struct Stats {
     pub coastline: Option<Coastline>,
 }
 
-/// A box-counting measurement (seed 002 §5.3).
+/// A box-counting measurement (Thorimbert & Chopard 2016 §5.3).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Coastline {
     /// `D = 1 − slope` of the regression of log L on log ε, with L(ε) = N(ε)·ε.
@@ -31,7 +31,7 @@ pub struct Coastline {
     pub counts: Vec<(usize, usize)>,
 }
 
-/// Box sizes used for counting: 2 … 64 pixels, as in seed 002 Fig. 13.
+/// Box sizes used for counting: 2 … 64 pixels, as in Thorimbert & Chopard 2016 Fig. 13.
 pub const BOX_SIZES: [usize; 6] = [2, 4, 8, 16, 32, 64];
 
 /// Computes statistics; `sea_level` defaults to the median height.
@@ -118,7 +118,7 @@ pub fn coastline_pixels(field: &Field, sea_level: f32) -> Vec<bool> {
         .collect()
 }
 
-/// Fractal dimension of the coastline by box counting over [`BOX_SIZES`] (seed 002 §5.3):
+/// Fractal dimension of the coastline by box counting over [`BOX_SIZES`] (Thorimbert & Chopard 2016 §5.3):
 /// `log L(ε) = (1 − D)·log ε + C` with `L(ε) = N(ε)·ε`, fitted by least squares.
 #[must_use]
 pub fn coastline_dimension(field: &Field, sea_level: f32) -> Option<Coastline> {

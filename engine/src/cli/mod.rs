@@ -68,7 +68,7 @@ enum Command {
         graphs: Vec<PathBuf>,
     },
     /// Print statistics of each output: range, mean, spread, histogram, mean slope, and the
-    /// coastline's fractal dimension by box counting (seed 002 §5.3).
+    /// coastline's fractal dimension by box counting (Thorimbert & Chopard 2016 §5.3).
     Stats {
         #[command(flatten)]
         input: GraphArgs,

@@ -1,11 +1,11 @@
-//! `blend`: the weighted combination α·A + (1 − α)·B of seed 004, optionally per cell by a mask.
+//! `blend`: the weighted combination α·A + (1 − α)·B of Olsen 2004, optionally per cell by a mask.
 
 use crate::field::Field;
 use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
 
 crate::params! {
     pub struct BlendParams {
-        /// Weight α of input `a` (seed 004 uses α = 0.66 to combine diamond-square and Voronoi). Ignored where the `alpha` mask is connected.
+        /// Weight α of input `a` (Olsen 2004 uses α = 0.66 to combine diamond-square and Voronoi). Ignored where the `alpha` mask is connected.
         alpha: f64 = float(0.66, [0.0, 1.0], [0.0, 1.0], ""),
     }
 }
@@ -20,7 +20,7 @@ impl Node for Blend {
         label: "Weighted blend",
         category: Category::Combine,
         version: 1,
-        doc: "Weighted combination out = α·a + (1 − α)·b (seed 004, \"combination\" of diamond-square and Voronoi terrains). α is the `alpha` parameter, or the `alpha` mask per cell when that input is connected.",
+        doc: "Weighted combination out = α·a + (1 − α)·b (Olsen 2004, \"combination\" of diamond-square and Voronoi terrains). α is the `alpha` parameter, or the `alpha` mask per cell when that input is connected.",
         inputs: &[
             PortSpec::height("a", "Terrain weighted by α."),
             PortSpec::height("b", "Terrain weighted by 1 − α."),

@@ -1,9 +1,9 @@
 //! `droplet_erosion`: particle (droplet) hydraulic erosion after E-DOG, *Water erosion on
-//! heightmap terrain* (2011, seed 001).
+//! heightmap terrain* (2011, E-DOG 2011).
 //!
 //! Each droplet starts on a random cell with no speed and no sediment, follows the height
 //! gradient (with inertia `Ki`), and at every step compares its sediment with the carry
-//! capacity `q = max(slope, minSlope)·v·w·Kq` (seed 001, "Understanding water erosion"):
+//! capacity `q = max(slope, minSlope)·v·w·Kq` (E-DOG 2011, "Understanding water erosion"):
 //! below capacity it erodes `Kr·(q − s)` with a bell-shaped brush of radius 2, never more than
 //! the drop to the next position; above it deposits `Kd·(s − q)` bilinearly. A droplet that
 //! meets a rise fills the pit it sits in and goes on with zero speed, or dies there when its
@@ -26,7 +26,7 @@
 //! droplet's lane takes the next one in index order. Every step happens in an order fixed by
 //! (seed, resolution), so the output is bit-identical for any number of threads.
 //!
-//! # Where this departs from seed 001 (and why)
+//! # Where this departs from E-DOG 2011 (and why)
 //! * The seed's brush weights `(1 − r²/4)/(2π)` only sum to about 1; here they are normalised
 //!   to sum to exactly 1 (and renormalised where the brush is clipped by the map edge), so the
 //!   soil taken from the map is exactly what the droplet picks up — material is conserved.
@@ -44,19 +44,19 @@ crate::params! {
         seed: u32 = seed(0),
         /// Droplets per cell of the map (so a 512² preview and a 2048² build see the same rain: 1.0 = one droplet per cell, 262 144 at 512²).
         density: f64 = float(1.0, [0.05, 4.0], [0.0, 64.0], "per cell"),
-        /// Carry capacity factor Kq in q = max(slope, minSlope)·v·w·Kq (seed 001: 10).
+        /// Carry capacity factor Kq in q = max(slope, minSlope)·v·w·Kq (E-DOG 2011: 10).
         kq: f64 = float(10.0, [1.0, 50.0], [0.0, 1000.0], "") as "Capacity (K_q)",
-        /// Evaporation Kw: fraction of the water lost per step (seed 001: 0.001).
+        /// Evaporation Kw: fraction of the water lost per step (E-DOG 2011: 0.001).
         kw: f64 = float(0.001, [0.0, 0.05], [0.0, 1.0], "") as "Evaporation (K_w)",
-        /// Erosion speed Kr: fraction of the missing load picked up per step (seed 001: 0.9).
+        /// Erosion speed Kr: fraction of the missing load picked up per step (E-DOG 2011: 0.9).
         kr: f64 = float(0.9, [0.0, 1.0], [0.0, 1.0], "") as "Erosion speed (K_r)",
-        /// Deposition speed Kd: fraction of the excess load dropped per step (seed 001: 0.02).
+        /// Deposition speed Kd: fraction of the excess load dropped per step (E-DOG 2011: 0.02).
         kd: f64 = float(0.02, [0.0, 0.5], [0.0, 1.0], "") as "Deposition speed (K_d)",
-        /// Direction inertia Ki: higher values make channel turns smoother (seed 001: 0.1).
+        /// Direction inertia Ki: higher values make channel turns smoother (E-DOG 2011: 0.1).
         ki: f64 = float(0.1, [0.0, 0.9], [0.0, 1.0], "") as "Inertia (K_i)",
-        /// Minimum slope in the capacity formula, so flat runs still carry soil (seed 001: 0.05).
+        /// Minimum slope in the capacity formula, so flat runs still carry soil (E-DOG 2011: 0.05).
         min_slope: f64 = float(0.05, [0.0, 0.2], [0.0, 10.0], "") as "Minimum slope",
-        /// Gravity g accelerating the flow: v = √(v² + 2g·Δh) (seed 001: 20).
+        /// Gravity g accelerating the flow: v = √(v² + 2g·Δh) (E-DOG 2011: 20).
         g: f64 = float(20.0, [1.0, 50.0], [0.0, 1000.0], "") as "Gravity (g)",
     }
 }
@@ -75,7 +75,7 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// Seed 001's defaults.
+    /// E-DOG 2011's defaults.
     #[must_use]
     pub fn seed001() -> Self {
         Self {
@@ -97,7 +97,7 @@ pub struct Report {
     /// its border ring (which stays fixed).
     pub exited: f64,
     /// Sediment still suspended in droplets stopped by the path limit (4 × the map side, as
-    /// in seed 001), which the seed discards with the droplet.
+    /// in E-DOG 2011), which the seed discards with the droplet.
     pub suspended: f64,
     /// Droplets finished on the whole map after leaving their tile's region.
     pub parked: u64,
@@ -418,7 +418,7 @@ fn run_all(
     }
 }
 
-/// One step of a droplet (seed 001's loop body); `Some` when the droplet ends here.
+/// One step of a droplet (E-DOG 2011's loop body); `Some` when the droplet ends here.
 #[expect(clippy::many_single_char_names, clippy::inline_always)]
 #[inline(always)]
 fn advance(
@@ -783,7 +783,7 @@ impl Node for Droplet {
         label: "Hydraulic erosion (droplets)",
         category: Category::Erosion,
         version: 1,
-        doc: "Particle erosion after seed 001 (E-DOG 2011): droplets start on random cells and run downhill along the gradient with inertia Ki; carry capacity q = max(slope, minSlope)·v·w·Kq (\"Understanding water erosion\"); below capacity they erode Kr·(q − s) with a bell-shaped brush of radius 2 but never more than the drop ahead, above it they deposit Kd·(s − q) bilinearly; a droplet facing a rise fills the pit and goes on with zero speed, or dies there; v = √(v² + 2g·Δh), w ← w·(1 − Kw) (\"Code sample\"). Defaults are the seed's: Kq 10, Kw 0.001, Kr 0.9, Kd 0.02, Ki 0.1, minSlope 0.05, g 20. Heights are in cell units (metres / cell size) so slopes are true tangents. The droplet count is density × cells. Deterministic and parallel (tiles of one checkerboard colour run at once; droplets that would leave their tile's region go on in a grid shifted by half a tile, the rest on the whole map; eight droplets advance in lockstep). Brush weights are normalised (the seed's only sum to about 1), so material is conserved except what droplets carry off the map edge. Outputs: height, erosion (wear) and deposition masks, 1 = the largest change.",
+        doc: "Particle erosion after E-DOG 2011 (\"Water erosion on heightmap terrain\"): droplets start on random cells and run downhill along the gradient with inertia Ki; carry capacity q = max(slope, minSlope)·v·w·Kq (\"Understanding water erosion\"); below capacity they erode Kr·(q − s) with a bell-shaped brush of radius 2 but never more than the drop ahead, above it they deposit Kd·(s − q) bilinearly; a droplet facing a rise fills the pit and goes on with zero speed, or dies there; v = √(v² + 2g·Δh), w ← w·(1 − Kw) (\"Code sample\"). Defaults are E-DOG's: Kq 10, Kw 0.001, Kr 0.9, Kd 0.02, Ki 0.1, minSlope 0.05, g 20. Heights are in cell units (metres / cell size) so slopes are true tangents. The droplet count is density × cells. Deterministic and parallel (tiles of one checkerboard colour run at once; droplets that would leave their tile's region go on in a grid shifted by half a tile, the rest on the whole map; eight droplets advance in lockstep). Brush weights are normalised (E-DOG's only sum to about 1), so material is conserved except what droplets carry off the map edge. Outputs: height, erosion (wear) and deposition masks, 1 = the largest change.",
         inputs: &[PortSpec::height("in", "Terrain to erode.")],
         outputs: &[
             PortSpec::height("out", "Eroded terrain."),

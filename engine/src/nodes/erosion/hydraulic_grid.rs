@@ -1,4 +1,4 @@
-//! `grid_hydraulic_erosion`: seed 004's hydraulic erosion on the grid — rain, dissolve,
+//! `grid_hydraulic_erosion`: Olsen 2004's hydraulic erosion on the grid — rain, dissolve,
 //! transport by levelling water + terrain, evaporation, deposition above capacity.
 
 use super::flow::PerThread;
@@ -9,13 +9,13 @@ use rayon::prelude::*;
 
 crate::params! {
     pub struct GridHydraulicParams {
-        /// Rain K_r added to every cell's water each iteration, as a fraction of the height range (seed 004: 0.01).
+        /// Rain K_r added to every cell's water each iteration, as a fraction of the height range (Olsen 2004: 0.01).
         kr: f64 = float(0.01, [0.0, 0.05], [0.0, 1.0], "") as "Rain (K_r)",
-        /// Solubility K_s: terrain dissolved per unit of water each iteration (seed 004: 0.01).
+        /// Solubility K_s: terrain dissolved per unit of water each iteration (Olsen 2004: 0.01).
         ks: f64 = float(0.01, [0.0, 0.05], [0.0, 1.0], "") as "Solubility (K_s)",
-        /// Evaporation K_e: fraction of the water that evaporates each iteration (seed 004: 0.5).
+        /// Evaporation K_e: fraction of the water that evaporates each iteration (Olsen 2004: 0.5).
         ke: f64 = float(0.5, [0.05, 1.0], [0.0, 1.0], "") as "Evaporation (K_e)",
-        /// Sediment capacity K_c per unit of water (seed 004: 0.01).
+        /// Sediment capacity K_c per unit of water (Olsen 2004: 0.01).
         kc: f64 = float(0.01, [0.0, 0.05], [0.0, 1.0], "") as "Capacity (K_c)",
         /// Number of iterations.
         iterations: u32 = int(50, [1, 500], [0, 100_000], ""),
@@ -153,7 +153,7 @@ impl Level {
     }
 }
 
-/// Seed 004 steps 1–2 as applied right after an iteration's stage C: the next iteration's
+/// Olsen 2004 steps 1–2 as applied right after an iteration's stage C: the next iteration's
 /// rain K_r and solubility K_s, or zeros after the last iteration of a pass (w + 0, h − 0·w
 /// and s + 0 leave the values as they are).
 #[derive(Clone, Copy)]
@@ -166,7 +166,7 @@ impl Rain {
     const NONE: Rain = Rain { kr: 0.0, ks: 0.0 };
 }
 
-/// Stage A for one row (seed 004 steps 1–2): rain W += K_r, dissolve H −= K_s·W,
+/// Stage A for one row (Olsen 2004 steps 1–2): rain W += K_r, dissolve H −= K_s·W,
 /// S += K_s·W, and the surface a = h + w.
 #[multiversion::multiversion(targets(
     "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
@@ -197,7 +197,7 @@ fn rain_row(
     }
 }
 
-/// Seed 004 steps 1–2 for one cell: (h, w, s, a = h + w) after rain `kr` and dissolving
+/// Olsen 2004 steps 1–2 for one cell: (h, w, s, a = h + w) after rain `kr` and dissolving
 /// `ks`. Stage A from the map and stage A fused into the previous iteration's stage C both
 /// use this, so a row's bits do not depend on which of them made it.
 #[expect(clippy::inline_always)]
@@ -209,7 +209,7 @@ fn rain_cell(h: f32, w: f32, s: f32, kr: f32, ks: f32) -> (f32, f32, f32, f32) {
     (hi, wi, s + d, hi + wi)
 }
 
-/// Stage B for one row (seed 004 step 3, first half): with a = h + w, the lower neighbours'
+/// Stage B for one row (Olsen 2004 step 3, first half): with a = h + w, the lower neighbours'
 /// drops d_i = a − a_i, d_total their sum and Δa = a − mean(a over the cell and its lower
 /// neighbours), the cell sends Δw_i = min(w, Δa)·d_i/d_total to each, with sediment
 /// Δs_i = s·Δw_i/w. With k cells in that mean, k·Δa = Σ(a − a_i) over the lower neighbours
@@ -272,7 +272,7 @@ fn send_row(a: [&[f32]; 3], [w, s]: [&[f32]; 2], nb: usize, out: [&mut [f32]; 4]
     }
 }
 
-/// Stage C for one row (seed 004 step 3, second half, then steps 4–5): new water and
+/// Stage C for one row (Olsen 2004 step 3, second half, then steps 4–5): new water and
 /// sediment = what the cell kept + what the higher neighbours sent here, recomputed from
 /// their shares with the comparison they made; then evaporation W := (1 − K_e)·W and
 /// deposition of what exceeds K_c·W; then the next iteration's steps 1–2 with `rain`.
@@ -529,7 +529,7 @@ impl Node for GridHydraulic {
         label: "Hydraulic erosion (grid)",
         category: Category::Erosion,
         version: 2,
-        doc: "Seed 004's grid hydraulic erosion, per iteration: 1 rain W += K_r; 2 erosion H −= K_s·W, S += K_s·W; 3 transport: with a = h + w, water moves to lower neighbours Δw_i = min(w, Δa)·d_i/d_total (Δa = a − mean of a over the cell and its lower neighbours) and carries sediment Δs_i = s·Δw_i/w; 4 evaporation W := (1 − K_e)·W; 5 deposition of what exceeds the capacity K_c·W back into H. Seed 004 works on heights in [0, 1]; here K_r, K_s and K_c act on heights relative to the graph's height range, so the constants keep their meaning in metres. All cells update together (parallel, deterministic); water and sediment never leave the map, so terrain + suspended sediment is conserved. Outputs: height (with the remaining suspended sediment deposited), water (relative to the deepest), deposition (where terrain rose, relative to the largest rise).",
+        doc: "Olsen 2004's grid hydraulic erosion, per iteration: 1 rain W += K_r; 2 erosion H −= K_s·W, S += K_s·W; 3 transport: with a = h + w, water moves to lower neighbours Δw_i = min(w, Δa)·d_i/d_total (Δa = a − mean of a over the cell and its lower neighbours) and carries sediment Δs_i = s·Δw_i/w; 4 evaporation W := (1 − K_e)·W; 5 deposition of what exceeds the capacity K_c·W back into H. Olsen 2004 works on heights in [0, 1]; here K_r, K_s and K_c act on heights relative to the graph's height range, so the constants keep their meaning in metres. All cells update together (parallel, deterministic); water and sediment never leave the map, so terrain + suspended sediment is conserved. Outputs: height (with the remaining suspended sediment deposited), water (relative to the deepest), deposition (where terrain rose, relative to the largest rise).",
         inputs: &[PortSpec::height("in", "Terrain to erode.")],
         outputs: &[
             PortSpec::height("out", "Eroded terrain."),
@@ -618,7 +618,7 @@ mod tests {
         }
     }
 
-    /// The kernel against a direct reading of seed 004 (cell by cell, neighbour by
+    /// The kernel against a direct reading of Olsen 2004 (cell by cell, neighbour by
     /// neighbour, in f64, Δa from the mean as printed): within 1e-4 m after 12 iterations
     /// on a 0–100 m map, with water and sediment conserved.
     #[test]

@@ -1,6 +1,6 @@
 //! `pipe_hydraulic_erosion`: shallow-water erosion with virtual pipes, after Mei, Decaudin &
 //! Hu, *Fast Hydraulic Erosion Simulation and Visualization on GPU* (2007) and Šťava et al.
-//! (2008), both cited in seed 000 §2.2 — the model Gaea and Hesiod users know as "hydraulic".
+//! (2008), both cited in Lim, Tan & Bhojan 2022 §2.2 — the model Gaea and Hesiod users know as "hydraulic".
 //!
 //! Per iteration (Mei et al. §3, equation numbers theirs):
 //! 1. rain: `d₁ = d + Δt·r` (Eq. 1), `r` = `rain` × the optional rain mask;
@@ -27,7 +27,7 @@
 //! * Water may leave through the map edge (the cell outside is taken as dry ground at the
 //!   edge cell's height) instead of meeting a wall, so valleys drain off the map as a user
 //!   expects rather than flooding the border; the sediment it carries is counted as exited.
-//! * Erosion never cuts a cell below its lowest neighbour (the rule seed 001 uses for
+//! * Erosion never cuts a cell below its lowest neighbour (the rule E-DOG 2011 uses for
 //!   droplets): without it a thin, fast film digs one-cell pits that trap water and deepen
 //!   every step, and the surface turns to noise.
 //! * Deposition never raises a cell above its highest neighbour (no sediment spikes).
@@ -522,7 +522,7 @@ impl Node for PipeHydraulic {
         label: "Hydraulic erosion (pipe model)",
         category: Category::Erosion,
         version: 1,
-        doc: "Shallow-water hydraulic erosion with virtual pipes (Mei et al. 2007, Šťava et al. 2008; cited in seed 000 §2.2): per step rain d += Δt·r (Eq. 1); flux through four pipes f ← max(0, f + Δt·A·g·Δh/l), scaled so no cell sends more than it holds (Eqs. 2–4); water and velocity from the net flux (Eqs. 5–9); capacity C = K_c·sin(α)·|v| (tilt floored at min_tilt), erosion K_s·(C − s) or deposition K_d·(s − C) (Eqs. 10–12); sediment carried with the outflowing water (conservative upwind transport instead of Mei's semi-Lagrangian Eq. 13, which loses mass); evaporation d ← d·(1 − K_e·Δt) (Eq. 14). Grid normalised as in the paper (l = A = 1, heights in cell units). Water and its sediment may leave through the map edge. Optional rain mask scales the rain. Outputs: height (with the suspended sediment settled), water depth, flow speed, erosion and deposition masks (each relative to its largest value).",
+        doc: "Shallow-water hydraulic erosion with virtual pipes (Mei et al. 2007, Šťava et al. 2008; cited in Lim, Tan & Bhojan 2022 §2.2): per step rain d += Δt·r (Eq. 1); flux through four pipes f ← max(0, f + Δt·A·g·Δh/l), scaled so no cell sends more than it holds (Eqs. 2–4); water and velocity from the net flux (Eqs. 5–9); capacity C = K_c·sin(α)·|v| (tilt floored at min_tilt), erosion K_s·(C − s) or deposition K_d·(s − C) (Eqs. 10–12); sediment carried with the outflowing water (conservative upwind transport instead of Mei's semi-Lagrangian Eq. 13, which loses mass); evaporation d ← d·(1 − K_e·Δt) (Eq. 14). Grid normalised as in the paper (l = A = 1, heights in cell units). Water and its sediment may leave through the map edge. Optional rain mask scales the rain. Outputs: height (with the suspended sediment settled), water depth, flow speed, erosion and deposition masks (each relative to its largest value).",
         inputs: &[
             PortSpec::height("in", "Terrain to erode."),
             PortSpec::mask("rain", "Where it rains (× rain); uniform when not connected.").optional(),

@@ -1,6 +1,6 @@
 //! `lim_tan_bhojan_erosion`: the graph-based fluvial erosion of Lim, Tan & Bhojan,
 //! *Visually Improved Erosion Algorithm for the Procedural Generation of Tile-based Terrain*
-//! (GRAPP 2022, seed 000), the whole of its Algorithm 1 (§3.1).
+//! (GRAPP 2022, Lim, Tan & Bhojan 2022), the whole of its Algorithm 1 (§3.1).
 //!
 //! Per simulation tick:
 //! 1. (§3.2) every tile drains to the one of its four neighbours with the steepest descent
@@ -89,7 +89,7 @@ pub struct LimSettings {
 }
 
 impl LimSettings {
-    /// The paper's constants (seed 000 §3.3–3.5: k_d 0.68, k_g 0.1, k_e 0.5, n 1, m 2) with
+    /// The paper's constants (Lim, Tan & Bhojan 2022 §3.3–3.5: k_d 0.68, k_g 0.1, k_e 0.5, n 1, m 2) with
     /// a sea level in tile units.
     #[must_use]
     pub fn paper(sea: f32) -> Self {
@@ -728,7 +728,7 @@ impl Node for LimTanBhojan {
         label: "Lim–Tan–Bhojan erosion",
         category: Category::Erosion,
         version: 1,
-        doc: "Seed 000 §3 (Lim, Tan & Bhojan 2022), Algorithm 1 per tick: 4-neighbour steepest drainage by total height between jittered nodes (§3.2); total drainage D = moisture + k_d·Σ D(tributaries) (§3.3); gorges carved between adjacent local minima through each minimum's lowest leaf, w = min(k_g·D, 1) (Eq. 1; the paper's max is a typo), gradient-constraint strength × (1 − w) along the gorge (§3.4); fluvial erosion Δh = k_e·D^n·s^m capped at the drop to the receiver (Eq. 2, §3.5); value constraint then gradient constraint towards the constraint map (§3.6); water reset to sea level (§3.7). The input is the height-constraint map (land starts equal to it plus small noise); value strength, gradient strength and moisture are constants, each multiplied by its mask input when connected. Heights in tile units (metres / cell size). Outputs: height, water (sea depth relative to the deepest), drainage (log-scaled, 1 = the largest).",
+        doc: "Lim, Tan & Bhojan 2022 §3, Algorithm 1 per tick: 4-neighbour steepest drainage by total height between jittered nodes (§3.2); total drainage D = moisture + k_d·Σ D(tributaries) (§3.3); gorges carved between adjacent local minima through each minimum's lowest leaf, w = min(k_g·D, 1) (Eq. 1; the paper's max is a typo), gradient-constraint strength × (1 − w) along the gorge (§3.4); fluvial erosion Δh = k_e·D^n·s^m capped at the drop to the receiver (Eq. 2, §3.5); value constraint then gradient constraint towards the constraint map (§3.6); water reset to sea level (§3.7). The input is the height-constraint map (land starts equal to it plus small noise); value strength, gradient strength and moisture are constants, each multiplied by its mask input when connected. Heights in tile units (metres / cell size). Outputs: height, water (sea depth relative to the deepest), drainage (log-scaled, 1 = the largest).",
         inputs: &[
             PortSpec::height("constraint", "Height-constraint map: the terrain the result stays close to."),
             PortSpec::mask("value_strength", "Value-constraint strength map (× value_strength).").optional(),

@@ -1,5 +1,5 @@
 //! `stream_power_erosion`: tectonic uplift against river incision, after Cordonnier et al.
-//! 2016 as summarised in seed 000 §2.3, solved with the implicit scheme of Braun & Willett
+//! 2016 as summarised in Lim, Tan & Bhojan 2022 §2.3, solved with the implicit scheme of Braun & Willett
 //! 2013 (as FastScape does).
 //!
 //! Per time step Δt (years):
@@ -13,14 +13,14 @@
 //!    the same lake levels a priority flood from the border (Barnes et al. 2014) gives,
 //!    which the tests check cell for cell — so every river reaches the map edge; cells below
 //!    their spill level are lakes and are not incised;
-//! 3. every cell is a node at a jittered position inside it (seed 000 §2.3 "a point with a
+//! 3. every cell is a node at a jittered position inside it (Lim, Tan & Bhojan 2022 §2.3 "a point with a
 //!    random position within it") and drains to the neighbour with the steepest descent on
 //!    the filled surface; inside a lake the water runs down to the pit and out along the
 //!    reversed descent from the lake's pass (fastscapelib's "carve"), so the outflow crosses
 //!    the pass and cuts it;
 //! 4. drainage area `A`: each cell's area plus everything upstream of it (counted in cells,
 //!    exact, per drainage tree in parallel);
-//! 5. incision `∂h/∂t = −k·A^m·s^n` with `s` the slope to the receiver (seed 000 §2.3 gives
+//! 5. incision `∂h/∂t = −k·A^m·s^n` with `s` the slope to the receiver (Lim, Tan & Bhojan 2022 §2.3 gives
 //!    k·s·√A, i.e. m = 0.5, n = 1), integrated implicitly from the outlets upstream:
 //!    for n = 1, `h_i ← (h_i + F·h_r)/(1 + F)` with `F = k·Δt·A^m/d` (Braun & Willett 2013,
 //!    Eq. 23), unconditionally stable; for n ≠ 1, Newton iterations on the same equation;
@@ -48,7 +48,7 @@ crate::params! {
         uplift_m_per_yr: f64 = float(0.001, [0.0, 0.01], [0.0, 1.0], "m/yr") as "Uplift rate (U)",
         /// Erodibility k in ∂h/∂t = −k·A^m·s^n (A in m²).
         k: f64 = float(0.0002, [0.00001, 0.001], [0.0, 1.0], "") as "Erodibility (k)",
-        /// Drainage-area exponent m (seed 000 §2.3: 0.5).
+        /// Drainage-area exponent m (Lim, Tan & Bhojan 2022 §2.3: 0.5).
         m: f64 = float(0.4, [0.3, 0.6], [0.0, 2.0], "") as "Area exponent (m)",
         /// Slope exponent n (1 = closed-form implicit update; otherwise Newton iterations).
         n: f64 = float(1.0, [0.5, 2.0], [0.1, 4.0], "") as "Slope exponent (n)",
@@ -628,7 +628,7 @@ impl Node for StreamPowerErosion {
         label: "Stream power + uplift",
         category: Category::Erosion,
         version: 1,
-        doc: "Uplift against river incision (Cordonnier et al. 2016, seed 000 §2.3), solved implicitly (Braun & Willett 2013, unconditionally stable, as FastScape). Per step: uplift U·Δt (U = uplift_m_per_yr × uplift map; the border is the fixed base level); depressions resolved over the graph of pit basins joined at their lowest passes (Cordonnier et al. 2016's basin tree; the lake levels equal a priority flood's), so every river reaches the map edge; jittered node per cell, steepest-descent receiver among 8 neighbours on the filled surface (cells under a spill level are lakes: not cut, their water routed to the pit and out over the pass); drainage area A accumulated downstream; incision k·A^m·s^n with the implicit update h ← (h + F·h_r)/(1 + F), F = k·Δt·A^m/d (Newton iterations when n ≠ 1); optional hillslope diffusion κ·∇²h (FastScape's hillslope term, not in the seed texts), implicit one direction at a time, the border fixed. The uplift input is read as a factor (input − height_min)/(height span): a mask gives its own value, a height map its relative height. Outputs: height (m), drainage (log of the area, 1 = the largest), rivers (1 where the area exceeds river_area_km2, fading in from a quarter of it; 0 under lakes).",
+        doc: "Uplift against river incision (Cordonnier et al. 2016, as summarised by Lim, Tan & Bhojan 2022 §2.3), solved implicitly (Braun & Willett 2013, unconditionally stable, as FastScape). Per step: uplift U·Δt (U = uplift_m_per_yr × uplift map; the border is the fixed base level); depressions resolved over the graph of pit basins joined at their lowest passes (Cordonnier et al. 2016's basin tree; the lake levels equal a priority flood's), so every river reaches the map edge; jittered node per cell, steepest-descent receiver among 8 neighbours on the filled surface (cells under a spill level are lakes: not cut, their water routed to the pit and out over the pass); drainage area A accumulated downstream; incision k·A^m·s^n with the implicit update h ← (h + F·h_r)/(1 + F), F = k·Δt·A^m/d (Newton iterations when n ≠ 1); optional hillslope diffusion κ·∇²h (FastScape's hillslope term, not in Lim, Tan & Bhojan 2022), implicit one direction at a time, the border fixed. The uplift input is read as a factor (input − height_min)/(height span): a mask gives its own value, a height map its relative height. Outputs: height (m), drainage (log of the area, 1 = the largest), rivers (1 where the area exceeds river_area_km2, fading in from a quarter of it; 0 under lakes).",
         inputs: &[
             PortSpec::height("in", "Initial terrain."),
             PortSpec::height("uplift", "Uplift map (mask or height); uniform when not connected.").optional(),

@@ -1,5 +1,5 @@
 //! `thermal_erosion`: material above the talus angle slides to lower neighbours
-//! (seed 004, "Thermal Erosion"), and Olsen's speed-optimised variant.
+//! (Olsen 2004, "Thermal Erosion"), and Olsen's speed-optimised variant.
 
 use super::{around, blocks, blocks_mut, ring_slot as slot, Row, LANES, NEIGHBOURS};
 use crate::field::Field;
@@ -8,7 +8,7 @@ use rayon::prelude::*;
 
 crate::choice_enum! {
     /// Which neighbours receive material: `classic` = every neighbour steeper than the talus,
-    /// in proportion to its drop (seed 004's formula); `olsen` = only the steepest neighbour,
+    /// in proportion to its drop (Olsen 2004's formula); `olsen` = only the steepest neighbour,
     /// half the excess (Olsen 2004's speed-optimised version).
     pub enum Variant { Classic = "classic", Olsen = "olsen" }
 }
@@ -17,11 +17,11 @@ crate::params! {
     pub struct ThermalParams {
         /// Talus angle T in degrees: slopes steeper than this shed material. Converted to a height drop with the real distance to each neighbour, so the result does not depend on the resolution.
         talus_deg: f64 = float(35.0, [10.0, 60.0], [0.0, 89.0], "°"),
-        /// Erosion magnitude c in (0, 1]: the fraction of the excess drop moved per iteration (seed 004's c). Above 0.5 the classic variant can overshoot.
+        /// Erosion magnitude c in (0, 1]: the fraction of the excess drop moved per iteration (Olsen 2004's c). Above 0.5 the classic variant can overshoot.
         strength: f64 = float(0.5, [0.1, 1.0], [0.0, 1.0], ""),
         /// Number of iterations. Relaxation spreads about one cell per iteration, so a finer grid needs proportionally more to reach the same state.
         iterations: u32 = int(50, [1, 500], [0, 100_000], ""),
-        /// classic (seed 004: all steeper neighbours, in proportion) or olsen (only the steepest neighbour).
+        /// classic (Olsen 2004: all steeper neighbours, in proportion) or olsen (only the steepest neighbour).
         variant: Variant = choice(Variant::Classic),
     }
 }
@@ -77,7 +77,7 @@ fn load_row(h: &[f32], w: usize, rows: usize, y: isize, dst: &mut [f32]) {
     }
 }
 
-/// Pass 1 for one row: how much each cell sends (seed 004: h_i += c·(d_max − T)·d_i/d_total
+/// Pass 1 for one row: how much each cell sends (Olsen 2004: h_i += c·(d_max − T)·d_i/d_total
 /// to every neighbour with d_i > T; Olsen: half the excess to the steepest one). Stored per
 /// cell, not per neighbour: `out` = total sent, `share` = c·(d_max − T)/d_total (classic) or
 /// the amount sent (Olsen), `dir` = the steepest direction (Olsen). Branch-free over blocks
@@ -339,7 +339,7 @@ impl Node for Thermal {
         label: "Thermal erosion",
         category: Category::Erosion,
         version: 2,
-        doc: "Thermal erosion (seed 004, \"Thermal Erosion\"): for each cell, with d_i = h − h_i to its 8 neighbours and T the talus angle turned into a height drop with the real distance to each neighbour (tan(talus_deg) · cell size, ×√2 diagonally), d_max the largest excess d_i − T and d_total the sum of the d_i > T, each such neighbour receives h_i += c·(d_max − T)·d_i/d_total and the cell loses the same. The olsen variant (Olsen 2004's speed-optimised version, only named in seed 004) sends half the excess to the steepest neighbour only. All cells update together (two parallel passes), material is conserved, nothing leaves the map. Outputs the eroded height and a deposition mask (where material accumulated, 1 at the largest deposit).",
+        doc: "Thermal erosion (Olsen 2004, \"Thermal Erosion\"): for each cell, with d_i = h − h_i to its 8 neighbours and T the talus angle turned into a height drop with the real distance to each neighbour (tan(talus_deg) · cell size, ×√2 diagonally), d_max the largest excess d_i − T and d_total the sum of the d_i > T, each such neighbour receives h_i += c·(d_max − T)·d_i/d_total and the cell loses the same. The olsen variant (Olsen 2004's speed-optimised version, only named in Olsen 2004) sends half the excess to the steepest neighbour only. All cells update together (two parallel passes), material is conserved, nothing leaves the map. Outputs the eroded height and a deposition mask (where material accumulated, 1 at the largest deposit).",
         inputs: &[PortSpec::height("in", "Terrain to erode.")],
         outputs: &[
             PortSpec::height("out", "Eroded terrain."),

@@ -1,4 +1,4 @@
-//! `diamond_square`: the diamond-square algorithm with persistence (seed 004), on a lattice
+//! `diamond_square`: the diamond-square algorithm with persistence (Olsen 2004), on a lattice
 //! fixed in world space so that the graph's resolution does not change the terrain.
 
 use super::noise::{hash2, unit_f32};
@@ -11,7 +11,7 @@ crate::params! {
     pub struct DiamondSquareParams {
         /// Seed of this node, combined with the graph seed.
         seed: u32 = seed(0),
-        /// Persistence in (0, 1): the random offset range is multiplied by it after each halving (seed 004 step 7). Higher is rougher.
+        /// Persistence in (0, 1): the random offset range is multiplied by it after each halving (Olsen 2004 step 7). Higher is rougher.
         persistence: f64 = float(0.6, [0.3, 0.85], [0.0, 1.0], ""),
         /// Finest lattice spacing, in metres. The lattice has 2^L + 1 points per side with L = ceil(log2(world size / cell_m)), at most 2^12.
         cell_m: f64 = float(8.0, [1.0, 64.0], [0.01, 1_000_000.0], "m") as "Finest cell",
@@ -45,7 +45,7 @@ fn lattice(levels: u32, persistence: f32, seed: u32, ctx: &EvalCtx) -> Result<Ve
     while step > 1 {
         ctx.check_cancel()?;
         let half = step / 2;
-        // Diamond step (seed 004 step 4): square centres = mean of 4 corners + offset.
+        // Diamond step (Olsen 2004 step 4): square centres = mean of 4 corners + offset.
         let rows: Vec<(usize, Vec<f32>)> = (0..m / step)
             .into_par_iter()
             .map(|bj| {
@@ -69,7 +69,7 @@ fn lattice(levels: u32, persistence: f32, seed: u32, ctx: &EvalCtx) -> Result<Ve
                 g[j * w + bi * step + half] = v;
             }
         }
-        // Square step (seed 004 step 5): edge midpoints = mean of their (3 or 4) neighbours + offset.
+        // Square step (Olsen 2004 step 5): edge midpoints = mean of their (3 or 4) neighbours + offset.
         let rows: Vec<(usize, Vec<(usize, f32)>)> = (0..=m / half)
             .into_par_iter()
             .map(|rj| {
@@ -107,7 +107,7 @@ fn lattice(levels: u32, persistence: f32, seed: u32, ctx: &EvalCtx) -> Result<Ve
                 g[j * w + i] = v;
             }
         }
-        // Seed 004 steps 6–7: halve the step, multiply the offset range by the persistence.
+        // Olsen 2004 steps 6–7: halve the step, multiply the offset range by the persistence.
         range *= persistence;
         step = half;
         ctx.report(1.0 - step as f32 / m as f32);
@@ -131,7 +131,7 @@ impl Node for DiamondSquare {
         label: "Diamond-square",
         category: Category::Generator,
         version: 1,
-        doc: "The diamond-square algorithm of seed 004: random corners, then alternating diamond steps (square centres = mean of 4 corners + random offset) and square steps (edge midpoints = mean of their neighbours + offset), halving the step and multiplying the offset range by `persistence` each time. Resolution independence: the algorithm is non-local, so it runs on a lattice fixed in world space — 2^L + 1 points per side spanning the world, L = ceil(log2(world size / cell_m)) capped at 12 — never on the output grid; its random offsets are hashed from each point's position on a 2^16 master lattice, so coarse levels do not change with cell_m either. The lattice is stretched so its lowest point is −1 and its highest +1. The output samples that lattice bilinearly at the cell centres, so a 256² preview and a 4096² build show the same terrain.",
+        doc: "The diamond-square algorithm of Olsen 2004: random corners, then alternating diamond steps (square centres = mean of 4 corners + random offset) and square steps (edge midpoints = mean of their neighbours + offset), halving the step and multiplying the offset range by `persistence` each time. Resolution independence: the algorithm is non-local, so it runs on a lattice fixed in world space — 2^L + 1 points per side spanning the world, L = ceil(log2(world size / cell_m)) capped at 12 — never on the output grid; its random offsets are hashed from each point's position on a 2^16 master lattice, so coarse levels do not change with cell_m either. The lattice is stretched so its lowest point is −1 and its highest +1. The output samples that lattice bilinearly at the cell centres, so a 256² preview and a 4096² build show the same terrain.",
         inputs: &[],
         outputs: &[PortSpec::height("out", "Heights in metres.")],
     };

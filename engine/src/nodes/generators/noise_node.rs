@@ -52,7 +52,7 @@ crate::params! {
     pub struct NoiseParams {
         /// Seed of this node, combined with the graph seed.
         seed: u32 = seed(0),
-        /// Noise of one octave: perlin (seed 002 §3.2), value, d2m1n3 (generic polynomial, seed 002 §3.1), d2m1n3_zero (zero-gradient polynomial, seed 002 §3.3 Eq. 19) or simplex.
+        /// Noise of one octave: perlin (Thorimbert & Chopard 2016 §3.2), value, d2m1n3 (generic polynomial, Thorimbert & Chopard 2016 §3.1), d2m1n3_zero (zero-gradient polynomial, Thorimbert & Chopard 2016 §3.3 Eq. 19) or simplex.
         basis: BasisChoice = choice(BasisChoice::Perlin),
         /// How octaves are combined: fbm, ridged, billow or hybrid (multifractal).
         mode: ModeChoice = choice(ModeChoice::Fbm),
@@ -62,13 +62,13 @@ crate::params! {
         octaves: u32 = int(8, [1, 12], [1, 16], ""),
         /// Frequency ratio between successive octaves.
         lacunarity: f64 = float(2.0, [1.5, 3.0], [1.01, 8.0], ""),
-        /// Amplitude ratio between successive octaves (p in seed 002 §5.3).
+        /// Amplitude ratio between successive octaves (p in Thorimbert & Chopard 2016 §5.3).
         persistence: f64 = float(0.5, [0.2, 0.8], [0.0, 1.0], ""),
         /// Ridged and hybrid modes: the offset added before shaping (ridges: offset − |n|).
         offset: f64 = float(1.0, [0.0, 1.5], [0.0, 4.0], "") if mode in ["ridged", "hybrid"],
         /// Perlin and value noise: S3 (3t² − 2t³, Eq. 17) or S5 (6t⁵ − 15t⁴ + 10t³, Eq. 18). D2M1N3 always uses S3.
         interp: Interp = choice(Interp::S5) as "Interpolant" if basis in ["perlin", "value"],
-        /// Generic D2M1N3 only: weight w of the random corner gradients, in octave amplitude per lattice cell (seed 002 §3.4 uses w = h0/100 per pixel).
+        /// Generic D2M1N3 only: weight w of the random corner gradients, in octave amplitude per lattice cell (Thorimbert & Chopard 2016 §3.4 uses w = h0/100 per pixel).
         gradient_weight: f64 = float(0.5, [0.0, 2.0], [0.0, 10.0], "") if basis in ["d2m1n3"],
         /// Half the peak-to-trough amplitude, as a fraction of the graph's height range.
         amplitude: f64 = float(0.5, [0.0, 1.0], [0.0, 100.0], ""),
@@ -133,7 +133,7 @@ impl Node for Noise {
         label: "Fractal noise",
         category: Category::Generator,
         version: 1,
-        doc: "Fractal noise over a choice of basis — Perlin with S3/S5 (seed 002 §3.2, Eqs. 16–18), value noise, generic D2M1N3 polynomial noise (seed 002 §3.1, Eqs. 5–15, gradient weight w), zero-gradient D2M1N3 (seed 002 §3.3, Eq. 19, with the space-dependent terms tabulated once per octave as §3.3 suggests), or 2D simplex — combined as fBm (seed 002 §4), ridged (seed 002 Fig. 5), billow or hybrid multifractal. Sampled at cell centres in world metres, so every resolution shows the same terrain. Height = base + amplitude · v with v about [−1, 1], both relative to the graph's height range.",
+        doc: "Fractal noise over a choice of basis — Perlin with S3/S5 (Thorimbert & Chopard 2016 §3.2, Eqs. 16–18), value noise, generic D2M1N3 polynomial noise (Thorimbert & Chopard 2016 §3.1, Eqs. 5–15, gradient weight w), zero-gradient D2M1N3 (Thorimbert & Chopard 2016 §3.3, Eq. 19, with the space-dependent terms tabulated once per octave as §3.3 suggests), or 2D simplex — combined as fBm (Thorimbert & Chopard 2016 §4), ridged (Thorimbert & Chopard 2016 Fig. 5), billow or hybrid multifractal. Sampled at cell centres in world metres, so every resolution shows the same terrain. Height = base + amplitude · v with v about [−1, 1], both relative to the graph's height range.",
         inputs: &[],
         outputs: &[PortSpec::height("out", "Heights in metres.")],
     };

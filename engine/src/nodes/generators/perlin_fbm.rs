@@ -1,4 +1,4 @@
-//! `perlin_fbm`: fractal Brownian motion over improved Perlin noise (seed 002 §3.2 and §4);
+//! `perlin_fbm`: fractal Brownian motion over improved Perlin noise (Thorimbert & Chopard 2016 §3.2 and §4);
 //! the common case of `noise`, with fewer parameters.
 
 use super::noise::{fractal::fractal_field, Basis, FractalMode, FractalSpec};
@@ -37,7 +37,7 @@ impl Node for PerlinFbm {
         label: "Perlin fBm",
         category: Category::Generator,
         version: 2,
-        doc: "Fractal Brownian motion: the sum over octaves i of persistence^i · perlin(lacunarity^i · p / feature_size_m), normalised by the sum of the octave amplitudes (seed 002 §4). Perlin noise with the S3 or S5 interpolant (seed 002 §3.2, Eqs. 16–18). The same as `noise` with basis perlin and mode fbm. Sampled at cell centres in world metres, so every resolution shows the same terrain. Height = base + amplitude · noise, both relative to the graph's height range.",
+        doc: "Fractal Brownian motion: the sum over octaves i of persistence^i · perlin(lacunarity^i · p / feature_size_m), normalised by the sum of the octave amplitudes (Thorimbert & Chopard 2016 §4). Perlin noise with the S3 or S5 interpolant (Thorimbert & Chopard 2016 §3.2, Eqs. 16–18). The same as `noise` with basis perlin and mode fbm. Sampled at cell centres in world metres, so every resolution shows the same terrain. Height = base + amplitude · noise, both relative to the graph's height range.",
         inputs: &[],
         outputs: &[PortSpec::height("out", "Heights in metres.")],
     };

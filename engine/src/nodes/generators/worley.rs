@@ -1,5 +1,5 @@
 //! `worley`: heights from the distances to the nearest feature points, h = c1·d1 + … + c4·d4
-//! (seed 004, "Voronoi diagrams"; c1 = −1, c2 = 1 gives ridged mountains).
+//! (Olsen 2004, "Voronoi diagrams"; c1 = −1, c2 = 1 gives ridged mountains).
 
 #![expect(clippy::inline_always)] // kernel bodies are inlined into each multiversioned clone
 
@@ -21,7 +21,7 @@ crate::params! {
     pub struct WorleyParams {
         /// Seed of this node, combined with the graph seed.
         seed: u32 = seed(0),
-        /// Number of feature points over the whole world (n_peaks in seed 004, 20 in its example). Points sit one per cell of a grid with cells of world_size/√n_peaks, so the count is exact on average.
+        /// Number of feature points over the whole world (n_peaks in Olsen 2004, 20 in its example). Points sit one per cell of a grid with cells of world_size/√n_peaks, so the count is exact on average.
         n_peaks: f64 = float(20.0, [2.0, 500.0], [1.0, 1_000_000.0], "") as "Feature points",
         /// Weight c1 of the distance to the nearest point.
         c1: f64 = float(-1.0, [-2.0, 2.0], [-100.0, 100.0], "") as "Weight c1 (nearest)",
@@ -101,7 +101,7 @@ impl Node for Worley {
         label: "Worley / Voronoi",
         category: Category::Generator,
         version: 1,
-        doc: "Cellular heights from seed 004's Voronoi section: h = c1·d1 + c2·d2 + c3·d3 + c4·d4, where di is the distance to the i-th nearest feature point, in grid cells. n_peaks points over the world (one jittered point per grid cell, grid-accelerated: each sample looks at the 3×3 cells around it, so distances beyond one cell may be missed for the 3rd and 4th points). c1 = −1, c2 = 1 gives seed 004's ridged mountains. Euclidean, Manhattan or Chebyshev metric. Height = base + amplitude·h of the height range.",
+        doc: "Cellular heights from Olsen 2004's Voronoi section: h = c1·d1 + c2·d2 + c3·d3 + c4·d4, where di is the distance to the i-th nearest feature point, in grid cells. n_peaks points over the world (one jittered point per grid cell, grid-accelerated: each sample looks at the 3×3 cells around it, so distances beyond one cell may be missed for the 3rd and 4th points). c1 = −1, c2 = 1 gives Olsen 2004's ridged mountains. Euclidean, Manhattan or Chebyshev metric. Height = base + amplitude·h of the height range.",
         inputs: &[],
         outputs: &[PortSpec::height("out", "Heights in metres.")],
     };

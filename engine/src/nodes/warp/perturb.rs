@@ -1,4 +1,4 @@
-//! `perturb`: seed 004's perturbation filter — every cell displaced by noise, by at most a
+//! `perturb`: Olsen 2004's perturbation filter — every cell displaced by noise, by at most a
 //! fraction of the map size.
 
 use crate::field::Field;
@@ -8,7 +8,7 @@ crate::params! {
     pub struct PerturbParams {
         /// Seed of this node, combined with the graph seed.
         seed: u32 = seed(0),
-        /// Largest displacement as a fraction of the map size (seed 004's example: 0.02).
+        /// Largest displacement as a fraction of the map size (Olsen 2004's example: 0.02).
         magnitude: f64 = float(0.02, [0.0, 0.1], [0.0, 1.0], ""),
         /// Wavelength of the displacement noise, in metres.
         feature_size_m: f64 = float(1000.0, [50.0, 5000.0], [0.01, 10_000_000.0], "m"),
@@ -27,7 +27,7 @@ impl Node for Perturb {
         label: "Perturb",
         category: Category::Warp,
         version: 1,
-        doc: "Seed 004's perturbation filter: each cell takes the height found at its position moved by magnitude · world size · (n₁, n₂), where n₁, n₂ are Perlin fBm fields (persistence 0.5) about [−1, 1] — so no cell moves further than magnitude · N cells (0.02 in seed 004's figure). Seed 004 displaces by 3D Perlin noise sampled at (i, j, h); here the two fields are 2D in world metres, so the displacement does not depend on height units and is the same at every resolution. Bilinear sampling, clamped borders.",
+        doc: "Olsen 2004's perturbation filter: each cell takes the height found at its position moved by magnitude · world size · (n₁, n₂), where n₁, n₂ are Perlin fBm fields (persistence 0.5) about [−1, 1] — so no cell moves further than magnitude · N cells (0.02 in Olsen 2004's figure). Olsen 2004 displaces by 3D Perlin noise sampled at (i, j, h); here the two fields are 2D in world metres, so the displacement does not depend on height units and is the same at every resolution. Bilinear sampling, clamped borders.",
         inputs: &[PortSpec::height("in", "Terrain to perturb.")],
         outputs: &[PortSpec::height("out", "Perturbed terrain.")],
     };

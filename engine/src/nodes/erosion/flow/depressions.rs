@@ -130,7 +130,7 @@ impl Chunk {
 }
 
 /// Depression routing over the graph of pit basins (Cordonnier et al. 2016, as summarised
-/// in seed 000 §2.3: basins joined at their lowest passes, spilled along a minimum spanning
+/// in Lim, Tan & Bhojan 2022 §2.3: basins joined at their lowest passes, spilled along a minimum spanning
 /// tree). Every cell that drains by steepest descent to an inner pit belongs to that pit's
 /// basin; every other cell descends to the map border. Basins are nodes, joined at the
 /// lowest pass between each adjacent pair (and to the outside); each basin's spill level

@@ -1,7 +1,7 @@
 //! Single-direction flow routing shared by the stream-power and Lim–Tan–Bhojan nodes:
 //! jittered node positions, steepest-descent receivers (D4 and D8 row kernels), donor masks
 //! and upstream walks of the receiver forest, and depression routing over the graph of pit
-//! basins (Cordonnier et al. 2016's basin tree, seed 000 §2.3), whose lake levels equal a
+//! basins (Cordonnier et al. 2016's basin tree, Lim, Tan & Bhojan 2022 §2.3), whose lake levels equal a
 //! priority flood's.
 
 /// "No receiver": the cell is a root (outlet, or a pit before depression routing).
@@ -28,7 +28,7 @@ use crate::node::splitmix64;
 use rayon::prelude::*;
 
 /// Node positions inside their cells, in cell units: `(x + ox, y + oy)` with offsets drawn
-/// uniformly in `[0.5 − jitter/2, 0.5 + jitter/2]` from `(seed, cell index)` (seed 000 §3.1
+/// uniformly in `[0.5 − jitter/2, 0.5 + jitter/2]` from `(seed, cell index)` (Lim, Tan & Bhojan 2022 §3.1
 /// "Node Offset"; `jitter = 1` is the paper's full `[0, 1]`).
 #[must_use]
 pub fn jittered_offsets(seed: u64, n: usize, jitter: f32) -> Vec<[f32; 2]> {
@@ -54,7 +54,7 @@ pub const D8: [(i32, i32); 8] = [
     (0, 1),
     (1, 1),
 ];
-/// The von Neumann neighbourhood (seed 000 §3.2 drains to one of the four adjacent tiles).
+/// The von Neumann neighbourhood (Lim, Tan & Bhojan 2022 §3.2 drains to one of the four adjacent tiles).
 pub const D4: [(i32, i32); 4] = [(0, -1), (-1, 0), (1, 0), (0, 1)];
 
 /// Order-preserving map of a float to an unsigned key.

@@ -1,4 +1,4 @@
-//! Fractal sums of octaves over any basis: fBm (seed 002 §4), ridged (seed 002 Fig. 5,
+//! Fractal sums of octaves over any basis: fBm (Thorimbert & Chopard 2016 §4), ridged (Thorimbert & Chopard 2016 Fig. 5,
 //! after Musgrave), billow and hybrid multifractal (Musgrave).
 
 use super::kernel::Write;

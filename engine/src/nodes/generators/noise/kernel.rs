@@ -362,7 +362,7 @@ pub fn value_cells(r0: &[f32], r1: &[f32], sy: f32, k: &mut Coeffs) {
     }
 }
 
-/// Zero-gradient D2M1N3 cell coefficients (seed 002 §3.3, Eq. 19):
+/// Zero-gradient D2M1N3 cell coefficients (Thorimbert & Chopard 2016 §3.3, Eq. 19):
 /// `h = h00 + S3(x)Δx + S3(y)Δy + A[S3(x)·y + S3(y)·x − x·y]`
 /// `  = [h00 + S3(fy)Δy] + fx·[A(S3(fy) − fy)] + S3(fx)·[Δx + A·fy]`.
 ///

@@ -1,10 +1,10 @@
-//! The lattice-noise engine behind every noise generator: Perlin (seed 002 §3.2), value
-//! noise, generic and zero-gradient D2M1N3 polynomial noise (seed 002 §3.1, §3.3), simplex
+//! The lattice-noise engine behind every noise generator: Perlin (Thorimbert & Chopard 2016 §3.2), value
+//! noise, generic and zero-gradient D2M1N3 polynomial noise (Thorimbert & Chopard 2016 §3.1, §3.3), simplex
 //! noise, and the fractal modes (fBm, ridged, billow, hybrid multifractal) over any of them.
 //!
 //! # How a field is computed fast
 //! For one octave, the lattice coordinate of sample `i` along x is the same on every row.
-//! So, as seed 002 §3.3 suggests for the space-dependent terms, the x-terms — lattice cell,
+//! So, as Thorimbert & Chopard 2016 §3.3 suggests for the space-dependent terms, the x-terms — lattice cell,
 //! `fx` and the smoothstep `S(fx)` — are tabulated once per octave for the whole field
 //! ([`OctaveX`]). On each row the y-terms are constant, so each lattice cell reduces to at
 //! most four coefficients and every sample is one small polynomial,
@@ -25,9 +25,9 @@ pub use lattice::{hash2, unit_f32};
 /// Smoothstep used across a lattice cell.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Smooth {
-    /// `3t² − 2t³` (seed 002 Eq. 17, the D1M1N3 polynomial of §3.4).
+    /// `3t² − 2t³` (Thorimbert & Chopard 2016 Eq. 17, the D1M1N3 polynomial of §3.4).
     S3,
-    /// `6t⁵ − 15t⁴ + 10t³` (seed 002 Eq. 18).
+    /// `6t⁵ − 15t⁴ + 10t³` (Thorimbert & Chopard 2016 Eq. 18).
     S5,
 }
 
@@ -45,14 +45,14 @@ impl Smooth {
 /// A noise basis: what one octave looks like.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Basis {
-    /// Improved Perlin gradient noise with the chosen smoothstep (seed 002 §3.2, Eqs. 16–18).
+    /// Improved Perlin gradient noise with the chosen smoothstep (Thorimbert & Chopard 2016 §3.2, Eqs. 16–18).
     Perlin(Smooth),
     /// Value noise: random heights at lattice points, blended with the smoothstep.
     Value(Smooth),
-    /// Generic D2M1N3 polynomial (seed 002 §3.1, Eqs. 5–15): random corner heights in
+    /// Generic D2M1N3 polynomial (Thorimbert & Chopard 2016 §3.1, Eqs. 5–15): random corner heights in
     /// [−1, 1] and corner gradients in [−w, w] (w in octave amplitude per lattice cell).
     D2m1n3 { gradient_weight: f32 },
-    /// Zero-gradient D2M1N3 polynomial (seed 002 §3.3, Eq. 19).
+    /// Zero-gradient D2M1N3 polynomial (Thorimbert & Chopard 2016 §3.3, Eq. 19).
     D2m1n3Zero,
     /// 2D simplex noise on the skewed triangular lattice (the 2D form of OpenSimplex2's
     /// fast variant: skew (√3−1)/2, radius² 1/2, quartic falloff).
@@ -365,7 +365,7 @@ fn generic_cells(h: [&[f32]; 2], f: [&[f32]; 2], g: [&[f32]; 2], y: f32, k: &mut
     }
 }
 
-/// The coefficients `c[i][j]` of `h(x, y) = Σ c_ij xⁱ yʲ` (seed 002 Eq. 5) for the generic
+/// The coefficients `c[i][j]` of `h(x, y) = Σ c_ij xⁱ yʲ` (Thorimbert & Chopard 2016 Eq. 5) for the generic
 /// D2M1N3 polynomial, from corner heights `h = [h00, h10, h01, h11]`, x-gradients
 /// `f = [f00, f10, f01, f11]` and y-gradients `g = [g00, g10, g01, g11]`.
 ///
