@@ -12,6 +12,7 @@ pub mod graph;
 pub mod io;
 pub mod node;
 pub mod nodes;
+pub mod parity;
 
 pub use field::{Field, World};
 pub use graph::Graph;

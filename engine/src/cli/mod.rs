@@ -81,6 +81,28 @@ enum Command {
         #[arg(long, default_value_t = 16)]
         bins: usize,
     },
+    /// Does the preview predict the build? Evaluate at two resolutions, bring the finer one
+    /// down to the coarser grid, and compare every node's outputs (and what each erosion node
+    /// changes). Exit 1 when a node is outside its tolerance.
+    Parity {
+        /// The graph file (JSON).
+        graph: PathBuf,
+        /// The preview resolution.
+        #[arg(long, default_value_t = 256)]
+        from: usize,
+        /// The build resolution.
+        #[arg(long, default_value_t = 2048)]
+        to: usize,
+        /// Only these nodes (and what they need). Repeatable.
+        #[arg(long = "node", value_name = "ID")]
+        nodes: Vec<String>,
+        /// Graph seed (default: the graph's seed).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Override a parameter: NODE.PARAM=VALUE. Repeatable.
+        #[arg(long = "set", value_name = "NODE.PARAM=VALUE")]
+        set: Vec<String>,
+    },
     /// List every node type with its ports and parameters.
     Nodes {
         /// Print the machine-readable catalogue.
@@ -226,6 +248,14 @@ pub fn main() -> ExitCode {
             sea_level,
             bins,
         } => run_stats(&input, output.as_deref(), sea_level, bins),
+        Command::Parity {
+            graph,
+            from,
+            to,
+            nodes,
+            seed,
+            set,
+        } => run_parity(&graph, from, to, &nodes, seed, &set),
     }
 }
 
@@ -593,4 +623,71 @@ fn run_stats(
         }
     }
     ExitCode::from(if failed { EXIT_FAILED } else { 0 })
+}
+
+fn run_parity(
+    path: &std::path::Path,
+    from: usize,
+    to: usize,
+    nodes: &[String],
+    seed: Option<u64>,
+    set: &[String],
+) -> ExitCode {
+    if !(2..=graph_file::MAX_RESOLUTION as usize).contains(&from) || to <= from {
+        eprintln!("error: --from {from} --to {to}: expected 2 ≤ from < to");
+        return ExitCode::from(EXIT_INVALID);
+    }
+    let args = GraphArgs {
+        graph: path.to_path_buf(),
+        size: Some(to),
+        seed,
+        set: set.to_vec(),
+        max_memory: None,
+    };
+    let graph = match load_graph(&args) {
+        Ok(g) => g,
+        Err(code) => return code,
+    };
+    let t0 = std::time::Instant::now();
+    let rows = match orogen::parity::compare(&graph, path.parent(), from, to, nodes) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("{}: {e}", path.display());
+            return ExitCode::from(EXIT_INVALID);
+        }
+    };
+    println!(
+        "{}: {from}² vs {to}² (brought down to {from}²), {:.1} s",
+        path.display(),
+        t0.elapsed().as_secs_f64()
+    );
+    println!(
+        "{:<22} {:<24} {:<12} {:>9} {:>7} {:>8} {:>8}  verdict",
+        "node", "type", "output", "mean|Δ|", "corr", "amount", "Δcorr"
+    );
+    let mut all_ok = true;
+    for r in &rows {
+        let (amount, dcorr) = r.change.map_or_else(
+            || ("".to_owned(), "".to_owned()),
+            |(a, c)| (format!("{a:.3}"), format!("{c:.3}")),
+        );
+        let ok = r.ok();
+        all_ok &= ok;
+        println!(
+            "{:<22} {:<24} {:<12} {:>8.3}% {:>7.3} {:>8} {:>8}  {}",
+            r.node,
+            r.kind,
+            r.output,
+            100.0 * r.mean_abs_diff,
+            r.correlation,
+            amount,
+            dcorr,
+            if ok { "ok" } else { "OUTSIDE TOLERANCE" }
+        );
+    }
+    println!(
+        "tolerances: mean|Δ| ≤ 0.25% of the range (erosion 1.5%); erosion amount 0.85–1.15, \
+         Δcorr ≥ 0.9 (droplets 0.85)"
+    );
+    ExitCode::from(if all_ok { 0 } else { EXIT_FAILED })
 }

@@ -244,6 +244,72 @@ impl Field {
         Field { data, ..*self }
     }
 
+    /// Resamples to `width × height` by exact area weights: every output cell is the mean of
+    /// the input it covers (fractions of cells counted by their overlap). For any ratio; the
+    /// way to bring a finer field down to a coarser grid without aliasing.
+    #[must_use]
+    pub fn resample_area(&self, width: usize, height: usize) -> Field {
+        if width == self.width && height == self.height {
+            return self.clone();
+        }
+        // Weights of the input cells along one axis for each output cell: (first, weights).
+        let axis = |from: usize, to: usize| -> Vec<(usize, Vec<f32>)> {
+            let scale = from as f64 / to as f64;
+            (0..to)
+                .map(|o| {
+                    let (a, b) = (o as f64 * scale, (o + 1) as f64 * scale);
+                    let first = a.floor() as usize;
+                    let last = (b.ceil() as usize).min(from).max(first + 1);
+                    let w: Vec<f32> = (first..last)
+                        .map(|i| {
+                            let lo = a.max(i as f64);
+                            let hi = b.min((i + 1) as f64);
+                            ((hi - lo).max(0.0) / scale) as f32
+                        })
+                        .collect();
+                    (first, w)
+                })
+                .collect()
+        };
+        let (ax, ay) = (axis(self.width, width), axis(self.height, height));
+        // Horizontal pass, then vertical.
+        let mut tmp = vec![0.0f32; width * self.height];
+        tmp.par_chunks_mut(width)
+            .zip(self.data.par_chunks(self.width))
+            .for_each(|(out, row)| {
+                for (o, (first, w)) in out.iter_mut().zip(&ax) {
+                    *o = w.iter().zip(&row[*first..]).map(|(w, v)| w * v).sum();
+                }
+            });
+        let mut data = vec![0.0f32; width * height];
+        data.par_chunks_mut(width)
+            .zip(ay.par_iter())
+            .for_each(|(out, (first, w))| {
+                for (k, wk) in w.iter().enumerate() {
+                    let row = &tmp[(first + k) * width..(first + k + 1) * width];
+                    for (o, v) in out.iter_mut().zip(row) {
+                        *o += wk * v;
+                    }
+                }
+            });
+        Field {
+            width,
+            height,
+            data,
+        }
+    }
+
+    /// Resamples to `width × height`: by area when shrinking (no aliasing), bilinear when
+    /// growing (no blocks).
+    #[must_use]
+    pub fn resample(&self, width: usize, height: usize) -> Field {
+        if width <= self.width && height <= self.height {
+            self.resample_area(width, height)
+        } else {
+            self.resample_bilinear(width, height)
+        }
+    }
+
     /// Box-filter downsampling by an integer factor (used to compare resolutions).
     #[must_use]
     pub fn downsample_box(&self, factor: usize) -> Field {

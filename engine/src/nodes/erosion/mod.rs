@@ -6,6 +6,7 @@ pub mod flow;
 pub mod hydraulic_grid;
 pub mod hydraulic_pipe;
 pub mod kernel;
+pub mod levels;
 pub mod lim2022;
 pub mod stream_power;
 pub mod thermal;

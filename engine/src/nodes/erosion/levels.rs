@@ -1,0 +1,218 @@
+//! Coarse-to-fine evaluation: how every erosion node gives the same terrain at every
+//! resolution.
+//!
+//! An erosion process run on a grid depends on the grid: water and material move a cell per
+//! iteration, drainage areas are counted in cells, slopes are measured over a cell. The same
+//! node with the same parameters therefore erodes differently at 256² and at 4096². Here the
+//! node runs its process **in full at one base resolution** (`base_resolution`, 256 by
+//! default, the same whatever is being built), and a finer build **adds detail** level by
+//! level:
+//!
+//! 1. `z₀` = the input brought to the base grid (area average); `e₀` = the node on `z₀`;
+//!    the change `Δ₀ = e₀ − z₀`.
+//! 2. At each finer level (the base × 2, × 4, … and finally the target size): the input
+//!    brought to that grid plus the previous level's change upsampled (bilinear) is the
+//!    terrain the coarser levels made, with the input's own finer detail; the node runs on it
+//!    again with its *refinement* work (a fraction of its iterations, steps or droplets), and
+//!    of what that run changes only the part finer than the previous level's cells is kept
+//!    (the change minus its Gaussian blur at that cell size): the coarse levels' terrain is
+//!    not moved, only sharpened.
+//! 3. A target coarser than the base gets the base's change averaged down.
+//!
+//! So a 256² preview *is* the first level of every build; larger scales agree by construction,
+//! and what differs between resolutions is the detail below the coarser grid's cells.
+//! `detail = native` runs the node once at the target resolution instead (the published
+//! algorithm literally, resolution-dependent).
+//!
+//! Outputs other than the height: change masks (wear, deposition) are recomputed from the
+//! final height; state outputs (water, flow, drainage, rivers) come from the last level's run.
+
+use super::change_masks;
+use crate::field::{blur, Field};
+use crate::node::{EvalCtx, Inputs, NodeError};
+use std::sync::Arc;
+
+crate::choice_enum! {
+    /// How an erosion node meets the resolution it is evaluated at.
+    pub enum Detail { Consistent = "consistent", Native = "native" }
+}
+
+/// How a node's outputs after the first (the height) are made at the target resolution.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Extra {
+    /// `change_masks(input, output).0`: where the terrain went down.
+    Wear,
+    /// `change_masks(input, output).1`: where it went up.
+    Deposit,
+    /// A state of the process (water, flow, drainage, rivers): from the last level's run.
+    State,
+}
+
+/// The grids a target of `target` samples per side is built through: the base, then
+/// doublings up to three quarters of the target, then the target itself.
+#[must_use]
+pub fn levels(base: usize, target: usize) -> Vec<usize> {
+    let mut out = vec![base];
+    let mut r = base;
+    while r * 2 * 4 <= target * 3 {
+        r *= 2;
+        out.push(r);
+    }
+    if target > base {
+        out.push(target);
+    }
+    out
+}
+
+/// A context like `ctx` at another resolution, reporting progress into `[from, to]` of the
+/// node's whole run.
+fn at_level<'a>(
+    ctx: &'a EvalCtx<'a>,
+    resolution: usize,
+    report: &'a (dyn Fn(f32) + Sync),
+) -> EvalCtx<'a> {
+    EvalCtx {
+        resolution,
+        world: ctx.world,
+        graph_seed: ctx.graph_seed,
+        node_id: ctx.node_id,
+        base_dir: ctx.base_dir,
+        cancel: ctx.cancel,
+        progress: report,
+    }
+}
+
+/// The node's inputs brought to `res`², with input 0 replaced by `first` when given.
+fn inputs_at(inputs: &Inputs, res: usize, first: Option<Field>) -> Vec<Option<Arc<Field>>> {
+    let mut first = first;
+    inputs
+        .fields
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            if i == 0 {
+                if let Some(f) = first.take() {
+                    return Some(Arc::new(f));
+                }
+            }
+            f.as_ref().map(|f| Arc::new(f.resample(res, res)))
+        })
+        .collect()
+}
+
+/// Runs a node coarse to fine (see the module doc). `native` is the node's own evaluation at
+/// its context's resolution; `refine` its parameters for a refinement level; `extra` how
+/// each output after the height is made.
+pub fn run<P>(
+    ctx: &EvalCtx,
+    inputs: &Inputs,
+    p: &P,
+    base: usize,
+    native: fn(&EvalCtx, &Inputs, &P) -> Result<Vec<Field>, NodeError>,
+    refine: &P,
+    extra: &[Extra],
+) -> Result<Vec<Field>, NodeError> {
+    let input = inputs.required(0)?;
+    let target = ctx.resolution;
+    let base = base.max(2);
+    if target == base {
+        return native(ctx, inputs, p);
+    }
+    let plan = levels(base, target);
+    // Progress: each level weighted by its cells (the base counts as full work, a refinement
+    // as a quarter; only to move the bar evenly).
+    let weights: Vec<f32> = plan
+        .iter()
+        .enumerate()
+        .map(|(k, &r)| (r * r) as f32 * if k == 0 { 1.0 } else { 0.25 })
+        .collect();
+    let total: f32 = weights.iter().sum();
+    let mut done = 0.0f32;
+
+    // The base level, in full.
+    let mut res = base;
+    let mut last: Vec<Field>;
+    let mut delta: Field;
+    {
+        let (w0, d0) = (weights[0] / total, done);
+        let report = move |f: f32| ctx.report(d0 + w0 * f);
+        let lctx = at_level(ctx, base, &report);
+        let z0 = input.resample(base, base);
+        let fields = inputs_at(inputs, base, Some(z0.clone()));
+        let li = Inputs {
+            spec: inputs.spec,
+            fields: &fields,
+        };
+        last = native(&lctx, &li, p)?;
+        delta = Field::zip_map(&last[0], &z0, |e, z| e - z);
+        done += w0;
+    }
+    if target < base {
+        // A preview coarser than the base: the base's change, averaged down.
+        let out = Field::zip_map(input, &delta.resample(target, target), |z, d| z + d);
+        return finish(input, out, &last, target, extra);
+    }
+    // Finer levels: sharpen, never move what the coarser levels made.
+    for (k, &next) in plan.iter().enumerate().skip(1) {
+        ctx.check_cancel()?;
+        let z = input.resample(next, next);
+        let start = Field::zip_map(&z, &delta.resample(next, next), |z, d| z + d);
+        let (wk, dk) = (weights[k] / total, done);
+        let report = move |f: f32| ctx.report(dk + wk * f);
+        let lctx = at_level(ctx, next, &report);
+        let fields = inputs_at(inputs, next, Some(start.clone()));
+        let li = Inputs {
+            spec: inputs.spec,
+            fields: &fields,
+        };
+        last = native(&lctx, &li, refine)?;
+        // What the refinement changed, less its part coarser than the previous level's cells.
+        let change = Field::zip_map(&last[0], &start, |a, b| a - b);
+        let sigma_px = next as f64 / res as f64;
+        let coarse = blur::gaussian(&change, sigma_px);
+        delta = Field::zip3_map(&start, &change, &coarse, |s, c, l| s + c - l);
+        delta = Field::zip_map(&delta, &z, |e, z| e - z);
+        res = next;
+        done += wk;
+    }
+    let out = Field::zip_map(input, &delta, |z, d| z + d);
+    finish(input, out, &last, target, extra)
+}
+
+/// The node's outputs at the target: the height, then each extra output by its rule.
+fn finish(
+    input: &Field,
+    out: Field,
+    last: &[Field],
+    target: usize,
+    extra: &[Extra],
+) -> Result<Vec<Field>, NodeError> {
+    let (wear, deposit) = change_masks(input, &out);
+    let mut fields = vec![out];
+    for (k, e) in extra.iter().enumerate() {
+        fields.push(match e {
+            Extra::Wear => wear.clone(),
+            Extra::Deposit => deposit.clone(),
+            Extra::State => last
+                .get(k + 1)
+                .ok_or_else(|| NodeError::Failed("internal error: missing output".into()))?
+                .resample(target, target),
+        });
+    }
+    Ok(fields)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_double_from_the_base_and_end_at_the_target() {
+        assert_eq!(levels(256, 256), vec![256]);
+        assert_eq!(levels(256, 128), vec![256]);
+        assert_eq!(levels(256, 512), vec![256, 512]);
+        assert_eq!(levels(256, 2048), vec![256, 512, 1024, 2048]);
+        assert_eq!(levels(256, 1009), vec![256, 512, 1009]);
+        assert_eq!(levels(256, 513), vec![256, 513]);
+    }
+}

@@ -1,0 +1,241 @@
+//! Preview–build parity: does a graph give the same terrain at a preview resolution and at a
+//! build resolution? `orogen parity` and the tests measure it the same way.
+//!
+//! The graph is evaluated at both resolutions; every output of every node evaluated at the
+//! finer one is brought down to the coarser grid by area averaging and compared:
+//! - **mean |difference|** as a share of the value range (the graph's height range for
+//!   heights, 1 for masks);
+//! - **correlation** of the two fields;
+//! - for erosion nodes, of the **change** they make (output − the terrain wired into them):
+//!   the **amount ratio** (mean |change| at the finer resolution ÷ at the coarser) and the
+//!   correlation of the two changes — a node can keep the terrain's correlation near 1 while
+//!   eroding half as much.
+//!
+//! Tolerances ([`Tolerance`]): generators, filters and masks within 0.25% of the range (they
+//! sample the same continuous functions in world units); erosion nodes within 1.5%, an amount
+//! ratio in [0.85, 1.15] and a change correlation ≥ 0.9 (≥ 0.85 for droplets, which are
+//! stochastic at each resolution).
+
+use crate::eval::{EvalOptions, EvalResult, Evaluator, Targets};
+use crate::field::Field;
+use crate::graph::Graph;
+use crate::node::{Category, PortKind};
+use std::path::Path;
+
+/// The agreement of one node output between two resolutions.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    pub node: String,
+    /// The node type.
+    pub kind: &'static str,
+    pub output: &'static str,
+    /// Mean |fine brought down − coarse| ÷ the value range.
+    pub mean_abs_diff: f64,
+    pub correlation: f64,
+    /// Erosion nodes' first output: (amount ratio, correlation of the change).
+    pub change: Option<(f64, f64)>,
+    pub tolerance: Tolerance,
+}
+
+/// What a row must meet.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Tolerance {
+    pub mean_abs_diff: f64,
+    /// `(lowest, highest)` amount ratio, and the lowest change correlation (erosion only).
+    pub change: Option<((f64, f64), f64)>,
+}
+
+impl Row {
+    /// Whether the row is within its tolerance.
+    #[must_use]
+    pub fn ok(&self) -> bool {
+        let t = &self.tolerance;
+        let diff_ok = self.mean_abs_diff <= t.mean_abs_diff;
+        let change_ok = match (self.change, t.change) {
+            (Some((amount, corr)), Some(((lo, hi), min_corr))) => {
+                (lo..=hi).contains(&amount) && corr >= min_corr
+            }
+            _ => true,
+        };
+        diff_ok && change_ok
+    }
+}
+
+/// The tolerance of a node type's outputs (see the module doc).
+#[must_use]
+pub fn tolerance(category: Category, type_id: &str, is_first_output: bool) -> Tolerance {
+    if category == Category::Erosion {
+        let min_corr = if type_id == "droplet_erosion" {
+            0.85
+        } else {
+            0.9
+        };
+        Tolerance {
+            mean_abs_diff: 0.015,
+            change: is_first_output.then_some(((0.85, 1.15), min_corr)),
+        }
+    } else {
+        Tolerance {
+            mean_abs_diff: 0.0025,
+            change: None,
+        }
+    }
+}
+
+/// Evaluates `graph` at `from`² and `to`² (`to` > `from`) and compares every output of the
+/// nodes in `nodes` (all nodes when empty), sorted by node and output.
+pub fn compare(
+    graph: &Graph,
+    base_dir: Option<&Path>,
+    from: usize,
+    to: usize,
+    nodes: &[String],
+) -> Result<Vec<Row>, String> {
+    let targets = if nodes.is_empty() {
+        Targets::All
+    } else {
+        Targets::Nodes(nodes.to_vec())
+    };
+    let run = |res: usize| -> Result<EvalResult, String> {
+        Evaluator::new()
+            .evaluate(
+                graph,
+                &EvalOptions {
+                    resolution: Some(res),
+                    targets: targets.clone(),
+                    base_dir,
+                    keep_all: true,
+                    ..EvalOptions::default()
+                },
+            )
+            .map_err(|d| {
+                d.iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            })
+    };
+    let (coarse, fine) = (run(from)?, run(to)?);
+    let span = graph.world.height_span_m();
+    let mut rows = Vec::new();
+    let mut ids: Vec<&str> = if nodes.is_empty() {
+        graph.nodes.iter().map(|n| n.id.as_str()).collect()
+    } else {
+        nodes.iter().map(String::as_str).collect()
+    };
+    ids.sort_unstable();
+    for id in ids {
+        let Some(node) = graph.node(id) else {
+            return Err(format!("no node \"{id}\" in the graph"));
+        };
+        let (Some(cf), Some(ff)) = (coarse.fields.get(id), fine.fields.get(id)) else {
+            continue; // incomplete or failed: nothing to compare
+        };
+        // The terrain wired into the node (its first height input), at both resolutions.
+        let input = node
+            .def
+            .spec
+            .inputs
+            .iter()
+            .zip(&node.inputs)
+            .find(|(p, _)| p.kind == PortKind::Height)
+            .and_then(|(_, r)| r.as_ref())
+            .and_then(|r| Some((coarse.field(graph, r)?, fine.field(graph, r)?)));
+        for (k, port) in node.def.spec.outputs.iter().enumerate() {
+            let (Some(c), Some(f)) = (cf.get(k), ff.get(k)) else {
+                continue;
+            };
+            let down = f.resample_area(c.width(), c.height());
+            let range = if port.kind == PortKind::Height {
+                span
+            } else {
+                1.0
+            };
+            let tolerance = tolerance(node.def.spec.category, node.def.spec.id, k == 0);
+            let change = match (&input, tolerance.change) {
+                (Some((ic, fi)), Some(_)) if port.kind == PortKind::Height => {
+                    let fi_down = fi.resample_area(c.width(), c.height());
+                    let dc = Field::zip_map(c, ic, |a, b| a - b);
+                    let df = Field::zip_map(&down, &fi_down, |a, b| a - b);
+                    let (mc, mf) = (mean_abs(dc.data()), mean_abs(df.data()));
+                    // A node that changes (next to) nothing at both sizes agrees with itself.
+                    let nothing = 1e-6 * range;
+                    if mc <= nothing && mf <= nothing {
+                        Some((1.0, 1.0))
+                    } else {
+                        let amount = if mc > 0.0 { mf / mc } else { f64::INFINITY };
+                        Some((amount, correlation(dc.data(), df.data())))
+                    }
+                }
+                _ => None,
+            };
+            rows.push(Row {
+                node: id.to_owned(),
+                kind: node.def.spec.id,
+                output: port.name,
+                mean_abs_diff: mean_abs_diff(c.data(), down.data()) / range,
+                correlation: correlation(c.data(), down.data()),
+                change,
+                tolerance,
+            });
+        }
+    }
+    Ok(rows)
+}
+
+fn mean_abs(v: &[f32]) -> f64 {
+    v.iter().map(|x| f64::from(x.abs())).sum::<f64>() / v.len().max(1) as f64
+}
+
+fn mean_abs_diff(a: &[f32], b: &[f32]) -> f64 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| f64::from((x - y).abs()))
+        .sum::<f64>()
+        / a.len().max(1) as f64
+}
+
+/// Pearson correlation; 1 for two constant fields that are equal, 0 when only one is constant.
+#[must_use]
+pub fn correlation(a: &[f32], b: &[f32]) -> f64 {
+    let n = a.len().min(b.len()).max(1) as f64;
+    let (ma, mb) = (
+        a.iter().map(|&x| f64::from(x)).sum::<f64>() / n,
+        b.iter().map(|&x| f64::from(x)).sum::<f64>() / n,
+    );
+    let (mut sab, mut saa, mut sbb) = (0.0, 0.0, 0.0);
+    for (&x, &y) in a.iter().zip(b) {
+        let (dx, dy) = (f64::from(x) - ma, f64::from(y) - mb);
+        sab += dx * dy;
+        saa += dx * dx;
+        sbb += dy * dy;
+    }
+    if saa == 0.0 && sbb == 0.0 {
+        return if (ma - mb).abs() < 1e-12 { 1.0 } else { 0.0 };
+    }
+    if saa == 0.0 || sbb == 0.0 {
+        return 0.0;
+    }
+    sab / (saa * sbb).sqrt()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn area_resampling_keeps_the_mean_and_correlation_is_pearson() {
+        let f = Field::from_fn(12, 12, |x, y| (x * 3 + y) as f32);
+        let d = f.resample_area(5, 5);
+        let mean = |f: &Field| f.data().iter().sum::<f32>() / f.data().len() as f32;
+        assert!(
+            (mean(&f) - mean(&d)).abs() < 1e-4,
+            "{} {}",
+            mean(&f),
+            mean(&d)
+        );
+        assert_eq!(f.resample_area(6, 6), f.downsample_box(2));
+        assert!((correlation(&[1.0, 2.0, 3.0], &[2.0, 4.0, 6.0]) - 1.0).abs() < 1e-12);
+        assert!((correlation(&[1.0, 2.0, 3.0], &[3.0, 2.0, 1.0]) + 1.0).abs() < 1e-12);
+    }
+}
