@@ -9,7 +9,7 @@ use orogen::World;
 use proptest::prelude::*;
 
 mod common;
-use common::random_value;
+use common::random_param;
 
 fn graph_for(def: &'static NodeDef, draws: &[(f64, bool)], resolution: usize) -> Graph {
     let reg = Registry::builtin();
@@ -22,7 +22,7 @@ fn graph_for(def: &'static NodeDef, draws: &[(f64, bool)], resolution: usize) ->
     let mut n = NodeInstance::new("subject", def);
     for (i, spec) in def.params.iter().enumerate() {
         let (r, flag) = draws[i % draws.len()];
-        n.params[i] = random_value(spec.kind, r, flag);
+        n.params[i] = random_param(spec, r, flag);
     }
     for (i, port) in def.spec.inputs.iter().enumerate() {
         let (src_type, id) = match port.kind {

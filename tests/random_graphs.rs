@@ -12,7 +12,7 @@
 
 mod common;
 
-use common::{random_value, repo};
+use common::{random_param, repo};
 use orogen::eval::{EvalOptions, EvalResult, Evaluator, NodeStatus, Targets};
 use orogen::graph::{Graph, NodeInstance, PortRef};
 use orogen::io::graph_file;
@@ -58,7 +58,7 @@ fn build(recipes: &[Recipe], resolution: usize, seed: u64) -> Graph {
             // of 30 nodes costs a second, not minutes; `node_properties` draws them up to 4×
             // the slider's top and validation refuses what lies beyond the hard range.
             let flag = flag || matches!(spec.kind, orogen::node::ParamKind::Int { .. });
-            n.params[k] = random_value(spec.kind, x, flag);
+            n.params[k] = random_param(spec, x, flag);
         }
         let mut ok = true;
         for (j, port) in def.spec.inputs.iter().enumerate() {
@@ -176,7 +176,7 @@ fn check(g: &Graph, edit: (f64, f64, bool)) -> Result<(), String> {
     if let Some(p) = (!node.params.is_empty())
         .then(|| ((edit.1 * node.params.len() as f64) as usize).min(node.params.len() - 1))
     {
-        node.params[p] = random_value(node.def.params[p].kind, 1.0 - edit.1, true);
+        node.params[p] = random_param(&node.def.params[p], 1.0 - edit.1, true);
     }
     let again = eval_with_threads(&edited, 2, &mut cached)?;
     let fresh = eval_with_threads(&edited, 1, &mut Evaluator::new())?;

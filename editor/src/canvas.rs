@@ -246,7 +246,8 @@ impl Canvas {
             search: &mut self.search,
             search_shown: false,
             refusal: None,
-            frame: (self.frame_request > 0).then_some(self.view).flatten(),
+            // Fit into this frame's canvas, not the last one (a side panel may have just resized it).
+            frame: (self.frame_request > 0).then_some(view),
             framed: false,
             rects: &mut self.rects,
             rows: &mut self.rows,

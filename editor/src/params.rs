@@ -24,6 +24,7 @@ pub fn node_panel(ui: &mut Ui, doc: &mut Document, id: &str) {
             "node type \"{}\", version {}",
             def.spec.id, def.spec.version
         ));
+    resolution_badge(ui, def.resolution(&values));
     ui.separator();
     if def.params.is_empty() {
         ui.weak("This node has no parameters.");
@@ -47,6 +48,36 @@ const LABEL_WIDTH: f32 = 110.0;
 
 /// How long a refused value's message stays under its parameter.
 const REFUSAL_TIME: f64 = 6.0;
+
+/// Whether the node's preview predicts the build, from its declaration and parameters.
+fn resolution_badge(ui: &mut Ui, r: orogen::node::ResolutionBehaviour) {
+    use orogen::node::ResolutionBehaviour as R;
+    let (text, tip, colour) = match r {
+        R::Independent => (
+            "✔ same terrain at every resolution".to_owned(),
+            "This node samples functions of world coordinates: the preview is the build, only sharper.".to_owned(),
+            egui::Color32::from_rgb(120, 200, 120),
+        ),
+        R::CoarseToFine { base } => (
+            format!("✔ same terrain at every resolution (runs at {base}², refines finer builds)"),
+            format!(
+                "The process runs in full at {base}²; a finer build adds detail below those cells \
+                 and a coarser preview averages it, so the preview is the build, only sharper \
+                 (`orogen parity` measures it)."
+            ),
+            egui::Color32::from_rgb(120, 200, 120),
+        ),
+        R::Dependent => (
+            "⚠ depends on the resolution (detail = native)".to_owned(),
+            "The process runs once at the resolution evaluated, so a 256² preview and a 2048² build \
+             differ. Set Resolution handling to consistent for the same terrain at every size."
+                .to_owned(),
+            egui::Color32::from_rgb(230, 170, 60),
+        ),
+    };
+    ui.add(egui::Label::new(egui::RichText::new(text).small().color(colour)).wrap())
+        .on_hover_text(tip);
+}
 
 fn param_row(ui: &mut Ui, doc: &mut Document, id: &str, spec: &ParamSpec, value: ParamValue) {
     let doc_text = spec.doc_text();

@@ -42,13 +42,17 @@ fn main() {
         }
     };
     set("src", "feature_size_m", ParamValue::Float(3000.0));
+    // The published algorithm at the probe's size (`detail=0` for the coarse-to-fine run).
+    set("e", "detail", ParamValue::Choice(1));
     for kv in args.iter().skip(3) {
         let Some((k, v)) = kv.split_once('=') else {
             eprintln!("expected key=value, got {kv}");
             std::process::exit(2);
         };
         let value = match v.parse::<i64>() {
-            Ok(i) if k == "variant" || k == "mode" => ParamValue::Choice(i as usize),
+            Ok(i) if k == "variant" || k == "mode" || k == "detail" => {
+                ParamValue::Choice(i as usize)
+            }
             Ok(i) => ParamValue::Int(i),
             Err(_) => ParamValue::Float(v.parse().unwrap_or(0.0)),
         };

@@ -46,7 +46,7 @@ fn main() {
         .expect("p");
     g.set_param("t", "strength", ParamValue::Float(strength))
         .expect("p");
-    let d = if detail == "native" { 1 } else { 0 };
+    let d = usize::from(detail == "native");
     g.set_param("t", "detail", ParamValue::Choice(d))
         .expect("p");
     g.outputs.insert("src".into(), PortRef::new("src", "out"));

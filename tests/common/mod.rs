@@ -80,6 +80,17 @@ pub fn check_goldens(graph: &Graph, dir: &str) {
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
+/// [`random_value`] for a parameter, except that an erosion node's coarse-to-fine base grid
+/// is drawn small: on the tests' small maps a base of 4096² would test nothing more than 32²
+/// and cost minutes per case (32² is above the tests' 24² maps, so the base and the
+/// averaging down are both exercised).
+pub fn random_param(spec: &orogen::node::ParamSpec, r: f64, flag: bool) -> ParamValue {
+    match random_value(spec.kind, r, flag) {
+        ParamValue::Int(v) if spec.name == "base_resolution" => ParamValue::Int(v.min(32)),
+        v => v,
+    }
+}
+
 /// A parameter value drawn from `r` in [0, 1) and `flag`: half the draws inside the slider
 /// range, half anywhere in the hard range, and the hard limits themselves.
 pub fn random_value(kind: ParamKind, r: f64, flag: bool) -> ParamValue {

@@ -20,6 +20,12 @@ pub fn node_runner(
     let def = reg.get(ty).expect("node type");
     let mut g = Graph::new("b", world, n, 1);
     g.nodes.push(NodeInstance::new("n", def));
+    // Benches time the published algorithm at the bench's size (what the peers run), not the
+    // coarse-to-fine evaluation: erosion nodes run with `detail = native` unless told.
+    if def.param_index("detail").is_some() {
+        g.set_param("n", "detail", orogen::node::ParamValue::Choice(1))
+            .expect("detail");
+    }
     for (k, v) in params {
         g.set_param("n", k, v.clone()).expect("param");
     }
@@ -34,6 +40,7 @@ pub fn node_runner(
             base_dir: None,
             cancel: &cancel,
             progress: &|_| {},
+            upstream: None,
         };
         let mut inputs: Vec<Option<Arc<Field>>> = vec![None; def.spec.inputs.len()];
         for (i, port) in def.spec.inputs.iter().enumerate() {

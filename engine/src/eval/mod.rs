@@ -262,6 +262,45 @@ fn node_key(
     key
 }
 
+/// What feeds input `port` of node `i`, evaluated at `resolution` by a fresh evaluation of
+/// the graph upstream of it (coerced to the port's kind); `None` when the port is unwired.
+/// The nodes' coarse-to-fine evaluation asks for it at its base level (see
+/// [`EvalCtx::upstream`]).
+fn upstream_at(
+    graph: &Graph,
+    i: usize,
+    port: usize,
+    resolution: usize,
+    opts: &EvalOptions,
+) -> Result<Option<Arc<Field>>, NodeError> {
+    let n = &graph.nodes[i];
+    let (Some(spec), Some(Some(r))) = (n.def.spec.inputs.get(port), n.inputs.get(port)) else {
+        return Ok(None);
+    };
+    let missing = NodeError::MissingInput(spec.name);
+    let sub = Evaluator::new()
+        .evaluate(
+            graph,
+            &EvalOptions {
+                resolution: Some(resolution),
+                targets: Targets::Nodes(vec![r.node.clone()]),
+                cancel: opts.cancel.clone(),
+                progress: None,
+                base_dir: opts.base_dir,
+                keep_all: false,
+            },
+        )
+        .map_err(|_| missing.clone())?;
+    opts.cancel
+        .is_cancelled()
+        .then_some(())
+        .map_or(Ok(()), |()| Err(NodeError::Cancelled))?;
+    let f = sub.field(graph, r).ok_or(missing.clone())?;
+    let kind = graph.output_kind(r).ok_or(missing.clone())?;
+    let coerce = Coercion::between(kind, spec.kind).ok_or(missing)?;
+    Ok(Some(coerce.apply(&f, &graph.world)))
+}
+
 impl Evaluator {
     /// An evaluator without a cache: every run computes what it needs and frees intermediates.
     #[must_use]
@@ -475,6 +514,7 @@ impl Evaluator {
                 });
             }
         };
+        let upstream = |port: usize, res: usize| upstream_at(graph, i, port, res, opts);
         let ctx = EvalCtx {
             resolution,
             world: graph.world,
@@ -483,6 +523,7 @@ impl Evaluator {
             base_dir: opts.base_dir,
             cancel: &opts.cancel,
             progress: &report,
+            upstream: Some(&upstream),
         };
         if let Some(p) = opts.progress {
             p(ProgressEvent::Started { node: &n.id });

@@ -198,7 +198,15 @@ pub struct EvalCtx<'a> {
     pub base_dir: Option<&'a Path>,
     pub cancel: &'a CancelToken,
     pub progress: &'a (dyn Fn(f32) + Sync),
+    /// Evaluates what feeds input `port` at another resolution (the graph upstream of it,
+    /// coerced to the port's kind); `None` outside an evaluator (benches, unit tests). The
+    /// erosion nodes' coarse-to-fine evaluation reads its base level's input this way, so a
+    /// build's base level is exactly the preview at that resolution.
+    pub upstream: Option<&'a Upstream<'a>>,
 }
+
+/// See [`EvalCtx::upstream`]: `(port, resolution) → the field on that port at that resolution`.
+pub type Upstream<'a> = dyn Fn(usize, usize) -> Result<Option<Arc<Field>>, NodeError> + Sync + 'a;
 
 impl EvalCtx<'_> {
     /// Cell size in metres.
@@ -219,6 +227,20 @@ impl EvalCtx<'_> {
         (0..self.resolution)
             .map(|i| self.cell_centre_m(i))
             .collect()
+    }
+
+    /// The field on input `port` evaluated at `resolution` (upstream graph and all), or —
+    /// outside an evaluator — `current` resampled to it.
+    pub fn input_at(
+        &self,
+        port: usize,
+        resolution: usize,
+        current: Option<&Field>,
+    ) -> Result<Option<Arc<Field>>, NodeError> {
+        match self.upstream {
+            Some(f) => f(port, resolution),
+            None => Ok(current.map(|f| Arc::new(f.resample(resolution, resolution)))),
+        }
     }
 
     /// `Err(Cancelled)` once cancellation was requested; call it between rows or iterations.
@@ -326,6 +348,18 @@ pub trait Node {
 type EvalFn = fn(&EvalCtx, &Inputs, &[ParamValue]) -> Result<Vec<Field>, NodeError>;
 type KeyExtraFn = fn(Option<&Path>, &[ParamValue]) -> Vec<u8>;
 
+/// How a node's output relates to the resolution ([`NodeDef::resolution`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResolutionBehaviour {
+    /// The same terrain at every resolution: it samples functions of world coordinates.
+    Independent,
+    /// The same terrain at every resolution: the process runs in full at `base`² and finer
+    /// evaluations add detail below its cells.
+    CoarseToFine { base: usize },
+    /// The process runs at the resolution evaluated: a preview and a build differ.
+    Dependent,
+}
+
 /// A registered node type, with its parameters erased to `ParamValue`s.
 #[derive(Clone, Copy)]
 pub struct NodeDef {
@@ -406,6 +440,28 @@ impl NodeDef {
     #[must_use]
     pub fn input_index(&self, name: &str) -> Option<usize> {
         self.spec.inputs.iter().position(|p| p.name == name)
+    }
+
+    /// How this node's output relates to the resolution it is evaluated at, with these
+    /// parameter values: erosion nodes declare a `detail` choice (`consistent`, `native`);
+    /// every other node samples functions of world coordinates and is independent of it
+    /// (checked for every example graph by `orogen parity` and the tests).
+    #[must_use]
+    pub fn resolution(&self, values: &[ParamValue]) -> ResolutionBehaviour {
+        let Some(i) = self.param_index("detail") else {
+            return ResolutionBehaviour::Independent;
+        };
+        let base = self
+            .param_index("base_resolution")
+            .and_then(|b| match values.get(b) {
+                Some(ParamValue::Int(v)) => usize::try_from(*v).ok(),
+                _ => None,
+            })
+            .unwrap_or(256);
+        match values.get(i) {
+            Some(ParamValue::Choice(0)) => ResolutionBehaviour::CoarseToFine { base },
+            _ => ResolutionBehaviour::Dependent,
+        }
     }
 
     /// Default values for all parameters, in spec order.

@@ -34,6 +34,7 @@
 //!   with it (reported as `exited`), and one that reaches the path limit (4 × the map size,
 //!   as in the seed) drops its sediment where it is instead of losing it.
 
+use super::levels::{self, Detail, Extra};
 use crate::field::Field;
 use crate::node::{splitmix64, Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
 use rayon::prelude::*;
@@ -58,6 +59,10 @@ crate::params! {
         min_slope: f64 = float(0.05, [0.0, 0.2], [0.0, 10.0], "") as "Minimum slope",
         /// Gravity g accelerating the flow: v = √(v² + 2g·Δh) (E-DOG 2011: 20).
         g: f64 = float(20.0, [1.0, 50.0], [0.0, 1000.0], "") as "Gravity (g)",
+        /// consistent: the same terrain at every resolution — the process runs in full at base_resolution and a finer build only adds detail below that grid's cells (a preview at the base resolution is a build's first level). native: E-DOG 2011's droplets run once at the resolution being built (a droplet's path and brush are in cells, so the result depends on the resolution).
+        detail: Detail = choice(Detail::Consistent) as "Resolution handling",
+        /// Samples per side of the grid the process runs on in full (consistent only). Finer builds refine from it (a quarter of the droplets per cell at each finer level), coarser previews average it.
+        base_resolution: u32 = int(256, [64, 1024], [16, 8192], "") if detail in ["consistent"],
     }
 }
 
@@ -777,13 +782,14 @@ pub struct Droplet;
 impl Node for Droplet {
     type Params = DropletParams;
     /// Measured: 1.3 fields of scratch at 1024² (peak RSS, docs/reliability.md), rounded up.
-    const SCRATCH_FIELDS: u32 = 2;
+    // + 4 for the coarse-to-fine levels at the target size (start, change, drift, delta).
+    const SCRATCH_FIELDS: u32 = 2 + 4;
     const SPEC: NodeSpec = NodeSpec {
         id: "droplet_erosion",
         label: "Hydraulic erosion (droplets)",
         category: Category::Erosion,
-        version: 1,
-        doc: "Particle erosion after E-DOG 2011 (\"Water erosion on heightmap terrain\"): droplets start on random cells and run downhill along the gradient with inertia Ki; carry capacity q = max(slope, minSlope)·v·w·Kq (\"Understanding water erosion\"); below capacity they erode Kr·(q − s) with a bell-shaped brush of radius 2 but never more than the drop ahead, above it they deposit Kd·(s − q) bilinearly; a droplet facing a rise fills the pit and goes on with zero speed, or dies there; v = √(v² + 2g·Δh), w ← w·(1 − Kw) (\"Code sample\"). Defaults are E-DOG's: Kq 10, Kw 0.001, Kr 0.9, Kd 0.02, Ki 0.1, minSlope 0.05, g 20. Heights are in cell units (metres / cell size) so slopes are true tangents. The droplet count is density × cells. Deterministic and parallel (tiles of one checkerboard colour run at once; droplets that would leave their tile's region go on in a grid shifted by half a tile, the rest on the whole map; eight droplets advance in lockstep). Brush weights are normalised (E-DOG's only sum to about 1), so material is conserved except what droplets carry off the map edge. Outputs: height, erosion (wear) and deposition masks, 1 = the largest change.",
+        version: 2,
+        doc: "Particle erosion after E-DOG 2011 (\"Water erosion on heightmap terrain\"): droplets start on random cells and run downhill along the gradient with inertia Ki; carry capacity q = max(slope, minSlope)·v·w·Kq (\"Understanding water erosion\"); below capacity they erode Kr·(q − s) with a bell-shaped brush of radius 2 but never more than the drop ahead, above it they deposit Kd·(s − q) bilinearly; a droplet facing a rise fills the pit and goes on with zero speed, or dies there; v = √(v² + 2g·Δh), w ← w·(1 − Kw) (\"Code sample\"). Defaults are E-DOG's: Kq 10, Kw 0.001, Kr 0.9, Kd 0.02, Ki 0.1, minSlope 0.05, g 20. Heights are in cell units (metres / cell size) so slopes are true tangents. The droplet count is density × cells. Deterministic and parallel (tiles of one checkerboard colour run at once; droplets that would leave their tile's region go on in a grid shifted by half a tile, the rest on the whole map; eight droplets advance in lockstep). Brush weights are normalised (E-DOG's only sum to about 1), so material is conserved except what droplets carry off the map edge. Outputs: height, erosion (wear) and deposition masks, 1 = the largest change. Resolution: by default (detail = consistent) the process runs in full at base_resolution (256²), where every parameter means what it does in E-DOG 2011, and a finer build adds only detail below those cells (a quarter of the droplets per cell at each doubling, its drift over the coarser cells taken out), so a preview and a build show the same terrain (orogen parity); detail = native runs it once at the resolution being built.",
         inputs: &[PortSpec::height("in", "Terrain to erode.")],
         outputs: &[
             PortSpec::height("out", "Eroded terrain."),
@@ -793,38 +799,63 @@ impl Node for Droplet {
     };
 
     fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &DropletParams) -> Result<Vec<Field>, NodeError> {
-        let src = inputs.required(0)?;
-        if src.width() != src.height() {
-            return Err(NodeError::Failed(
-                "droplet erosion needs a square map".into(),
-            ));
+        match p.detail {
+            Detail::Native => native(ctx, inputs, p),
+            Detail::Consistent => {
+                // Refinement: a quarter of the droplets per cell at each finer level.
+                let refine = DropletParams {
+                    density: p.density / 4.0,
+                    ..p.clone()
+                };
+                let extra = [Extra::Wear, Extra::Deposit];
+                levels::run(
+                    ctx,
+                    inputs,
+                    p,
+                    p.base_resolution as usize,
+                    native,
+                    &refine,
+                    &extra,
+                )
+            }
         }
-        let map = src.width();
-        let cell = ctx.cell_size_m() as f32;
-        let mut h: Vec<f32> = src.data().iter().map(|v| v / cell).collect();
-        let k = Settings {
-            kq: p.kq as f32,
-            kw: p.kw as f32,
-            kr: p.kr as f32,
-            kd: p.kd as f32,
-            ki: p.ki as f32,
-            min_slope: p.min_slope as f32,
-            kg: 2.0 * p.g as f32,
-        };
-        let count = (p.density * (map * map) as f64).round() as u64;
-        let cancel = ctx.cancel;
-        erode(
-            &mut h,
-            map,
-            count,
-            ctx.rng_seed(p.seed),
-            &k,
-            &move || cancel.is_cancelled(),
-            &|f| ctx.report(f),
-        )?;
-        let out = Field::from_vec(map, map, h.iter().map(|v| v * cell).collect())
-            .ok_or_else(|| NodeError::Failed("size".into()))?;
-        let (wear, deposit) = super::change_masks(src, &out);
-        Ok(vec![out, wear, deposit])
     }
+}
+
+/// The process run once at the context's resolution (`detail = native`, and each level of
+/// the consistent mode).
+fn native(ctx: &EvalCtx, inputs: &Inputs, p: &DropletParams) -> Result<Vec<Field>, NodeError> {
+    let src = inputs.required(0)?;
+    if src.width() != src.height() {
+        return Err(NodeError::Failed(
+            "droplet erosion needs a square map".into(),
+        ));
+    }
+    let map = src.width();
+    let cell = ctx.cell_size_m() as f32;
+    let mut h: Vec<f32> = src.data().iter().map(|v| v / cell).collect();
+    let k = Settings {
+        kq: p.kq as f32,
+        kw: p.kw as f32,
+        kr: p.kr as f32,
+        kd: p.kd as f32,
+        ki: p.ki as f32,
+        min_slope: p.min_slope as f32,
+        kg: 2.0 * p.g as f32,
+    };
+    let count = (p.density * (map * map) as f64).round() as u64;
+    let cancel = ctx.cancel;
+    erode(
+        &mut h,
+        map,
+        count,
+        ctx.rng_seed(p.seed),
+        &k,
+        &move || cancel.is_cancelled(),
+        &|f| ctx.report(f),
+    )?;
+    let out = Field::from_vec(map, map, h.iter().map(|v| v * cell).collect())
+        .ok_or_else(|| NodeError::Failed("size".into()))?;
+    let (wear, deposit) = super::change_masks(src, &out);
+    Ok(vec![out, wear, deposit])
 }

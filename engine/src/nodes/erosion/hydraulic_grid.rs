@@ -2,6 +2,7 @@
 //! transport by levelling water + terrain, evaporation, deposition above capacity.
 
 use super::flow::PerThread;
+use super::levels::{self, Detail, Extra};
 use super::{around, blocks, blocks_mut, ring_slot as slot, Block, Row, LANES, NEIGHBOURS};
 use crate::field::Field;
 use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
@@ -19,6 +20,10 @@ crate::params! {
         kc: f64 = float(0.01, [0.0, 0.05], [0.0, 1.0], "") as "Capacity (K_c)",
         /// Number of iterations.
         iterations: u32 = int(50, [1, 500], [0, 100_000], ""),
+        /// consistent: the same terrain at every resolution — the process runs in full at base_resolution and a finer build only adds detail below that grid's cells (a preview at the base resolution is a build's first level). native: Olsen 2004's rain, dissolve, transport, evaporate and deposit run once at the resolution being built (water moves a cell per iteration, so the result depends on the resolution).
+        detail: Detail = choice(Detail::Consistent) as "Resolution handling",
+        /// Samples per side of the grid the process runs on in full (consistent only). Finer builds refine from it (as many iterations at each finer level), coarser previews average it.
+        base_resolution: u32 = int(256, [64, 1024], [16, 8192], "") if detail in ["consistent"],
     }
 }
 
@@ -523,13 +528,14 @@ impl Node for GridHydraulic {
     type Params = GridHydraulicParams;
     /// h, w, s and their next-iteration buffers (the fused pass keeps only rows besides);
     /// 5.6 fields were measured for the earlier unfused version (docs/reliability.md).
-    const SCRATCH_FIELDS: u32 = 6;
+    // + 4 for the coarse-to-fine levels at the target size (start, change, drift, delta).
+    const SCRATCH_FIELDS: u32 = 6 + 4;
     const SPEC: NodeSpec = NodeSpec {
         id: "grid_hydraulic_erosion",
         label: "Hydraulic erosion (grid)",
         category: Category::Erosion,
-        version: 2,
-        doc: "Olsen 2004's grid hydraulic erosion, per iteration: 1 rain W += K_r; 2 erosion H −= K_s·W, S += K_s·W; 3 transport: with a = h + w, water moves to lower neighbours Δw_i = min(w, Δa)·d_i/d_total (Δa = a − mean of a over the cell and its lower neighbours) and carries sediment Δs_i = s·Δw_i/w; 4 evaporation W := (1 − K_e)·W; 5 deposition of what exceeds the capacity K_c·W back into H. Olsen 2004 works on heights in [0, 1]; here K_r, K_s and K_c act on heights relative to the graph's height range, so the constants keep their meaning in metres. All cells update together (parallel, deterministic); water and sediment never leave the map, so terrain + suspended sediment is conserved. Outputs: height (with the remaining suspended sediment deposited), water (relative to the deepest), deposition (where terrain rose, relative to the largest rise).",
+        version: 3,
+        doc: "Olsen 2004's grid hydraulic erosion, per iteration: 1 rain W += K_r; 2 erosion H −= K_s·W, S += K_s·W; 3 transport: with a = h + w, water moves to lower neighbours Δw_i = min(w, Δa)·d_i/d_total (Δa = a − mean of a over the cell and its lower neighbours) and carries sediment Δs_i = s·Δw_i/w; 4 evaporation W := (1 − K_e)·W; 5 deposition of what exceeds the capacity K_c·W back into H. Olsen 2004 works on heights in [0, 1]; here K_r, K_s and K_c act on heights relative to the graph's height range, so the constants keep their meaning in metres. All cells update together (parallel, deterministic); water and sediment never leave the map, so terrain + suspended sediment is conserved. Outputs: height (with the remaining suspended sediment deposited), water (relative to the deepest), deposition (where terrain rose, relative to the largest rise). Resolution: by default (detail = consistent) the process runs in full at base_resolution (256²), where every parameter means what it does in Olsen 2004, and a finer build adds only detail below those cells (as many iterations at each doubling, its drift over the coarser cells taken out), so a preview and a build show the same terrain (orogen parity); detail = native runs it once at the resolution being built.",
         inputs: &[PortSpec::height("in", "Terrain to erode.")],
         outputs: &[
             PortSpec::height("out", "Eroded terrain."),
@@ -543,37 +549,62 @@ impl Node for GridHydraulic {
         inputs: &Inputs,
         p: &GridHydraulicParams,
     ) -> Result<Vec<Field>, NodeError> {
-        let src = inputs.required(0)?;
-        let (width, height) = (src.width(), src.height());
-        let span = ctx.world.height_span_m() as f32;
-        let (kr, ks, ke, kc) = (p.kr as f32 * span, p.ks as f32, p.ke as f32, p.kc as f32);
-        let k = Rates {
-            rain: Rain { kr, ks },
-            ke,
-            kc,
-        };
-        let [mut h, w, s] = run(
-            src.data().to_vec(),
-            (width, height),
-            k,
-            p.iterations,
-            DEPTH,
-            |done| {
-                ctx.report(done as f32 / p.iterations.max(1) as f32);
-                ctx.check_cancel()
-            },
-        )?;
-        // The suspended sediment settles where it is.
-        for (h, s) in h.iter_mut().zip(&s) {
-            *h += s;
+        match p.detail {
+            Detail::Native => native(ctx, inputs, p),
+            Detail::Consistent => {
+                // Refinement: as many iterations at each finer level.
+                let refine = p.clone();
+                let extra = [Extra::State, Extra::Deposit];
+                levels::run(
+                    ctx,
+                    inputs,
+                    p,
+                    p.base_resolution as usize,
+                    native,
+                    &refine,
+                    &extra,
+                )
+            }
         }
-        let out =
-            Field::from_vec(width, height, h).ok_or_else(|| NodeError::Failed("size".into()))?;
-        let water =
-            Field::from_vec(width, height, w).ok_or_else(|| NodeError::Failed("size".into()))?;
-        let (_, rise) = super::change_masks(src, &out);
-        Ok(vec![out, super::relative(water), rise])
     }
+}
+
+/// The process run once at the context's resolution (`detail = native`, and each level of
+/// the consistent mode).
+fn native(
+    ctx: &EvalCtx,
+    inputs: &Inputs,
+    p: &GridHydraulicParams,
+) -> Result<Vec<Field>, NodeError> {
+    let src = inputs.required(0)?;
+    let (width, height) = (src.width(), src.height());
+    let span = ctx.world.height_span_m() as f32;
+    let (kr, ks, ke, kc) = (p.kr as f32 * span, p.ks as f32, p.ke as f32, p.kc as f32);
+    let k = Rates {
+        rain: Rain { kr, ks },
+        ke,
+        kc,
+    };
+    let [mut h, w, s] = run(
+        src.data().to_vec(),
+        (width, height),
+        k,
+        p.iterations,
+        DEPTH,
+        |done| {
+            ctx.report(done as f32 / p.iterations.max(1) as f32);
+            ctx.check_cancel()
+        },
+    )?;
+    // The suspended sediment settles where it is.
+    for (h, s) in h.iter_mut().zip(&s) {
+        *h += s;
+    }
+    let out = Field::from_vec(width, height, h).ok_or_else(|| NodeError::Failed("size".into()))?;
+    let water =
+        Field::from_vec(width, height, w).ok_or_else(|| NodeError::Failed("size".into()))?;
+    let (_, rise) = super::change_masks(src, &out);
+    Ok(vec![out, super::relative(water), rise])
 }
 
 #[cfg(test)]

@@ -37,6 +37,7 @@
 //!   iterations simulates the same time.
 //! * At the end, sediment still in suspension settles where it is.
 
+use super::levels::{self, Detail, Extra};
 use crate::field::Field;
 use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
 use rayon::prelude::*;
@@ -63,6 +64,10 @@ crate::params! {
         min_tilt: f64 = float(0.05, [0.0, 0.3], [0.0, 1.0], ""),
         /// Flux damping per unit of time: f ← f·(1 − friction·Δt) before the pressure update. Not in Mei et al.; without it the pipes carry undamped shallow-water waves that ring as ripples on steep terrain.
         friction: f64 = float(10.0, [0.0, 40.0], [0.0, 1000.0], ""),
+        /// consistent: the same terrain at every resolution — the process runs in full at base_resolution and a finer build only adds detail below that grid's cells (a preview at the base resolution is a build's first level). native: Mei et al. 2007's model run once at the resolution being built (its time step is in cell units, so the result depends on the resolution).
+        detail: Detail = choice(Detail::Consistent) as "Resolution handling",
+        /// Samples per side of the grid the process runs on in full (consistent only). Finer builds refine from it (a quarter of the iterations at each finer level), coarser previews average it.
+        base_resolution: u32 = int(256, [64, 1024], [16, 8192], "") if detail in ["consistent"],
     }
 }
 
@@ -516,13 +521,14 @@ pub struct PipeHydraulic;
 impl Node for PipeHydraulic {
     type Params = PipeParams;
     /// Measured: 12.7 fields of scratch at 1024² (peak RSS, docs/reliability.md), rounded up.
-    const SCRATCH_FIELDS: u32 = 13;
+    // + 4 for the coarse-to-fine levels at the target size (start, change, drift, delta).
+    const SCRATCH_FIELDS: u32 = 13 + 4;
     const SPEC: NodeSpec = NodeSpec {
         id: "pipe_hydraulic_erosion",
         label: "Hydraulic erosion (pipe model)",
         category: Category::Erosion,
-        version: 1,
-        doc: "Shallow-water hydraulic erosion with virtual pipes (Mei et al. 2007, Šťava et al. 2008; cited in Lim, Tan & Bhojan 2022 §2.2): per step rain d += Δt·r (Eq. 1); flux through four pipes f ← max(0, f + Δt·A·g·Δh/l), scaled so no cell sends more than it holds (Eqs. 2–4); water and velocity from the net flux (Eqs. 5–9); capacity C = K_c·sin(α)·|v| (tilt floored at min_tilt), erosion K_s·(C − s) or deposition K_d·(s − C) (Eqs. 10–12); sediment carried with the outflowing water (conservative upwind transport instead of Mei's semi-Lagrangian Eq. 13, which loses mass); evaporation d ← d·(1 − K_e·Δt) (Eq. 14). Grid normalised as in the paper (l = A = 1, heights in cell units). Water and its sediment may leave through the map edge. Optional rain mask scales the rain. Outputs: height (with the suspended sediment settled), water depth, flow speed, erosion and deposition masks (each relative to its largest value).",
+        version: 2,
+        doc: "Shallow-water hydraulic erosion with virtual pipes (Mei et al. 2007, Šťava et al. 2008; cited in Lim, Tan & Bhojan 2022 §2.2): per step rain d += Δt·r (Eq. 1); flux through four pipes f ← max(0, f + Δt·A·g·Δh/l), scaled so no cell sends more than it holds (Eqs. 2–4); water and velocity from the net flux (Eqs. 5–9); capacity C = K_c·sin(α)·|v| (tilt floored at min_tilt), erosion K_s·(C − s) or deposition K_d·(s − C) (Eqs. 10–12); sediment carried with the outflowing water (conservative upwind transport instead of Mei's semi-Lagrangian Eq. 13, which loses mass); evaporation d ← d·(1 − K_e·Δt) (Eq. 14). Grid normalised as in the paper (l = A = 1, heights in cell units). Water and its sediment may leave through the map edge. Optional rain mask scales the rain. Outputs: height (with the suspended sediment settled), water depth, flow speed, erosion and deposition masks (each relative to its largest value). Resolution: by default (detail = consistent) the process runs in full at base_resolution (256²), where every parameter means what it does in Mei et al. 2007, and a finer build adds only detail below those cells (a quarter of the iterations at each doubling, its drift over the coarser cells taken out), so a preview and a build show the same terrain (orogen parity); detail = native runs it once at the resolution being built.",
         inputs: &[
             PortSpec::height("in", "Terrain to erode."),
             PortSpec::mask("rain", "Where it rains (× rain); uniform when not connected.").optional(),
@@ -537,60 +543,85 @@ impl Node for PipeHydraulic {
     };
 
     fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &PipeParams) -> Result<Vec<Field>, NodeError> {
-        let src = inputs.required(0)?;
-        let (w, h) = (src.width(), src.height());
-        let cell = ctx.cell_size_m() as f32;
-        let rain: Vec<f32> = inputs.get(1).map(|m| m.data().to_vec()).unwrap_or_default();
-        let k = PipeSettings {
-            dt: p.dt as f32,
-            rain: p.rain as f32,
-            g: p.g as f32,
-            kc: p.kc as f32,
-            ks: p.ks as f32,
-            kd: p.kd as f32,
-            ke: p.ke as f32,
-            min_tilt: p.min_tilt as f32,
-            friction: p.friction as f32,
-        };
-        let mut state = PipeState::new(src.data().iter().map(|v| v / cell).collect(), w, h);
-        let (start, scale) = state.mass();
-        let tolerance = 1e-3 * (scale + (w * h) as f64);
-        for it in 0..p.iterations {
-            ctx.check_cancel()?;
-            state.step(&k, &rain);
-            ctx.report((it + 1) as f32 / p.iterations.max(1) as f32);
-            // The scheme conserves material; when it does not any more, it has gone unstable
-            // (extreme Δt·g, K_c, K_s together — found by the random-graph test) and every
-            // further step makes the terrain more wrong. Refuse instead of returning it.
-            if it % 16 == 15 || it + 1 == p.iterations {
-                let (now, _) = state.mass();
-                if !now.is_finite() || (now - start).abs() > tolerance {
-                    return Err(NodeError::Failed(format!(
+        match p.detail {
+            Detail::Native => native(ctx, inputs, p),
+            Detail::Consistent => {
+                // Refinement: a quarter of the iterations at each finer level.
+                let refine = PipeParams {
+                    iterations: (p.iterations / 4).max(1),
+                    ..p.clone()
+                };
+                let extra = [Extra::State, Extra::State, Extra::Wear, Extra::Deposit];
+                levels::run(
+                    ctx,
+                    inputs,
+                    p,
+                    p.base_resolution as usize,
+                    native,
+                    &refine,
+                    &extra,
+                )
+            }
+        }
+    }
+}
+
+/// The process run once at the context's resolution (`detail = native`, and each level of
+/// the consistent mode).
+fn native(ctx: &EvalCtx, inputs: &Inputs, p: &PipeParams) -> Result<Vec<Field>, NodeError> {
+    let src = inputs.required(0)?;
+    let (w, h) = (src.width(), src.height());
+    let cell = ctx.cell_size_m() as f32;
+    let rain: Vec<f32> = inputs.get(1).map(|m| m.data().to_vec()).unwrap_or_default();
+    let k = PipeSettings {
+        dt: p.dt as f32,
+        rain: p.rain as f32,
+        g: p.g as f32,
+        kc: p.kc as f32,
+        ks: p.ks as f32,
+        kd: p.kd as f32,
+        ke: p.ke as f32,
+        min_tilt: p.min_tilt as f32,
+        friction: p.friction as f32,
+    };
+    let mut state = PipeState::new(src.data().iter().map(|v| v / cell).collect(), w, h);
+    let (start, scale) = state.mass();
+    let tolerance = 1e-3 * (scale + (w * h) as f64);
+    for it in 0..p.iterations {
+        ctx.check_cancel()?;
+        state.step(&k, &rain);
+        ctx.report((it + 1) as f32 / p.iterations.max(1) as f32);
+        // The scheme conserves material; when it does not any more, it has gone unstable
+        // (extreme Δt·g, K_c, K_s together — found by the random-graph test) and every
+        // further step makes the terrain more wrong. Refuse instead of returning it.
+        if it % 16 == 15 || it + 1 == p.iterations {
+            let (now, _) = state.mass();
+            if !now.is_finite() || (now - start).abs() > tolerance {
+                return Err(NodeError::Failed(format!(
                         "the pipe model became unstable after {} iterations (material is no longer conserved); \
                          lower dt (now {}), g, kc or ks",
                         it + 1,
                         p.dt
                     )));
-                }
             }
         }
-        let size = || NodeError::Failed("size".into());
-        let out: Vec<f32> = state
-            .bed()
-            .iter()
-            .zip(&state.sediment())
-            .map(|(b, s)| (b + s) * cell)
-            .collect();
-        let out = Field::from_vec(w, h, out).ok_or_else(size)?;
-        let water = Field::from_vec(w, h, state.water()).ok_or_else(size)?;
-        let flow = Field::from_vec(w, h, state.flow_speed()).ok_or_else(size)?;
-        let (wear, deposit) = super::change_masks(src, &out);
-        Ok(vec![
-            out,
-            super::relative(water),
-            super::relative(flow),
-            wear,
-            deposit,
-        ])
     }
+    let size = || NodeError::Failed("size".into());
+    let out: Vec<f32> = state
+        .bed()
+        .iter()
+        .zip(&state.sediment())
+        .map(|(b, s)| (b + s) * cell)
+        .collect();
+    let out = Field::from_vec(w, h, out).ok_or_else(size)?;
+    let water = Field::from_vec(w, h, state.water()).ok_or_else(size)?;
+    let flow = Field::from_vec(w, h, state.flow_speed()).ok_or_else(size)?;
+    let (wear, deposit) = super::change_masks(src, &out);
+    Ok(vec![
+        out,
+        super::relative(water),
+        super::relative(flow),
+        wear,
+        deposit,
+    ])
 }

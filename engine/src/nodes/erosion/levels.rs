@@ -8,15 +8,16 @@
 //! default, the same whatever is being built), and a finer build **adds detail** level by
 //! level:
 //!
-//! 1. `z₀` = the input brought to the base grid (area average); `e₀` = the node on `z₀`;
-//!    the change `Δ₀ = e₀ − z₀`.
+//! 1. `z₀` = the input evaluated at the base resolution (the graph upstream at that size:
+//!    exactly what a preview there sees); `e₀` = the node on `z₀`; the change `Δ₀ = e₀ − z₀`.
 //! 2. At each finer level (the base × 2, × 4, … and finally the target size): the input
 //!    brought to that grid plus the previous level's change upsampled (bilinear) is the
 //!    terrain the coarser levels made, with the input's own finer detail; the node runs on it
 //!    again with its *refinement* work (a fraction of its iterations, steps or droplets), and
-//!    of what that run changes only the part finer than the previous level's cells is kept
-//!    (the change minus its Gaussian blur at that cell size): the coarse levels' terrain is
-//!    not moved, only sharpened.
+//!    of what that run changes only the part finer than the previous level's cells is kept:
+//!    its drift — how far the change averaged over the previous level's cells has moved from
+//!    that level's change — is upsampled and taken out again. The coarse levels' change is
+//!    not moved, only sharpened, and a node that changes nothing changes nothing.
 //! 3. A target coarser than the base gets the base's change averaged down.
 //!
 //! So a 256² preview *is* the first level of every build; larger scales agree by construction,
@@ -28,7 +29,7 @@
 //! final height; state outputs (water, flow, drainage, rivers) come from the last level's run.
 
 use super::change_masks;
-use crate::field::{blur, Field};
+use crate::field::Field;
 use crate::node::{EvalCtx, Inputs, NodeError};
 use std::sync::Arc;
 
@@ -79,11 +80,19 @@ fn at_level<'a>(
         base_dir: ctx.base_dir,
         cancel: ctx.cancel,
         progress: report,
+        upstream: ctx.upstream,
     }
 }
 
-/// The node's inputs brought to `res`², with input 0 replaced by `first` when given.
-fn inputs_at(inputs: &Inputs, res: usize, first: Option<Field>) -> Vec<Option<Arc<Field>>> {
+/// The node's inputs at `res`², each evaluated there (the graph upstream of it at that
+/// resolution: exactly what a preview at `res`² sees), with input 0 replaced by `first` when
+/// given.
+fn inputs_at(
+    ctx: &EvalCtx,
+    inputs: &Inputs,
+    res: usize,
+    first: Option<Field>,
+) -> Result<Vec<Option<Arc<Field>>>, NodeError> {
     let mut first = first;
     inputs
         .fields
@@ -92,10 +101,10 @@ fn inputs_at(inputs: &Inputs, res: usize, first: Option<Field>) -> Vec<Option<Ar
         .map(|(i, f)| {
             if i == 0 {
                 if let Some(f) = first.take() {
-                    return Some(Arc::new(f));
+                    return Ok(Some(Arc::new(f)));
                 }
             }
-            f.as_ref().map(|f| Arc::new(f.resample(res, res)))
+            ctx.input_at(i, res, f.as_deref())
         })
         .collect()
 }
@@ -132,13 +141,18 @@ pub fn run<P>(
     // The base level, in full.
     let mut res = base;
     let mut last: Vec<Field>;
+    // What the levels so far changed, at the last level's resolution.
     let mut delta: Field;
     {
         let (w0, d0) = (weights[0] / total, done);
         let report = move |f: f32| ctx.report(d0 + w0 * f);
         let lctx = at_level(ctx, base, &report);
-        let z0 = input.resample(base, base);
-        let fields = inputs_at(inputs, base, Some(z0.clone()));
+        let fields = inputs_at(ctx, inputs, base, None)?;
+        let z0 = fields
+            .first()
+            .cloned()
+            .flatten()
+            .ok_or(NodeError::MissingInput("in"))?;
         let li = Inputs {
             spec: inputs.spec,
             fields: &fields,
@@ -155,23 +169,33 @@ pub fn run<P>(
     // Finer levels: sharpen, never move what the coarser levels made.
     for (k, &next) in plan.iter().enumerate().skip(1) {
         ctx.check_cancel()?;
-        let z = input.resample(next, next);
+        let mut fields = if next == target {
+            inputs.fields.to_vec()
+        } else {
+            inputs_at(ctx, inputs, next, None)?
+        };
+        let z = fields
+            .first()
+            .cloned()
+            .flatten()
+            .ok_or(NodeError::MissingInput("in"))?;
         let start = Field::zip_map(&z, &delta.resample(next, next), |z, d| z + d);
+        fields[0] = Some(Arc::new(start.clone()));
         let (wk, dk) = (weights[k] / total, done);
         let report = move |f: f32| ctx.report(dk + wk * f);
         let lctx = at_level(ctx, next, &report);
-        let fields = inputs_at(inputs, next, Some(start.clone()));
         let li = Inputs {
             spec: inputs.spec,
             fields: &fields,
         };
         last = native(&lctx, &li, refine)?;
-        // What the refinement changed, less its part coarser than the previous level's cells.
-        let change = Field::zip_map(&last[0], &start, |a, b| a - b);
-        let sigma_px = next as f64 / res as f64;
-        let coarse = blur::gaussian(&change, sigma_px);
-        delta = Field::zip3_map(&start, &change, &coarse, |s, c, l| s + c - l);
-        delta = Field::zip_map(&delta, &z, |e, z| e - z);
+        // Keep the refinement's detail, not its drift: whatever moved the change's means over
+        // the previous level's cells away from that level's change is taken out again (the
+        // difference averaged down to those cells, and back up), so this level's change
+        // averages down to the previous one's.
+        let change = Field::zip_map(&last[0], &z, |e, z| e - z);
+        let drift = Field::zip_map(&change.resample(res, res), &delta, |a, b| a - b);
+        delta = Field::zip_map(&change, &drift.resample(next, next), |c, d| c - d);
         res = next;
         done += wk;
     }

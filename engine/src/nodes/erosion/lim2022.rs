@@ -29,6 +29,7 @@
 //! map + small random noise; node offsets uniform in the tile.
 
 use super::flow::{self, NONE};
+use super::levels::{self, Detail, Extra};
 use crate::field::Field;
 use crate::node::{splitmix64, Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
 use rayon::prelude::*;
@@ -61,6 +62,10 @@ crate::params! {
         noise_m: f64 = float(0.01, [0.0, 1.0], [0.0, 1000.0], "m"),
         /// How far node positions wander inside their tiles: 1 = the paper's uniform [0, 1]².
         jitter: f64 = float(1.0, [0.0, 1.0], [0.0, 1.0], ""),
+        /// consistent: the same terrain at every resolution — the process runs in full at base_resolution and a finer build only adds detail below that grid's cells (a preview at the base resolution is a build's first level). native: Lim, Tan & Bhojan 2022's Algorithm 1 run once at the resolution being built (its tiles are the grid's cells, so the result depends on the resolution).
+        detail: Detail = choice(Detail::Consistent) as "Resolution handling",
+        /// Samples per side of the grid the process runs on in full (consistent only). Finer builds refine from it (a fifth of the iterations at each finer level), coarser previews average it.
+        base_resolution: u32 = int(256, [64, 1024], [16, 8192], "") if detail in ["consistent"],
     }
 }
 
@@ -722,13 +727,14 @@ impl Node for LimTanBhojan {
     type Params = LimParams;
     /// Measured: 16.1 fields of scratch at 1024² (peak RSS, docs/reliability.md), rounded up
     /// (session 5: +4.5 for the fixed neighbour distances, drainage countdown and leaf keys).
-    const SCRATCH_FIELDS: u32 = 17;
+    // + 4 for the coarse-to-fine levels at the target size (start, change, drift, delta).
+    const SCRATCH_FIELDS: u32 = 17 + 4;
     const SPEC: NodeSpec = NodeSpec {
         id: "lim_tan_bhojan_erosion",
         label: "Lim–Tan–Bhojan erosion",
         category: Category::Erosion,
-        version: 1,
-        doc: "Lim, Tan & Bhojan 2022 §3, Algorithm 1 per tick: 4-neighbour steepest drainage by total height between jittered nodes (§3.2); total drainage D = moisture + k_d·Σ D(tributaries) (§3.3); gorges carved between adjacent local minima through each minimum's lowest leaf, w = min(k_g·D, 1) (Eq. 1; the paper's max is a typo), gradient-constraint strength × (1 − w) along the gorge (§3.4); fluvial erosion Δh = k_e·D^n·s^m capped at the drop to the receiver (Eq. 2, §3.5); value constraint then gradient constraint towards the constraint map (§3.6); water reset to sea level (§3.7). The input is the height-constraint map (land starts equal to it plus small noise); value strength, gradient strength and moisture are constants, each multiplied by its mask input when connected. Heights in tile units (metres / cell size). Outputs: height, water (sea depth relative to the deepest), drainage (log-scaled, 1 = the largest).",
+        version: 2,
+        doc: "Lim, Tan & Bhojan 2022 §3, Algorithm 1 per tick: 4-neighbour steepest drainage by total height between jittered nodes (§3.2); total drainage D = moisture + k_d·Σ D(tributaries) (§3.3); gorges carved between adjacent local minima through each minimum's lowest leaf, w = min(k_g·D, 1) (Eq. 1; the paper's max is a typo), gradient-constraint strength × (1 − w) along the gorge (§3.4); fluvial erosion Δh = k_e·D^n·s^m capped at the drop to the receiver (Eq. 2, §3.5); value constraint then gradient constraint towards the constraint map (§3.6); water reset to sea level (§3.7). The input is the height-constraint map (land starts equal to it plus small noise); value strength, gradient strength and moisture are constants, each multiplied by its mask input when connected. Heights in tile units (metres / cell size). Outputs: height, water (sea depth relative to the deepest), drainage (log-scaled, 1 = the largest). Resolution: by default (detail = consistent) the process runs in full at base_resolution (256²), where every parameter means what it does in Lim, Tan & Bhojan 2022, and a finer build adds only detail below those cells (a fifth of the iterations at each doubling, its drift over the coarser cells taken out), so a preview and a build show the same terrain (orogen parity); detail = native runs it once at the resolution being built.",
         inputs: &[
             PortSpec::height("constraint", "Height-constraint map: the terrain the result stays close to."),
             PortSpec::mask("value_strength", "Value-constraint strength map (× value_strength).").optional(),
@@ -743,71 +749,96 @@ impl Node for LimTanBhojan {
     };
 
     fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &LimParams) -> Result<Vec<Field>, NodeError> {
-        let src = inputs.required(0)?;
-        let (w, h) = (src.width(), src.height());
-        let cell = ctx.cell_size_m() as f32;
-        let seed = ctx.rng_seed(p.seed);
-        let noise = p.noise_m as f32 / cell;
-        let constraint: Vec<f32> = src
-            .data()
-            .par_iter()
-            .enumerate()
-            .map(|(i, &v)| {
-                let u = (splitmix64(seed ^ 0xA5A5 ^ splitmix64(i as u64)) >> 40) as f32
-                    / (1u64 << 24) as f32;
-                v / cell + noise * (u - 0.5)
-            })
-            .collect();
-        let field_or = |index: usize, scale: f64| -> Vec<f32> {
-            match inputs.get(index) {
-                Some(f) => f.data().iter().map(|&m| m * scale as f32).collect(),
-                None => vec![scale as f32; w * h],
+        match p.detail {
+            Detail::Native => native(ctx, inputs, p),
+            Detail::Consistent => {
+                // Refinement: a fifth of the iterations at each finer level.
+                let refine = LimParams {
+                    iterations: (p.iterations / 5).max(1),
+                    ..p.clone()
+                };
+                let extra = [Extra::State, Extra::State];
+                levels::run(
+                    ctx,
+                    inputs,
+                    p,
+                    p.base_resolution as usize,
+                    native,
+                    &refine,
+                    &extra,
+                )
             }
-        };
-        let sea = (ctx.world.height_min_m + p.sea_level * ctx.world.height_span_m()) as f32 / cell;
-        let mut sim = Lim::new(
-            constraint,
-            field_or(1, p.value_strength),
-            field_or(2, p.gradient_strength),
-            field_or(3, p.moisture),
-            w,
-            h,
-            seed,
-            p.jitter as f32,
-            sea,
-        );
-        let k = LimSettings {
-            kd: p.kd as f32,
-            kg: p.kg as f32,
-            ke: p.ke as f32,
-            n: p.n as f32,
-            m: p.m as f32,
-            sea,
-        };
-        sim.cancel = ctx.cancel.clone();
-        for it in 0..p.iterations {
-            ctx.check_cancel()?;
-            sim.step(&k);
-            ctx.check_cancel()?;
-            ctx.report((it + 1) as f32 / p.iterations.max(1) as f32);
         }
-        if p.iterations == 0 {
-            sim.total_drainage(k.kd);
-        }
-        let size = || NodeError::Failed("size".into());
-        let out =
-            Field::from_vec(w, h, sim.land.iter().map(|v| v * cell).collect()).ok_or_else(size)?;
-        let water = Field::from_vec(w, h, sim.water).ok_or_else(size)?;
-        let top = libm::log1pf(sim.drainage.iter().copied().fold(0.0f32, f32::max)).max(1e-9);
-        let drainage = Field::from_vec(
-            w,
-            h,
-            sim.drainage
-                .iter()
-                .map(|&d| crate::node::unit(libm::log1pf(d) / top))
-                .collect(),
-        )
-        .ok_or_else(size)?;
-        Ok(vec![out, super::relative(water), drainage])
     }
+}
+
+/// The process run once at the context's resolution (`detail = native`, and each level of
+/// the consistent mode).
+fn native(ctx: &EvalCtx, inputs: &Inputs, p: &LimParams) -> Result<Vec<Field>, NodeError> {
+    let src = inputs.required(0)?;
+    let (w, h) = (src.width(), src.height());
+    let cell = ctx.cell_size_m() as f32;
+    let seed = ctx.rng_seed(p.seed);
+    let noise = p.noise_m as f32 / cell;
+    let constraint: Vec<f32> = src
+        .data()
+        .par_iter()
+        .enumerate()
+        .map(|(i, &v)| {
+            let u = (splitmix64(seed ^ 0xA5A5 ^ splitmix64(i as u64)) >> 40) as f32
+                / (1u64 << 24) as f32;
+            v / cell + noise * (u - 0.5)
+        })
+        .collect();
+    let field_or = |index: usize, scale: f64| -> Vec<f32> {
+        match inputs.get(index) {
+            Some(f) => f.data().iter().map(|&m| m * scale as f32).collect(),
+            None => vec![scale as f32; w * h],
+        }
+    };
+    let sea = (ctx.world.height_min_m + p.sea_level * ctx.world.height_span_m()) as f32 / cell;
+    let mut sim = Lim::new(
+        constraint,
+        field_or(1, p.value_strength),
+        field_or(2, p.gradient_strength),
+        field_or(3, p.moisture),
+        w,
+        h,
+        seed,
+        p.jitter as f32,
+        sea,
+    );
+    let k = LimSettings {
+        kd: p.kd as f32,
+        kg: p.kg as f32,
+        ke: p.ke as f32,
+        n: p.n as f32,
+        m: p.m as f32,
+        sea,
+    };
+    sim.cancel = ctx.cancel.clone();
+    for it in 0..p.iterations {
+        ctx.check_cancel()?;
+        sim.step(&k);
+        ctx.check_cancel()?;
+        ctx.report((it + 1) as f32 / p.iterations.max(1) as f32);
+    }
+    if p.iterations == 0 {
+        sim.total_drainage(k.kd);
+    }
+    let size = || NodeError::Failed("size".into());
+    let out =
+        Field::from_vec(w, h, sim.land.iter().map(|v| v * cell).collect()).ok_or_else(size)?;
+    let water = Field::from_vec(w, h, sim.water).ok_or_else(size)?;
+    let top = libm::log1pf(sim.drainage.iter().copied().fold(0.0f32, f32::max)).max(1e-9);
+    let drainage = Field::from_vec(
+        w,
+        h,
+        sim.drainage
+            .iter()
+            .map(|&d| crate::node::unit(libm::log1pf(d) / top))
+            .collect(),
+    )
+    .ok_or_else(size)?;
+    Ok(vec![out, super::relative(water), drainage])
 }

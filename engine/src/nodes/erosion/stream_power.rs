@@ -33,6 +33,7 @@
 
 use super::diffusion::Diffusion;
 use super::flow::{self, NONE};
+use super::levels::{self, Detail, Extra};
 use crate::field::Field;
 use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
 use rayon::prelude::*;
@@ -63,6 +64,10 @@ crate::params! {
         steps: u32 = int(100, [1, 500], [0, 100_000], ""),
         /// Drainage area from which the rivers mask reaches 1 (it fades in from a quarter of it).
         river_area_km2: f64 = float(2.0, [0.1, 50.0], [0.0, 1_000_000.0], "km²"),
+        /// consistent: the same terrain at every resolution — the process runs in full at base_resolution and a finer build only adds detail below that grid's cells (a preview at the base resolution is a build's first level). native: the stream-power law run once at the resolution being built (drainage areas and slopes are counted over cells, so hillslope-scale results depend on the resolution).
+        detail: Detail = choice(Detail::Consistent) as "Resolution handling",
+        /// Samples per side of the grid the process runs on in full (consistent only). Finer builds refine from it (a fifth of the steps at each finer level), coarser previews average it.
+        base_resolution: u32 = int(256, [64, 1024], [16, 8192], "") if detail in ["consistent"],
     }
 }
 
@@ -622,13 +627,14 @@ impl Node for StreamPowerErosion {
     /// hillslope diffusion 0.01 m²/yr (most cells drain to pits every step); a build of
     /// near-white noise at 1024² (value noise of 20 m features on 50 m cells, 20 steps)
     /// 164 MiB against an estimate of 173 MiB.
-    const SCRATCH_FIELDS: u32 = 20;
+    // + 4 for the coarse-to-fine levels at the target size (start, change, drift, delta).
+    const SCRATCH_FIELDS: u32 = 20 + 4;
     const SPEC: NodeSpec = NodeSpec {
         id: "stream_power_erosion",
         label: "Stream power + uplift",
         category: Category::Erosion,
-        version: 1,
-        doc: "Uplift against river incision (Cordonnier et al. 2016, as summarised by Lim, Tan & Bhojan 2022 §2.3), solved implicitly (Braun & Willett 2013, unconditionally stable, as FastScape). Per step: uplift U·Δt (U = uplift_m_per_yr × uplift map; the border is the fixed base level); depressions resolved over the graph of pit basins joined at their lowest passes (Cordonnier et al. 2016's basin tree; the lake levels equal a priority flood's), so every river reaches the map edge; jittered node per cell, steepest-descent receiver among 8 neighbours on the filled surface (cells under a spill level are lakes: not cut, their water routed to the pit and out over the pass); drainage area A accumulated downstream; incision k·A^m·s^n with the implicit update h ← (h + F·h_r)/(1 + F), F = k·Δt·A^m/d (Newton iterations when n ≠ 1); optional hillslope diffusion κ·∇²h (FastScape's hillslope term, not in Lim, Tan & Bhojan 2022), implicit one direction at a time, the border fixed. The uplift input is read as a factor (input − height_min)/(height span): a mask gives its own value, a height map its relative height. Outputs: height (m), drainage (log of the area, 1 = the largest), rivers (1 where the area exceeds river_area_km2, fading in from a quarter of it; 0 under lakes).",
+        version: 2,
+        doc: "Uplift against river incision (Cordonnier et al. 2016, as summarised by Lim, Tan & Bhojan 2022 §2.3), solved implicitly (Braun & Willett 2013, unconditionally stable, as FastScape). Per step: uplift U·Δt (U = uplift_m_per_yr × uplift map; the border is the fixed base level); depressions resolved over the graph of pit basins joined at their lowest passes (Cordonnier et al. 2016's basin tree; the lake levels equal a priority flood's), so every river reaches the map edge; jittered node per cell, steepest-descent receiver among 8 neighbours on the filled surface (cells under a spill level are lakes: not cut, their water routed to the pit and out over the pass); drainage area A accumulated downstream; incision k·A^m·s^n with the implicit update h ← (h + F·h_r)/(1 + F), F = k·Δt·A^m/d (Newton iterations when n ≠ 1); optional hillslope diffusion κ·∇²h (FastScape's hillslope term, not in Lim, Tan & Bhojan 2022), implicit one direction at a time, the border fixed. The uplift input is read as a factor (input − height_min)/(height span): a mask gives its own value, a height map its relative height. Outputs: height (m), drainage (log of the area, 1 = the largest), rivers (1 where the area exceeds river_area_km2, fading in from a quarter of it; 0 under lakes). Resolution: by default (detail = consistent) the process runs in full at base_resolution (256²), where every parameter means what it does in Cordonnier et al. 2016 and Braun & Willett 2013, and a finer build adds only detail below those cells (a fifth of the steps at each doubling, its drift over the coarser cells taken out), so a preview and a build show the same terrain (orogen parity); detail = native runs it once at the resolution being built.",
         inputs: &[
             PortSpec::height("in", "Initial terrain."),
             PortSpec::height("uplift", "Uplift map (mask or height); uniform when not connected.").optional(),
@@ -645,72 +651,97 @@ impl Node for StreamPowerErosion {
         inputs: &Inputs,
         p: &StreamPowerParams,
     ) -> Result<Vec<Field>, NodeError> {
-        let src = inputs.required(0)?;
-        let (w, h) = (src.width(), src.height());
-        let (lo, span) = (
-            ctx.world.height_min_m as f32,
-            ctx.world.height_span_m() as f32,
-        );
-        let u = p.uplift_m_per_yr as f32;
-        let uplift: Vec<f32> = match inputs.get(1) {
-            Some(f) => f
-                .data()
-                .iter()
-                .map(|&v| u * ((v - lo) / span).max(0.0))
-                .collect(),
-            None => vec![u; w * h],
-        };
-        let settings = SplSettings {
-            k: p.k,
-            m: p.m,
-            n: p.n,
-            dt: p.dt_years,
-            kd: p.diffusivity_m2_per_yr,
-        };
-        let mut sim = StreamPower::new(
-            src.data().to_vec(),
-            uplift,
-            w,
-            h,
-            ctx.cell_size_m(),
-            ctx.rng_seed(p.seed),
-            p.jitter as f32,
-        );
-        sim.cancel = ctx.cancel.clone();
-        for s in 0..p.steps {
-            ctx.check_cancel()?;
-            // The drainage areas are read for the outputs only.
-            sim.keep_areas = s + 1 == p.steps;
-            sim.step(&settings);
-            ctx.check_cancel()?;
-            ctx.report((s + 1) as f32 / p.steps.max(1) as f32);
+        match p.detail {
+            Detail::Native => native(ctx, inputs, p),
+            Detail::Consistent => {
+                // Refinement: a fifth of the steps at each finer level.
+                let refine = StreamPowerParams {
+                    steps: (p.steps / 5).max(1),
+                    ..p.clone()
+                };
+                let extra = [Extra::State, Extra::State];
+                levels::run(
+                    ctx,
+                    inputs,
+                    p,
+                    p.base_resolution as usize,
+                    native,
+                    &refine,
+                    &extra,
+                )
+            }
         }
-        let size = || NodeError::Failed("size".into());
-        let cell_area = sim.cell * sim.cell;
-        let area: Vec<f64> = (0..w * h).map(|i| sim.area(i)).collect();
-        let top = area.iter().copied().fold(cell_area, f64::max);
-        let log_top = libm::log(top / cell_area).max(1e-9);
-        let drainage: Vec<f32> = area
-            .iter()
-            .map(|&a| crate::node::unit((libm::log(a / cell_area) / log_top) as f32))
-            .collect();
-        let threshold = (p.river_area_km2 * 1e6).max(cell_area);
-        // Rivers run on land: cells under a lake are water bodies, not channels.
-        let rivers: Vec<f32> = area
-            .iter()
-            .zip(sim.z.iter().zip(&sim.filled))
-            .map(|(&a, (z, level))| {
-                if z < level {
-                    0.0
-                } else {
-                    crate::node::unit((1.0 + libm::log2(a / threshold) / 2.0) as f32)
-                }
-            })
-            .collect();
-        Ok(vec![
-            Field::from_vec(w, h, sim.z).ok_or_else(size)?,
-            Field::from_vec(w, h, drainage).ok_or_else(size)?,
-            Field::from_vec(w, h, rivers).ok_or_else(size)?,
-        ])
     }
+}
+
+/// The process run once at the context's resolution (`detail = native`, and each level of
+/// the consistent mode).
+fn native(ctx: &EvalCtx, inputs: &Inputs, p: &StreamPowerParams) -> Result<Vec<Field>, NodeError> {
+    let src = inputs.required(0)?;
+    let (w, h) = (src.width(), src.height());
+    let (lo, span) = (
+        ctx.world.height_min_m as f32,
+        ctx.world.height_span_m() as f32,
+    );
+    let u = p.uplift_m_per_yr as f32;
+    let uplift: Vec<f32> = match inputs.get(1) {
+        Some(f) => f
+            .data()
+            .iter()
+            .map(|&v| u * ((v - lo) / span).max(0.0))
+            .collect(),
+        None => vec![u; w * h],
+    };
+    let settings = SplSettings {
+        k: p.k,
+        m: p.m,
+        n: p.n,
+        dt: p.dt_years,
+        kd: p.diffusivity_m2_per_yr,
+    };
+    let mut sim = StreamPower::new(
+        src.data().to_vec(),
+        uplift,
+        w,
+        h,
+        ctx.cell_size_m(),
+        ctx.rng_seed(p.seed),
+        p.jitter as f32,
+    );
+    sim.cancel = ctx.cancel.clone();
+    for s in 0..p.steps {
+        ctx.check_cancel()?;
+        // The drainage areas are read for the outputs only.
+        sim.keep_areas = s + 1 == p.steps;
+        sim.step(&settings);
+        ctx.check_cancel()?;
+        ctx.report((s + 1) as f32 / p.steps.max(1) as f32);
+    }
+    let size = || NodeError::Failed("size".into());
+    let cell_area = sim.cell * sim.cell;
+    let area: Vec<f64> = (0..w * h).map(|i| sim.area(i)).collect();
+    let top = area.iter().copied().fold(cell_area, f64::max);
+    let log_top = libm::log(top / cell_area).max(1e-9);
+    let drainage: Vec<f32> = area
+        .iter()
+        .map(|&a| crate::node::unit((libm::log(a / cell_area) / log_top) as f32))
+        .collect();
+    let threshold = (p.river_area_km2 * 1e6).max(cell_area);
+    // Rivers run on land: cells under a lake are water bodies, not channels.
+    let rivers: Vec<f32> = area
+        .iter()
+        .zip(sim.z.iter().zip(&sim.filled))
+        .map(|(&a, (z, level))| {
+            if z < level {
+                0.0
+            } else {
+                crate::node::unit((1.0 + libm::log2(a / threshold) / 2.0) as f32)
+            }
+        })
+        .collect();
+    Ok(vec![
+        Field::from_vec(w, h, sim.z).ok_or_else(size)?,
+        Field::from_vec(w, h, drainage).ok_or_else(size)?,
+        Field::from_vec(w, h, rivers).ok_or_else(size)?,
+    ])
 }

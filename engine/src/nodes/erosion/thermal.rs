@@ -342,6 +342,8 @@ fn step(
 
 impl Node for Thermal {
     type Params = ThermalParams;
+    // The two height buffers, + 4 for the coarse-to-fine levels at the target size.
+    const SCRATCH_FIELDS: u32 = 2 + 4;
     const SPEC: NodeSpec = NodeSpec {
         id: "thermal_erosion",
         label: "Thermal erosion",
