@@ -974,3 +974,112 @@ fn cli_check_build_and_exit_codes() {
         Some(Registry::builtin().defs().len())
     );
 }
+
+/// Region evaluation: a window of the grid, evaluated alone (each node over what its
+/// consumers read, its footprint added), gives the very bits of the whole-map build there —
+/// for every example graph whose nodes are all local (generators, combiners, warps, blurs,
+/// slopes: `shaping.json` has them all), on uneven windows, interior and at the map's edges.
+#[test]
+fn a_window_of_a_local_graph_is_bit_identical_to_the_whole_map() {
+    use orogen::node::{Footprint, Window};
+    let n = 200;
+    let windows = [
+        Window {
+            x0: 0,
+            y0: 0,
+            width: 70,
+            height: 90,
+        },
+        Window {
+            x0: 70,
+            y0: 37,
+            width: 61,
+            height: 80,
+        },
+        Window {
+            x0: 131,
+            y0: 117,
+            width: 69,
+            height: 83,
+        },
+        Window {
+            x0: 13,
+            y0: 150,
+            width: 187,
+            height: 11,
+        },
+    ];
+    let mut checked = Vec::new();
+    let mut failures = Vec::new();
+    for path in example_graphs() {
+        let g = load(&path);
+        let cell = g.world.cell_size_m(n);
+        if g.nodes
+            .iter()
+            .any(|x| x.def.footprint(&x.params, cell, n) == Footprint::Global)
+        {
+            continue;
+        }
+        checked.push(
+            path.file_name()
+                .map(|f| f.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        );
+        let whole = Evaluator::new()
+            .evaluate(
+                &g,
+                &EvalOptions {
+                    resolution: Some(n),
+                    base_dir: path.parent(),
+                    ..EvalOptions::default()
+                },
+            )
+            .expect("whole map");
+        for w in windows {
+            let part = Evaluator::new()
+                .evaluate(
+                    &g,
+                    &EvalOptions {
+                        resolution: Some(n),
+                        base_dir: path.parent(),
+                        window: Some(w),
+                        ..EvalOptions::default()
+                    },
+                )
+                .expect("window");
+            for (name, r) in &g.outputs {
+                let a = whole.field(&g, r).expect("whole");
+                let b = part.field(&g, r).expect("part");
+                let want = Window::full(n).crop(&a, &w);
+                let same = want
+                    .data()
+                    .iter()
+                    .zip(b.data())
+                    .all(|(x, y)| x.to_bits() == y.to_bits());
+                if !(same && b.width() == w.width && b.height() == w.height) {
+                    let diffs = want
+                        .data()
+                        .iter()
+                        .zip(b.data())
+                        .filter(|(x, y)| x.to_bits() != y.to_bits())
+                        .count();
+                    let maxd = want
+                        .data()
+                        .iter()
+                        .zip(b.data())
+                        .map(|(x, y)| (x - y).abs())
+                        .fold(0.0f32, f32::max);
+                    failures.push(format!(
+                        "{}: {name} in {w:?}: {diffs} cells, max {maxd}",
+                        path.display()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+    assert!(
+        checked.len() >= 3 && checked.iter().any(|c| c == "shaping.json"),
+        "local example graphs checked: {checked:?}"
+    );
+}

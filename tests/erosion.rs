@@ -774,6 +774,7 @@ fn erosion_nodes_stop_soon_after_cancellation() {
             let report = |f: f32| progress.store(f.to_bits(), Ordering::Relaxed);
             let ctx = EvalCtx {
                 resolution: 256,
+                window: orogen::node::Window::full(256),
                 world,
                 graph_seed: 1,
                 node_id: "e",

@@ -232,6 +232,8 @@ fn run(
                 progress: Some(&on_progress),
                 base_dir: job.base_dir.as_deref(),
                 keep_all: true,
+                window: None,
+                coarse: None,
             };
             let run = |ev: &mut Evaluator| ev.evaluate(graph, &opts);
             let result = match &pool {

@@ -34,6 +34,7 @@ pub fn node_runner(
         let cancel = orogen::eval::CancelToken::new();
         let ctx = orogen::node::EvalCtx {
             resolution: n,
+            window: orogen::node::Window::full(n),
             world,
             graph_seed: 1,
             node_id: "n",

@@ -283,6 +283,8 @@ pub fn build(graph: &Graph, opts: &BuildOptions) -> Result<BuildReport, BuildErr
                 progress: opts.progress,
                 base_dir: opts.graph_file.and_then(Path::parent),
                 keep_all: false,
+                window: None,
+                coarse: None,
             },
         )
         .map_err(BuildError::Invalid)?;

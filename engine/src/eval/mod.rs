@@ -14,7 +14,7 @@ pub use cache::Cache;
 
 use crate::field::Field;
 use crate::graph::{Diagnostic, Graph, PortRef};
-use crate::node::{Coercion, EvalCtx, NodeError};
+use crate::node::{Coercion, EvalCtx, Footprint, NodeError, Window};
 use rayon::prelude::*;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -74,6 +74,13 @@ pub struct EvalOptions<'a> {
     /// Keep every computed field in the result (editor previews), instead of freeing
     /// intermediates once their last consumer has run (headless builds).
     pub keep_all: bool,
+    /// Compute only this part of the grid (a tile); `None`: the whole grid. Every node then
+    /// works on the part its consumers need (its footprint added), and global nodes take
+    /// their whole-world result from `coarse`.
+    pub window: Option<Window>,
+    /// The global nodes' results over the whole world at a coarse size (see [`Coarse`]);
+    /// required when `window` is set and a global node is needed.
+    pub coarse: Option<&'a Coarse>,
 }
 
 impl Default for EvalOptions<'_> {
@@ -85,8 +92,140 @@ impl Default for EvalOptions<'_> {
             progress: None,
             base_dir: None,
             keep_all: false,
+            window: None,
+            coarse: None,
         }
     }
+}
+
+/// The results of the global nodes (footprint [`Footprint::Global`]: erosion, normalisation)
+/// over the whole world at `resolution`², for tiled evaluation: each node's inputs and
+/// outputs there. A tile takes from them what the node did, as a change carried onto its
+/// own finer input (see [`Evaluator::evaluate`]).
+#[derive(Debug, Default)]
+pub struct Coarse {
+    pub resolution: usize,
+    /// Node id → its inputs and outputs at the coarse size.
+    pub nodes: BTreeMap<String, CoarseNode>,
+}
+
+/// One global node's fields over the whole world at [`Coarse::resolution`]².
+#[derive(Debug)]
+pub struct CoarseNode {
+    /// Its input fields (coerced to the port's kind), `None` where a port is unwired.
+    pub inputs: Vec<Option<Arc<Field>>>,
+    /// Its output fields.
+    pub outputs: NodeFields,
+}
+
+impl Coarse {
+    /// Evaluates the whole graph at `resolution`² (every node needed by `targets`) and keeps
+    /// each global node's inputs and outputs. The rest is dropped.
+    pub fn evaluate(
+        graph: &Graph,
+        resolution: usize,
+        targets: &Targets,
+        opts: &EvalOptions,
+    ) -> Result<Self, String> {
+        let res = Evaluator::new()
+            .evaluate(
+                graph,
+                &EvalOptions {
+                    resolution: Some(resolution),
+                    targets: targets.clone(),
+                    cancel: opts.cancel.clone(),
+                    progress: opts.progress,
+                    base_dir: opts.base_dir,
+                    keep_all: true,
+                    window: None,
+                    coarse: None,
+                },
+            )
+            .map_err(|d| {
+                d.iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            })?;
+        let cell = graph.world.cell_size_m(resolution);
+        let mut nodes = BTreeMap::new();
+        for n in &graph.nodes {
+            if n.def.footprint(&n.params, cell, resolution) != Footprint::Global {
+                continue;
+            }
+            let Some(out) = res.fields.get(&n.id) else {
+                continue;
+            };
+            let inputs = n
+                .def
+                .spec
+                .inputs
+                .iter()
+                .zip(&n.inputs)
+                .map(|(port, r)| {
+                    let r = r.as_ref()?;
+                    let f = res.field(graph, r)?;
+                    let kind = graph.output_kind(r)?;
+                    Some(Coercion::between(kind, port.kind)?.apply(&f, &graph.world))
+                })
+                .collect();
+            nodes.insert(
+                n.id.clone(),
+                CoarseNode {
+                    inputs,
+                    outputs: Arc::clone(out),
+                },
+            );
+        }
+        Ok(Self { resolution, nodes })
+    }
+}
+
+/// Where each node of a windowed evaluation works: `out` is what its consumers need, `eval`
+/// what it computes (`out` plus its footprint; for global nodes `out`).
+#[derive(Clone, Copy, Debug)]
+struct Span {
+    out: Window,
+    eval: Window,
+    global: bool,
+}
+
+/// The windows every needed node works on for `want` of the targets (backwards through
+/// the plan: a node covers the union of what its consumers read).
+fn spans(
+    graph: &Graph,
+    plan: &crate::graph::Plan,
+    needed: &[bool],
+    target: &[bool],
+    sources: &[Vec<usize>],
+    resolution: usize,
+    want: Window,
+) -> Vec<Option<Span>> {
+    let cell = graph.world.cell_size_m(resolution);
+    let mut out: Vec<Option<Window>> = (0..graph.nodes.len())
+        .map(|i| target[i].then_some(want))
+        .collect();
+    let mut spans = vec![None; graph.nodes.len()];
+    for &i in plan.waves.iter().flatten().rev() {
+        let (true, Some(w)) = (needed[i], out[i]) else {
+            continue;
+        };
+        let n = &graph.nodes[i];
+        let fp = n.def.footprint(&n.params, cell, resolution);
+        let eval = match fp {
+            Footprint::Pointwise | Footprint::Global => w,
+            Footprint::Stencil(r) => w.expand(r, resolution),
+        };
+        spans[i] = Some(Span {
+            out: w,
+            eval,
+            global: fp == Footprint::Global,
+        });
+        for &s in &sources[i] {
+            out[s] = Some(out[s].map_or(eval, |o| o.union(&eval)));
+        }
+    }
+    spans
 }
 
 /// The outcome of an evaluation.
@@ -213,6 +352,7 @@ fn node_key(
     resolution: usize,
     base_dir: Option<&Path>,
     keys: &[Option<Key>],
+    window: Option<Window>,
 ) -> Key {
     let n = &graph.nodes[i];
     let mut h = blake3::Hasher::new();
@@ -249,6 +389,12 @@ fn node_key(
         }
     }
     h.update(&(resolution as u64).to_le_bytes());
+    if let Some(w) = window {
+        // A tile: which part of the grid (a whole-map key has no window, as before).
+        for v in [w.x0, w.y0, w.width, w.height] {
+            h.update(&(v as u64).to_le_bytes());
+        }
+    }
     h.update(&graph.seed.to_le_bytes());
     for w in [
         graph.world.size_m,
@@ -288,6 +434,8 @@ fn upstream_at(
                 progress: None,
                 base_dir: opts.base_dir,
                 keep_all: false,
+                window: None,
+                coarse: None,
             },
         )
         .map_err(|_| missing.clone())?;
@@ -355,13 +503,33 @@ impl Evaluator {
             needed,
             mut consumers,
         } = Demand::new(graph, &opts.targets);
+        let full = Window::full(resolution);
+        let windowed = opts.window.filter(|w| *w != full);
+        let spans: Vec<Option<Span>> = match windowed {
+            Some(want) => spans(graph, &plan, &needed, &target, &sources, resolution, want),
+            None => vec![
+                Some(Span {
+                    out: full,
+                    eval: full,
+                    global: false,
+                });
+                count
+            ],
+        };
         let sources = |i: usize| sources[i].iter().copied();
 
         // Keys in topological order.
         let mut keys: Vec<Option<Key>> = vec![None; count];
         for &i in plan.waves.iter().flatten() {
             if needed[i] {
-                keys[i] = Some(node_key(graph, i, resolution, opts.base_dir, &keys));
+                keys[i] = Some(node_key(
+                    graph,
+                    i,
+                    resolution,
+                    opts.base_dir,
+                    &keys,
+                    windowed,
+                ));
             }
         }
 
@@ -424,7 +592,12 @@ impl Evaluator {
                 .par_iter()
                 .map(|&i| {
                     let t0 = Instant::now();
-                    let r = Self::run_node(graph, i, resolution, opts, &live);
+                    let r = match spans[i] {
+                        Some(sp) if windowed.is_some() => {
+                            Self::run_windowed(graph, i, resolution, opts, &live, &spans, sp)
+                        }
+                        _ => Self::run_node(graph, i, resolution, opts, &live),
+                    };
                     (i, r, t0.elapsed())
                 })
                 .collect();
@@ -463,12 +636,165 @@ impl Evaluator {
             }
         }
 
-        for (i, fields) in live {
+        for (i, mut fields) in live {
             if target[i] || opts.keep_all {
+                // A target that also feeds other nodes was computed over their larger
+                // window; hand back exactly the window asked for.
+                if let (Some(want), Some(sp)) = (windowed, spans[i]) {
+                    if target[i] && sp.out != want && sp.out.contains(&want) {
+                        fields = fields
+                            .iter()
+                            .map(|f| Arc::new(sp.out.crop(f, &want)))
+                            .collect();
+                    }
+                }
                 result.fields.insert(graph.nodes[i].id.clone(), fields);
             }
         }
         Ok(result)
+    }
+
+    /// A node of a windowed evaluation: its inputs cut to what it reads, the node run on
+    /// that, its outputs cut to what its consumers need; a global node carries its
+    /// whole-world change at the coarse size onto its inputs here instead.
+    fn run_windowed(
+        graph: &Graph,
+        i: usize,
+        resolution: usize,
+        opts: &EvalOptions,
+        live: &HashMap<usize, NodeFields>,
+        spans: &[Option<Span>],
+        sp: Span,
+    ) -> Result<Vec<Field>, NodeError> {
+        let n = &graph.nodes[i];
+        let spec = &n.def.spec;
+        let mut inputs = Vec::with_capacity(spec.inputs.len());
+        for (port, r) in spec.inputs.iter().zip(&n.inputs) {
+            let field = match r {
+                None => None,
+                Some(r) => {
+                    let missing = || NodeError::MissingInput(port.name);
+                    let src = graph.index_of(&r.node).ok_or_else(missing)?;
+                    let oi = graph.nodes[src]
+                        .def
+                        .output_index(&r.output)
+                        .ok_or_else(missing)?;
+                    let f = live
+                        .get(&src)
+                        .and_then(|fs| fs.get(oi))
+                        .ok_or_else(missing)?;
+                    let from = spans[src].ok_or_else(missing)?.out;
+                    let kind = graph.output_kind(r).ok_or_else(missing)?;
+                    let coerce = Coercion::between(kind, port.kind).ok_or_else(missing)?;
+                    let cut = Arc::new(from.crop(f, &sp.eval));
+                    Some(coerce.apply(&cut, &graph.world))
+                }
+            };
+            inputs.push(field);
+        }
+        if sp.global {
+            return Self::carry_global(graph, i, resolution, opts, &inputs, sp.out);
+        }
+        let report = |fraction: f32| {
+            if let Some(p) = opts.progress {
+                p(ProgressEvent::Progress {
+                    node: &n.id,
+                    fraction,
+                });
+            }
+        };
+        let ctx = EvalCtx {
+            resolution,
+            window: sp.eval,
+            world: graph.world,
+            graph_seed: graph.seed,
+            node_id: &n.id,
+            base_dir: opts.base_dir,
+            cancel: &opts.cancel,
+            progress: &report,
+            upstream: None,
+        };
+        if let Some(p) = opts.progress {
+            p(ProgressEvent::Started { node: &n.id });
+        }
+        let out = n.def.eval(&ctx, &inputs, &n.params).and_then(|fields| {
+            if fields.len() != spec.outputs.len()
+                || fields
+                    .iter()
+                    .any(|f| f.width() != sp.eval.width || f.height() != sp.eval.height)
+            {
+                return Err(NodeError::Failed(format!(
+                    "internal error: {} returned fields of the wrong count or size for a tile",
+                    spec.id
+                )));
+            }
+            Ok(fields.iter().map(|f| sp.eval.crop(f, &sp.out)).collect())
+        });
+        if let Some(p) = opts.progress {
+            p(ProgressEvent::Finished {
+                node: &n.id,
+                ok: out.is_ok(),
+            });
+        }
+        out
+    }
+
+    /// A global node in a tile: its height outputs are this tile's input plus the change the
+    /// node made over the whole world at the coarse size (upsampled to the tile's cells: the
+    /// same value wherever a cell is computed, so neighbouring tiles agree on the cells they
+    /// share); its other outputs are its whole-world outputs upsampled.
+    fn carry_global(
+        graph: &Graph,
+        i: usize,
+        resolution: usize,
+        opts: &EvalOptions,
+        inputs: &[Option<Arc<Field>>],
+        w: Window,
+    ) -> Result<Vec<Field>, NodeError> {
+        let n = &graph.nodes[i];
+        let no_coarse = || {
+            NodeError::Failed(format!(
+                "internal error: \"{}\" needs the whole map; a tiled build evaluates it at a coarse size first",
+                n.id
+            ))
+        };
+        let CoarseNode {
+            inputs: c_inputs,
+            outputs: c_out,
+        } = opts
+            .coarse
+            .and_then(|c| c.nodes.get(&n.id))
+            .ok_or_else(no_coarse)?;
+        let up =
+            |f: &Field| f.resample_bilinear_window(resolution, (w.x0, w.y0, w.width, w.height));
+        // The first height input: what the node changes.
+        let first = n
+            .def
+            .spec
+            .inputs
+            .iter()
+            .position(|p| p.kind == crate::node::PortKind::Height);
+        let mut out = Vec::with_capacity(c_out.len());
+        for (k, port) in n.def.spec.outputs.iter().enumerate() {
+            let c = c_out.get(k).ok_or_else(no_coarse)?;
+            let field = match (port.kind, first) {
+                (crate::node::PortKind::Height, Some(j)) => {
+                    let (Some(tile_in), Some(Some(c_in))) =
+                        (inputs.get(j).cloned().flatten(), c_inputs.get(j))
+                    else {
+                        return Err(NodeError::MissingInput(n.def.spec.inputs[j].name));
+                    };
+                    let change = Field::zip_map(c, c_in, |o, i| o - i);
+                    Field::zip_map(&tile_in, &up(&change), |t, d| t + d)
+                }
+                _ => up(c),
+            };
+            out.push(field);
+        }
+        opts.cancel
+            .is_cancelled()
+            .then_some(())
+            .map_or(Ok(out), |()| Err(NodeError::Cancelled))
     }
 
     fn run_node(
@@ -517,6 +843,7 @@ impl Evaluator {
         let upstream = |port: usize, res: usize| upstream_at(graph, i, port, res, opts);
         let ctx = EvalCtx {
             resolution,
+            window: crate::node::Window::full(resolution),
             world: graph.world,
             graph_seed: graph.seed,
             node_id: &n.id,

@@ -74,8 +74,32 @@ fn box_row_any(row: &[f32], r: usize, prefix: &mut Vec<f64>, out: &mut [f32]) {
     }
 }
 
-/// Box filter along one row for `r < n`: a running sum over the mirror-padded row.
-fn box_row(row: &[f32], r: usize, pad: &mut Vec<f64>, out: &mut [f32]) {
+/// Running sums restart from scratch at every multiple of this many cells of the *global*
+/// grid, so a sample's rounding depends only on where it is in the world, not on where the
+/// evaluated window starts: a tile with a margin of [`support_px`] cells gives the very bits
+/// of a whole-map blur.
+pub const RESTART: usize = 256;
+
+/// How far (pixels) a Gaussian blur of `sigma_px` reads, running-sum restarts included: a
+/// window must reach this far beyond the cells it wants exact.
+#[must_use]
+pub fn support_px(sigma_px: f64) -> usize {
+    if sigma_px <= 0.0 {
+        0
+    } else if sigma_px < DIRECT_BELOW_PX {
+        (3.0 * sigma_px).ceil() as usize
+    } else {
+        box_widths(sigma_px)
+            .iter()
+            .map(|w| (w - 1) / 2)
+            .sum::<usize>()
+            + RESTART
+    }
+}
+
+/// Box filter along one row for `r < n`: a running sum over the mirror-padded row, restarted
+/// at every global multiple of [`RESTART`] (`origin` is the row's first global column).
+fn box_row(row: &[f32], r: usize, pad: &mut Vec<f64>, out: &mut [f32], origin: usize) {
     let n = row.len();
     if r >= n {
         box_row_any(row, r, pad, out);
@@ -89,6 +113,9 @@ fn box_row(row: &[f32], r: usize, pad: &mut Vec<f64>, out: &mut [f32]) {
     let inv = 1.0 / (2 * r + 1) as f64;
     let mut acc: f64 = pad[..2 * r].iter().sum();
     for (i, o) in out.iter_mut().enumerate() {
+        if i > 0 && (origin + i).is_multiple_of(RESTART) {
+            acc = pad[i..i + 2 * r].iter().sum();
+        }
         acc += pad[i + 2 * r];
         *o = (acc * inv) as f32;
         acc -= pad[i];
@@ -102,7 +129,7 @@ fn box_rows(f: &Field, r: usize) -> Field {
     out.data_mut()
         .par_chunks_mut(w.max(1))
         .zip(f.data().par_chunks(w.max(1)))
-        .for_each_init(Vec::new, |pad, (o, row)| box_row(row, r, pad, o));
+        .for_each_init(Vec::new, |pad, (o, row)| box_row(row, r, pad, o, 0));
     out
 }
 
@@ -112,7 +139,7 @@ const STRIP: usize = 256;
 /// Vertical box blurs of half-widths `radii`, one after another, down the columns: each
 /// strip of columns is copied out once, blurred by running sums kept in a row-wide
 /// accumulator (inner loops run along rows: contiguous and vectorised), and copied back.
-fn box_cols(f: &Field, radii: &[usize]) -> Field {
+fn box_cols(f: &Field, radii: &[usize], origin_y: usize) -> Field {
     let (w, h) = (f.width(), f.height());
     if radii.iter().any(|&r| r >= h) {
         // Windows taller than the field: the general mirrored-period row filter, transposed.
@@ -129,7 +156,7 @@ fn box_cols(f: &Field, radii: &[usize]) -> Field {
                 .collect();
             let mut b = vec![0.0f32; sw * h];
             for &r in radii {
-                box_strip(&a, &mut b, sw, h, r);
+                box_strip(&a, &mut b, sw, h, r, origin_y);
                 std::mem::swap(&mut a, &mut b);
             }
             (x0, a)
@@ -220,6 +247,13 @@ pub const DIRECT_BELOW_PX: f64 = 4.0;
 /// whatever σ.
 #[must_use]
 pub fn gaussian(f: &Field, sigma_px: f64) -> Field {
+    gaussian_at(f, sigma_px, (0, 0))
+}
+
+/// [`gaussian`] of a field that covers the global grid from cell `origin` on: the running
+/// sums restart at the same global cells whatever the window (see [`RESTART`]).
+#[must_use]
+pub fn gaussian_at(f: &Field, sigma_px: f64, origin: (usize, usize)) -> Field {
     if sigma_px <= 0.0 || f.width() == 0 || f.height() == 0 {
         return f.clone();
     }
@@ -242,30 +276,37 @@ pub fn gaussian(f: &Field, sigma_px: f64) -> Field {
         || (Vec::new(), vec![0.0f32; w]),
         |(pad, tmp), row| {
             for &bw in &widths {
-                box_row(row, (bw - 1) / 2, pad, tmp);
+                box_row(row, (bw - 1) / 2, pad, tmp, origin.0);
                 row.copy_from_slice(tmp);
             }
         },
     );
     // Vertical: all three boxes on each strip of columns.
     let radii: Vec<usize> = widths.iter().map(|&bw| (bw - 1) / 2).collect();
-    box_cols(&out, &radii)
+    box_cols(&out, &radii, origin.1)
 }
 
 /// One vertical box pass (half-width `r < h`) over a strip of `sw` columns stored row by row.
-fn box_strip(src: &[f32], dst: &mut [f32], sw: usize, h: usize, r: usize) {
+fn box_strip(src: &[f32], dst: &mut [f32], sw: usize, h: usize, r: usize, origin_y: usize) {
     let inv = 1.0 / (2 * r + 1) as f64;
     let mut acc = vec![0.0f64; sw];
     let row = |y: i64| {
         let i = reflect(y, h) * sw;
         &src[i..i + sw]
     };
-    for k in -(r as i64)..r as i64 {
-        for (a, &v) in acc.iter_mut().zip(row(k)) {
-            *a += f64::from(v);
+    let restart = |acc: &mut [f64], y: i64| {
+        acc.fill(0.0);
+        for k in y - r as i64..y + r as i64 {
+            for (a, &v) in acc.iter_mut().zip(row(k)) {
+                *a += f64::from(v);
+            }
         }
-    }
+    };
+    restart(&mut acc, 0);
     for y in 0..h {
+        if y > 0 && (origin_y + y).is_multiple_of(RESTART) {
+            restart(&mut acc, y as i64);
+        }
         let (add, sub) = (row(y as i64 + r as i64), row(y as i64 - r as i64));
         let o = &mut dst[y * sw..(y + 1) * sw];
         for ((a, o), (&p, &m)) in acc.iter_mut().zip(o.iter_mut()).zip(add.iter().zip(sub)) {
@@ -292,7 +333,7 @@ mod tests {
         let row: Vec<f32> = (0..7).map(|i| (i * i % 5) as f32).collect();
         for r in [0, 1, 3, 6, 7, 13, 40] {
             let mut out = vec![0.0; 7];
-            box_row(&row, r, &mut Vec::new(), &mut out);
+            box_row(&row, r, &mut Vec::new(), &mut out, 0);
             let mut any = vec![0.0; 7];
             box_row_any(&row, r, &mut Vec::new(), &mut any);
             for (a, b) in out.iter().zip(&any) {
@@ -312,7 +353,7 @@ mod tests {
     fn column_passes_equal_row_passes_on_the_transpose() {
         let f = Field::from_fn(29, 41, |x, y| ((x * 31 + y * 17) % 23) as f32);
         for r in [1, 5, 40, 100] {
-            let cols = box_cols(&f, &[r]);
+            let cols = box_cols(&f, &[r], 0);
             let via_rows = transpose(&box_rows(&transpose(&f), r));
             for (a, b) in cols.data().iter().zip(via_rows.data()) {
                 assert!((a - b).abs() < 1e-4, "r={r}: {a} vs {b}");

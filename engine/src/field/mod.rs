@@ -234,6 +234,21 @@ impl Field {
         })
     }
 
+    /// The part `(x0, y0, width, height)` of this field resampled bilinearly to an `n × n`
+    /// grid: what [`Field::resample_bilinear`]`(n, n)` gives there, without the rest.
+    #[must_use]
+    pub fn resample_bilinear_window(
+        &self,
+        n: usize,
+        (x0, y0, width, height): (usize, usize, usize, usize),
+    ) -> Field {
+        let sx = self.width as f32 / n as f32;
+        let sy = self.height as f32 / n as f32;
+        Field::from_fn(width, height, |x, y| {
+            self.sample_bilinear(((x0 + x) as f32 + 0.5) * sx, ((y0 + y) as f32 + 0.5) * sy)
+        })
+    }
+
     /// The same field with its rows in reverse order (north ↔ south).
     #[must_use]
     pub fn flipped_vertically(&self) -> Field {

@@ -185,10 +185,100 @@ impl CancelToken {
     }
 }
 
+/// A rectangle of a square grid of `resolution²` cells: what an evaluation computes (the
+/// whole grid, or one tile of it with the margin its consumers need).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Window {
+    pub x0: usize,
+    pub y0: usize,
+    pub width: usize,
+    pub height: usize,
+}
+
+impl Window {
+    /// The whole `n × n` grid.
+    #[must_use]
+    pub fn full(n: usize) -> Self {
+        Self {
+            x0: 0,
+            y0: 0,
+            width: n,
+            height: n,
+        }
+    }
+
+    /// The window grown by `r` cells on every side, clipped to the `n × n` grid.
+    #[must_use]
+    pub fn expand(&self, r: usize, n: usize) -> Self {
+        let (x0, y0) = (self.x0.saturating_sub(r), self.y0.saturating_sub(r));
+        let x1 = (self.x0 + self.width + r).min(n);
+        let y1 = (self.y0 + self.height + r).min(n);
+        Self {
+            x0,
+            y0,
+            width: x1 - x0,
+            height: y1 - y0,
+        }
+    }
+
+    /// The smallest window holding both.
+    #[must_use]
+    pub fn union(&self, o: &Self) -> Self {
+        let (x0, y0) = (self.x0.min(o.x0), self.y0.min(o.y0));
+        let x1 = (self.x0 + self.width).max(o.x0 + o.width);
+        let y1 = (self.y0 + self.height).max(o.y0 + o.height);
+        Self {
+            x0,
+            y0,
+            width: x1 - x0,
+            height: y1 - y0,
+        }
+    }
+
+    /// Whether `o` lies inside this window.
+    #[must_use]
+    pub fn contains(&self, o: &Self) -> bool {
+        o.x0 >= self.x0
+            && o.y0 >= self.y0
+            && o.x0 + o.width <= self.x0 + self.width
+            && o.y0 + o.height <= self.y0 + self.height
+    }
+
+    /// The part of `f` (laid out over this window) that covers `inner`.
+    #[must_use]
+    pub fn crop(&self, f: &Field, inner: &Self) -> Field {
+        if self == inner {
+            return f.clone();
+        }
+        let (dx, dy) = (inner.x0 - self.x0, inner.y0 - self.y0);
+        let mut data = Vec::with_capacity(inner.width * inner.height);
+        for y in 0..inner.height {
+            let row = (dy + y) * f.width() + dx;
+            data.extend_from_slice(&f.data()[row..row + inner.width]);
+        }
+        Field::from_vec(inner.width, inner.height, data).unwrap_or_else(|| f.clone())
+    }
+}
+
+/// How far a node reads around a cell of its output: what a tile must add around itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Footprint {
+    /// Only the same cell of its inputs (or nothing: a generator in world coordinates).
+    Pointwise,
+    /// Cells up to this many away.
+    Stencil(usize),
+    /// The whole map (erosion, normalisation): evaluated once over the whole world at a
+    /// coarse resolution, its change carried to every tile.
+    Global,
+}
+
 /// Everything a node may know while it evaluates.
 pub struct EvalCtx<'a> {
-    /// Samples per side of the square output.
+    /// Samples per side of the whole world's grid (the cell size is `world.size_m / resolution`).
     pub resolution: usize,
+    /// The part of that grid to compute (the whole grid outside tiled builds): outputs are
+    /// `window.width × window.height`, cell `(i, j)` at global cell `(x0 + i, y0 + j)`.
+    pub window: Window,
     pub world: World,
     /// The graph seed (after any `--seed` override).
     pub graph_seed: u64,
@@ -215,16 +305,42 @@ impl EvalCtx<'_> {
         self.world.cell_size_m(self.resolution)
     }
 
-    /// World coordinate (metres) of the centre of cell `i` along either axis.
+    /// World coordinate (metres) of the centre of global cell `i` along either axis.
     #[must_use]
     pub fn cell_centre_m(&self, i: usize) -> f64 {
         (i as f64 + 0.5) * self.cell_size_m()
     }
 
-    /// World coordinates (metres) of all cell centres along one axis.
+    /// The global cell the window starts at (what blurs align their running sums to).
     #[must_use]
-    pub fn cell_centres_m(&self) -> Vec<f64> {
-        (0..self.resolution)
+    pub fn origin(&self) -> (usize, usize) {
+        (self.window.x0, self.window.y0)
+    }
+
+    /// Columns of the window being evaluated.
+    #[must_use]
+    pub fn width(&self) -> usize {
+        self.window.width
+    }
+
+    /// Rows of the window being evaluated.
+    #[must_use]
+    pub fn height(&self) -> usize {
+        self.window.height
+    }
+
+    /// World x (metres) of the centres of the window's columns.
+    #[must_use]
+    pub fn xs_m(&self) -> Vec<f64> {
+        (self.window.x0..self.window.x0 + self.window.width)
+            .map(|i| self.cell_centre_m(i))
+            .collect()
+    }
+
+    /// World y (metres) of the centres of the window's rows.
+    #[must_use]
+    pub fn ys_m(&self) -> Vec<f64> {
+        (self.window.y0..self.window.y0 + self.window.height)
             .map(|i| self.cell_centre_m(i))
             .collect()
     }
@@ -266,7 +382,7 @@ impl EvalCtx<'_> {
     /// An empty field of the output size.
     #[must_use]
     pub fn new_field(&self, value: f32) -> Field {
-        Field::filled(self.resolution, self.resolution, value)
+        Field::filled(self.window.width, self.window.height, value)
     }
 }
 
@@ -343,10 +459,17 @@ pub trait Node {
     fn key_extra(_base_dir: Option<&Path>, _params: &Self::Params) -> Vec<u8> {
         Vec::new()
     }
+
+    /// How far the node reads around each output cell, with these parameters, on a grid of
+    /// `n²` cells of `cell_m` metres: what a tiled build adds around every tile for it.
+    fn footprint(_params: &Self::Params, _cell_m: f64, _n: usize) -> Footprint {
+        Footprint::Pointwise
+    }
 }
 
 type EvalFn = fn(&EvalCtx, &Inputs, &[ParamValue]) -> Result<Vec<Field>, NodeError>;
 type KeyExtraFn = fn(Option<&Path>, &[ParamValue]) -> Vec<u8>;
+type FootprintFn = fn(&[ParamValue], f64, usize) -> Footprint;
 
 /// How a node's output relates to the resolution ([`NodeDef::resolution`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -369,6 +492,7 @@ pub struct NodeDef {
     pub scratch_fields: u32,
     eval: EvalFn,
     key_extra: KeyExtraFn,
+    footprint: FootprintFn,
 }
 
 impl std::fmt::Debug for NodeDef {
@@ -391,6 +515,10 @@ fn key_extra_erased<N: Node>(base: Option<&Path>, values: &[ParamValue]) -> Vec<
     N::key_extra(base, &N::Params::from_values(values))
 }
 
+fn footprint_erased<N: Node>(values: &[ParamValue], cell_m: f64, n: usize) -> Footprint {
+    N::footprint(&N::Params::from_values(values), cell_m, n)
+}
+
 impl NodeDef {
     /// The definition of node type `N`.
     #[must_use]
@@ -401,6 +529,7 @@ impl NodeDef {
             scratch_fields: N::SCRATCH_FIELDS,
             eval: eval_erased::<N>,
             key_extra: key_extra_erased::<N>,
+            footprint: footprint_erased::<N>,
         }
     }
 
@@ -422,6 +551,12 @@ impl NodeDef {
     #[must_use]
     pub fn key_extra(&self, base_dir: Option<&Path>, values: &[ParamValue]) -> Vec<u8> {
         (self.key_extra)(base_dir, values)
+    }
+
+    /// See [`Node::footprint`].
+    #[must_use]
+    pub fn footprint(&self, values: &[ParamValue], cell_m: f64, n: usize) -> Footprint {
+        (self.footprint)(values, cell_m, n)
     }
 
     /// Index of a parameter by name.

@@ -41,6 +41,10 @@ impl Node for Select {
         outputs: &[PortSpec::height("out", "The selection, in metres.")],
     };
 
+    fn footprint(_p: &SelectParams, _cell_m: f64, _n: usize) -> crate::node::Footprint {
+        crate::node::Footprint::Stencil(1)
+    }
+
     fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &SelectParams) -> Result<Vec<Field>, NodeError> {
         let a = inputs.required(0)?;
         let b = inputs.required(1)?;

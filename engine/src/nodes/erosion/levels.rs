@@ -74,6 +74,7 @@ fn at_level<'a>(
 ) -> EvalCtx<'a> {
     EvalCtx {
         resolution,
+        window: crate::node::Window::full(resolution),
         world: ctx.world,
         graph_seed: ctx.graph_seed,
         node_id: ctx.node_id,

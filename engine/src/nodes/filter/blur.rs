@@ -1,6 +1,6 @@
 //! `blur`: Gaussian blur with a radius in metres, at a cost that does not grow with the radius.
 
-use crate::field::blur::gaussian;
+use crate::field::blur::gaussian_at;
 use crate::field::Field;
 use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
 
@@ -26,10 +26,15 @@ impl Node for Blur {
         outputs: &[PortSpec::height("out", "Blurred terrain.")],
     };
 
+    fn footprint(p: &BlurParams, cell_m: f64, _n: usize) -> crate::node::Footprint {
+        crate::node::Footprint::Stencil(crate::field::blur::support_px(p.radius_m / 2.0 / cell_m))
+    }
+
     fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &BlurParams) -> Result<Vec<Field>, NodeError> {
-        Ok(vec![gaussian(
+        Ok(vec![gaussian_at(
             inputs.required(0)?,
             p.radius_m / 2.0 / ctx.cell_size_m(),
+            ctx.origin(),
         )])
     }
 }

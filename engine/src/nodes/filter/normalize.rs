@@ -27,6 +27,11 @@ impl Node for Normalize {
         outputs: &[PortSpec::height("out", "Normalised terrain.")],
     };
 
+    fn footprint(_p: &NormalizeParams, _cell_m: f64, _n: usize) -> crate::node::Footprint {
+        // The whole map: evaluated once over the whole world at a coarse size in tiled builds.
+        crate::node::Footprint::Global
+    }
+
     fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &NormalizeParams) -> Result<Vec<Field>, NodeError> {
         let input = inputs.required(0)?;
         let lo = ctx.world.relative_to_m(p.low) as f32;

@@ -1,6 +1,6 @@
 //! `sharpen`: unsharp masking — add back the detail a blur removes.
 
-use crate::field::blur::gaussian;
+use crate::field::blur::gaussian_at;
 use crate::field::Field;
 use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
 
@@ -28,9 +28,13 @@ impl Node for Sharpen {
         outputs: &[PortSpec::height("out", "Sharpened terrain.")],
     };
 
+    fn footprint(p: &SharpenParams, cell_m: f64, _n: usize) -> crate::node::Footprint {
+        crate::node::Footprint::Stencil(crate::field::blur::support_px(p.radius_m / 2.0 / cell_m))
+    }
+
     fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &SharpenParams) -> Result<Vec<Field>, NodeError> {
         let h = inputs.required(0)?;
-        let b = gaussian(h, p.radius_m / 2.0 / ctx.cell_size_m());
+        let b = gaussian_at(h, p.radius_m / 2.0 / ctx.cell_size_m(), ctx.origin());
         let k = p.amount as f32;
         Ok(vec![Field::zip_map(h, &b, |v, s| v + k * (v - s))])
     }

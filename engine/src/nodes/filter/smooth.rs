@@ -29,6 +29,12 @@ impl Node for LaplacianSmooth {
         outputs: &[PortSpec::height("out", "Smoothed terrain.")],
     };
 
+    fn footprint(p: &SmoothParams, cell_m: f64, _n: usize) -> crate::node::Footprint {
+        crate::node::Footprint::Stencil(
+            ((2.0 * p.distance_m / cell_m).powi(2).round() as usize).min(MAX_ITERATIONS),
+        )
+    }
+
     fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &SmoothParams) -> Result<Vec<Field>, NodeError> {
         let mut cur = inputs.required(0)?.clone();
         let passes =

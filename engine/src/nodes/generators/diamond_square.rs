@@ -147,14 +147,12 @@ impl Node for DiamondSquare {
         let lat = Field::from_vec(m + 1, m + 1, g)
             .ok_or_else(|| NodeError::Failed("lattice size".into()))?;
         let scale = m as f64 / ctx.world.size_m;
-        let centres: Vec<f32> = ctx
-            .cell_centres_m()
-            .iter()
-            .map(|c| (c * scale) as f32 + 0.5)
-            .collect();
-        let n = ctx.resolution;
+        let at = |c: Vec<f64>| -> Vec<f32> { c.iter().map(|c| (c * scale) as f32 + 0.5).collect() };
+        let (xs, ys) = (at(ctx.xs_m()), at(ctx.ys_m()));
         // Lattice point k sits at world k / scale; sample_bilinear puts pixel centres at k + 0.5.
-        let v = Field::from_fn(n, n, |x, y| lat.sample_bilinear(centres[x], centres[y]));
+        let v = Field::from_fn(ctx.width(), ctx.height(), |x, y| {
+            lat.sample_bilinear(xs[x], ys[y])
+        });
         Ok(vec![to_heights(ctx, v, p.amplitude, p.base)])
     }
 }

@@ -59,16 +59,15 @@ impl Node for FaultFormation {
         } else {
             1.0e12
         };
-        let centres = ctx.cell_centres_m();
-        let n = ctx.resolution;
-        let mut field = Field::filled(n, n, 0.0);
+        let (xs, ys) = (ctx.xs_m(), ctx.ys_m());
+        let mut field = ctx.new_field(0.0);
         field.rows_mut().try_for_each(|(y, row)| {
             ctx.check_cancel()?;
-            let ym = centres[y];
+            let ym = ys[y];
             for &(c, s, o, d) in &faults {
                 let k = (c * inv_soft) as f32;
                 let b = ((s * ym - o) * inv_soft) as f32;
-                for (v, &xm) in row.iter_mut().zip(&centres) {
+                for (v, &xm) in row.iter_mut().zip(&xs) {
                     *v += d * (k * xm as f32 + b).clamp(-1.0, 1.0);
                 }
             }

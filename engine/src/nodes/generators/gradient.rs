@@ -32,19 +32,17 @@ impl Node for LinearGradient {
     fn eval(ctx: &EvalCtx, _: &Inputs, p: &LinearGradientParams) -> Result<Vec<Field>, NodeError> {
         let (s, c) = libm::sincos(p.angle_deg.to_radians());
         let size = ctx.world.size_m;
-        let centres = ctx.cell_centres_m();
+        let (xs, ys) = (ctx.xs_m(), ctx.ys_m());
         let span = p.end - p.start;
-        let n = ctx.resolution;
-        Ok(vec![Field::from_fn(n, n, |x, y| {
+        Ok(vec![Field::from_fn(ctx.width(), ctx.height(), |x, y| {
             // Position along the direction, as a fraction of the world size from the centre.
-            let t =
-                ((centres[x] / size - 0.5) * c + (centres[y] / size - 0.5) * s - p.start) / span;
+            let t = ((xs[x] / size - 0.5) * c + (ys[y] / size - 0.5) * s - p.start) / span;
             if t.is_finite() {
                 t.clamp(0.0, 1.0) as f32
             } else {
                 // start == end: a step.
                 f32::from(u8::from(
-                    (centres[x] / size - 0.5) * c + (centres[y] / size - 0.5) * s >= p.start,
+                    (xs[x] / size - 0.5) * c + (ys[y] / size - 0.5) * s >= p.start,
                 ))
             }
         })])

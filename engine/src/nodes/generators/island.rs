@@ -58,16 +58,17 @@ impl Node for IslandMask {
             (1.0, 0.0),
         )?;
         let size = ctx.world.size_m;
-        let rel: Vec<f64> = ctx.cell_centres_m().iter().map(|c| c / size).collect();
-        let n = ctx.resolution;
+        let rx: Vec<f64> = ctx.xs_m().iter().map(|c| c / size).collect();
+        let ry: Vec<f64> = ctx.ys_m().iter().map(|c| c / size).collect();
+        let n = ctx.width();
         let (r0, k, f) = (
             p.radius as f32,
             p.coast_noise as f32,
             (1.0 / p.falloff) as f32,
         );
-        let out = Field::from_fn(n, n, |x, y| {
-            let dx = (rel[x] - p.center_x) as f32;
-            let dy = (rel[y] - p.center_y) as f32;
+        let out = Field::from_fn(n, ctx.height(), |x, y| {
+            let dx = (rx[x] - p.center_x) as f32;
+            let dy = (ry[y] - p.center_y) as f32;
             let r = (dx * dx + dy * dy).sqrt();
             let t = ((r0 + k * noise.data()[y * n + x] - r) * f).clamp(0.0, 1.0);
             Smooth::S3.apply(t)

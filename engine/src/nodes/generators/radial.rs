@@ -38,8 +38,8 @@ impl Node for RadialGradient {
 
     fn eval(ctx: &EvalCtx, _: &Inputs, p: &RadialGradientParams) -> Result<Vec<Field>, NodeError> {
         let size = ctx.world.size_m;
-        let centres: Vec<f64> = ctx.cell_centres_m().iter().map(|c| c / size).collect();
-        let n = ctx.resolution;
+        let xs: Vec<f64> = ctx.xs_m().iter().map(|c| c / size).collect();
+        let ys: Vec<f64> = ctx.ys_m().iter().map(|c| c / size).collect();
         let profile = match p.falloff {
             Falloff::Cone => |t: f64| 1.0 - t,
             Falloff::Smooth => |t: f64| {
@@ -48,9 +48,9 @@ impl Node for RadialGradient {
             },
             Falloff::Dome => |t: f64| (1.0 - t * t).max(0.0).sqrt(),
         };
-        Ok(vec![Field::from_fn(n, n, |x, y| {
-            let dx = centres[x] - p.center_x;
-            let dy = centres[y] - p.center_y;
+        Ok(vec![Field::from_fn(ctx.width(), ctx.height(), |x, y| {
+            let dx = xs[x] - p.center_x;
+            let dy = ys[y] - p.center_y;
             let t = ((dx * dx + dy * dy).sqrt() / p.radius).min(1.0);
             profile(t).clamp(0.0, 1.0) as f32
         })])

@@ -110,8 +110,9 @@ impl Node for Worley {
         let seed = ctx.rng_seed(p.seed);
         let seed32 = (seed >> 32) as u32 ^ seed as u32;
         let cell_m = ctx.world.size_m / p.n_peaks.sqrt();
-        let xs: Vec<f64> = ctx.cell_centres_m().iter().map(|x| x / cell_m).collect();
-        let n = ctx.resolution;
+        let xs: Vec<f64> = ctx.xs_m().iter().map(|x| x / cell_m).collect();
+        let ys: Vec<f64> = ctx.ys_m().iter().map(|y| y / cell_m).collect();
+        let n = ctx.width();
         let c = [p.c1 as f32, p.c2 as f32, p.c3 as f32, p.c4 as f32];
         let jitter = p.jitter as f32;
         let point = |cx: i32, cy: i32| -> (f32, f32) {
@@ -140,10 +141,10 @@ impl Node for Worley {
             (_, Metric::Manhattan) => run::<4, 1>,
             (_, Metric::Chebyshev) => run::<4, 2>,
         };
-        let mut field = Field::filled(n, n, 0.0);
+        let mut field = ctx.new_field(0.0);
         field.rows_mut().try_for_each(|(y, row)| {
             ctx.check_cancel()?;
-            let yc = xs[y];
+            let yc = ys[y];
             let cy = yc.floor() as i32;
             let fy = (yc - f64::from(cy)) as f32;
             // Runs of samples that share a grid column see the same nine candidate points.

@@ -52,7 +52,9 @@ impl Node for Import {
         let (field, scale) =
             heightmap::read(&path).map_err(|e| NodeError::Failed(e.to_string()))?;
         ctx.check_cancel()?;
-        let mut out = field.resample_bilinear(ctx.resolution, ctx.resolution);
+        let w = ctx.window;
+        let mut out =
+            field.resample_bilinear_window(ctx.resolution, (w.x0, w.y0, w.width, w.height));
         let lo = ctx.world.height_min_m as f32;
         let span = ctx.world.height_span_m() as f32;
         match (scale, p.exr_values) {

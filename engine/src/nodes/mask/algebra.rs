@@ -1,6 +1,6 @@
 //! Mask algebra and morphology: `mask_combine`, `mask_grow`, `mask_blur`.
 
-use crate::field::blur::{gaussian, transpose};
+use crate::field::blur::{gaussian_at, transpose};
 use crate::field::Field;
 use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
 use rayon::prelude::*;
@@ -103,6 +103,10 @@ impl Node for MaskGrow {
         outputs: &[PortSpec::mask("out", "The grown or shrunk mask, in [0, 1].")],
     };
 
+    fn footprint(p: &MaskGrowParams, cell_m: f64, _n: usize) -> crate::node::Footprint {
+        crate::node::Footprint::Stencil((p.distance_m.abs() / cell_m).round() as usize)
+    }
+
     fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &MaskGrowParams) -> Result<Vec<Field>, NodeError> {
         let m = inputs.required(0)?.map(|v| v.clamp(0.0, 1.0));
         let r = (p.distance_m.abs() / ctx.cell_size_m()).round() as usize;
@@ -137,8 +141,16 @@ impl Node for MaskBlur {
         outputs: &[PortSpec::mask("out", "Blurred mask, in [0, 1].")],
     };
 
+    fn footprint(p: &MaskBlurParams, cell_m: f64, _n: usize) -> crate::node::Footprint {
+        crate::node::Footprint::Stencil(crate::field::blur::support_px(p.radius_m / 2.0 / cell_m))
+    }
+
     fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &MaskBlurParams) -> Result<Vec<Field>, NodeError> {
-        let b = gaussian(inputs.required(0)?, p.radius_m / 2.0 / ctx.cell_size_m());
+        let b = gaussian_at(
+            inputs.required(0)?,
+            p.radius_m / 2.0 / ctx.cell_size_m(),
+            ctx.origin(),
+        );
         Ok(vec![b.map(crate::node::unit)])
     }
 }

@@ -1,6 +1,6 @@
 //! Masks read from a terrain: height band, slope, curvature, aspect.
 
-use crate::field::blur::gaussian;
+use crate::field::blur::gaussian_at;
 use crate::field::derive::{gradient, laplacian, slope_deg};
 use crate::field::Field;
 use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
@@ -82,6 +82,10 @@ impl Node for SlopeMask {
         outputs: &[PortSpec::mask("out", "Slope selection, in [0, 1].")],
     };
 
+    fn footprint(_p: &SlopeMaskParams, _cell_m: f64, _n: usize) -> crate::node::Footprint {
+        crate::node::Footprint::Stencil(1)
+    }
+
     fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &SlopeMaskParams) -> Result<Vec<Field>, NodeError> {
         let s = slope_deg(inputs.required(0)?, ctx.cell_size_m());
         let (lo, hi, f) = (p.min_deg as f32, p.max_deg as f32, p.falloff_deg as f32);
@@ -120,13 +124,19 @@ impl Node for CurvatureMask {
         outputs: &[PortSpec::mask("out", "Curvature selection, in [0, 1].")],
     };
 
+    fn footprint(p: &CurvatureMaskParams, cell_m: f64, _n: usize) -> crate::node::Footprint {
+        crate::node::Footprint::Stencil(
+            crate::field::blur::support_px(p.scale_m / 2.0 / cell_m) + 1,
+        )
+    }
+
     fn eval(
         ctx: &EvalCtx,
         inputs: &Inputs,
         p: &CurvatureMaskParams,
     ) -> Result<Vec<Field>, NodeError> {
         let cell = ctx.cell_size_m();
-        let smooth = gaussian(inputs.required(0)?, p.scale_m / 2.0 / cell);
+        let smooth = gaussian_at(inputs.required(0)?, p.scale_m / 2.0 / cell, ctx.origin());
         let lap = laplacian(&smooth, cell);
         // Slope change per metre that maps to 1.
         let full = (libm::tan(p.full_deg_per_100m.to_radians()) / 100.0) as f32;
@@ -163,6 +173,10 @@ impl Node for AspectMask {
         inputs: IN,
         outputs: &[PortSpec::mask("out", "Aspect selection, in [0, 1].")],
     };
+
+    fn footprint(_p: &AspectMaskParams, _cell_m: f64, _n: usize) -> crate::node::Footprint {
+        crate::node::Footprint::Stencil(1)
+    }
 
     fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &AspectMaskParams) -> Result<Vec<Field>, NodeError> {
         let (gx, gy) = gradient(inputs.required(0)?, ctx.cell_size_m());

@@ -33,6 +33,10 @@ impl Node for DomainWarp {
         outputs: &[PortSpec::height("out", "Warped terrain.")],
     };
 
+    fn footprint(p: &DomainWarpParams, cell_m: f64, _n: usize) -> crate::node::Footprint {
+        crate::node::Footprint::Stencil((1.5 * p.amplitude_m.abs() / cell_m).ceil() as usize + 2)
+    }
+
     fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &DomainWarpParams) -> Result<Vec<Field>, NodeError> {
         let src = inputs.required(0)?;
         let spec = super::fbm(p.feature_size_m, p.octaves, p.persistence);

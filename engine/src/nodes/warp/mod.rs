@@ -17,6 +17,10 @@ pub fn register(reg: &mut Registry) {
 }
 
 /// `src` sampled at every cell centre moved by `(dx, dy)` pixels (bilinear, clamped borders).
+///
+/// The offset is split into whole cells and a fraction, and only the fraction enters the
+/// arithmetic: a cell's value does not depend on its index's magnitude, so a tile computes
+/// the very bits of the whole map (`x + dx` in f32 rounds differently at x = 37 and 1037).
 #[must_use]
 pub fn displace(src: &Field, dx: &Field, dy: &Field) -> Field {
     let (w, h) = (src.width(), src.height());
@@ -24,7 +28,17 @@ pub fn displace(src: &Field, dx: &Field, dy: &Field) -> Field {
     out.rows_mut().for_each(|(y, row)| {
         for (x, v) in row.iter_mut().enumerate() {
             let i = y * w + x;
-            *v = src.sample_bilinear(x as f32 + 0.5 + dx.data()[i], y as f32 + 0.5 + dy.data()[i]);
+            let (ox, oy) = (dx.data()[i], dy.data()[i]);
+            let (kx, ky) = (ox.floor(), oy.floor());
+            let (tx, ty) = (ox - kx, oy - ky);
+            let (x0, y0) = (x as isize + kx as isize, y as isize + ky as isize);
+            let a = src.get_clamped(x0, y0);
+            let b = src.get_clamped(x0 + 1, y0);
+            let c = src.get_clamped(x0, y0 + 1);
+            let d = src.get_clamped(x0 + 1, y0 + 1);
+            let top = a + (b - a) * tx;
+            let bottom = c + (d - c) * tx;
+            *v = top + (bottom - top) * ty;
         }
     });
     out

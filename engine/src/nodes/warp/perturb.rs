@@ -32,6 +32,10 @@ impl Node for Perturb {
         outputs: &[PortSpec::height("out", "Perturbed terrain.")],
     };
 
+    fn footprint(p: &PerturbParams, _cell_m: f64, n: usize) -> crate::node::Footprint {
+        crate::node::Footprint::Stencil((1.5 * p.magnitude.abs() * n as f64).ceil() as usize + 2)
+    }
+
     fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &PerturbParams) -> Result<Vec<Field>, NodeError> {
         let src = inputs.required(0)?;
         let spec = super::fbm(p.feature_size_m, p.octaves, 0.5);

@@ -1,6 +1,6 @@
 //! `slope_warp`: push terrain along its own (smoothed) gradient.
 
-use crate::field::blur::gaussian;
+use crate::field::blur::gaussian_at;
 use crate::field::derive::gradient;
 use crate::field::Field;
 use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
@@ -34,6 +34,15 @@ impl Node for SlopeWarp {
         outputs: &[PortSpec::height("out", "Warped terrain.")],
     };
 
+    fn footprint(p: &SlopeWarpParams, cell_m: f64, _n: usize) -> crate::node::Footprint {
+        crate::node::Footprint::Stencil(
+            crate::field::blur::support_px(p.smoothing_m / 2.0 / cell_m)
+                + 1
+                + (1.5 * p.amount_m.abs() / cell_m).ceil() as usize
+                + 2,
+        )
+    }
+
     fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &SlopeWarpParams) -> Result<Vec<Field>, NodeError> {
         let src = inputs.required(0)?;
         if p.amount_m == 0.0 {
@@ -41,7 +50,7 @@ impl Node for SlopeWarp {
         }
         let guide = inputs.get(1).unwrap_or(src);
         let cell = ctx.cell_size_m();
-        let smooth = gaussian(guide, p.smoothing_m / 2.0 / cell);
+        let smooth = gaussian_at(guide, p.smoothing_m / 2.0 / cell, ctx.origin());
         let (gx, gy) = gradient(&smooth, cell);
         let px = (p.amount_m / cell) as f32;
         // g / sqrt(1 + |g|²) = sin(θ) · (unit uphill direction).

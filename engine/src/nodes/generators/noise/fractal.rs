@@ -53,16 +53,16 @@ pub fn fractal_field(
     seed: u64,
     (scale, shift): (f32, f32),
 ) -> Result<Field, NodeError> {
-    let n = ctx.resolution;
-    let centres = ctx.cell_centres_m();
+    let (n, height) = (ctx.width(), ctx.height());
+    let (xs, ys) = (ctx.xs_m(), ctx.ys_m());
     let octaves: Vec<Octave> = (0..spec.octaves.max(1))
-        .map(|i| Octave::new(basis, spec, seed, i, &centres))
+        .map(|i| Octave::new(basis, spec, seed, i, &xs))
         .collect();
     let amps: Vec<f32> = octaves.iter().map(|o| o.amp).collect();
     let amp_sum: f32 = amps.iter().sum::<f32>().max(f32::MIN_POSITIVE);
     let mode = spec.mode;
     let offset = spec.offset;
-    let mut field = Field::filled(n, n, 0.0);
+    let mut field = Field::filled(n, height, 0.0);
     let done = AtomicUsize::new(0);
     let columns: Vec<usize> = octaves
         .iter()
@@ -81,7 +81,7 @@ pub fn fractal_field(
             for (r, row) in rows.chunks_mut(n).enumerate() {
                 ctx.check_cancel()?;
                 let y = band * BAND + r;
-                let ym = centres[y];
+                let ym = ys[y];
                 row.fill(0.0);
                 for (i, o) in octaves.iter().enumerate() {
                     let yl = ym * o.freq + o.oy;
@@ -112,7 +112,7 @@ pub fn fractal_field(
                 finish(mode, amp_sum, offset, &amps, row, scale, shift);
             }
             let d = done.fetch_add(rows.len() / n, Ordering::Relaxed) + rows.len() / n;
-            ctx.report(d as f32 / n as f32);
+            ctx.report(d as f32 / height as f32);
             Ok::<(), NodeError>(())
         })?;
     Ok(field)

@@ -4,7 +4,7 @@
 //! containing triangle contributes `max(0, ½ − d²)⁴ · (g · d)` with a hashed gradient from
 //! the same 8 directions as the Perlin basis; the sum is scaled by 70 into about [−1, 1].
 //! Branch-free so that the row loop vectorises; coordinates are f32 relative to a skewed
-//! lattice origin per chunk of samples.
+//! lattice origin per fixed band of x.
 
 // The kernel bodies are `#[inline(always)]` on purpose: each multiversioned clone must
 // compile its own copy of the body with that clone's target features.
@@ -68,16 +68,29 @@ fn corner(h: u32, x: f32, y: f32) -> f32 {
 
 const G2_64: f64 = 0.211_324_865_405_187_1;
 
-/// Samples per chunk sharing one lattice origin (keeps local f32 coordinates small).
-const CHUNK: usize = 256;
+/// Width (lattice units) of the bands of x that share one lattice origin (keeps the local
+/// f32 coordinates small). Bands are fixed in lattice space, so a sample's value depends
+/// only on where it is, not on where the evaluated row starts (tiles match the whole map).
+const BAND: f64 = 64.0;
 
 #[inline(always)]
 fn body(xs: &[f64], y: f64, seed: u32, out: &mut [f32]) {
-    for (xc, oc) in xs.chunks(CHUNK).zip(out.chunks_mut(CHUNK)) {
+    let mut start = 0;
+    while start < xs.len() {
+        let band = (xs[start] / BAND).floor();
+        let end = start
+            + xs[start..]
+                .iter()
+                .take_while(|&&x| (x / BAND).floor() == band)
+                .count()
+                .max(1);
+        let (xc, oc) = (&xs[start..end], &mut out[start..end]);
+        start = end;
         // The lattice is invariant under whole skewed cells: take the skewed cell (a, b) of
-        // the chunk's first sample as origin and work in f32 relative to its unskewed corner.
-        let s0 = (xc[0] + y) * F2;
-        let a = (xc[0] + s0).floor();
+        // the band's left edge as origin and work in f32 relative to its unskewed corner.
+        let x_band = band * BAND;
+        let s0 = (x_band + y) * F2;
+        let a = (x_band + s0).floor();
         let b = (y + s0).floor();
         let t0 = (a + b) * G2_64;
         let (ox, oy) = (a - t0, b - t0);
