@@ -90,6 +90,12 @@ pub struct Canvas {
     view: Option<Rect>,
     /// Node rectangles in graph space, from the last frame.
     rects: HashMap<NodeId, Rect>,
+    /// Node sizes (graph space) the frame before: a node that grows or shrinks (a thumbnail,
+    /// a badge or a preview message arriving) before the user moved the view refits it.
+    sizes: HashMap<NodeId, Vec2>,
+    /// The document's revision when it was opened: once the user edits it, a resized node no
+    /// longer moves the view (the change is theirs, the view must stay where they work).
+    opened_revision: Option<u64>,
     /// Row centres (graph space) of input and output pins, from the last frame.
     rows: BTreeMap<(NodeId, bool, usize), f32>,
     search: String,
@@ -119,6 +125,8 @@ impl Default for Canvas {
             user_moved_view: false,
             view: None,
             rects: HashMap::new(),
+            sizes: HashMap::new(),
+            opened_revision: None,
             rows: BTreeMap::new(),
             search: String::new(),
             search_open: false,
@@ -138,6 +146,22 @@ impl Canvas {
     /// Fits every node into view at the next frame.
     pub fn frame_all(&mut self) {
         self.frame_request = 2;
+    }
+
+    /// Asks for a fit when a node changed its size since the last frame (thumbnails, badges and
+    /// preview notes arrive at different times, after the first fit) and the view is still the
+    /// one the editor chose and the document is as opened (`unedited`). Moving a node keeps
+    /// its size, so a user's drag never refits.
+    fn refit_on_resized_nodes(&mut self, unedited: bool) {
+        let resized = self.rects.iter().any(|(id, r)| {
+            self.sizes
+                .get(id)
+                .is_some_and(|s| (*s - r.size()).length() > 0.5)
+        });
+        if resized && unedited && !self.user_moved_view {
+            self.frame_request = self.frame_request.max(1);
+        }
+        self.sizes = self.rects.iter().map(|(id, r)| (*id, r.size())).collect();
     }
 
     /// Forgets everything about the previous document (after New/Open).
@@ -297,6 +321,8 @@ impl Canvas {
             self.notify(r);
         }
         self.view = Some(view);
+        let unedited = *self.opened_revision.get_or_insert(doc.revision()) == doc.revision();
+        self.refit_on_resized_nodes(unedited);
         let (pressed, at) = ui.input(|i| (i.pointer.primary_pressed(), i.pointer.interact_pos()));
         if let Some(p) = at.filter(|p| pressed && view.contains(*p)) {
             // A press that closes a menu (or picks from it) is not a click on the canvas.

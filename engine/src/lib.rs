@@ -13,6 +13,7 @@ pub mod io;
 pub mod node;
 pub mod nodes;
 pub mod parity;
+pub mod tiles;
 
 pub use field::{Field, World};
 pub use graph::Graph;

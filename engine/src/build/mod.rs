@@ -376,7 +376,9 @@ pub fn build(graph: &Graph, opts: &BuildOptions) -> Result<BuildReport, BuildErr
         },
         formats: formats.iter().map(|f| f.name().to_owned()).collect(),
         preset: ex.preset.map(|p| preset_info(p, graph, eval.resolution)),
+        tiling: None,
         outputs,
+        tiles: Vec::new(),
         files: std::mem::take(&mut stage.files),
         errors: node_errors(&eval, &blocked),
         timings_ms: eval
@@ -544,7 +546,7 @@ fn write_output(
 
 /// The heights integer formats map onto 0 … 65535: masks over [0, 1], heights over the
 /// graph's height range or (with [`Range::Data`]) the output's own.
-fn output_frame(graph: &Graph, kind: PortKind, range: Range, field: &Field) -> World {
+pub(crate) fn output_frame(graph: &Graph, kind: PortKind, range: Range, field: &Field) -> World {
     match (kind, range, field.min_max()) {
         (PortKind::Height, Range::Data, Some((lo, hi))) if hi > lo => World {
             height_min_m: f64::from(lo),

@@ -59,6 +59,30 @@ enum Command {
         /// writes every output or nothing.
         #[arg(long)]
         keep_going: bool,
+        #[command(flatten)]
+        tiles: TileArgs,
+    },
+    /// Plan a tiled build as tasks for a scheduler: writes PLAN/plan.json (the coarse task,
+    /// one task per tile, the stitch), the graph copy and Slurm job-array scripts
+    /// (PLAN/slurm/submit.sh). Run the tasks with `orogen run-task`.
+    Plan {
+        #[command(flatten)]
+        input: GraphArgs,
+        /// The plan folder (the build's output folder too).
+        #[arg(short, long)]
+        out: PathBuf,
+        #[command(flatten)]
+        exports: ExportArgs,
+        #[command(flatten)]
+        tiles: TileArgs,
+    },
+    /// Run one task of a plan: coarse, tile-K or stitch. A task already done (its files
+    /// present with the hashes its record gives) is skipped; retrying one is harmless.
+    RunTask {
+        /// The plan folder written by `orogen plan`.
+        plan: PathBuf,
+        /// The task id (see plan.json).
+        task: String,
     },
     /// Validate graph files and report every problem: errors, and warnings for incomplete
     /// nodes (exit 2 only when an output depends on one).
@@ -189,6 +213,34 @@ impl ExportArgs {
     }
 }
 
+/// Tiled, out-of-core builds (see the README's "Large worlds").
+#[derive(clap::Args)]
+struct TileArgs {
+    /// Build in tiles, AxB across and down (e.g. 8x8): no whole-map field is held in memory.
+    /// With --preset unreal or unity the tiles share their borders and are named as those
+    /// engines import them.
+    #[arg(long, value_name = "AxB", conflicts_with = "tile_size")]
+    tiles: Option<orogen::tiles::TileRequest>,
+    /// Build in tiles of this many samples per side.
+    #[arg(long, value_name = "SAMPLES")]
+    tile_size: Option<usize>,
+    /// With tiles: also write each output as one whole-map file (r16 or f32), streamed row by
+    /// row from the tiles.
+    #[arg(long, value_parser = choice::<Format>(), value_delimiter = ',')]
+    stitch: Vec<Format>,
+    /// With tiles: the resolution at which nodes that need the whole world (erosion,
+    /// normalisation) see it; each tile adds their change, upsampled, to its own detail.
+    #[arg(long, value_name = "SAMPLES", default_value_t = orogen::tiles::COARSE_MAX)]
+    coarse_size: usize,
+}
+
+impl TileArgs {
+    fn request(&self) -> Option<orogen::tiles::TileRequest> {
+        use orogen::tiles::TileRequest;
+        self.tiles.or(self.tile_size.map(TileRequest::Size))
+    }
+}
+
 /// The graph to evaluate and how: shared by `build` and `stats`.
 #[derive(clap::Args)]
 struct GraphArgs {
@@ -241,7 +293,46 @@ pub fn main() -> ExitCode {
             out,
             exports,
             keep_going,
-        } => run_build(&input, out, &exports, keep_going),
+            tiles,
+        } => match tiles.request() {
+            Some(req) => run_tiled(&input, &out, &exports, &tiles, req, true),
+            None if !tiles.stitch.is_empty() => {
+                eprintln!("error: --stitch needs --tiles or --tile-size");
+                ExitCode::from(EXIT_INVALID)
+            }
+            None => run_build(&input, out, &exports, keep_going),
+        },
+        Command::Plan {
+            input,
+            out,
+            exports,
+            tiles,
+        } => {
+            if let Some(req) = tiles.request() {
+                run_tiled(&input, &out, &exports, &tiles, req, false)
+            } else {
+                eprintln!("error: orogen plan needs --tiles AxB or --tile-size SAMPLES");
+                ExitCode::from(EXIT_INVALID)
+            }
+        }
+        Command::RunTask { plan, task } => {
+            let cancel = cancel_on_signal();
+            let opts = orogen::tiles::RunOptions {
+                cancel,
+                progress: None,
+            };
+            let start = std::time::Instant::now();
+            match orogen::tiles::run_task(&plan, &task, &opts) {
+                Ok(outcome) => {
+                    report_task(&task, outcome, start.elapsed());
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("error: task {task}: {e}");
+                    ExitCode::from(EXIT_FAILED)
+                }
+            }
+        }
         Command::Stats {
             input,
             output,
@@ -336,8 +427,9 @@ fn parse_set(s: &str) -> anyhow::Result<(String, String, serde_json::Value)> {
 }
 
 /// Loads a graph with `--set` overrides, `--size` check and `--seed`; on failure prints the
-/// problems and returns the exit code.
-fn load_graph(args: &GraphArgs) -> Result<orogen::Graph, ExitCode> {
+/// problems and returns the exit code. The memory check is at `--size`, or at `memory_side`²
+/// when given (a tiled build's largest evaluation).
+fn load_graph(args: &GraphArgs, memory_side: Option<usize>) -> Result<orogen::Graph, ExitCode> {
     let GraphArgs {
         graph: graph_path,
         size,
@@ -368,7 +460,7 @@ fn load_graph(args: &GraphArgs) -> Result<orogen::Graph, ExitCode> {
     }
     check_memory(
         &graph,
-        size.unwrap_or(graph.resolution),
+        memory_side.unwrap_or(size.unwrap_or(graph.resolution)),
         args.max_memory.as_deref(),
     )?;
     Ok(graph)
@@ -408,6 +500,152 @@ fn check_memory(
     Ok(())
 }
 
+/// A cancel token that Ctrl-C (SIGINT) or SIGTERM trips: running nodes stop within ~100 ms,
+/// nothing half-written is left, and the exit code is 130. A second signal exits at once.
+fn cancel_on_signal() -> CancelToken {
+    let cancel = CancelToken::new();
+    let on_signal = cancel.clone();
+    let _ = ctrlc::set_handler(move || {
+        if on_signal.is_cancelled() {
+            std::process::exit(i32::from(EXIT_INTERRUPTED));
+        }
+        on_signal.cancel();
+    });
+    cancel
+}
+
+fn report_task(task: &str, outcome: orogen::tiles::TaskOutcome, took: std::time::Duration) {
+    match outcome {
+        orogen::tiles::TaskOutcome::Ran => {
+            eprintln!("{task}: done in {:.1} s", took.as_secs_f64());
+        }
+        orogen::tiles::TaskOutcome::AlreadyDone => {
+            eprintln!("{task}: already done (its files match its record)");
+        }
+    }
+}
+
+/// `orogen plan` (`run` false) or `orogen build --tiles` (`run` true: the local runner, every
+/// task of the plan in order in this process).
+fn run_tiled(
+    input: &GraphArgs,
+    out: &std::path::Path,
+    export_args: &ExportArgs,
+    tile_args: &TileArgs,
+    req: orogen::tiles::TileRequest,
+    run: bool,
+) -> ExitCode {
+    use orogen::tiles::{Grid, Layout, Plan, TileExports};
+    let fail = |e: &dyn std::fmt::Display| {
+        eprintln!("error: {e}");
+        ExitCode::from(EXIT_INVALID)
+    };
+    let exports = match export_args.exports() {
+        Ok(e) => e,
+        Err(e) => return fail(&e),
+    };
+    if exports.normal_map.is_some() || exports.mesh.is_some() || !exports.splats.is_empty() {
+        return fail(&"normal maps, meshes and splat maps are not written by tiled builds yet (build them from a whole-map build, or per region)");
+    }
+    if exports.range == Range::Data {
+        return fail(&"--range data needs every output's whole-map minimum and maximum before the first tile is written; tiled builds use the graph's height range");
+    }
+    let (layout, formats) = match exports.preset {
+        Some(Preset::Unreal) => (Layout::Unreal, vec![Format::Png16]),
+        Some(Preset::Unity) => (Layout::Unity, vec![Format::R16]),
+        Some(Preset::Godot) => (Layout::Plain, vec![Format::Exr]),
+        None => (Layout::Plain, exports.formats.clone()),
+    };
+    let probe = match graph_file::load_file(&input.graph) {
+        Ok(g) => g,
+        Err(d) => {
+            eprintln!("{d}");
+            return ExitCode::from(EXIT_INVALID);
+        }
+    };
+    let n = input.size.unwrap_or(probe.resolution);
+    let grid = match Grid::new(n, layout, req) {
+        Ok(g) => g,
+        Err(e) => return fail(&e),
+    };
+    // Memory is that of one tile (with its halo) and of the coarse evaluation.
+    let side = (grid.size + 64).min(n).max(n.min(tile_args.coarse_size));
+    let graph = match load_graph(input, Some(side)) {
+        Ok(g) => g,
+        Err(code) => return code,
+    };
+    let names = |v: &[Format]| v.iter().map(|f| f.name().to_owned()).collect();
+    let tile_exports = TileExports {
+        layout: orogen::node::choice_name(layout).to_owned(),
+        formats: names(&formats),
+        stitch: names(&tile_args.stitch),
+        preview: exports
+            .preview
+            .map(|m| orogen::node::choice_name(m).to_owned()),
+    };
+    let plan = match Plan::new(
+        &graph,
+        &input.graph,
+        grid,
+        tile_args.coarse_size,
+        tile_exports,
+    ) {
+        Ok(p) => p,
+        Err(e) => {
+            for line in e.lines() {
+                eprintln!("{}: {line}", input.graph.display());
+            }
+            return ExitCode::from(EXIT_INVALID);
+        }
+    };
+    if let Err(e) = plan.write(out, &graph) {
+        eprintln!("error: {e}");
+        return ExitCode::from(EXIT_FAILED);
+    }
+    let tasks = plan.tasks.len();
+    if !run {
+        println!(
+            "{}: {tasks} tasks ({}×{} tiles of {} samples{}, then the stitch)",
+            out.join(orogen::tiles::PLAN_FILE).display(),
+            grid.tiles_x,
+            grid.tiles_y,
+            grid.size,
+            plan.coarse_resolution
+                .map(|c| format!(", after the coarse task at {c}²"))
+                .unwrap_or_default()
+        );
+        println!(
+            "run them with `orogen run-task {} TASK`, or on Slurm: {}",
+            out.display(),
+            out.join("slurm/submit.sh").display()
+        );
+        return ExitCode::SUCCESS;
+    }
+    let opts = orogen::tiles::RunOptions {
+        cancel: cancel_on_signal(),
+        progress: None,
+    };
+    let mut done = 0;
+    let result = orogen::tiles::run_all(out, &opts, |id, outcome, took| {
+        done += 1;
+        report_task(&format!("[{done}/{tasks}] {id}"), outcome, took);
+    });
+    match result {
+        Ok(()) => {
+            println!("{}", out.join("manifest.json").display());
+            ExitCode::SUCCESS
+        }
+        Err(e) if opts.cancel.is_cancelled() => {
+            eprintln!("{}: build interrupted ({e}); run the same command again to resume from the tiles already written", input.graph.display());
+            ExitCode::from(EXIT_INTERRUPTED)
+        }
+        Err(e) => {
+            eprintln!("{}: {e}", input.graph.display());
+            ExitCode::from(EXIT_FAILED)
+        }
+    }
+}
+
 fn run_build(
     input: &GraphArgs,
     out: PathBuf,
@@ -422,20 +660,11 @@ fn run_build(
         }
     };
     let (graph_path, size) = (&input.graph, input.size);
-    let graph = match load_graph(input) {
+    let graph = match load_graph(input, None) {
         Ok(g) => g,
         Err(code) => return code,
     };
-    let cancel = CancelToken::new();
-    // Ctrl-C (SIGINT) or SIGTERM cancels the build: running nodes stop within ~100 ms, nothing
-    // is written, and the exit code is 130. A second signal exits at once.
-    let on_signal = cancel.clone();
-    let _ = ctrlc::set_handler(move || {
-        if on_signal.is_cancelled() {
-            std::process::exit(i32::from(EXIT_INTERRUPTED));
-        }
-        on_signal.cancel();
-    });
+    let cancel = cancel_on_signal();
     let bar = std::io::stderr().is_terminal().then(|| {
         let bar = ProgressBar::new(graph.nodes.len() as u64);
         bar.set_style(
@@ -546,7 +775,7 @@ fn run_stats(
     bins: usize,
 ) -> ExitCode {
     let (graph_path, size) = (input.graph.as_path(), input.size);
-    let graph = match load_graph(input) {
+    let graph = match load_graph(input, None) {
         Ok(g) => g,
         Err(code) => return code,
     };
@@ -644,7 +873,7 @@ fn run_parity(
         set: set.to_vec(),
         max_memory: None,
     };
-    let graph = match load_graph(&args) {
+    let graph = match load_graph(&args, None) {
         Ok(g) => g,
         Err(code) => return code,
     };

@@ -18,7 +18,13 @@ pub struct Manifest {
     /// Engine preset and the numbers to enter in the engine, if one was chosen.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub preset: Option<serde_json::Value>,
+    /// A tiled build's layout, tile counts and sizes, coarse resolution and plan key.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tiling: Option<serde_json::Value>,
     pub outputs: Vec<OutputEntry>,
+    /// A tiled build's tiles: every output's tile files with their world extents and hashes.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tiles: Vec<TileEntry>,
     /// Every file written, with its role and BLAKE3 hash.
     pub files: Vec<FileEntry>,
     /// Failed, incomplete or skipped nodes with their messages.
@@ -72,6 +78,23 @@ pub struct FileEntry {
     pub file: String,
     /// `png16`, `exr`, `r16`, `f32`, `tiff16`, `preview`, `normal map`, `mesh`, `splat map` or `graph`.
     pub role: String,
+    /// BLAKE3 of the file's bytes, hex.
+    pub hash: String,
+}
+
+/// One tile file of a tiled build.
+#[derive(Debug, Serialize)]
+pub struct TileEntry {
+    pub output: String,
+    pub file: String,
+    /// The tile's column and row in its layout's naming (Unity counts rows from the south).
+    pub x: usize,
+    pub y: usize,
+    /// The samples it covers in the whole map: `[x0, y0, width, height]`, row 0 the north.
+    pub window: [usize; 4],
+    /// The world rectangle of those samples' cells in metres: `[x0, y0, x1, y1]` from the
+    /// north-west corner.
+    pub extent_m: [f64; 4],
     /// BLAKE3 of the file's bytes, hex.
     pub hash: String,
 }

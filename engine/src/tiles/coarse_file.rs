@@ -1,0 +1,120 @@
+//! `coarse.bin`: the coarse task's result (each global node's inputs and outputs over the
+//! whole world) for the tile tasks, possibly on other machines.
+//!
+//! Layout: the magic `OROGENC1`, a little-endian `u32` header length, a JSON header (the
+//! resolution, and per node the indices of its input and output fields, `null` for an
+//! unwired input), then every field's samples as little-endian `f32`, row-major, in index
+//! order. All fields are `resolution × resolution`.
+
+use crate::eval::{Coarse, CoarseNode};
+use crate::field::Field;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::path::Path;
+use std::sync::Arc;
+
+const MAGIC: &[u8; 8] = b"OROGENC1";
+
+#[derive(Serialize, Deserialize)]
+struct Header {
+    resolution: usize,
+    fields: usize,
+    nodes: BTreeMap<String, (Vec<Option<usize>>, Vec<usize>)>,
+}
+
+/// Writes `coarse` to `path` atomically.
+pub fn write(path: &Path, coarse: &Coarse) -> std::io::Result<()> {
+    let mut fields: Vec<Arc<Field>> = Vec::new();
+    let mut index = |f: &Arc<Field>| {
+        fields.push(Arc::clone(f));
+        fields.len() - 1
+    };
+    let mut nodes = BTreeMap::new();
+    for (id, n) in &coarse.nodes {
+        let inputs = n
+            .inputs
+            .iter()
+            .map(|f| f.as_ref().map(&mut index))
+            .collect();
+        let outputs = n.outputs.iter().map(&mut index).collect();
+        nodes.insert(id.clone(), (inputs, outputs));
+    }
+    let header = serde_json::to_vec(&Header {
+        resolution: coarse.resolution,
+        fields: fields.len(),
+        nodes,
+    })
+    .map_err(std::io::Error::other)?;
+    let len = u32::try_from(header.len()).map_err(std::io::Error::other)?;
+    crate::io::atomic::write_atomic(path, |w| {
+        w.write_all(MAGIC)?;
+        w.write_all(&len.to_le_bytes())?;
+        w.write_all(&header)?;
+        for f in &fields {
+            let bytes: Vec<u8> = f.data().iter().flat_map(|v| v.to_le_bytes()).collect();
+            w.write_all(&bytes)?;
+        }
+        Ok(())
+    })
+}
+
+/// Reads a file [`write`] wrote.
+pub fn read(path: &Path) -> Result<Coarse, String> {
+    let err = |m: String| format!("{}: {m}", path.display());
+    let mut r = std::io::BufReader::new(
+        std::fs::File::open(path).map_err(|e| err(format!("cannot open: {e}")))?,
+    );
+    let mut magic = [0u8; 8];
+    let mut len = [0u8; 4];
+    r.read_exact(&mut magic)
+        .and_then(|()| r.read_exact(&mut len))
+        .map_err(|e| err(e.to_string()))?;
+    if &magic != MAGIC {
+        return Err(err("not a coarse result of an Orogen plan".into()));
+    }
+    let mut header = vec![0u8; u32::from_le_bytes(len) as usize];
+    r.read_exact(&mut header).map_err(|e| err(e.to_string()))?;
+    let h: Header = serde_json::from_slice(&header).map_err(|e| err(e.to_string()))?;
+    let n = h.resolution;
+    let mut fields = Vec::with_capacity(h.fields);
+    let mut bytes = vec![0u8; n * n * 4];
+    for _ in 0..h.fields {
+        r.read_exact(&mut bytes)
+            .map_err(|e| err(format!("truncated: {e}")))?;
+        let data = bytes
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        let f = Field::from_vec(n, n, data).ok_or_else(|| err("bad field size".into()))?;
+        fields.push(Arc::new(f));
+    }
+    let get = |i: usize| {
+        fields
+            .get(i)
+            .cloned()
+            .ok_or_else(|| err(format!("field {i} missing")))
+    };
+    let mut nodes = BTreeMap::new();
+    for (id, (inputs, outputs)) in h.nodes {
+        let inputs = inputs
+            .into_iter()
+            .map(|i| i.map(get).transpose())
+            .collect::<Result<Vec<_>, _>>()?;
+        let outputs = outputs
+            .into_iter()
+            .map(get)
+            .collect::<Result<Vec<_>, _>>()?;
+        nodes.insert(
+            id,
+            CoarseNode {
+                inputs,
+                outputs: outputs.into(),
+            },
+        );
+    }
+    Ok(Coarse {
+        resolution: n,
+        nodes,
+    })
+}

@@ -1,0 +1,557 @@
+//! Tiled, out-of-core builds of worlds larger than one machine's memory, as a plan of tasks
+//! that any scheduler can run.
+//!
+//! A plan ([`Plan`], `plan.json` in its folder) splits an `N × N` world into tiles and lists
+//! three kinds of task:
+//!
+//! - `coarse` — the graph's global nodes (erosion, normalisation: [`Footprint::Global`])
+//!   evaluated once over the whole world at a capped resolution ([`COARSE_MAX`]²), kept in
+//!   `.work/<key>/coarse.bin`. Absent when the graph has no global node.
+//! - `tile-K` — one tile: the graph evaluated over the tile's window only (each node over
+//!   what its consumers read plus its footprint, see [`crate::eval::EvalOptions::window`]),
+//!   global nodes taking their whole-world change from the coarse task. Writes the tile files
+//!   and a record of their hashes.
+//! - `stitch` — the whole-map files streamed row by row from the tiles (never the whole map
+//!   in memory), one downsampled preview per output, `manifest.json` and the graph copy.
+//!
+//! Every task reads its inputs from and writes its outputs to the plan folder, each file
+//! atomically, and names its work files by the plan's key (a hash of the graph as built and
+//! every option): a retried or duplicated task rewrites the same bytes, and a task whose
+//! record is present with matching file hashes is done ([`run_task`] skips it), so a killed
+//! build resumes where it stopped. `orogen build --tiles` is the local runner (every task in
+//! order, in one process); `orogen plan` writes the same plan plus Slurm job-array scripts.
+
+mod coarse_file;
+mod run;
+
+pub use run::{run_all, run_task, RunOptions, TaskOutcome};
+
+use crate::graph::Graph;
+use crate::io::graph_file;
+use crate::io::heightmap::Format;
+use crate::io::render::Colormap;
+use crate::node::{choice_from_name, choice_name, Footprint, Window};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// The default largest resolution of the coarse (global-node) evaluation (`--coarse-size`).
+/// Global nodes see the world at this resolution at most; finer builds add their change,
+/// upsampled, to each tile.
+pub const COARSE_MAX: usize = 2048;
+
+/// The largest whole-world preview a tiled build writes per output.
+pub const PREVIEW_MAX: usize = 2048;
+
+/// The plan file in a plan folder.
+pub const PLAN_FILE: &str = "plan.json";
+
+/// How tiles cut the world and are named.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// Disjoint tiles `<output>_x<i>_y<j>.<ext>`, `y0` the northern row, in every format asked.
+    Plain,
+    /// Unreal Engine landscape / World Partition import: `<output>_x<i>_y<j>.png` (16-bit),
+    /// neighbours share their border row and column, tile sizes Unreal recommends.
+    Unreal,
+    /// Unity Terrain Tools: `<output>_<x>_<y>.raw` (RAW16 little-endian, rows south to north,
+    /// `y` counted from the south), neighbours share their border, 2ⁿ + 1 samples per tile.
+    Unity,
+}
+
+crate::impl_choice!(Layout {
+    Plain = "plain",
+    Unreal = "unreal",
+    Unity = "unity",
+});
+
+/// How the user asked for tiles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TileRequest {
+    /// `--tiles AxB`: this many tiles across and down.
+    Count(usize, usize),
+    /// `--tile-size T`: samples per tile side.
+    Size(usize),
+}
+
+impl std::str::FromStr for TileRequest {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (a, b) = s
+            .split_once(['x', 'X', '×'])
+            .ok_or_else(|| format!("--tiles {s}: expected AxB, e.g. 8x8"))?;
+        let parse = |v: &str| {
+            v.trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|&n| n >= 1)
+                .ok_or_else(|| format!("--tiles {s}: \"{v}\" is not a positive whole number"))
+        };
+        Ok(TileRequest::Count(parse(a)?, parse(b)?))
+    }
+}
+
+/// The tiles of an `N × N` world: tile `(i, j)` starts at `(i·step, j·step)` and is `size`
+/// samples wide (less at the east and south edges of a plain layout).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Grid {
+    pub resolution: usize,
+    pub tiles_x: usize,
+    pub tiles_y: usize,
+    pub step: usize,
+    pub size: usize,
+}
+
+impl Grid {
+    /// The grid for `layout` or a clear message why the numbers do not fit it.
+    pub fn new(resolution: usize, layout: Layout, req: TileRequest) -> Result<Self, String> {
+        let n = resolution;
+        match layout {
+            Layout::Plain => {
+                let (tx, ty, size) = match req {
+                    TileRequest::Count(a, b) => {
+                        if a != b {
+                            // Tiles are square; a square world cut a×b would need two sizes.
+                            let t = n.div_ceil(a);
+                            if n.div_ceil(t) != a
+                                || n.div_ceil(n.div_ceil(b)) != b
+                                || t != n.div_ceil(b)
+                            {
+                                return Err(format!(
+                                    "--tiles {a}x{b}: tiles are square and the world is {n}×{n}; use the same count across and down"
+                                ));
+                            }
+                        }
+                        (a, a, n.div_ceil(a))
+                    }
+                    TileRequest::Size(t) => (n.div_ceil(t), n.div_ceil(t), t),
+                };
+                if size == 0 || size > n || tx > n {
+                    return Err(format!("{tx}×{ty} tiles do not fit a {n}×{n} world"));
+                }
+                Ok(Self {
+                    resolution: n,
+                    tiles_x: tx,
+                    tiles_y: ty,
+                    step: size,
+                    size,
+                })
+            }
+            Layout::Unreal | Layout::Unity => {
+                let valid: &[usize] = if layout == Layout::Unreal {
+                    &[127, 253, 505, 1009, 2017, 4033, 8129]
+                } else {
+                    &[33, 65, 129, 257, 513, 1025, 2049, 4097]
+                };
+                let name = choice_name(layout);
+                let (count, size) = match req {
+                    TileRequest::Count(a, b) if a == b => {
+                        n.saturating_sub(1).is_multiple_of(a).then(|| (a, (n - 1) / a + 1)).unzip()
+                    }
+                    TileRequest::Count(a, b) => {
+                        return Err(format!("--tiles {a}x{b}: {name} tiles of a square world need the same count across and down"))
+                    }
+                    TileRequest::Size(t) => (t >= 2 && n.saturating_sub(1).is_multiple_of(t - 1))
+                        .then(|| ((n - 1) / (t - 1), t))
+                        .unzip(),
+                };
+                let ok = size.filter(|s| valid.contains(s)).zip(count);
+                let Some((size, count)) = ok else {
+                    let a = match req {
+                        TileRequest::Count(a, _) => a,
+                        TileRequest::Size(t) => n.div_ceil(t.max(2) - 1).max(1),
+                    };
+                    let suggest: Vec<String> = valid
+                        .iter()
+                        .map(|&t| format!("--size {} for tiles of {t}", a * (t - 1) + 1))
+                        .collect();
+                    return Err(format!(
+                        "{name} tiles share their border samples and are {} samples wide, so a world of {a}×{a} tiles has {a}·(tile − 1) + 1 samples a side: {}",
+                        valid.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "),
+                        suggest.join("; ")
+                    ));
+                };
+                Ok(Self {
+                    resolution: n,
+                    tiles_x: count,
+                    tiles_y: count,
+                    step: size - 1,
+                    size,
+                })
+            }
+        }
+    }
+
+    /// Number of tiles.
+    #[must_use]
+    pub fn count(&self) -> usize {
+        self.tiles_x * self.tiles_y
+    }
+
+    /// Tile `k`'s column and row (row 0 is the north).
+    #[must_use]
+    pub fn coords(&self, k: usize) -> (usize, usize) {
+        (k % self.tiles_x, k / self.tiles_x)
+    }
+
+    /// The samples tile `(i, j)` covers.
+    #[must_use]
+    pub fn window(&self, i: usize, j: usize) -> Window {
+        let (x0, y0) = (i * self.step, j * self.step);
+        Window {
+            x0,
+            y0,
+            width: self.size.min(self.resolution - x0),
+            height: self.size.min(self.resolution - y0),
+        }
+    }
+
+    /// The samples tile `(i, j)` owns in the stitched map: its window without the border it
+    /// shares with its eastern and southern neighbours.
+    #[must_use]
+    pub fn owned(&self, i: usize, j: usize) -> Window {
+        let w = self.window(i, j);
+        Window {
+            width: if i + 1 < self.tiles_x {
+                self.step
+            } else {
+                w.width
+            },
+            height: if j + 1 < self.tiles_y {
+                self.step
+            } else {
+                w.height
+            },
+            ..w
+        }
+    }
+}
+
+/// What a tiled build writes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TileExports {
+    pub layout: String,
+    /// Per-tile heightmap formats (`png16`, `tiff16`, `exr`, `r16`, `f32`).
+    pub formats: Vec<String>,
+    /// Whole-map files streamed from the tiles (`r16`, `f32`).
+    pub stitch: Vec<String>,
+    /// Colormap of the whole-world preview per output, if any.
+    pub preview: Option<String>,
+}
+
+/// One task of a plan.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Task {
+    pub id: String,
+    /// Tasks whose outputs this one reads.
+    pub deps: Vec<String>,
+    /// A tile task's samples `[x0, y0, width, height]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<[usize; 4]>,
+}
+
+/// `plan.json`: the work of a tiled build as a task graph.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    /// Always `"orogen-plan"`.
+    pub format: String,
+    pub version: u32,
+    /// BLAKE3 (hex, 32 digits) of the graph as built, the grid, the exports and this Orogen
+    /// version: names the work files, so nothing from another plan is ever reused.
+    pub key: String,
+    /// The graph file as given (for messages), and its copy in the plan folder.
+    pub graph_file: String,
+    pub graph_copy: String,
+    pub grid: Grid,
+    /// Resolution of the coarse task's evaluation; `None` when no node needs the whole map.
+    pub coarse_resolution: Option<usize>,
+    pub exports: TileExports,
+    pub tasks: Vec<Task>,
+}
+
+impl Plan {
+    /// Plans a tiled build of `graph` at `grid`. Refuses graphs with an output that cannot be
+    /// built (an incomplete node on its chain) or errors, naming them.
+    pub fn new(
+        graph: &Graph,
+        graph_file: &Path,
+        grid: Grid,
+        coarse_max: usize,
+        exports: TileExports,
+    ) -> Result<Self, String> {
+        if graph.outputs.is_empty() {
+            return Err("the graph declares no outputs".into());
+        }
+        let errors = graph.errors();
+        if !errors.is_empty() {
+            return Err(errors
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("\n"));
+        }
+        let blocked = graph.blocked_outputs();
+        if !blocked.is_empty() {
+            return Err(format!(
+                "{}\na tiled build writes every output (wire the missing inputs)",
+                blocked
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            ));
+        }
+        exports.check()?;
+        let n = grid.resolution;
+        let cell = graph.world.cell_size_m(n);
+        let needed: std::collections::BTreeSet<String> = graph
+            .outputs
+            .values()
+            .flat_map(|r| graph.upstream(&r.node))
+            .collect();
+        let global = graph.nodes.iter().any(|x| {
+            needed.contains(&x.id) && x.def.footprint(&x.params, cell, n) == Footprint::Global
+        });
+        if coarse_max < 16 {
+            return Err(format!("--coarse-size {coarse_max}: expected at least 16"));
+        }
+        let coarse_resolution = global.then_some(n.min(coarse_max));
+        let built = Graph {
+            resolution: n,
+            ..graph.clone()
+        };
+        let text = graph_file::to_string(&built);
+        let mut h = blake3::Hasher::new();
+        for part in [
+            text.as_str(),
+            env!("CARGO_PKG_VERSION"),
+            &serde_json::to_string(&(grid, &exports, coarse_resolution)).unwrap_or_default(),
+        ] {
+            h.update(part.as_bytes());
+            h.update(&[0]);
+        }
+        let key = h.finalize().to_hex()[..32].to_owned();
+        let mut tasks = Vec::new();
+        let coarse: Vec<String> = if global {
+            tasks.push(Task {
+                id: "coarse".into(),
+                deps: Vec::new(),
+                window: None,
+            });
+            vec!["coarse".into()]
+        } else {
+            Vec::new()
+        };
+        for k in 0..grid.count() {
+            let (i, j) = grid.coords(k);
+            let w = grid.window(i, j);
+            tasks.push(Task {
+                id: format!("tile-{k}"),
+                deps: coarse.clone(),
+                window: Some([w.x0, w.y0, w.width, w.height]),
+            });
+        }
+        tasks.push(Task {
+            id: "stitch".into(),
+            deps: (0..grid.count()).map(|k| format!("tile-{k}")).collect(),
+            window: None,
+        });
+        Ok(Self {
+            format: "orogen-plan".into(),
+            version: 1,
+            key,
+            graph_file: std::path::absolute(graph_file)
+                .unwrap_or_else(|_| graph_file.to_path_buf())
+                .display()
+                .to_string(),
+            graph_copy: crate::build::GRAPH_COPY.into(),
+            grid,
+            coarse_resolution,
+            exports,
+            tasks,
+        })
+    }
+
+    /// Writes the plan folder: `plan.json`, the graph copy and Slurm scripts.
+    pub fn write(&self, dir: &Path, graph: &Graph) -> Result<(), String> {
+        let io = |p: &Path, e: std::io::Error| format!("cannot write {}: {e}", p.display());
+        std::fs::create_dir_all(dir.join("slurm")).map_err(|e| io(dir, e))?;
+        let built = Graph {
+            resolution: self.grid.resolution,
+            ..graph.clone()
+        };
+        let copy = dir.join(&self.graph_copy);
+        crate::io::atomic::write_bytes_atomic(&copy, graph_file::to_string(&built).as_bytes())
+            .map_err(|e| io(&copy, e))?;
+        let mut text = serde_json::to_string_pretty(self).map_err(|e| e.to_string())?;
+        text.push('\n');
+        let p = dir.join(PLAN_FILE);
+        crate::io::atomic::write_bytes_atomic(&p, text.as_bytes()).map_err(|e| io(&p, e))?;
+        // Work files of other plans in this folder are never used again.
+        if let Ok(entries) = std::fs::read_dir(dir.join(".work")) {
+            for e in entries.flatten() {
+                if e.file_name() != std::ffi::OsStr::new(&self.key) {
+                    let _ = std::fs::remove_dir_all(e.path());
+                }
+            }
+        }
+        for (name, body) in self.slurm_scripts(dir) {
+            let p = dir.join("slurm").join(name);
+            crate::io::atomic::write_bytes_atomic(&p, body.as_bytes()).map_err(|e| io(&p, e))?;
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                let _ = std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755));
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads `plan.json` from a plan folder.
+    pub fn read(dir: &Path) -> Result<Self, String> {
+        let p = dir.join(PLAN_FILE);
+        let text =
+            std::fs::read_to_string(&p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+        let plan: Self = serde_json::from_str(&text)
+            .map_err(|e| format!("{}: not an Orogen plan: {e}", p.display()))?;
+        if plan.format != "orogen-plan" || plan.version != 1 {
+            return Err(format!(
+                "{}: expected format \"orogen-plan\" version 1, found \"{}\" version {}",
+                p.display(),
+                plan.format,
+                plan.version
+            ));
+        }
+        Ok(plan)
+    }
+
+    /// The work folder of this plan inside `dir`.
+    #[must_use]
+    pub fn work_dir(&self, dir: &Path) -> PathBuf {
+        dir.join(".work").join(&self.key)
+    }
+
+    /// Slurm batch scripts: one job for the coarse task, a job array over the tiles and one
+    /// for the stitch, chained by `submit.sh` with `--dependency=afterok`.
+    fn slurm_scripts(&self, dir: &Path) -> Vec<(&'static str, String)> {
+        let abs = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+        let plan = shell_quote(&abs.display().to_string());
+        let head = |name: &str, extra: &str| {
+            format!(
+                "#!/bin/bash\n#SBATCH --job-name=orogen-{name}\n#SBATCH --output={plan}/slurm/{name}-%A_%a.log\n{extra}\
+                 # OROGEN: the orogen binary on the compute nodes (default: orogen on PATH).\nset -euo pipefail\n"
+            )
+        };
+        let last = self.grid.count() - 1;
+        let mut v = vec![
+            (
+                "coarse.sbatch",
+                format!("{}exec \"${{OROGEN:-orogen}}\" run-task {plan} coarse\n", head("coarse", "")),
+            ),
+            (
+                "tiles.sbatch",
+                format!(
+                    "{}exec \"${{OROGEN:-orogen}}\" run-task {plan} \"tile-$SLURM_ARRAY_TASK_ID\"\n",
+                    head("tiles", &format!("#SBATCH --array=0-{last}\n"))
+                ),
+            ),
+            (
+                "stitch.sbatch",
+                format!("{}exec \"${{OROGEN:-orogen}}\" run-task {plan} stitch\n", head("stitch", "")),
+            ),
+        ];
+        let coarse = if self.coarse_resolution.is_some() {
+            "coarse=$(sbatch --parsable \"$@\" \"$here/coarse.sbatch\")\n\
+             tiles=$(sbatch --parsable --dependency=afterok:\"$coarse\" \"$@\" \"$here/tiles.sbatch\")\n"
+        } else {
+            "tiles=$(sbatch --parsable \"$@\" \"$here/tiles.sbatch\")\n"
+        };
+        v.push((
+            "submit.sh",
+            format!(
+                "#!/bin/bash\n# Submits this plan to Slurm: the coarse task, then one array task per tile, then the\n\
+                 # stitch. Extra arguments go to every sbatch (e.g. --partition=…, --cpus-per-task=8).\n\
+                 # Prints the stitch job's id; wait for it with: squeue -j ID, or sbatch --wait.\n\
+                 set -euo pipefail\nhere=$(cd \"$(dirname \"$0\")\" && pwd)\n{coarse}\
+                 stitch=$(sbatch --parsable --dependency=afterok:\"$tiles\" \"$@\" \"$here/stitch.sbatch\")\n\
+                 echo \"$stitch\"\n"
+            ),
+        ));
+        v
+    }
+}
+
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// [`TileExports`] as the engine's types.
+pub(crate) struct Parsed {
+    pub layout: Layout,
+    pub formats: Vec<Format>,
+    pub stitch: Vec<Format>,
+    pub preview: Option<Colormap>,
+}
+
+impl TileExports {
+    /// The layout, formats and colormap as the engine's types.
+    pub(crate) fn parsed(&self) -> Result<Parsed, String> {
+        let layout = choice_from_name::<Layout>(&self.layout)?;
+        let formats = self
+            .formats
+            .iter()
+            .map(|f| choice_from_name::<Format>(f))
+            .collect::<Result<Vec<_>, _>>()?;
+        let stitch = self
+            .stitch
+            .iter()
+            .map(|f| choice_from_name::<Format>(f))
+            .collect::<Result<Vec<_>, _>>()?;
+        let preview = self
+            .preview
+            .as_deref()
+            .map(choice_from_name::<Colormap>)
+            .transpose()?;
+        Ok(Parsed {
+            layout,
+            formats,
+            stitch,
+            preview,
+        })
+    }
+
+    fn check(&self) -> Result<(), String> {
+        let Parsed {
+            layout,
+            formats,
+            stitch,
+            ..
+        } = self.parsed()?;
+        if formats.is_empty() && stitch.is_empty() {
+            return Err("a tiled build needs a tile format or a stitched format".into());
+        }
+        if let Some(f) = stitch
+            .iter()
+            .find(|f| !matches!(f, Format::R16 | Format::F32))
+        {
+            return Err(format!(
+                "--stitch {}: a whole-map file is streamed row by row, so r16 or f32 (PNG, TIFF and EXR tiles are written per tile)",
+                f.name()
+            ));
+        }
+        let want = match layout {
+            Layout::Unreal => Some(Format::Png16),
+            Layout::Unity => Some(Format::R16),
+            Layout::Plain => None,
+        };
+        if let Some(w) = want {
+            if formats != [w] {
+                return Err(format!(
+                    "{} tiles are {} only",
+                    choice_name(layout),
+                    w.name()
+                ));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,578 @@
+//! Running a plan's tasks: each reads its inputs from the plan folder and writes its outputs
+//! there atomically, and a task whose record is present with matching hashes is skipped.
+
+use super::{coarse_file, Grid, Layout, Parsed, Plan, PREVIEW_MAX};
+use crate::eval::{CancelToken, Coarse, EvalOptions, Evaluator, ProgressEvent, Targets};
+use crate::field::Field;
+use crate::graph::Graph;
+use crate::io::atomic::{write_atomic, write_bytes_atomic};
+use crate::io::heightmap::{self, Format};
+use crate::io::manifest::{FileEntry, GraphInfo, Manifest, OutputEntry, TileEntry, WorldInfo};
+use crate::io::render;
+use crate::node::{choice_name, PortKind, Window};
+use crate::World;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+/// What running a task did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TaskOutcome {
+    /// The task ran and wrote its outputs.
+    Ran,
+    /// Its outputs were already there with the hashes its record gives (a resumed build, a
+    /// duplicated task): nothing was done.
+    AlreadyDone,
+}
+
+/// How to run tasks.
+#[derive(Default)]
+pub struct RunOptions<'a> {
+    pub cancel: CancelToken,
+    pub progress: Option<&'a (dyn Fn(ProgressEvent) + Sync)>,
+}
+
+/// A tile task's record: the files it wrote with their hashes, and what the stitch needs.
+#[derive(Serialize, Deserialize)]
+struct Record {
+    key: String,
+    /// Files in the plan folder (tile files) or its work folder (stitch sources), relative
+    /// to the plan folder, with their BLAKE3 hashes.
+    files: Vec<(String, String)>,
+    /// Per output: minimum and maximum over the samples the tile owns.
+    range: BTreeMap<String, (f32, f32)>,
+    /// Per output: the preview pixels the tile fills `[x0, y0, width, height]`.
+    preview: BTreeMap<String, [usize; 4]>,
+}
+
+fn hash_file(path: &Path) -> Option<String> {
+    let mut h = blake3::Hasher::new();
+    h.update_reader(std::fs::File::open(path).ok()?).ok()?;
+    Some(h.finalize().to_hex().to_string())
+}
+
+/// The record at `path` when it belongs to this plan and every file it lists is intact.
+fn valid_record(dir: &Path, plan: &Plan, path: &Path) -> Option<Record> {
+    let rec: Record = serde_json::from_slice(&std::fs::read(path).ok()?).ok()?;
+    let intact = rec.key == plan.key
+        && rec
+            .files
+            .iter()
+            .all(|(f, h)| hash_file(&dir.join(f)).as_deref() == Some(h.as_str()));
+    intact.then_some(rec)
+}
+
+/// Runs every task of the plan in `dir`, in order, skipping those already done; calls
+/// `each` after every task with its id, outcome and wall time.
+pub fn run_all(
+    dir: &Path,
+    opts: &RunOptions,
+    mut each: impl FnMut(&str, TaskOutcome, std::time::Duration),
+) -> Result<(), String> {
+    let plan = Plan::read(dir)?;
+    for t in &plan.tasks {
+        let start = std::time::Instant::now();
+        let outcome = run_task(dir, &t.id, opts)?;
+        each(&t.id, outcome, start.elapsed());
+    }
+    Ok(())
+}
+
+/// Runs one task (`coarse`, `tile-K` or `stitch`) of the plan in `dir`.
+pub fn run_task(dir: &Path, task: &str, opts: &RunOptions) -> Result<TaskOutcome, String> {
+    let plan = Plan::read(dir)?;
+    let copy = dir.join(&plan.graph_copy);
+    let graph = crate::io::graph_file::load_file(&copy).map_err(|d| d.to_string())?;
+    let work = plan.work_dir(dir);
+    std::fs::create_dir_all(&work).map_err(|e| format!("cannot create {}: {e}", work.display()))?;
+    let ctx = Ctx {
+        dir,
+        plan: &plan,
+        graph: &graph,
+        work: &work,
+        opts,
+    };
+    if task == "coarse" {
+        return ctx.coarse();
+    }
+    if task == "stitch" {
+        return ctx.stitch();
+    }
+    let k = task
+        .strip_prefix("tile-")
+        .and_then(|k| k.parse::<usize>().ok())
+        .filter(|&k| k < plan.grid.count())
+        .ok_or_else(|| {
+            format!(
+                "{}: no task \"{task}\" (tasks: coarse, tile-0 … tile-{}, stitch)",
+                dir.join(super::PLAN_FILE).display(),
+                plan.grid.count() - 1
+            )
+        })?;
+    ctx.tile(k)
+}
+
+struct Ctx<'a> {
+    dir: &'a Path,
+    plan: &'a Plan,
+    graph: &'a Graph,
+    work: &'a Path,
+    opts: &'a RunOptions<'a>,
+}
+
+/// Relative path of a work file of this plan, as records list it.
+fn rel(plan: &Plan, name: &str) -> String {
+    format!(".work/{}/{name}", plan.key)
+}
+
+impl Ctx<'_> {
+    fn base_dir(&self) -> Option<PathBuf> {
+        Path::new(&self.plan.graph_file)
+            .parent()
+            .map(Path::to_path_buf)
+    }
+
+    fn eval_opts<'b>(&'b self, base: Option<&'b Path>) -> EvalOptions<'b> {
+        EvalOptions {
+            resolution: Some(self.plan.grid.resolution),
+            targets: Targets::Outputs,
+            cancel: self.opts.cancel.clone(),
+            progress: self.opts.progress,
+            base_dir: base,
+            ..EvalOptions::default()
+        }
+    }
+
+    fn coarse(&self) -> Result<TaskOutcome, String> {
+        let Some(res) = self.plan.coarse_resolution else {
+            return Ok(TaskOutcome::AlreadyDone);
+        };
+        let rec_path = self.work.join("coarse.json");
+        if valid_record(self.dir, self.plan, &rec_path).is_some() {
+            return Ok(TaskOutcome::AlreadyDone);
+        }
+        let base = self.base_dir();
+        let coarse = Coarse::evaluate(
+            self.graph,
+            res,
+            &Targets::Outputs,
+            &self.eval_opts(base.as_deref()),
+        )?;
+        let path = self.work.join("coarse.bin");
+        coarse_file::write(&path, &coarse)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        let hash = hash_file(&path).ok_or_else(|| format!("cannot read {}", path.display()))?;
+        Self::write_record(
+            &rec_path,
+            &Record {
+                key: self.plan.key.clone(),
+                files: vec![(rel(self.plan, "coarse.bin"), hash)],
+                range: BTreeMap::new(),
+                preview: BTreeMap::new(),
+            },
+        )?;
+        Ok(TaskOutcome::Ran)
+    }
+
+    fn write_record(path: &Path, rec: &Record) -> Result<(), String> {
+        let text = serde_json::to_vec(rec).map_err(|e| e.to_string())?;
+        write_bytes_atomic(path, &text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    }
+
+    fn tile(&self, k: usize) -> Result<TaskOutcome, String> {
+        let rec_path = self.work.join(format!("tile-{k}.json"));
+        if valid_record(self.dir, self.plan, &rec_path).is_some() {
+            return Ok(TaskOutcome::AlreadyDone);
+        }
+        let Parsed {
+            layout,
+            formats,
+            stitch,
+            ..
+        } = self.plan.exports.parsed()?;
+        let grid = self.plan.grid;
+        let coarse = match self.plan.coarse_resolution {
+            Some(_) => {
+                let rec = self.work.join("coarse.json");
+                if valid_record(self.dir, self.plan, &rec).is_none() {
+                    return Err(format!(
+                        "task tile-{k} needs the coarse task's result ({}): run task \"coarse\" first",
+                        rec.display()
+                    ));
+                }
+                Some(coarse_file::read(&self.work.join("coarse.bin"))?)
+            }
+            None => None,
+        };
+        let (i, j) = grid.coords(k);
+        let w = grid.window(i, j);
+        let owned = grid.owned(i, j);
+        let base = self.base_dir();
+        let eval = Evaluator::new()
+            .evaluate(
+                self.graph,
+                &EvalOptions {
+                    window: Some(w),
+                    coarse: coarse.as_ref(),
+                    ..self.eval_opts(base.as_deref())
+                },
+            )
+            .map_err(|d| {
+                d.iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            })?;
+        drop(coarse);
+        if self.opts.cancel.is_cancelled() {
+            return Err("cancelled".into());
+        }
+        let tiles_dir = self.dir.join("tiles");
+        std::fs::create_dir_all(&tiles_dir)
+            .map_err(|e| format!("cannot create {}: {e}", tiles_dir.display()))?;
+        let mut rec = Record {
+            key: self.plan.key.clone(),
+            files: Vec::new(),
+            range: BTreeMap::new(),
+            preview: BTreeMap::new(),
+        };
+        let mut put = |path: PathBuf, relname: String, bytes: &[u8]| -> Result<(), String> {
+            write_bytes_atomic(&path, bytes)
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            rec.files
+                .push((relname, blake3::hash(bytes).to_hex().to_string()));
+            Ok(())
+        };
+        let mut ranges = BTreeMap::new();
+        let mut previews = BTreeMap::new();
+        for (name, r) in &self.graph.outputs {
+            let field = eval.field(self.graph, r).ok_or_else(|| {
+                format!(
+                    "tile-{k}: output \"{name}\" was not computed: {:?}",
+                    eval.status.get(&r.node)
+                )
+            })?;
+            let kind = self.graph.output_kind(r).unwrap_or(PortKind::Height);
+            let frame =
+                crate::build::output_frame(self.graph, kind, crate::build::Range::Graph, &field);
+            for &f in &formats {
+                let file = tile_file(layout, grid, name, i, j, f);
+                let bytes = if layout == Layout::Unity {
+                    heightmap::encode(&field.flipped_vertically(), &frame, f)
+                } else {
+                    heightmap::encode(&field, &frame, f)
+                }
+                .map_err(|e| format!("{file}: {e}"))?;
+                put(tiles_dir.join(&file), format!("tiles/{file}"), &bytes)?;
+            }
+            let mine = w.crop(&field, &owned);
+            if let Some(mm) = mine.min_max() {
+                ranges.insert(name.clone(), mm);
+            }
+            for &f in &stitch {
+                let file = format!("tile-{k}.{name}.{}", f.extension());
+                let bytes =
+                    heightmap::encode(&mine, &frame, f).map_err(|e| format!("{file}: {e}"))?;
+                put(self.work.join(&file), rel(self.plan, &file), &bytes)?;
+            }
+            if self.plan.exports.preview.is_some() {
+                let (rect, patch) = preview_patch(grid, owned, &mine);
+                let file = format!("tile-{k}.{name}.preview");
+                let bytes: Vec<u8> = patch.iter().flat_map(|v| v.to_le_bytes()).collect();
+                put(self.work.join(&file), rel(self.plan, &file), &bytes)?;
+                previews.insert(name.clone(), rect);
+            }
+        }
+        rec.range = ranges;
+        rec.preview = previews;
+        Self::write_record(&rec_path, &rec)?;
+        Ok(TaskOutcome::Ran)
+    }
+
+    fn stitch(&self) -> Result<TaskOutcome, String> {
+        let Parsed {
+            layout,
+            formats,
+            stitch,
+            preview,
+        } = self.plan.exports.parsed()?;
+        let grid = self.plan.grid;
+        let n = grid.resolution;
+        let mut records = Vec::with_capacity(grid.count());
+        for k in 0..grid.count() {
+            let p = self.work.join(format!("tile-{k}.json"));
+            let rec = valid_record(self.dir, self.plan, &p).ok_or_else(|| {
+                format!("the stitch needs task tile-{k}: its record {} is missing or its files changed; run it first", p.display())
+            })?;
+            records.push(rec);
+        }
+        let mut files: Vec<FileEntry> = Vec::new();
+        let graph_copy = self.dir.join(&self.plan.graph_copy);
+        let graph_hash = hash_file(&graph_copy)
+            .ok_or_else(|| format!("cannot read {}", graph_copy.display()))?;
+        files.push(FileEntry {
+            file: self.plan.graph_copy.clone(),
+            role: "graph".into(),
+            hash: graph_hash.clone(),
+        });
+        let hash_of = |rec: &Record, file: &str| {
+            rec.files
+                .iter()
+                .find(|(f, _)| f == file)
+                .map(|(_, h)| h.clone())
+                .unwrap_or_default()
+        };
+        let mut tiles = Vec::new();
+        let mut outputs = Vec::new();
+        let cell = self.graph.world.cell_size_m(n);
+        for (name, r) in &self.graph.outputs {
+            let kind = self.graph.output_kind(r).unwrap_or(PortKind::Height);
+            for (k, rec) in records.iter().enumerate() {
+                let (i, j) = grid.coords(k);
+                let w = grid.window(i, j);
+                for &f in &formats {
+                    let file = tile_file(layout, grid, name, i, j, f);
+                    let hash = hash_of(rec, &format!("tiles/{file}"));
+                    files.push(FileEntry {
+                        file: format!("tiles/{file}"),
+                        role: f.name().to_owned(),
+                        hash: hash.clone(),
+                    });
+                    tiles.push(TileEntry {
+                        output: name.clone(),
+                        file: format!("tiles/{file}"),
+                        x: i,
+                        y: if layout == Layout::Unity {
+                            grid.tiles_y - 1 - j
+                        } else {
+                            j
+                        },
+                        window: [w.x0, w.y0, w.width, w.height],
+                        extent_m: [
+                            w.x0 as f64 * cell,
+                            w.y0 as f64 * cell,
+                            (w.x0 + w.width) as f64 * cell,
+                            (w.y0 + w.height) as f64 * cell,
+                        ],
+                        hash,
+                    });
+                }
+            }
+            let (min, max) = records
+                .iter()
+                .filter_map(|rec| rec.range.get(name))
+                .fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), &(lo, hi)| {
+                    (a.min(lo), b.max(hi))
+                });
+            let frame = crate::build::output_frame(
+                self.graph,
+                kind,
+                crate::build::Range::Graph,
+                &Field::filled(1, 1, 0.0),
+            );
+            let mut primary = None;
+            for &f in &stitch {
+                let file = format!("{name}.{}", f.extension());
+                let path = self.dir.join(&file);
+                self.stitch_file(&path, name, f)?;
+                let hash =
+                    hash_file(&path).ok_or_else(|| format!("cannot read {}", path.display()))?;
+                files.push(FileEntry {
+                    file: file.clone(),
+                    role: format!("{} (whole map)", f.name()),
+                    hash: hash.clone(),
+                });
+                primary.get_or_insert((file, hash));
+            }
+            if let Some(map) = preview {
+                let file = format!("{name}.preview.png");
+                let bytes = self.preview(&records, name, kind, &frame, map)?;
+                let path = self.dir.join(&file);
+                write_bytes_atomic(&path, &bytes)
+                    .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+                files.push(FileEntry {
+                    file,
+                    role: "preview".into(),
+                    hash: blake3::hash(&bytes).to_hex().to_string(),
+                });
+            }
+            let (file, hash) = primary.unwrap_or_default();
+            outputs.push(OutputEntry {
+                name: name.clone(),
+                source: r.to_string(),
+                kind: kind.name().to_owned(),
+                file,
+                width: n,
+                height: n,
+                min,
+                max,
+                range_m: [frame.height_min_m, frame.height_max_m],
+                hash,
+            });
+        }
+        let g = self.graph;
+        let manifest = Manifest {
+            orogen_version: env!("CARGO_PKG_VERSION").to_owned(),
+            graph: GraphInfo {
+                name: g.name.clone(),
+                file: self.plan.graph_file.clone(),
+                copy: self.plan.graph_copy.clone(),
+                hash: graph_hash,
+            },
+            seed: g.seed,
+            resolution: n,
+            world: WorldInfo {
+                size_m: g.world.size_m,
+                height_min_m: g.world.height_min_m,
+                height_max_m: g.world.height_max_m,
+                cell_size_m: cell,
+            },
+            formats: formats.iter().map(|f| f.name().to_owned()).collect(),
+            preset: None,
+            tiling: Some(serde_json::json!({
+                "layout": choice_name(layout),
+                "tiles_x": grid.tiles_x,
+                "tiles_y": grid.tiles_y,
+                "tile_samples": grid.size,
+                "tile_step": grid.step,
+                "coarse_resolution": self.plan.coarse_resolution,
+                "plan_key": self.plan.key,
+            })),
+            outputs,
+            tiles,
+            files,
+            errors: BTreeMap::new(),
+            timings_ms: BTreeMap::new(),
+        };
+        let path = self.dir.join("manifest.json");
+        let mut text = serde_json::to_string_pretty(&manifest).map_err(|e| e.to_string())?;
+        text.push('\n');
+        write_bytes_atomic(&path, text.as_bytes())
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        Ok(TaskOutcome::Ran)
+    }
+
+    /// Streams the whole map of `name` in `format` into `path`, row by row from the tiles'
+    /// stitch sources (only one band of tiles' file handles open, one row in memory).
+    fn stitch_file(&self, path: &Path, name: &str, format: Format) -> Result<(), String> {
+        let grid = self.plan.grid;
+        let bps = if format == Format::R16 { 2 } else { 4 };
+        let err = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
+        write_atomic(path, |out| {
+            let mut row = Vec::new();
+            for j in 0..grid.tiles_y {
+                let mut sources = Vec::with_capacity(grid.tiles_x);
+                for i in 0..grid.tiles_x {
+                    let k = j * grid.tiles_x + i;
+                    let p = self
+                        .work
+                        .join(format!("tile-{k}.{name}.{}", format.extension()));
+                    let f =
+                        std::fs::File::open(&p).map_err(|e| std::io::Error::other(err(&p, e)))?;
+                    sources.push((std::io::BufReader::new(f), grid.owned(i, j).width * bps));
+                }
+                for _ in 0..grid.owned(0, j).height {
+                    for (src, bytes) in &mut sources {
+                        row.resize(*bytes, 0);
+                        src.read_exact(&mut row)?;
+                        out.write_all(&row)?;
+                    }
+                }
+            }
+            Ok(())
+        })
+        .map_err(|e| err(path, e))
+    }
+
+    /// The whole-world preview of `name` from the tiles' patches.
+    fn preview(
+        &self,
+        records: &[Record],
+        name: &str,
+        kind: PortKind,
+        frame: &World,
+        map: render::Colormap,
+    ) -> Result<Vec<u8>, String> {
+        let n = self.plan.grid.resolution;
+        let p = n.min(PREVIEW_MAX);
+        let mut img = Field::filled(p, p, 0.0);
+        for (k, rec) in records.iter().enumerate() {
+            let Some(&[x0, y0, w, h]) = rec.preview.get(name) else {
+                continue;
+            };
+            let path = self.work.join(format!("tile-{k}.{name}.preview"));
+            let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let vals: Vec<f32> = bytes
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect();
+            if vals.len() != w * h {
+                return Err(format!("{}: expected {} samples", path.display(), w * h));
+            }
+            for y in 0..h {
+                let row = (y0 + y) * p + x0;
+                img.data_mut()[row..row + w].copy_from_slice(&vals[y * w..(y + 1) * w]);
+            }
+        }
+        let (lo, hi) = render::display_range(if kind == PortKind::Height {
+            &self.graph.world
+        } else {
+            frame
+        });
+        let cell = self.graph.world.size_m / p as f64;
+        let relief = (kind == PortKind::Height).then_some((&img, cell));
+        let rgb = render::preview_rgb(&img, lo, hi, map, relief);
+        let png = image::RgbImage::from_raw(p as u32, p as u32, rgb)
+            .ok_or_else(|| "preview size mismatch".to_owned())?;
+        let mut out = Vec::new();
+        png.write_to(&mut std::io::Cursor::new(&mut out), image::ImageFormat::Png)
+            .map_err(|e| e.to_string())?;
+        Ok(out)
+    }
+}
+
+/// The sample a preview pixel `p` of `p_n` shows, on an `n`-sample axis.
+fn preview_sample(p: usize, p_n: usize, n: usize) -> usize {
+    ((2 * p + 1) * n) / (2 * p_n)
+}
+
+/// The preview pixels whose samples lie in `owned` (`[x0, y0, w, h]` in preview pixels) and
+/// their values from `mine` (the owned samples).
+fn preview_patch(grid: Grid, owned: Window, mine: &Field) -> ([usize; 4], Vec<f32>) {
+    let n = grid.resolution;
+    let p_n = n.min(PREVIEW_MAX);
+    let span = |lo: usize, len: usize| {
+        let ps: Vec<usize> = (0..p_n)
+            .filter(|&p| (lo..lo + len).contains(&preview_sample(p, p_n, n)))
+            .collect();
+        ps
+    };
+    let xs = span(owned.x0, owned.width);
+    let ys = span(owned.y0, owned.height);
+    let mut v = Vec::with_capacity(xs.len() * ys.len());
+    for &py in &ys {
+        let sy = preview_sample(py, p_n, n) - owned.y0;
+        for &px in &xs {
+            let sx = preview_sample(px, p_n, n) - owned.x0;
+            v.push(mine.data()[sy * mine.width() + sx]);
+        }
+    }
+    let rect = [
+        xs.first().copied().unwrap_or(0),
+        ys.first().copied().unwrap_or(0),
+        xs.len(),
+        ys.len(),
+    ];
+    (rect, v)
+}
+
+/// A tile's file name in `layout`.
+fn tile_file(layout: Layout, grid: Grid, name: &str, i: usize, j: usize, f: Format) -> String {
+    match layout {
+        Layout::Plain => format!("{name}_x{i}_y{j}.{}", f.extension()),
+        Layout::Unreal => format!("{name}_x{i}_y{j}.png"),
+        // Unity counts tiles from the south-west.
+        Layout::Unity => format!("{name}_{i}_{}.raw", grid.tiles_y - 1 - j),
+    }
+}

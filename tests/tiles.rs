@@ -1,0 +1,397 @@
+//! Tiled builds: seamless (bit-identical to the whole map for local graphs, shared borders
+//! identical for every example graph, global nodes within the parity tolerance), resumable,
+//! and the same through `orogen plan` + `orogen run-task` as through `orogen build --tiles`.
+
+mod common;
+
+use common::{load, repo};
+use orogen::build::evaluate_outputs;
+use orogen::graph::Graph;
+use orogen::node::PortKind;
+use orogen::tiles::{
+    run_all, run_task, Grid, Layout, Plan, RunOptions, TaskOutcome, TileExports, TileRequest,
+};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+fn exports(layout: &str, formats: &[&str], stitch: &[&str]) -> TileExports {
+    TileExports {
+        layout: layout.into(),
+        formats: formats.iter().map(|s| (*s).to_owned()).collect(),
+        stitch: stitch.iter().map(|s| (*s).to_owned()).collect(),
+        preview: Some("terrain".into()),
+    }
+}
+
+/// Plans and runs a tiled build of `rel` into `dir`; returns the graph.
+fn tiled(rel: &str, dir: &Path, grid: Grid, coarse: usize, ex: TileExports) -> Graph {
+    let g = load(rel);
+    let plan = Plan::new(&g, &repo().join(rel), grid, coarse, ex).expect("plan");
+    plan.write(dir, &g).expect("write plan");
+    run_all(dir, &RunOptions::default(), |_, _, _| {}).expect("run");
+    g
+}
+
+fn read_f32(path: &Path) -> Vec<f32> {
+    std::fs::read(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+/// Every file the manifest lists, with its bytes.
+fn listed_files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let m: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).expect("manifest"))
+            .expect("json");
+    let mut out = BTreeMap::new();
+    for f in m["files"].as_array().expect("files") {
+        let name = f["file"].as_str().expect("file").to_owned();
+        let bytes = std::fs::read(dir.join(&name)).expect("listed file");
+        assert_eq!(
+            blake3::hash(&bytes).to_hex().to_string(),
+            f["hash"].as_str().expect("hash"),
+            "{name}: hash in the manifest"
+        );
+        out.insert(name, bytes);
+    }
+    out.insert(
+        "manifest.json".into(),
+        std::fs::read(dir.join("manifest.json")).expect("manifest"),
+    );
+    out
+}
+
+/// A tiled build of a graph of local nodes (generators, combiners, warps, blurs, slope and
+/// curvature masks: `shaping.json`) stitches to the very bits of the whole-map build, on
+/// uneven tiles (200 = 3 × 67 − 1).
+#[test]
+fn a_tiled_build_of_a_local_graph_is_bit_identical_to_the_whole_map() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let n = 200;
+    let grid = Grid::new(n, Layout::Plain, TileRequest::Count(3, 3)).expect("grid");
+    assert_eq!((grid.size, grid.window(2, 2).width), (67, 66));
+    let g = tiled(
+        "graphs/shaping.json",
+        dir.path(),
+        grid,
+        2048,
+        exports("plain", &["png16"], &["f32"]),
+    );
+    let whole = evaluate_outputs(&g, Some(n)).expect("whole map");
+    assert!(whole.len() >= 20);
+    for (name, field) in &whole {
+        let got = read_f32(&dir.path().join(format!("{name}.f32")));
+        assert_eq!(got.len(), n * n, "{name}");
+        let diffs = got
+            .iter()
+            .zip(field.data())
+            .filter(|(a, b)| a.to_bits() != b.to_bits())
+            .count();
+        assert_eq!(
+            diffs, 0,
+            "{name}: {diffs} samples differ from the whole-map build"
+        );
+    }
+}
+
+/// Unreal-layout tiles of every example graph share their border rows and columns exactly
+/// (erosion and normalisation included), and the manifest lists every tile with its extent.
+#[test]
+fn neighbouring_tiles_share_identical_borders_for_every_example_graph() {
+    let mut graphs: Vec<String> = std::fs::read_dir(repo().join("graphs"))
+        .expect("graphs/")
+        .filter_map(|e| {
+            let p = e.ok()?.path();
+            let name = p.file_name()?.to_str()?.to_owned();
+            (p.extension()? == "json").then(|| format!("graphs/{name}"))
+        })
+        .collect();
+    graphs.sort();
+    assert!(graphs.len() >= 8);
+    for rel in graphs {
+        let dir = tempfile::tempdir().expect("tempdir");
+        // 2 × 2 tiles of 127 samples sharing a row: 253².
+        let grid = Grid::new(253, Layout::Unreal, TileRequest::Count(2, 2)).expect("grid");
+        let g = tiled(
+            &rel,
+            dir.path(),
+            grid,
+            64,
+            exports("unreal", &["png16"], &[]),
+        );
+        let m: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(dir.path().join("manifest.json")).expect("manifest"),
+        )
+        .expect("json");
+        assert_eq!(
+            m["tiles"].as_array().expect("tiles").len(),
+            4 * g.outputs.len(),
+            "{rel}"
+        );
+        for name in g.outputs.keys() {
+            let tile = |i: usize, j: usize| -> Vec<u16> {
+                let p = dir.path().join(format!("tiles/{name}_x{i}_y{j}.png"));
+                let img = image::open(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+                assert_eq!((img.width(), img.height()), (127, 127));
+                img.into_luma16().into_raw()
+            };
+            let t: Vec<Vec<u16>> = vec![tile(0, 0), tile(1, 0), tile(0, 1), tile(1, 1)];
+            let col = |v: &[u16], x: usize| (0..127).map(|y| v[y * 127 + x]).collect::<Vec<_>>();
+            let row = |v: &[u16], y: usize| v[y * 127..(y + 1) * 127].to_vec();
+            assert_eq!(
+                col(&t[0], 126),
+                col(&t[1], 0),
+                "{rel} {name}: x0_y0 | x1_y0"
+            );
+            assert_eq!(
+                col(&t[2], 126),
+                col(&t[3], 0),
+                "{rel} {name}: x0_y1 | x1_y1"
+            );
+            assert_eq!(
+                row(&t[0], 126),
+                row(&t[2], 0),
+                "{rel} {name}: x0_y0 / x0_y1"
+            );
+            assert_eq!(
+                row(&t[1], 126),
+                row(&t[3], 0),
+                "{rel} {name}: x1_y0 / x1_y1"
+            );
+            // A border that is constant everywhere would pass trivially.
+            let border = col(&t[0], 126);
+            assert!(
+                border.iter().any(|&v| v != border[0])
+                    || g.output_kind(&g.outputs[name]) == Some(PortKind::Mask),
+                "{rel} {name}: flat border"
+            );
+        }
+    }
+}
+
+/// Global nodes in tiles see the world at the coarse size and add their change to each
+/// tile's own detail: with a coarse grid 4× coarser than the build, every height output of
+/// an eroded graph stays within `orogen parity`'s tolerance of the whole-map build.
+#[test]
+fn a_tiled_build_with_erosion_agrees_with_the_whole_map_within_the_parity_tolerance() {
+    let n = 512;
+    for rel in ["graphs/olsen2004.json", "graphs/lim2022.json"] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let grid = Grid::new(n, Layout::Plain, TileRequest::Count(4, 4)).expect("grid");
+        let g = tiled(
+            rel,
+            dir.path(),
+            grid,
+            128,
+            exports("plain", &["r16"], &["f32"]),
+        );
+        let whole = evaluate_outputs(&g, Some(n)).expect("whole map");
+        let span = g.world.height_span_m() as f32;
+        let mut checked = 0;
+        for (name, field) in &whole {
+            let r = &g.outputs[name];
+            let node = g.node(&r.node).expect("node");
+            let first = node.def.output_index(&r.output) == Some(0);
+            let Some(tol) =
+                orogen::parity::tolerance(node.def.spec.category, node.def.spec.id, first)
+            else {
+                continue;
+            };
+            if g.output_kind(r) != Some(PortKind::Height) {
+                continue;
+            }
+            let got = read_f32(&dir.path().join(format!("{name}.f32")));
+            let mean = got
+                .iter()
+                .zip(field.data())
+                .map(|(a, b)| f64::from((a - b).abs() / span))
+                .sum::<f64>()
+                / got.len() as f64;
+            assert!(
+                mean <= tol.mean_abs_diff,
+                "{rel} {name}: mean |tiled − whole| = {mean:.5} of the height range, tolerance {}",
+                tol.mean_abs_diff
+            );
+            checked += 1;
+        }
+        assert!(checked >= 2, "{rel}: only {checked} outputs compared");
+    }
+}
+
+/// A build stopped part-way resumes: the tasks already done are skipped (their files match
+/// their records), a tile whose file was damaged is redone, and the result is byte for byte
+/// that of an uninterrupted build.
+#[test]
+fn a_stopped_tiled_build_resumes_and_gives_the_same_files() {
+    let rel = "graphs/olsen2004.json";
+    let grid = Grid::new(256, Layout::Plain, TileRequest::Count(3, 3)).expect("grid");
+    let ex = || exports("plain", &["png16", "exr"], &["r16"]);
+    let full = tempfile::tempdir().expect("tempdir");
+    tiled(rel, full.path(), grid, 64, ex());
+
+    let part = tempfile::tempdir().expect("tempdir");
+    let g = load(rel);
+    let plan = Plan::new(&g, &repo().join(rel), grid, 64, ex()).expect("plan");
+    plan.write(part.path(), &g).expect("write");
+    let opts = RunOptions::default();
+    for t in ["coarse", "tile-0", "tile-1", "tile-2", "tile-3"] {
+        assert_eq!(run_task(part.path(), t, &opts), Ok(TaskOutcome::Ran), "{t}");
+    }
+    // The stitch refuses to run before every tile is there, naming the missing one.
+    let e = run_task(part.path(), "stitch", &opts).expect_err("stitch too early");
+    assert!(e.contains("the stitch needs task tile-4"), "{e}");
+    // A damaged tile file (a disk error, an edit) makes its task run again.
+    let name = g.outputs.keys().next().expect("an output");
+    std::fs::write(
+        part.path().join(format!("tiles/{name}_x1_y0.png")),
+        b"damaged",
+    )
+    .expect("damage");
+    let mut outcomes = BTreeMap::new();
+    run_all(part.path(), &opts, |id, o, _| {
+        outcomes.insert(id.to_owned(), o);
+    })
+    .expect("resume");
+    assert_eq!(outcomes["coarse"], TaskOutcome::AlreadyDone);
+    assert_eq!(outcomes["tile-0"], TaskOutcome::AlreadyDone);
+    assert_eq!(outcomes["tile-1"], TaskOutcome::Ran, "the damaged tile");
+    assert_eq!(outcomes["tile-3"], TaskOutcome::AlreadyDone);
+    assert_eq!(outcomes["tile-8"], TaskOutcome::Ran);
+    assert_eq!(listed_files(part.path()), listed_files(full.path()));
+}
+
+fn orogen(args: &[&str]) -> (bool, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_orogen"))
+        .args(args)
+        .current_dir(repo())
+        .output()
+        .expect("run orogen");
+    (
+        out.status.success(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+/// `orogen plan` + `orogen run-task` for every task (as a scheduler would run them, each in
+/// its own process, one twice) give byte for byte what `orogen build --tiles` gives; the plan
+/// is a task graph with the dependencies and the Slurm scripts a job array needs.
+#[test]
+fn plan_and_run_task_give_the_same_files_as_the_local_runner() {
+    let a = tempfile::tempdir().expect("tempdir");
+    let b = tempfile::tempdir().expect("tempdir");
+    let common = [
+        "graphs/olsen2004.json",
+        "--size",
+        "300",
+        "--tile-size",
+        "128",
+        "--coarse-size",
+        "96",
+        "--stitch",
+        "r16",
+    ];
+    let (ok, text) = orogen(
+        &[
+            &["build"],
+            &common[..],
+            &["-o", a.path().to_str().expect("utf-8")],
+        ]
+        .concat(),
+    );
+    assert!(ok, "{text}");
+    let (ok, text) = orogen(
+        &[
+            &["plan"],
+            &common[..],
+            &["-o", b.path().to_str().expect("utf-8")],
+        ]
+        .concat(),
+    );
+    assert!(ok, "{text}");
+    assert!(
+        text.contains("11 tasks (3×3 tiles of 128 samples, after the coarse task at 96²"),
+        "{text}"
+    );
+    let plan: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(b.path().join("plan.json")).expect("plan"))
+            .expect("json");
+    let tasks = plan["tasks"].as_array().expect("tasks");
+    assert_eq!(tasks.len(), 11);
+    assert_eq!(tasks[1]["id"], "tile-0");
+    assert_eq!(tasks[1]["deps"], serde_json::json!(["coarse"]));
+    assert_eq!(tasks[9]["window"], serde_json::json!([256, 256, 44, 44]));
+    assert_eq!(tasks[10]["deps"].as_array().expect("deps").len(), 9);
+    let array = std::fs::read_to_string(b.path().join("slurm/tiles.sbatch")).expect("sbatch");
+    assert!(array.contains("#SBATCH --array=0-8"), "{array}");
+    assert!(
+        array.contains("run-task") && array.contains("tile-$SLURM_ARRAY_TASK_ID"),
+        "{array}"
+    );
+    let plan_dir = b.path().to_str().expect("utf-8");
+    for t in tasks {
+        let id = t["id"].as_str().expect("id");
+        let (ok, text) = orogen(&["run-task", plan_dir, id]);
+        assert!(ok && text.contains(&format!("{id}: done")), "{text}");
+    }
+    // A retried task is harmless.
+    let (ok, text) = orogen(&["run-task", plan_dir, "tile-4"]);
+    assert!(ok && text.contains("tile-4: already done"), "{text}");
+    let (ok, text) = orogen(&["run-task", plan_dir, "tile-9"]);
+    assert!(
+        !ok && text.contains("no task \"tile-9\" (tasks: coarse, tile-0 … tile-8, stitch)"),
+        "{text}"
+    );
+    let (fa, fb) = (listed_files(a.path()), listed_files(b.path()));
+    assert!(fa.len() > 20, "{:?}", fa.keys());
+    assert_eq!(fa.keys().collect::<Vec<_>>(), fb.keys().collect::<Vec<_>>());
+    for (k, v) in &fa {
+        assert!(
+            fb[k] == *v,
+            "{k} differs between the local runner and run-task"
+        );
+    }
+}
+
+/// Unreal and Unity tiles share borders, so only some world sizes fit: the error says which.
+#[test]
+fn engine_tile_layouts_name_the_sizes_that_fit() {
+    let e =
+        Grid::new(4096, Layout::Unreal, TileRequest::Count(4, 4)).expect_err("4096 does not fit");
+    assert!(
+        e.contains("--size 4033 for tiles of 1009; --size 8065 for tiles of 2017"),
+        "{e}"
+    );
+    let g = Grid::new(8193, Layout::Unity, TileRequest::Size(1025)).expect("8 × 8 Unity tiles");
+    assert_eq!(
+        (g.tiles_x, g.step, g.window(7, 7).x0 + g.window(7, 7).width),
+        (8, 1024, 8193)
+    );
+    let (ok, text) = orogen(&[
+        "build",
+        "graphs/island.json",
+        "--size",
+        "4096",
+        "--tiles",
+        "4x4",
+        "--preset",
+        "unity",
+        "-o",
+        "/nonexistent",
+    ]);
+    assert!(
+        !ok && text.contains("unity tiles share their border samples"),
+        "{text}"
+    );
+    let (ok, text) = orogen(&["build", "graphs/island.json", "--stitch", "r16"]);
+    assert!(
+        !ok && text.contains("--stitch needs --tiles or --tile-size"),
+        "{text}"
+    );
+}
