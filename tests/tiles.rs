@@ -210,6 +210,7 @@ fn a_tiled_build_with_erosion_agrees_with_the_whole_map_within_the_parity_tolera
                 .map(|(a, b)| f64::from((a - b).abs() / span))
                 .sum::<f64>()
                 / got.len() as f64;
+            eprintln!("{rel} {name}: mean |tiled − whole| = {mean:.5} of the height range");
             assert!(
                 mean <= tol.mean_abs_diff,
                 "{rel} {name}: mean |tiled − whole| = {mean:.5} of the height range, tolerance {}",

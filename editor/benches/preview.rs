@@ -49,6 +49,7 @@ fn latency(c: &mut Criterion) {
                     kind: node.def.spec.outputs[0].kind,
                     base: None,
                     world: s.graph.world,
+                    origin_m: [0.0, 0.0],
                 };
                 let img = picture(&shown, Look::default());
                 total += t.elapsed();

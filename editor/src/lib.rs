@@ -11,6 +11,7 @@ pub mod doc;
 pub mod files;
 pub mod params;
 pub mod preview;
+pub mod region;
 pub mod view3d;
 pub mod worker;
 

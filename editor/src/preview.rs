@@ -34,7 +34,10 @@ pub struct Shown {
     pub kind: PortKind,
     /// Terrain to draw a mask over.
     pub base: Option<Arc<Field>>,
+    /// The world the field covers: `size_m` is its width in metres (a region's, or the map's).
     pub world: World,
+    /// Where its north-west corner lies in the map, in metres (0, 0 for the whole map).
+    pub origin_m: [f64; 2],
 }
 
 /// Summary statistics of a field.
@@ -179,37 +182,84 @@ impl Picture {
         self.texture = None;
     }
 
-    /// Draws the picture fitted into the available space and the probe under the cursor.
-    pub fn show(&self, ui: &mut egui::Ui, shown: Option<&Shown>) {
+    /// Draws the picture fitted into the available space, keeping its proportions, and the
+    /// probe under the cursor. A rectangle dragged on it is returned once released, as
+    /// `[u0, v0, u1, v1]` in 0…1 of the picture.
+    pub fn show(&self, ui: &mut egui::Ui, shown: Option<&Shown>) -> Option<[f32; 4]> {
         let Some(tex) = &self.texture else {
             ui.weak("No preview yet: select a node.");
-            return;
+            return None;
         };
+        let [w, h] = tex.size();
         let avail = ui.available_size() - Vec2::new(0.0, 20.0);
-        let side = avail.x.min(avail.y).max(64.0);
-        let (rect, resp) = ui.allocate_exact_size(Vec2::splat(side), Sense::hover());
+        let scale = (avail.x / w.max(1) as f32)
+            .min(avail.y / h.max(1) as f32)
+            .max(64.0 / w.max(h).max(1) as f32);
+        let size = Vec2::new(w as f32, h as f32) * scale;
+        let (rect, resp) = ui.allocate_exact_size(size, Sense::click_and_drag());
         ui.painter().image(
             tex.id(),
             rect,
             Rect::from_min_max(egui::pos2(0.0, 0.0), egui::pos2(1.0, 1.0)),
             Color32::WHITE,
         );
+        let uv = |p: egui::Pos2| {
+            (
+                ((p.x - rect.min.x) / rect.width()).clamp(0.0, 1.0),
+                ((p.y - rect.min.y) / rect.height()).clamp(0.0, 1.0),
+            )
+        };
+        // The rectangle being dragged: from where the drag began (kept across frames: egui
+        // forgets the press origin on release) to the pointer.
+        let origin_id = resp.id.with("drag-origin");
+        if resp.drag_started() {
+            if let Some(p) = ui.input(|i| i.pointer.press_origin()) {
+                ui.data_mut(|d| d.insert_temp(origin_id, p));
+            }
+        }
+        let dragged = (resp.dragged() || resp.drag_stopped())
+            .then(|| {
+                let a = ui.data(|d| d.get_temp::<egui::Pos2>(origin_id))?;
+                let b = ui.input(|i| i.pointer.latest_pos())?;
+                Some(Rect::from_two_pos(a, b).intersect(rect))
+            })
+            .flatten();
+        if let Some(r) = dragged.filter(|_| resp.dragged()) {
+            ui.painter().rect_stroke(
+                r,
+                0.0,
+                Stroke::new(1.5, Color32::WHITE),
+                egui::StrokeKind::Middle,
+            );
+        }
+        let chosen = dragged.filter(|_| resp.drag_stopped()).map(|r| {
+            let (u0, v0) = uv(r.min);
+            let (u1, v1) = uv(r.max);
+            [u0, v0, u1, v1]
+        });
         let probe = resp.hover_pos().zip(shown).map(|(p, s)| {
             let f = &s.field;
-            let u = ((p.x - rect.min.x) / rect.width()).clamp(0.0, 0.999_999);
-            let v = ((p.y - rect.min.y) / rect.height()).clamp(0.0, 0.999_999);
+            let (u, v) = uv(p);
+            let (u, v) = (u.min(0.999_999), v.min(0.999_999));
             let (x, y) = (
                 (u * f.width() as f32) as usize,
                 (v * f.height() as f32) as usize,
             );
             let value = f.data()[y * f.width() + x];
-            let (xm, ym) = (f64::from(u) * s.world.size_m, f64::from(v) * s.world.size_m);
+            let cell = s.world.size_m / f.width().max(1) as f64;
+            let (xm, ym) = (
+                s.origin_m[0] + f64::from(u) * f.width() as f64 * cell,
+                s.origin_m[1] + f64::from(v) * f.height() as f64 * cell,
+            );
             match s.kind {
                 PortKind::Height => format!("x {xm:.0} m, y {ym:.0} m: height {value:.2} m"),
                 PortKind::Mask => format!("x {xm:.0} m, y {ym:.0} m: mask {value:.3}"),
             }
         });
-        ui.label(probe.unwrap_or_else(|| "Hover the picture to probe heights.".to_owned()));
+        ui.label(probe.unwrap_or_else(|| {
+            "Hover the picture to probe heights; drag a rectangle to see that region at the build resolution.".to_owned()
+        }));
+        chosen
     }
 }
 
@@ -366,6 +416,7 @@ mod tests {
             kind: PortKind::Mask,
             base: Some(base),
             world,
+            origin_m: [0.0, 0.0],
         };
         let img = picture(&shown, Look::default());
         let (off, on) = (img.pixels[9], img.pixels[14]);

@@ -712,3 +712,50 @@ fn a_build_from_the_dialog_equals_the_cli_with_the_same_options() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A rectangle of the preview evaluated at the build resolution gives, for a graph of local
+/// nodes (a blur of warped noise here), the very samples of the whole-map build there — at
+/// 1024², four times the preview's size — and an edit drops it.
+#[test]
+fn a_region_preview_is_the_build_there() {
+    let dir = temp_dir("region");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut g =
+        orogen::io::graph_file::load_file(&root.join("graphs/shaping.json")).expect("shaping");
+    g.resolution = 1024;
+    let path = dir.join("shaping-1k.json");
+    std::fs::write(&path, orogen::io::graph_file::to_string(&g)).expect("write");
+    let blur = g.outputs["f_blur"].node.clone();
+    let mut h = harness(&dir, Some(path));
+    settle(&mut h);
+    h.state_mut().selected = Some(blur.clone());
+    h.state_mut().output = 0;
+    h.state_mut().start_region([0.25, 0.5, 0.375, 0.625]);
+    let region = h.state().region.as_ref().expect("a region");
+    assert!(region.wait(Duration::from_secs(60)), "region evaluated");
+    let w = region.window;
+    assert_eq!(
+        (w.x0, w.y0, w.width, w.height, region.resolution),
+        (256, 512, 128, 128, 1024)
+    );
+    let got = region.field().expect("region field");
+    let whole = orogen::build::evaluate_outputs(&g, Some(1024)).expect("whole map");
+    let want = orogen::node::Window::full(1024).crop(&whole["f_blur"], &w);
+    assert!(
+        got.data()
+            .iter()
+            .zip(want.data())
+            .all(|(a, b)| a.to_bits() == b.to_bits()),
+        "the region equals the build there"
+    );
+    h.run_steps(3);
+    // Too large a rectangle is refused with the limit.
+    h.state_mut().region = None;
+    h.state_mut().start_region([0.0, 0.0, 1.0, 1.0]);
+    assert!(h.state().region.is_some(), "1024² fits the 2048 limit");
+    // An edit makes the region stale: the preview goes back to the whole map.
+    h.state_mut().doc.apply(None, |g| g.seed += 1);
+    h.run_steps(2);
+    assert!(h.state().region.is_none(), "dropped after an edit");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -89,6 +89,10 @@ pub struct EditorApp {
     pub look: Look,
     pub mode: Mode,
     pub picture: Picture,
+    /// A region of the previewed output at the build resolution, while one is shown.
+    pub region: Option<crate::region::Region>,
+    /// Asks for a frame when background work (a region) finishes.
+    repaint: Option<egui::Context>,
     /// The small pictures on the canvas's nodes.
     pub thumbnails: crate::preview::Thumbnails,
     /// Fit the canvas to the graph again when the first preview arrives (its thumbnails make
@@ -168,6 +172,8 @@ impl EditorApp {
             look: Look::default(),
             mode: Mode::TwoD,
             picture: Picture::default(),
+            region: None,
+            repaint: Some(ctx.clone()),
             thumbnails: crate::preview::Thumbnails::default(),
             frame_on_preview: false,
             last_layout: None,

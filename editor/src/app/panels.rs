@@ -106,10 +106,46 @@ impl EditorApp {
             kind: port.kind,
             base,
             world: s.graph.world,
+            origin_m: [0.0, 0.0],
         })
     }
 
+    /// Evaluates the part `uv` of the previewed output at the build resolution.
+    pub fn start_region(&mut self, uv: [f32; 4]) {
+        let Some(node) = self.selected.clone() else {
+            return;
+        };
+        let base_dir = self
+            .doc
+            .path()
+            .and_then(|p| p.parent())
+            .map(std::path::Path::to_path_buf);
+        let made = crate::region::Region::start(
+            self.doc.graph(),
+            base_dir,
+            (&node, self.output, self.doc.revision()),
+            uv,
+            self.repaint.clone(),
+        );
+        match made {
+            Ok(r) => self.region = Some(r),
+            Err(e) => {
+                self.status = format!("Region: {e}");
+                self.canvas.notify(self.status.clone());
+            }
+        }
+    }
+
     pub(super) fn preview(&mut self, ui: &mut Ui) {
+        // A region is of one node's output in one version of the graph.
+        if self.region.as_ref().is_some_and(|r| {
+            Some(&r.node) != self.selected.as_ref()
+                || r.output != self.output
+                || r.revision != self.doc.revision()
+                || self.mode != Mode::TwoD
+        }) {
+            self.region = None;
+        }
         ui.horizontal(|ui| {
             ui.selectable_value(&mut self.mode, Mode::TwoD, "2D");
             ui.selectable_value(&mut self.mode, Mode::ThreeD, "3D");
@@ -195,7 +231,15 @@ impl EditorApp {
                     });
                 ui.weak(why.unwrap_or_else(|| "No preview yet.".to_owned()));
             }
-            Mode::TwoD => self.picture.show(ui, shown.as_ref()),
+            Mode::TwoD => {
+                if let Some(r) = &mut self.region {
+                    if r.show(ui, self.look) {
+                        self.region = None;
+                    }
+                } else if let Some(uv) = self.picture.show(ui, shown.as_ref()) {
+                    self.start_region(uv);
+                }
+            }
             Mode::ThreeD => self.view3d.show(
                 ui,
                 self.gl.as_ref(),

@@ -366,11 +366,7 @@ fn check_one(path: &std::path::Path) -> bool {
             return false;
         }
     };
-    let feeding: std::collections::BTreeSet<String> = g
-        .outputs
-        .values()
-        .flat_map(|r| g.upstream(&r.node))
-        .collect();
+    let feeding = orogen::eval::Targets::Outputs.node_set(&g);
     let warnings = g.validate();
     for w in &warnings {
         let scratch = w.node.as_ref().is_some_and(|n| !feeding.contains(n));

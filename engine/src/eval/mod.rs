@@ -38,6 +38,22 @@ pub enum Targets {
     Nodes(Vec<String>),
 }
 
+impl Targets {
+    /// The ids of the nodes these targets need: the targets and everything upstream of them.
+    #[must_use]
+    pub fn node_set(&self, graph: &Graph) -> std::collections::BTreeSet<String> {
+        match self {
+            Targets::All => graph.nodes.iter().map(|n| n.id.clone()).collect(),
+            Targets::Outputs => graph
+                .outputs
+                .values()
+                .flat_map(|r| graph.upstream(&r.node))
+                .collect(),
+            Targets::Nodes(ids) => ids.iter().flat_map(|id| graph.upstream(id)).collect(),
+        }
+    }
+}
+
 /// What happened to a node during an evaluation.
 #[derive(Clone, Debug, PartialEq)]
 pub enum NodeStatus {
@@ -657,6 +673,41 @@ impl Evaluator {
     /// A node of a windowed evaluation: its inputs cut to what it reads, the node run on
     /// that, its outputs cut to what its consumers need; a global node carries its
     /// whole-world change at the coarse size onto its inputs here instead.
+    /// Node `i`'s inputs from the results of the nodes before it, each coerced to its port's
+    /// kind; `cut(src, field)` gives the part of node `src`'s field that node `i` reads (all of
+    /// it, or in a windowed evaluation the node's window), `None` when it is not there.
+    fn gather_inputs(
+        graph: &Graph,
+        i: usize,
+        live: &HashMap<usize, NodeFields>,
+        cut: impl Fn(usize, &Arc<Field>) -> Option<Arc<Field>>,
+    ) -> Result<Vec<Option<Arc<Field>>>, NodeError> {
+        let n = &graph.nodes[i];
+        let spec = &n.def.spec;
+        let mut inputs = Vec::with_capacity(spec.inputs.len());
+        for (port, r) in spec.inputs.iter().zip(&n.inputs) {
+            let Some(r) = r else {
+                inputs.push(None);
+                continue;
+            };
+            let missing = || NodeError::MissingInput(port.name);
+            let src = graph.index_of(&r.node).ok_or_else(missing)?;
+            let oi = graph.nodes[src]
+                .def
+                .output_index(&r.output)
+                .ok_or_else(missing)?;
+            let f = live
+                .get(&src)
+                .and_then(|fs| fs.get(oi))
+                .ok_or_else(missing)?;
+            let f = cut(src, f).ok_or_else(missing)?;
+            let kind = graph.output_kind(r).ok_or_else(missing)?;
+            let coerce = Coercion::between(kind, port.kind).ok_or_else(missing)?;
+            inputs.push(Some(coerce.apply(&f, &graph.world)));
+        }
+        Ok(inputs)
+    }
+
     fn run_windowed(
         graph: &Graph,
         i: usize,
@@ -668,30 +719,10 @@ impl Evaluator {
     ) -> Result<Vec<Field>, NodeError> {
         let n = &graph.nodes[i];
         let spec = &n.def.spec;
-        let mut inputs = Vec::with_capacity(spec.inputs.len());
-        for (port, r) in spec.inputs.iter().zip(&n.inputs) {
-            let field = match r {
-                None => None,
-                Some(r) => {
-                    let missing = || NodeError::MissingInput(port.name);
-                    let src = graph.index_of(&r.node).ok_or_else(missing)?;
-                    let oi = graph.nodes[src]
-                        .def
-                        .output_index(&r.output)
-                        .ok_or_else(missing)?;
-                    let f = live
-                        .get(&src)
-                        .and_then(|fs| fs.get(oi))
-                        .ok_or_else(missing)?;
-                    let from = spans[src].ok_or_else(missing)?.out;
-                    let kind = graph.output_kind(r).ok_or_else(missing)?;
-                    let coerce = Coercion::between(kind, port.kind).ok_or_else(missing)?;
-                    let cut = Arc::new(from.crop(f, &sp.eval));
-                    Some(coerce.apply(&cut, &graph.world))
-                }
-            };
-            inputs.push(field);
-        }
+        let inputs = Self::gather_inputs(graph, i, live, |src, f| {
+            let from = spans[src]?.out;
+            Some(Arc::new(from.crop(f, &sp.eval)))
+        })?;
         if sp.global {
             return Self::carry_global(graph, i, resolution, opts, &inputs, sp.out);
         }
@@ -806,32 +837,7 @@ impl Evaluator {
     ) -> Result<Vec<Field>, NodeError> {
         let n = &graph.nodes[i];
         let spec = &n.def.spec;
-        let mut inputs = Vec::with_capacity(spec.inputs.len());
-        for (port, r) in spec.inputs.iter().zip(&n.inputs) {
-            let field = match r {
-                None => None,
-                Some(r) => {
-                    let src = graph
-                        .index_of(&r.node)
-                        .ok_or(NodeError::MissingInput(port.name))?;
-                    let oi = graph.nodes[src]
-                        .def
-                        .output_index(&r.output)
-                        .ok_or(NodeError::MissingInput(port.name))?;
-                    let f = live
-                        .get(&src)
-                        .and_then(|fs| fs.get(oi))
-                        .ok_or(NodeError::MissingInput(port.name))?;
-                    let kind = graph
-                        .output_kind(r)
-                        .ok_or(NodeError::MissingInput(port.name))?;
-                    let coerce = Coercion::between(kind, port.kind)
-                        .ok_or(NodeError::MissingInput(port.name))?;
-                    Some(coerce.apply(f, &graph.world))
-                }
-            };
-            inputs.push(field);
-        }
+        let inputs = Self::gather_inputs(graph, i, live, |_, f| Some(Arc::clone(f)))?;
         let report = |fraction: f32| {
             if let Some(p) = opts.progress {
                 p(ProgressEvent::Progress {

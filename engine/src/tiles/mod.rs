@@ -303,11 +303,7 @@ impl Plan {
         exports.check()?;
         let n = grid.resolution;
         let cell = graph.world.cell_size_m(n);
-        let needed: std::collections::BTreeSet<String> = graph
-            .outputs
-            .values()
-            .flat_map(|r| graph.upstream(&r.node))
-            .collect();
+        let needed = crate::eval::Targets::Outputs.node_set(graph);
         let global = graph.nodes.iter().any(|x| {
             needed.contains(&x.id) && x.def.footprint(&x.params, cell, n) == Footprint::Global
         });
@@ -478,6 +474,53 @@ impl Plan {
         ));
         v
     }
+}
+
+/// Evaluates `targets` of `graph` over `window` of the `n × n` grid only — the region
+/// evaluation a tile uses, for a region preview at build resolution. Nodes that need the whole
+/// world are first evaluated over it at `min(n, coarse_max)`², as in a tiled build.
+pub fn evaluate_region(
+    graph: &Graph,
+    n: usize,
+    window: Window,
+    coarse_max: usize,
+    opts: &crate::eval::EvalOptions,
+) -> Result<crate::eval::EvalResult, String> {
+    let cell = graph.world.cell_size_m(n);
+    let needed = opts.targets.node_set(graph);
+    let global = graph.nodes.iter().any(|x| {
+        needed.contains(&x.id) && x.def.footprint(&x.params, cell, n) == Footprint::Global
+    });
+    let coarse = if global {
+        Some(crate::eval::Coarse::evaluate(
+            graph,
+            n.min(coarse_max),
+            &opts.targets,
+            opts,
+        )?)
+    } else {
+        None
+    };
+    crate::eval::Evaluator::new()
+        .evaluate(
+            graph,
+            &crate::eval::EvalOptions {
+                resolution: Some(n),
+                window: Some(window),
+                coarse: coarse.as_ref(),
+                targets: opts.targets.clone(),
+                cancel: opts.cancel.clone(),
+                progress: opts.progress,
+                base_dir: opts.base_dir,
+                keep_all: opts.keep_all,
+            },
+        )
+        .map_err(|d| {
+            d.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
 }
 
 fn shell_quote(s: &str) -> String {
