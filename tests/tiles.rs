@@ -369,6 +369,13 @@ fn engine_tile_layouts_name_the_sizes_that_fit() {
         e.contains("--size 4033 for tiles of 1009; --size 8065 for tiles of 2017"),
         "{e}"
     );
+    let e =
+        Grid::new(10, Layout::Plain, TileRequest::Count(6, 6)).expect_err("5 tiles of 2, not 6");
+    assert!(e.contains("does not cut into 6 equal tiles"), "{e}");
+    let e = Grid::new(10, Layout::Plain, TileRequest::Size(0)).expect_err("no empty tiles");
+    assert!(e.contains("--tile-size 0: expected 1 to 10 samples"), "{e}");
+    let e = Grid::new(10, Layout::Unity, TileRequest::Size(0)).expect_err("no empty tiles");
+    assert!(e.contains("unity tiles share"), "{e}");
     let g = Grid::new(8193, Layout::Unity, TileRequest::Size(1025)).expect("8 × 8 Unity tiles");
     assert_eq!(
         (g.tiles_x, g.step, g.window(7, 7).x0 + g.window(7, 7).width),

@@ -108,26 +108,24 @@ impl Grid {
         match layout {
             Layout::Plain => {
                 let (tx, ty, size) = match req {
-                    TileRequest::Count(a, b) => {
-                        if a != b {
-                            // Tiles are square; a square world cut a×b would need two sizes.
-                            let t = n.div_ceil(a);
-                            if n.div_ceil(t) != a
-                                || n.div_ceil(n.div_ceil(b)) != b
-                                || t != n.div_ceil(b)
-                            {
-                                return Err(format!(
-                                    "--tiles {a}x{b}: tiles are square and the world is {n}×{n}; use the same count across and down"
-                                ));
-                            }
-                        }
-                        (a, a, n.div_ceil(a))
+                    TileRequest::Count(a, b) if a != b => {
+                        return Err(format!(
+                            "--tiles {a}x{b}: tiles are square and the world is {n}×{n}; use the same count across and down"
+                        ));
+                    }
+                    TileRequest::Count(a, _) if a > n || n.div_ceil(n.div_ceil(a)) != a => {
+                        return Err(format!(
+                            "--tiles {a}x{a}: a {n}×{n} world does not cut into {a} equal tiles a side (try --tile-size)"
+                        ));
+                    }
+                    TileRequest::Count(a, _) => (a, a, n.div_ceil(a)),
+                    TileRequest::Size(t) if t == 0 || t > n => {
+                        return Err(format!(
+                            "--tile-size {t}: expected 1 to {n} samples (the world is {n}×{n})"
+                        ));
                     }
                     TileRequest::Size(t) => (n.div_ceil(t), n.div_ceil(t), t),
                 };
-                if size == 0 || size > n || tx > n {
-                    return Err(format!("{tx}×{ty} tiles do not fit a {n}×{n} world"));
-                }
                 Ok(Self {
                     resolution: n,
                     tiles_x: tx,
