@@ -3,8 +3,10 @@
 
 pub mod atomic;
 pub mod catalogue;
+pub mod coarse_file;
 pub mod graph_file;
 pub mod heightmap;
 pub mod manifest;
 pub mod mesh;
+pub mod plan;
 pub mod render;

@@ -21,8 +21,9 @@
 //! build resumes where it stopped. `orogen build --tiles` is the local runner (every task in
 //! order, in one process); `orogen plan` writes the same plan plus Slurm job-array scripts.
 
-mod coarse_file;
 mod run;
+
+pub use crate::io::plan::{Grid, Plan, Task, TileExports};
 
 pub use run::{run_all, run_task, RunOptions, TaskOutcome};
 
@@ -31,7 +32,6 @@ use crate::io::graph_file;
 use crate::io::heightmap::Format;
 use crate::io::render::Colormap;
 use crate::node::{choice_from_name, choice_name, Footprint, Window};
-use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// The default largest resolution of the coarse (global-node) evaluation (`--coarse-size`).
@@ -88,17 +88,6 @@ impl std::str::FromStr for TileRequest {
         };
         Ok(TileRequest::Count(parse(a)?, parse(b)?))
     }
-}
-
-/// The tiles of an `N × N` world: tile `(i, j)` starts at `(i·step, j·step)` and is `size`
-/// samples wide (less at the east and south edges of a plain layout).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Grid {
-    pub resolution: usize,
-    pub tiles_x: usize,
-    pub tiles_y: usize,
-    pub step: usize,
-    pub size: usize,
 }
 
 impl Grid {
@@ -222,48 +211,6 @@ impl Grid {
             ..w
         }
     }
-}
-
-/// What a tiled build writes.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TileExports {
-    pub layout: String,
-    /// Per-tile heightmap formats (`png16`, `tiff16`, `exr`, `r16`, `f32`).
-    pub formats: Vec<String>,
-    /// Whole-map files streamed from the tiles (`r16`, `f32`).
-    pub stitch: Vec<String>,
-    /// Colormap of the whole-world preview per output, if any.
-    pub preview: Option<String>,
-}
-
-/// One task of a plan.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Task {
-    pub id: String,
-    /// Tasks whose outputs this one reads.
-    pub deps: Vec<String>,
-    /// A tile task's samples `[x0, y0, width, height]`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub window: Option<[usize; 4]>,
-}
-
-/// `plan.json`: the work of a tiled build as a task graph.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Plan {
-    /// Always `"orogen-plan"`.
-    pub format: String,
-    pub version: u32,
-    /// BLAKE3 (hex, 32 digits) of the graph as built, the grid, the exports and this Orogen
-    /// version: names the work files, so nothing from another plan is ever reused.
-    pub key: String,
-    /// The graph file as given (for messages), and its copy in the plan folder.
-    pub graph_file: String,
-    pub graph_copy: String,
-    pub grid: Grid,
-    /// Resolution of the coarse task's evaluation; `None` when no node needs the whole map.
-    pub coarse_resolution: Option<usize>,
-    pub exports: TileExports,
-    pub tasks: Vec<Task>,
 }
 
 impl Plan {

@@ -1,17 +1,18 @@
 //! Running a plan's tasks: each reads its inputs from the plan folder and writes its outputs
 //! there atomically, and a task whose record is present with matching hashes is skipped.
 
-use super::{coarse_file, Grid, Layout, Parsed, Plan, PREVIEW_MAX};
+use super::{Grid, Layout, Parsed, Plan, PREVIEW_MAX};
 use crate::eval::{CancelToken, Coarse, EvalOptions, Evaluator, ProgressEvent, Targets};
 use crate::field::Field;
 use crate::graph::Graph;
 use crate::io::atomic::{write_atomic, write_bytes_atomic};
+use crate::io::coarse_file;
 use crate::io::heightmap::{self, Format};
 use crate::io::manifest::{FileEntry, GraphInfo, Manifest, OutputEntry, TileEntry, WorldInfo};
+use crate::io::plan::TileRecord as Record;
 use crate::io::render;
 use crate::node::{choice_name, PortKind, Window};
 use crate::World;
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -31,19 +32,6 @@ pub enum TaskOutcome {
 pub struct RunOptions<'a> {
     pub cancel: CancelToken,
     pub progress: Option<&'a (dyn Fn(ProgressEvent) + Sync)>,
-}
-
-/// A tile task's record: the files it wrote with their hashes, and what the stitch needs.
-#[derive(Serialize, Deserialize)]
-struct Record {
-    key: String,
-    /// Files in the plan folder (tile files) or its work folder (stitch sources), relative
-    /// to the plan folder, with their BLAKE3 hashes.
-    files: Vec<(String, String)>,
-    /// Per output: minimum and maximum over the samples the tile owns.
-    range: BTreeMap<String, (f32, f32)>,
-    /// Per output: the preview pixels the tile fills `[x0, y0, width, height]`.
-    preview: BTreeMap<String, [usize; 4]>,
 }
 
 fn hash_file(path: &Path) -> Option<String> {

@@ -1,0 +1,71 @@
+//! The files of a tiled build's plan: `plan.json` (the task graph, see docs/large-worlds.md)
+//! and the records tasks leave behind. The logic that makes and runs plans is in `tiles/`.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The tiles of an `N × N` world: tile `(i, j)` starts at `(i·step, j·step)` and is `size`
+/// samples wide (less at the east and south edges of a plain layout).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Grid {
+    pub resolution: usize,
+    pub tiles_x: usize,
+    pub tiles_y: usize,
+    pub step: usize,
+    pub size: usize,
+}
+
+/// What a tiled build writes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TileExports {
+    pub layout: String,
+    /// Per-tile heightmap formats (`png16`, `tiff16`, `exr`, `r16`, `f32`).
+    pub formats: Vec<String>,
+    /// Whole-map files streamed from the tiles (`r16`, `f32`).
+    pub stitch: Vec<String>,
+    /// Colormap of the whole-world preview per output, if any.
+    pub preview: Option<String>,
+}
+
+/// One task of a plan.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Task {
+    pub id: String,
+    /// Tasks whose outputs this one reads.
+    pub deps: Vec<String>,
+    /// A tile task's samples `[x0, y0, width, height]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<[usize; 4]>,
+}
+
+/// `plan.json`: the work of a tiled build as a task graph.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    /// Always `"orogen-plan"`.
+    pub format: String,
+    pub version: u32,
+    /// BLAKE3 (hex, 32 digits) of the graph as built, the grid, the exports and this Orogen
+    /// version: names the work files, so nothing from another plan is ever reused.
+    pub key: String,
+    /// The graph file as given (for messages), and its copy in the plan folder.
+    pub graph_file: String,
+    pub graph_copy: String,
+    pub grid: Grid,
+    /// Resolution of the coarse task's evaluation; `None` when no node needs the whole map.
+    pub coarse_resolution: Option<usize>,
+    pub exports: TileExports,
+    pub tasks: Vec<Task>,
+}
+
+/// A task's record (`.work/<key>/<task>.json`): the files it wrote with their hashes, and what the stitch needs.
+#[derive(Serialize, Deserialize)]
+pub struct TileRecord {
+    pub key: String,
+    /// Files in the plan folder (tile files) or its work folder (stitch sources), relative
+    /// to the plan folder, with their BLAKE3 hashes.
+    pub files: Vec<(String, String)>,
+    /// Per output: minimum and maximum over the samples the tile owns.
+    pub range: BTreeMap<String, (f32, f32)>,
+    /// Per output: the preview pixels the tile fills `[x0, y0, width, height]`.
+    pub preview: BTreeMap<String, [usize; 4]>,
+}
