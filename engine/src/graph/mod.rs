@@ -3,6 +3,7 @@
 //! the topological plan the evaluator follows.
 
 mod diagnostic;
+pub mod diff;
 
 pub use diagnostic::{Diagnostic, Diagnostics, Severity};
 

@@ -1,0 +1,271 @@
+//! Semantic diff of two graphs (`orogen diff`): what a reviewer needs to know — nodes added,
+//! removed, renamed or retyped, parameters changed (old → new, with units), wires and outputs
+//! changed, world, seed, resolution and name — and nothing else (node positions are layout,
+//! counted on one line).
+
+use super::{Graph, NodeInstance, PortRef};
+use crate::io::graph_file::param_to_json;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+/// One difference between graph A and graph B.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Change {
+    /// A top-level setting: its name, old and new value (with unit).
+    Setting(&'static str, String, String),
+    Added {
+        id: String,
+        ty: &'static str,
+    },
+    Removed {
+        id: String,
+        ty: &'static str,
+    },
+    /// The same node (type, parameters, wiring) under another id.
+    Renamed {
+        from: String,
+        to: String,
+    },
+    Retyped {
+        id: String,
+        from: &'static str,
+        to: &'static str,
+    },
+    Param {
+        node: String,
+        param: &'static str,
+        old: String,
+        new: String,
+        unit: &'static str,
+    },
+    /// What feeds input `port` of `node` (`None`: unwired).
+    Wire {
+        node: String,
+        port: &'static str,
+        old: Option<String>,
+        new: Option<String>,
+    },
+    /// What a named output writes (`None`: not an output).
+    Output {
+        name: String,
+        old: Option<String>,
+        new: Option<String>,
+    },
+    /// Nodes moved on the canvas (layout only).
+    Moved(usize),
+}
+
+fn or_none(v: Option<&String>) -> &str {
+    v.map_or("(none)", String::as_str)
+}
+
+impl fmt::Display for Change {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Change::Setting(what, a, b) => write!(f, "~ {what}: {a} → {b}"),
+            Change::Added { id, ty } => write!(f, "+ node \"{id}\" ({ty})"),
+            Change::Removed { id, ty } => write!(f, "- node \"{id}\" ({ty})"),
+            Change::Renamed { from, to } => write!(f, "~ node \"{from}\" renamed to \"{to}\""),
+            Change::Retyped { id, from, to } => {
+                write!(f, "~ node \"{id}\": type {from} → {to}")
+            }
+            Change::Param {
+                node,
+                param,
+                old,
+                new,
+                unit,
+            } => {
+                let u = match *unit {
+                    "" => String::new(),
+                    "°" | "%" => (*unit).to_owned(),
+                    _ => format!(" {unit}"),
+                };
+                write!(f, "~ {node}.{param}: {old}{u} → {new}{u}")
+            }
+            Change::Wire {
+                node,
+                port,
+                old,
+                new,
+            } => write!(
+                f,
+                "~ wire into {node}.{port}: {} → {}",
+                or_none(old.as_ref()),
+                or_none(new.as_ref())
+            ),
+            Change::Output { name, old, new } => match (old, new) {
+                (None, Some(n)) => write!(f, "+ output \"{name}\" = {n}"),
+                (Some(o), None) => write!(f, "- output \"{name}\" (was {o})"),
+                _ => write!(
+                    f,
+                    "~ output \"{name}\": {} → {}",
+                    or_none(old.as_ref()),
+                    or_none(new.as_ref())
+                ),
+            },
+            Change::Moved(n) => write!(
+                f,
+                "  {n} node{} moved on the canvas (layout only)",
+                if *n == 1 { "" } else { "s" }
+            ),
+        }
+    }
+}
+
+fn params_json(n: &NodeInstance) -> Vec<String> {
+    n.def
+        .params
+        .iter()
+        .zip(&n.params)
+        .map(|(s, v)| param_to_json(s, v).to_string())
+        .collect()
+}
+
+/// The differences from `a` to `b`, in a stable order: settings, removed, renamed, added
+/// nodes, then per node (by id) its type, parameters and wires, then outputs, then layout.
+#[must_use]
+pub fn diff(a: &Graph, b: &Graph) -> Vec<Change> {
+    let mut out = Vec::new();
+    let setting = |out: &mut Vec<Change>, what, x: String, y: String| {
+        if x != y {
+            out.push(Change::Setting(what, x, y));
+        }
+    };
+    setting(
+        &mut out,
+        "name",
+        format!("{:?}", a.name),
+        format!("{:?}", b.name),
+    );
+    setting(&mut out, "seed", a.seed.to_string(), b.seed.to_string());
+    setting(
+        &mut out,
+        "resolution",
+        a.resolution.to_string(),
+        b.resolution.to_string(),
+    );
+    setting(
+        &mut out,
+        "world size",
+        format!("{} m", a.world.size_m),
+        format!("{} m", b.world.size_m),
+    );
+    setting(
+        &mut out,
+        "height range",
+        format!("{} … {} m", a.world.height_min_m, a.world.height_max_m),
+        format!("{} … {} m", b.world.height_min_m, b.world.height_max_m),
+    );
+    let ida: BTreeMap<&str, &NodeInstance> = a.nodes.iter().map(|n| (n.id.as_str(), n)).collect();
+    let idb: BTreeMap<&str, &NodeInstance> = b.nodes.iter().map(|n| (n.id.as_str(), n)).collect();
+    let removed: Vec<&str> = ida
+        .keys()
+        .filter(|k| !idb.contains_key(*k))
+        .copied()
+        .collect();
+    let added: Vec<&str> = idb
+        .keys()
+        .filter(|k| !ida.contains_key(*k))
+        .copied()
+        .collect();
+    // A removed node and an added one of the same type, parameters and wiring, each the only
+    // such match of the other, is a rename.
+    let same = |x: &NodeInstance, y: &NodeInstance| {
+        x.def.spec.id == y.def.spec.id && x.params == y.params && x.inputs == y.inputs
+    };
+    let mut renamed: BTreeMap<&str, &str> = BTreeMap::new();
+    for r in &removed {
+        let m: Vec<&str> = added
+            .iter()
+            .filter(|n| same(ida[r], idb[*n]))
+            .copied()
+            .collect();
+        if let [n] = m[..] {
+            let back = removed.iter().filter(|x| same(ida[*x], idb[n])).count();
+            if back == 1 {
+                renamed.insert(r, n);
+            }
+        }
+    }
+    let renamed_to: BTreeSet<&str> = renamed.values().copied().collect();
+    for r in removed.iter().filter(|r| !renamed.contains_key(*r)) {
+        out.push(Change::Removed {
+            id: (*r).to_owned(),
+            ty: ida[r].def.spec.id,
+        });
+    }
+    for (from, to) in &renamed {
+        out.push(Change::Renamed {
+            from: (*from).to_owned(),
+            to: (*to).to_owned(),
+        });
+    }
+    for n in added.iter().filter(|n| !renamed_to.contains(*n)) {
+        out.push(Change::Added {
+            id: (*n).to_owned(),
+            ty: idb[n].def.spec.id,
+        });
+    }
+    // A reference in A, written as B would write it (renamed nodes under their new id).
+    let map = |r: &PortRef| {
+        let node = renamed.get(r.node.as_str()).map_or(r.node.as_str(), |n| *n);
+        PortRef::new(node, r.output.clone()).to_string()
+    };
+    let mut moved = 0;
+    let pairs = ida
+        .iter()
+        .filter_map(|(id, x)| Some((*id, *x, *idb.get(renamed.get(id).unwrap_or(id))?)));
+    for (_, x, y) in pairs {
+        if x.position != y.position {
+            moved += 1;
+        }
+        let node = y.id.clone();
+        if x.def.spec.id != y.def.spec.id {
+            out.push(Change::Retyped {
+                id: node,
+                from: x.def.spec.id,
+                to: y.def.spec.id,
+            });
+            continue;
+        }
+        for ((spec, old), new) in x.def.params.iter().zip(params_json(x)).zip(params_json(y)) {
+            if old != new {
+                out.push(Change::Param {
+                    node: node.clone(),
+                    param: spec.name,
+                    old,
+                    new,
+                    unit: spec.unit,
+                });
+            }
+        }
+        for ((port, old), new) in x.def.spec.inputs.iter().zip(&x.inputs).zip(&y.inputs) {
+            let (old, new) = (old.as_ref().map(map), new.as_ref().map(ToString::to_string));
+            if old != new {
+                out.push(Change::Wire {
+                    node: node.clone(),
+                    port: port.name,
+                    old,
+                    new,
+                });
+            }
+        }
+    }
+    let names: BTreeSet<&String> = a.outputs.keys().chain(b.outputs.keys()).collect();
+    for name in names {
+        let old = a.outputs.get(name).map(map);
+        let new = b.outputs.get(name).map(ToString::to_string);
+        if old != new {
+            out.push(Change::Output {
+                name: name.clone(),
+                old,
+                new,
+            });
+        }
+    }
+    if moved > 0 {
+        out.push(Change::Moved(moved));
+    }
+    out
+}
