@@ -21,6 +21,7 @@ fn exports(layout: &str, formats: &[&str], stitch: &[&str]) -> TileExports {
         formats: formats.iter().map(|s| (*s).to_owned()).collect(),
         stitch: stitch.iter().map(|s| (*s).to_owned()).collect(),
         preview: Some("terrain".into()),
+        normal_map: None,
     }
 }
 
@@ -95,6 +96,67 @@ fn a_tiled_build_of_a_local_graph_is_bit_identical_to_the_whole_map() {
             "{name}: {diffs} samples differ from the whole-map build"
         );
     }
+}
+
+/// Normal maps of tiles are computed with a one-sample margin, so together they are the
+/// whole-map build's normal map, pixel for pixel — no seam of lighting at tile edges.
+#[test]
+fn tiled_normal_maps_equal_the_whole_map_normal_map() {
+    use orogen::build::{build, BuildOptions, Exports};
+    use orogen::io::render::NormalY;
+    let n = 200;
+    let tiles_dir = tempfile::tempdir().expect("tempdir");
+    let whole_dir = tempfile::tempdir().expect("tempdir");
+    let grid = Grid::new(n, Layout::Plain, TileRequest::Count(3, 3)).expect("grid");
+    let mut ex = exports("plain", &["png16"], &[]);
+    ex.normal_map = Some((16, "directx".into()));
+    let g = tiled("graphs/shaping.json", tiles_dir.path(), grid, 2048, ex);
+    build(
+        &g,
+        &BuildOptions {
+            out_dir: whole_dir.path().to_path_buf(),
+            exports: Exports {
+                normal_map: Some((16, NormalY::Directx)),
+                preview: None,
+                ..Exports::default()
+            },
+            resolution: Some(n),
+            graph_file: None,
+            keep_going: false,
+            cancel: orogen::eval::CancelToken::new(),
+            progress: None,
+        },
+    )
+    .expect("whole-map build");
+    let mut checked = 0;
+    for (name, r) in &g.outputs {
+        if g.output_kind(r) != Some(PortKind::Height) {
+            continue;
+        }
+        let whole = image::open(whole_dir.path().join(format!("{name}.normal.png")))
+            .expect("whole normal map")
+            .into_rgb16();
+        for k in 0..grid.count() {
+            let (i, j) = grid.coords(k);
+            let w = grid.window(i, j);
+            let p = tiles_dir
+                .path()
+                .join(format!("tiles/{name}_x{i}_y{j}.normal.png"));
+            let tile = image::open(&p)
+                .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+                .into_rgb16();
+            assert_eq!(
+                (tile.width() as usize, tile.height() as usize),
+                (w.width, w.height)
+            );
+            for (x, y, px) in tile.enumerate_pixels() {
+                let want = whole.get_pixel(w.x0 as u32 + x, w.y0 as u32 + y);
+                assert_eq!(px, want, "{name} tile {k} at ({x}, {y})");
+            }
+        }
+        checked += 1;
+    }
+    assert!(checked >= 10, "{checked} height outputs");
 }
 
 /// Unreal-layout tiles of every example graph share their border rows and columns exactly

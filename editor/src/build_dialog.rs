@@ -38,6 +38,10 @@ pub struct BuildDialog {
     pub resolution: Option<usize>,
     pub exports: Exports,
     pub keep_going: bool,
+    /// Tiles per side (`orogen build --tiles AxA`); 0: one whole-map file per output.
+    pub tiles: usize,
+    /// With tiles: also stream a whole-map RAW16 per output (`--stitch r16`).
+    pub stitch: bool,
     job: Option<BuildJob>,
     /// The last build's outcome.
     pub result: Option<Result<String, String>>,
@@ -55,6 +59,8 @@ impl BuildDialog {
             resolution: None,
             exports: Exports::default(),
             keep_going: false,
+            tiles: 0,
+            stitch: false,
             job: None,
             result: None,
         }
@@ -87,6 +93,12 @@ impl BuildDialog {
             words.extend(["--size".to_owned(), r.to_string()]);
         }
         words.extend(self.exports.to_args());
+        if self.tiles > 0 {
+            words.extend(["--tiles".to_owned(), format!("{0}x{0}", self.tiles)]);
+            if self.stitch {
+                words.extend(["--stitch".to_owned(), "r16".to_owned()]);
+            }
+        }
         if self.keep_going {
             words.push("--keep-going".to_owned());
         }
@@ -118,6 +130,62 @@ impl BuildDialog {
             self.exports.clone(),
             self.keep_going,
         );
+        if self.tiles > 0 {
+            let stitch = if self.stitch {
+                vec![Format::R16]
+            } else {
+                Vec::new()
+            };
+            let tiles = self.tiles;
+            let handle = std::thread::Builder::new()
+                .name("orogen-build".into())
+                .spawn(move || {
+                    let n = resolution.unwrap_or(graph.resolution);
+                    let plan = orogen::tiles::Plan::for_build(
+                        &graph,
+                        file.as_deref(),
+                        n,
+                        orogen::tiles::TileRequest::Count(tiles, tiles),
+                        &exports,
+                        &stitch,
+                        orogen::tiles::COARSE_MAX,
+                    )?;
+                    plan.write(&out_dir, &graph)?;
+                    if let Ok(mut pr) = p.lock() {
+                        pr.total = plan.tasks.len();
+                    }
+                    let opts = orogen::tiles::RunOptions {
+                        cancel: c.clone(),
+                        progress: None,
+                    };
+                    let r = orogen::tiles::run_all(&out_dir, &opts, |_, _, _| {
+                        if let Ok(mut pr) = p.lock() {
+                            pr.finished += 1;
+                        }
+                        ctx.request_repaint();
+                    });
+                    ctx.request_repaint();
+                    match r {
+                        Err(_) if c.is_cancelled() => Err(
+                            "Build cancelled; build again to resume from the tiles already written."
+                                .to_owned(),
+                        ),
+                        Err(e) => Err(e),
+                        Ok(()) => Ok(format!(
+                            "Built {tiles}×{tiles} tiles of {} outputs at {n}² into {} (manifest {}).",
+                            graph.outputs.len(),
+                            out_dir.display(),
+                            out_dir.join("manifest.json").display()
+                        )),
+                    }
+                });
+            self.job = Some(BuildJob {
+                cancel,
+                progress,
+                handle: handle.ok(),
+            });
+            return;
+        }
         let handle = std::thread::Builder::new()
             .name("orogen-build".into())
             .spawn(move || {
@@ -239,6 +307,19 @@ impl BuildDialog {
                             ui.selectable_value(&mut self.resolution, Some(r), format!("{r}²"));
                         }
                     });
+                ui.end_row();
+
+                ui.label("Tiles")
+                    .on_hover_text("Build in tiles, never holding the whole map: for worlds larger than memory (orogen build --tiles). With the Unreal or Unity preset, tiles share their borders and are named as those engines import them.");
+                ui.horizontal(|ui| {
+                    ui.add(
+                        egui::DragValue::new(&mut self.tiles)
+                            .range(0..=64)
+                            .suffix(" per side"),
+                    );
+                    ui.weak(if self.tiles == 0 { "(one file per output)" } else { "" });
+                    ui.add_enabled(self.tiles > 0, egui::Checkbox::new(&mut self.stitch, "also a whole-map RAW16"));
+                });
                 ui.end_row();
 
                 ui.label("Engine preset");
@@ -507,6 +588,14 @@ mod tests {
             d.command_line(Some(Path::new("g.json"))),
             "orogen build g.json -o 'my out' --size 1024 --format png16,exr --preset unity \
              --no-preview --mesh glb --mesh-step 2 --keep-going"
+        );
+        d.exports = Exports::default();
+        d.keep_going = false;
+        d.tiles = 4;
+        d.stitch = true;
+        assert_eq!(
+            d.command_line(Some(Path::new("g.json"))),
+            "orogen build g.json -o 'my out' --size 1024 --tiles 4x4 --stitch r16"
         );
     }
 }

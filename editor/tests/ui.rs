@@ -759,3 +759,71 @@ fn a_region_preview_is_the_build_there() {
     assert!(h.state().region.is_none(), "dropped after an edit");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The dialog's tiles are `orogen build --tiles`: the same plan, the same files.
+#[test]
+fn a_tiled_build_from_the_dialog_equals_the_cli() {
+    let dir = temp_dir("dialog-tiles");
+    let example = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../graphs/island.json");
+    let mut h = harness(&dir, Some(example.clone()));
+    h.get_by_label("Build…").click();
+    h.run_steps(3);
+    let ui_out = dir.join("from-editor");
+    let line = {
+        let b = h.state_mut().build_dialog().expect("dialog open");
+        b.folder = ui_out.display().to_string();
+        b.resolution = Some(256);
+        b.tiles = 2;
+        b.stitch = true;
+        b.command_line(None)
+    };
+    assert!(
+        line.ends_with("--size 256 --tiles 2x2 --stitch r16"),
+        "{line}"
+    );
+    h.run_steps(2);
+    h.get_by_label("Build").click();
+    for _ in 0..600 {
+        h.run_steps(1);
+        std::thread::sleep(Duration::from_millis(50));
+        if h.state_mut()
+            .build_dialog()
+            .is_some_and(|b| b.result.is_some())
+        {
+            break;
+        }
+    }
+    let result = h.state_mut().build_dialog().and_then(|b| b.result.clone());
+    assert!(
+        matches!(&result, Some(Ok(m)) if m.starts_with("Built 2×2 tiles of 2 outputs at 256²")),
+        "{result:?}"
+    );
+    let cli_out = dir.join("from-cli");
+    let out = std::process::Command::new(orogen_cli())
+        .arg("build")
+        .arg(&example)
+        .args(["--size", "256", "--tiles", "2x2", "--stitch", "r16", "-o"])
+        .arg(&cli_out)
+        .output()
+        .expect("run orogen");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let manifest: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(ui_out.join("manifest.json")).expect("editor's manifest"),
+    )
+    .expect("json");
+    let files = manifest["files"].as_array().expect("files");
+    assert!(files.len() >= 12, "{files:?}");
+    for f in files {
+        let n = f["file"].as_str().expect("file");
+        assert_eq!(
+            std::fs::read(ui_out.join(n)).expect("editor's file"),
+            std::fs::read(cli_out.join(n)).expect("CLI's file"),
+            "{n}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

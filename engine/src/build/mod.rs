@@ -601,7 +601,12 @@ fn encode_png_rgb8(w: usize, h: usize, rgb: Vec<u8>) -> Result<Vec<u8>, BuildErr
     Ok(bytes)
 }
 
-fn encode_normal_png(w: usize, h: usize, n: &[[f32; 3]], bits: u8) -> Result<Vec<u8>, BuildError> {
+pub(crate) fn encode_normal_png(
+    w: usize,
+    h: usize,
+    n: &[[f32; 3]],
+    bits: u8,
+) -> Result<Vec<u8>, BuildError> {
     let err = |e: String| BuildError::Write {
         path: "normal map".into(),
         source: std::io::Error::other(e),

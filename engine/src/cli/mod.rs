@@ -589,7 +589,7 @@ fn run_tiled(
     req: orogen::tiles::TileRequest,
     run: bool,
 ) -> ExitCode {
-    use orogen::tiles::{Grid, Layout, Plan, TileExports};
+    use orogen::tiles::Plan;
     let fail = |e: &dyn std::fmt::Display| {
         eprintln!("error: {e}");
         ExitCode::from(EXIT_INVALID)
@@ -597,18 +597,6 @@ fn run_tiled(
     let exports = match export_args.exports() {
         Ok(e) => e,
         Err(e) => return fail(&e),
-    };
-    if exports.normal_map.is_some() || exports.mesh.is_some() || !exports.splats.is_empty() {
-        return fail(&"normal maps, meshes and splat maps are not written by tiled builds yet (build them from a whole-map build, or per region)");
-    }
-    if exports.range == Range::Data {
-        return fail(&"--range data needs every output's whole-map minimum and maximum before the first tile is written; tiled builds use the graph's height range");
-    }
-    let (layout, formats) = match exports.preset {
-        Some(Preset::Unreal) => (Layout::Unreal, vec![Format::Png16]),
-        Some(Preset::Unity) => (Layout::Unity, vec![Format::R16]),
-        Some(Preset::Godot) => (Layout::Plain, vec![Format::Exr]),
-        None => (Layout::Plain, exports.formats.clone()),
     };
     let probe = match graph_file::load_file(&input.graph) {
         Ok(g) => g,
@@ -618,31 +606,24 @@ fn run_tiled(
         }
     };
     let n = input.size.unwrap_or(probe.resolution);
-    let grid = match Grid::new(n, layout, req) {
-        Ok(g) => g,
-        Err(e) => return fail(&e),
-    };
     // Memory is that of one tile (with its halo) and of the coarse evaluation.
-    let side = (grid.size + 64).min(n).max(n.min(tile_args.coarse_size));
+    let tile = match req {
+        orogen::tiles::TileRequest::Count(a, _) => n.div_ceil(a.max(1)),
+        orogen::tiles::TileRequest::Size(t) => t,
+    };
+    let side = (tile + 64).min(n).max(n.min(tile_args.coarse_size));
     let graph = match load_graph(input, Some(side)) {
         Ok(g) => g,
         Err(code) => return code,
     };
-    let names = |v: &[Format]| v.iter().map(|f| f.name().to_owned()).collect();
-    let tile_exports = TileExports {
-        layout: orogen::node::choice_name(layout).to_owned(),
-        formats: names(&formats),
-        stitch: names(&tile_args.stitch),
-        preview: exports
-            .preview
-            .map(|m| orogen::node::choice_name(m).to_owned()),
-    };
-    let plan = match Plan::new(
+    let plan = match Plan::for_build(
         &graph,
-        &input.graph,
-        grid,
+        Some(&input.graph),
+        n,
+        req,
+        &exports,
+        &tile_args.stitch,
         tile_args.coarse_size,
-        tile_exports,
     ) {
         Ok(p) => p,
         Err(e) => {
@@ -652,6 +633,7 @@ fn run_tiled(
             return ExitCode::from(EXIT_INVALID);
         }
     };
+    let grid = plan.grid;
     if let Err(e) = plan.write(out, &graph) {
         eprintln!("error: {e}");
         return ExitCode::from(EXIT_FAILED);

@@ -25,6 +25,10 @@ pub struct TileExports {
     pub stitch: Vec<String>,
     /// Colormap of the whole-world preview per output, if any.
     pub preview: Option<String>,
+    /// A tangent-space normal map per height output and tile: (bits 8 or 16, `opengl` or
+    /// `directx`), computed with a one-sample margin so tiles meet without a seam.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub normal_map: Option<(u8, String)>,
 }
 
 /// One task of a plan.

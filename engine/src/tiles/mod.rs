@@ -214,6 +214,51 @@ impl Grid {
 }
 
 impl Plan {
+    /// Plans `orogen build --tiles` with a whole build's [`Exports`](crate::build::Exports):
+    /// `--preset unreal|unity` picks that layout (and its format), `godot` plain EXR tiles,
+    /// no preset plain tiles in every format asked. What tiled builds do not write (meshes,
+    /// splat maps, `--range data`) is refused with the reason. The CLI and the editor's build
+    /// dialog both plan through here.
+    pub fn for_build(
+        graph: &Graph,
+        graph_file: Option<&Path>,
+        resolution: usize,
+        req: TileRequest,
+        exports: &crate::build::Exports,
+        stitch: &[Format],
+        coarse_size: usize,
+    ) -> Result<Self, String> {
+        use crate::build::{Preset, Range};
+        if exports.mesh.is_some() || !exports.splats.is_empty() {
+            return Err("meshes and splat maps are not written by tiled builds yet (build them from a whole-map build)".into());
+        }
+        if exports.range == Range::Data {
+            return Err("--range data needs every output's whole-map minimum and maximum before the first tile is written; tiled builds use the graph's height range".into());
+        }
+        let (layout, formats) = match exports.preset {
+            Some(Preset::Unreal) => (Layout::Unreal, vec![Format::Png16]),
+            Some(Preset::Unity) => (Layout::Unity, vec![Format::R16]),
+            Some(Preset::Godot) => (Layout::Plain, vec![Format::Exr]),
+            None => (Layout::Plain, exports.formats.clone()),
+        };
+        let grid = Grid::new(resolution, layout, req)?;
+        let names = |v: &[Format]| v.iter().map(|f| f.name().to_owned()).collect();
+        let tile_exports = TileExports {
+            layout: choice_name(layout).to_owned(),
+            formats: names(&formats),
+            stitch: names(stitch),
+            preview: exports.preview.map(|m| choice_name(m).to_owned()),
+            normal_map: exports
+                .normal_map
+                .map(|(bits, y)| (bits, choice_name(y).to_owned())),
+        };
+        let file = graph_file.map_or_else(
+            || PathBuf::from(format!("{}.json", graph.name)),
+            Path::to_path_buf,
+        );
+        Self::new(graph, &file, grid, coarse_size, tile_exports)
+    }
+
     /// Plans a tiled build of `graph` at `grid`. Refuses graphs with an output that cannot be
     /// built (an incomplete node on its chain) or errors, naming them.
     pub fn new(
@@ -478,6 +523,7 @@ pub(crate) struct Parsed {
     pub formats: Vec<Format>,
     pub stitch: Vec<Format>,
     pub preview: Option<Colormap>,
+    pub normal_map: Option<(u8, crate::io::render::NormalY)>,
 }
 
 impl TileExports {
@@ -499,11 +545,17 @@ impl TileExports {
             .as_deref()
             .map(choice_from_name::<Colormap>)
             .transpose()?;
+        let normal_map = match &self.normal_map {
+            Some((bits @ (8 | 16), y)) => Some((*bits, choice_from_name(y)?)),
+            Some((bits, _)) => return Err(format!("normal map bits must be 8 or 16, got {bits}")),
+            None => None,
+        };
         Ok(Parsed {
             layout,
             formats,
             stitch,
             preview,
+            normal_map,
         })
     }
 

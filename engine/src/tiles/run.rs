@@ -177,6 +177,7 @@ impl Ctx<'_> {
             layout,
             formats,
             stitch,
+            normal_map,
             ..
         } = self.plan.exports.parsed()?;
         let grid = self.plan.grid;
@@ -194,8 +195,14 @@ impl Ctx<'_> {
             None => None,
         };
         let (i, j) = grid.coords(k);
-        let w = grid.window(i, j);
+        let tile = grid.window(i, j);
         let owned = grid.owned(i, j);
+        // Normal maps need the neighbours' samples at the tile's edge: one more all round.
+        let w = if normal_map.is_some() {
+            tile.expand(1, grid.resolution)
+        } else {
+            tile
+        };
         let base = self.base_dir();
         let eval = Evaluator::new()
             .evaluate(
@@ -244,6 +251,23 @@ impl Ctx<'_> {
             let kind = self.graph.output_kind(r).unwrap_or(PortKind::Height);
             let frame =
                 crate::build::output_frame(self.graph, kind, crate::build::Range::Graph, &field);
+            if let (Some((bits, y)), PortKind::Height) = (normal_map, kind) {
+                let cell = self.graph.world.cell_size_m(grid.resolution);
+                let n = render::normals(&field, cell, y);
+                let (dx, dy) = (tile.x0 - w.x0, tile.y0 - w.y0);
+                let mine: Vec<[f32; 3]> = (0..tile.height)
+                    .flat_map(|r| {
+                        let at = (dy + r) * w.width + dx;
+                        n[at..at + tile.width].iter().copied()
+                    })
+                    .collect();
+                let file = normal_file(layout, grid, name, i, j);
+                let bytes = crate::build::encode_normal_png(tile.width, tile.height, &mine, bits)
+                    .map_err(|e| format!("{file}: {e}"))?;
+                put(tiles_dir.join(&file), format!("tiles/{file}"), &bytes)?;
+            }
+            let field = w.crop(&field, &tile);
+            let w = tile;
             for &f in &formats {
                 let file = tile_file(layout, grid, name, i, j, f);
                 let bytes = if layout == Layout::Unity {
@@ -284,6 +308,7 @@ impl Ctx<'_> {
             formats,
             stitch,
             preview,
+            normal_map,
         } = self.plan.exports.parsed()?;
         let grid = self.plan.grid;
         let n = grid.resolution;
@@ -319,6 +344,15 @@ impl Ctx<'_> {
             for (k, rec) in records.iter().enumerate() {
                 let (i, j) = grid.coords(k);
                 let w = grid.window(i, j);
+                if normal_map.is_some() && kind == PortKind::Height {
+                    let file = format!("tiles/{}", normal_file(layout, grid, name, i, j));
+                    let hash = hash_of(rec, &file);
+                    files.push(FileEntry {
+                        file,
+                        role: "normal map".into(),
+                        hash,
+                    });
+                }
                 for &f in &formats {
                     let file = tile_file(layout, grid, name, i, j, f);
                     let hash = hash_of(rec, &format!("tiles/{file}"));
@@ -553,6 +587,13 @@ fn preview_patch(grid: Grid, owned: Window, mine: &Field) -> ([usize; 4], Vec<f3
         ys.len(),
     ];
     (rect, v)
+}
+
+/// A tile's normal map's file name in `layout` (16- or 8-bit PNG, top row north).
+fn normal_file(layout: Layout, grid: Grid, name: &str, i: usize, j: usize) -> String {
+    let stem = tile_file(layout, grid, name, i, j, Format::Png16);
+    let stem = stem.rsplit_once('.').map_or(stem.as_str(), |(s, _)| s);
+    format!("{stem}.normal.png")
 }
 
 /// A tile's file name in `layout`.
