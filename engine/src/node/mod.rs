@@ -461,9 +461,15 @@ pub trait Node {
     }
 
     /// How far the node reads around each output cell, with these parameters, on a grid of
-    /// `n²` cells of `cell_m` metres: what a tiled build adds around every tile for it.
+    /// `n²` cells of `cell_m` metres: what a tiled build adds around every tile for it. By
+    /// default erosion nodes need the whole map (a tiled build evaluates them once over the
+    /// world at a coarse size) and every other node reads only its own cell.
     fn footprint(_params: &Self::Params, _cell_m: f64, _n: usize) -> Footprint {
-        Footprint::Pointwise
+        if Self::SPEC.category == Category::Erosion {
+            Footprint::Global
+        } else {
+            Footprint::Pointwise
+        }
     }
 }
 

@@ -798,11 +798,6 @@ impl Node for Droplet {
         ],
     };
 
-    fn footprint(_p: &DropletParams, _cell_m: f64, _n: usize) -> crate::node::Footprint {
-        // The whole map: evaluated once over the whole world at a coarse size in tiled builds.
-        crate::node::Footprint::Global
-    }
-
     fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &DropletParams) -> Result<Vec<Field>, NodeError> {
         match p.detail {
             Detail::Native => native(ctx, inputs, p),

@@ -542,11 +542,6 @@ impl Node for PipeHydraulic {
         ],
     };
 
-    fn footprint(_p: &PipeParams, _cell_m: f64, _n: usize) -> crate::node::Footprint {
-        // The whole map: evaluated once over the whole world at a coarse size in tiled builds.
-        crate::node::Footprint::Global
-    }
-
     fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &PipeParams) -> Result<Vec<Field>, NodeError> {
         match p.detail {
             Detail::Native => native(ctx, inputs, p),

@@ -748,11 +748,6 @@ impl Node for LimTanBhojan {
         ],
     };
 
-    fn footprint(_p: &LimParams, _cell_m: f64, _n: usize) -> crate::node::Footprint {
-        // The whole map: evaluated once over the whole world at a coarse size in tiled builds.
-        crate::node::Footprint::Global
-    }
-
     fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &LimParams) -> Result<Vec<Field>, NodeError> {
         match p.detail {
             Detail::Native => native(ctx, inputs, p),

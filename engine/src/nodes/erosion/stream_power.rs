@@ -646,11 +646,6 @@ impl Node for StreamPowerErosion {
         ],
     };
 
-    fn footprint(_p: &StreamPowerParams, _cell_m: f64, _n: usize) -> crate::node::Footprint {
-        // The whole map: evaluated once over the whole world at a coarse size in tiled builds.
-        crate::node::Footprint::Global
-    }
-
     fn eval(
         ctx: &EvalCtx,
         inputs: &Inputs,

@@ -357,11 +357,6 @@ impl Node for Thermal {
         ],
     };
 
-    fn footprint(_p: &ThermalParams, _cell_m: f64, _n: usize) -> crate::node::Footprint {
-        // The whole map: evaluated once over the whole world at a coarse size in tiled builds.
-        crate::node::Footprint::Global
-    }
-
     fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &ThermalParams) -> Result<Vec<Field>, NodeError> {
         match p.detail {
             Detail::Native => native(ctx, inputs, p),
