@@ -295,3 +295,20 @@ fn a_graph_from_a_newer_orogen_is_refused_with_both_versions() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A reader that stops early (`orogen nodes --json | head`) gets no panic and no backtrace:
+/// the CLI exits quietly with 141 (128 + SIGPIPE), as other Unix tools do.
+#[test]
+fn a_closed_pipe_is_a_quiet_exit_not_a_panic() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_orogen"))
+        .args(["nodes", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run orogen");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("wait");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(141), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
