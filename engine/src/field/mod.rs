@@ -118,6 +118,22 @@ impl Field {
         self.data[yi * self.width + xi]
     }
 
+    /// The sample at `(x, y)`, positions outside the field reflected back into it at its
+    /// border (−1 → 1, width → width − 2), then clamped.
+    #[must_use]
+    pub fn get_reflected(&self, x: isize, y: isize) -> f32 {
+        let reflect = |v: isize, n: isize| {
+            let v = if v < 0 { -v } else { v };
+            let v = if v > n - 1 { 2 * (n - 1) - v } else { v };
+            v.clamp(0, n - 1) as usize
+        };
+        let (xi, yi) = (
+            reflect(x, self.width as isize),
+            reflect(y, self.height as isize),
+        );
+        self.data[yi * self.width + xi]
+    }
+
     /// Parallel iterator over `(row index, row)`.
     pub fn rows_mut(&mut self) -> impl IndexedParallelIterator<Item = (usize, &mut [f32])> {
         self.data.par_chunks_mut(self.width.max(1)).enumerate()
@@ -376,6 +392,21 @@ impl World {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn reflected_samples_mirror_about_the_border_cells() {
+        let f = Field::from_fn(4, 3, |x, y| (10 * y + x) as f32);
+        assert_eq!(f.get_reflected(-1, 0), 1.0);
+        assert_eq!(f.get_reflected(-2, 1), 12.0);
+        assert_eq!(f.get_reflected(4, 0), 2.0);
+        assert_eq!(f.get_reflected(5, 2), 21.0);
+        assert_eq!(f.get_reflected(1, -1), 11.0);
+        assert_eq!(f.get_reflected(1, 3), 11.0);
+        assert_eq!(f.get_reflected(2, 1), 12.0);
+        // Far outside: clamped after one reflection.
+        assert_eq!(f.get_reflected(-100, 100), 0.0);
+    }
+
     use super::*;
 
     #[test]

@@ -16,7 +16,9 @@ pub fn register(reg: &mut Registry) {
     reg.register::<slope_warp::SlopeWarp>();
 }
 
-/// `src` sampled at every cell centre moved by `(dx, dy)` pixels (bilinear, clamped borders).
+/// `src` sampled at every cell centre moved by `(dx, dy)` pixels (bilinear; positions beyond
+/// the map are reflected back into it, so the edges show terrain rather than the border row
+/// smeared into streaks, as clamping did).
 ///
 /// The offset is split into whole cells and a fraction, and only the fraction enters the
 /// arithmetic: a cell's value does not depend on its index's magnitude, so a tile computes
@@ -32,10 +34,10 @@ pub fn displace(src: &Field, dx: &Field, dy: &Field) -> Field {
             let (kx, ky) = (ox.floor(), oy.floor());
             let (tx, ty) = (ox - kx, oy - ky);
             let (x0, y0) = (x as isize + kx as isize, y as isize + ky as isize);
-            let a = src.get_clamped(x0, y0);
-            let b = src.get_clamped(x0 + 1, y0);
-            let c = src.get_clamped(x0, y0 + 1);
-            let d = src.get_clamped(x0 + 1, y0 + 1);
+            let a = src.get_reflected(x0, y0);
+            let b = src.get_reflected(x0 + 1, y0);
+            let c = src.get_reflected(x0, y0 + 1);
+            let d = src.get_reflected(x0 + 1, y0 + 1);
             let top = a + (b - a) * tx;
             let bottom = c + (d - c) * tx;
             *v = top + (bottom - top) * ty;
