@@ -599,6 +599,22 @@ fn the_unsaved_marker_clears_when_a_value_returns_to_its_saved_value() {
 }
 
 /// The `orogen` binary built beside this test (cargo builds it for the engine's tests).
+/// Clicks the dialog's Build and runs frames until it reports (at most 30 s); its outcome.
+fn build_from_dialog(h: &mut Harness<'static, EditorApp>) -> Option<Result<String, String>> {
+    h.get_by_label("Build").click();
+    for _ in 0..600 {
+        h.run_steps(1);
+        std::thread::sleep(Duration::from_millis(50));
+        if h.state_mut()
+            .build_dialog()
+            .is_some_and(|b| b.result.is_some())
+        {
+            break;
+        }
+    }
+    h.state_mut().build_dialog().and_then(|b| b.result.clone())
+}
+
 fn orogen_cli() -> PathBuf {
     let exe = std::env::current_exe().expect("test exe");
     let dir = exe
@@ -657,18 +673,7 @@ fn a_build_from_the_dialog_equals_the_cli_with_the_same_options() {
         args.join(" "),
         "--size 256 --format png16,exr --preset unity --mesh glb --mesh-step 4"
     );
-    h.get_by_label("Build").click();
-    for _ in 0..600 {
-        h.run_steps(1);
-        std::thread::sleep(Duration::from_millis(50));
-        if h.state_mut()
-            .build_dialog()
-            .is_some_and(|b| b.result.is_some())
-        {
-            break;
-        }
-    }
-    let result = h.state_mut().build_dialog().and_then(|b| b.result.clone());
+    let result = build_from_dialog(&mut h);
     assert!(matches!(result, Some(Ok(_))), "{result:?}");
 
     let cli_out = dir.join("from-cli");
@@ -782,18 +787,7 @@ fn a_tiled_build_from_the_dialog_equals_the_cli() {
         "{line}"
     );
     h.run_steps(2);
-    h.get_by_label("Build").click();
-    for _ in 0..600 {
-        h.run_steps(1);
-        std::thread::sleep(Duration::from_millis(50));
-        if h.state_mut()
-            .build_dialog()
-            .is_some_and(|b| b.result.is_some())
-        {
-            break;
-        }
-    }
-    let result = h.state_mut().build_dialog().and_then(|b| b.result.clone());
+    let result = build_from_dialog(&mut h);
     assert!(
         matches!(&result, Some(Ok(m)) if m.starts_with("Built 2×2 tiles of 2 outputs at 256²")),
         "{result:?}"

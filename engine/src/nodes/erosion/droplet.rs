@@ -799,26 +799,19 @@ impl Node for Droplet {
     };
 
     fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &DropletParams) -> Result<Vec<Field>, NodeError> {
-        match p.detail {
-            Detail::Native => native(ctx, inputs, p),
-            Detail::Consistent => {
-                // Refinement: a quarter of the droplets per cell at each finer level.
-                let refine = DropletParams {
-                    density: p.density / 4.0,
-                    ..p.clone()
-                };
-                let extra = [Extra::Wear, Extra::Deposit];
-                levels::run(
-                    ctx,
-                    inputs,
-                    p,
-                    p.base_resolution as usize,
-                    native,
-                    &refine,
-                    &extra,
-                )
-            }
-        }
+        // Refinement: a quarter of the droplets per cell at each finer level.
+        levels::by_detail(
+            ctx,
+            inputs,
+            p,
+            (p.detail, p.base_resolution as usize),
+            native,
+            |p| DropletParams {
+                density: p.density / 4.0,
+                ..p.clone()
+            },
+            &[Extra::Wear, Extra::Deposit],
+        )
     }
 }
 

@@ -549,23 +549,16 @@ impl Node for GridHydraulic {
         inputs: &Inputs,
         p: &GridHydraulicParams,
     ) -> Result<Vec<Field>, NodeError> {
-        match p.detail {
-            Detail::Native => native(ctx, inputs, p),
-            Detail::Consistent => {
-                // Refinement: as many iterations at each finer level.
-                let refine = p.clone();
-                let extra = [Extra::State, Extra::Deposit];
-                levels::run(
-                    ctx,
-                    inputs,
-                    p,
-                    p.base_resolution as usize,
-                    native,
-                    &refine,
-                    &extra,
-                )
-            }
-        }
+        // Refinement: as many iterations at each finer level.
+        levels::by_detail(
+            ctx,
+            inputs,
+            p,
+            (p.detail, p.base_resolution as usize),
+            native,
+            GridHydraulicParams::clone,
+            &[Extra::State, Extra::Deposit],
+        )
     }
 }
 

@@ -543,26 +543,19 @@ impl Node for PipeHydraulic {
     };
 
     fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &PipeParams) -> Result<Vec<Field>, NodeError> {
-        match p.detail {
-            Detail::Native => native(ctx, inputs, p),
-            Detail::Consistent => {
-                // Refinement: a quarter of the iterations at each finer level.
-                let refine = PipeParams {
-                    iterations: (p.iterations / 4).max(1),
-                    ..p.clone()
-                };
-                let extra = [Extra::State, Extra::State, Extra::Wear, Extra::Deposit];
-                levels::run(
-                    ctx,
-                    inputs,
-                    p,
-                    p.base_resolution as usize,
-                    native,
-                    &refine,
-                    &extra,
-                )
-            }
-        }
+        // Refinement: a quarter of the iterations at each finer level.
+        levels::by_detail(
+            ctx,
+            inputs,
+            p,
+            (p.detail, p.base_resolution as usize),
+            native,
+            |p| PipeParams {
+                iterations: (p.iterations / 4).max(1),
+                ..p.clone()
+            },
+            &[Extra::State, Extra::State, Extra::Wear, Extra::Deposit],
+        )
     }
 }
 

@@ -110,10 +110,28 @@ fn inputs_at(
         .collect()
 }
 
+/// An erosion node's evaluation by its `detail` parameter (with its `base_resolution`):
+/// `native` once at the context's resolution, or — consistent — [`run`] with `refine(p)` as
+/// the parameters of each finer level.
+pub fn by_detail<P>(
+    ctx: &EvalCtx,
+    inputs: &Inputs,
+    p: &P,
+    (detail, base): (Detail, usize),
+    native: fn(&EvalCtx, &Inputs, &P) -> Result<Vec<Field>, NodeError>,
+    refine: impl FnOnce(&P) -> P,
+    extra: &[Extra],
+) -> Result<Vec<Field>, NodeError> {
+    match detail {
+        Detail::Native => native(ctx, inputs, p),
+        Detail::Consistent => run(ctx, inputs, p, base, native, &refine(p), extra),
+    }
+}
+
 /// Runs a node coarse to fine (see the module doc). `native` is the node's own evaluation at
 /// its context's resolution; `refine` its parameters for a refinement level; `extra` how
 /// each output after the height is made.
-pub fn run<P>(
+fn run<P>(
     ctx: &EvalCtx,
     inputs: &Inputs,
     p: &P,

@@ -749,26 +749,19 @@ impl Node for LimTanBhojan {
     };
 
     fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &LimParams) -> Result<Vec<Field>, NodeError> {
-        match p.detail {
-            Detail::Native => native(ctx, inputs, p),
-            Detail::Consistent => {
-                // Refinement: a fifth of the iterations at each finer level.
-                let refine = LimParams {
-                    iterations: (p.iterations / 5).max(1),
-                    ..p.clone()
-                };
-                let extra = [Extra::State, Extra::State];
-                levels::run(
-                    ctx,
-                    inputs,
-                    p,
-                    p.base_resolution as usize,
-                    native,
-                    &refine,
-                    &extra,
-                )
-            }
-        }
+        // Refinement: a fifth of the iterations at each finer level.
+        levels::by_detail(
+            ctx,
+            inputs,
+            p,
+            (p.detail, p.base_resolution as usize),
+            native,
+            |p| LimParams {
+                iterations: (p.iterations / 5).max(1),
+                ..p.clone()
+            },
+            &[Extra::State, Extra::State],
+        )
     }
 }
 

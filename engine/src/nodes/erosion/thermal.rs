@@ -358,22 +358,17 @@ impl Node for Thermal {
     };
 
     fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &ThermalParams) -> Result<Vec<Field>, NodeError> {
-        match p.detail {
-            Detail::Native => native(ctx, inputs, p),
-            Detail::Consistent => {
-                // Refinement: the talus rule again at each finer level, as many iterations
-                // (relaxation is local: a level's own detail settles within them).
-                levels::run(
-                    ctx,
-                    inputs,
-                    p,
-                    p.base_resolution as usize,
-                    native,
-                    p,
-                    &[Extra::Deposit],
-                )
-            }
-        }
+        // Refinement: the talus rule again at each finer level, as many iterations
+        // (relaxation is local: a level's own detail settles within them).
+        levels::by_detail(
+            ctx,
+            inputs,
+            p,
+            (p.detail, p.base_resolution as usize),
+            native,
+            ThermalParams::clone,
+            &[Extra::Deposit],
+        )
     }
 }
 
