@@ -1,7 +1,10 @@
 //! What a node type is: its declaration (`NodeSpec`, `PortSpec`, `ParamSpec`), the
 //! context it evaluates in (`EvalCtx`), its errors, and the `Registry` of all node types.
 
+mod decl;
 mod param;
+
+pub use decl::{port_doc, port_name, InputPorts, OutputPorts};
 
 pub use param::kinds as param_kinds;
 
@@ -440,15 +443,39 @@ impl Inputs<'_> {
             self.spec.inputs.get(index).map_or("?", |p| p.name),
         ))
     }
+
+    /// The field on the input named `name`, if connected.
+    #[must_use]
+    pub fn get_port(&self, name: &str) -> Option<&Field> {
+        let index = self.spec.inputs.iter().position(|p| p.name == name)?;
+        self.get(index)
+    }
+
+    /// The field on the input named `name`, or an error naming it.
+    pub fn required_port(&self, name: &'static str) -> Result<&Field, NodeError> {
+        self.get_port(name).ok_or(NodeError::MissingInput(name))
+    }
 }
 
-/// A node type: its declaration, typed parameters and evaluation function.
-pub trait Node {
+/// What [`node!`](crate::node!) declares about a node type: its spec, parameters and named
+/// ports.
+pub trait NodeDecl {
     type Params: Params;
+    /// The inputs by name.
+    type In<'a>: InputPorts<'a>;
+    /// The outputs by name.
+    type Out: OutputPorts;
     const SPEC: NodeSpec;
-    /// Computes one field per output port, in port order.
-    fn eval(ctx: &EvalCtx, inputs: &Inputs, params: &Self::Params)
-        -> Result<Vec<Field>, NodeError>;
+}
+
+/// A node type: its declaration ([`node!`](crate::node!)) and its evaluation.
+pub trait Node: NodeDecl {
+    /// Computes the node's outputs.
+    fn eval(
+        ctx: &EvalCtx,
+        inputs: Self::In<'_>,
+        params: &Self::Params,
+    ) -> Result<Self::Out, NodeError>;
 
     /// Full-resolution `f32` buffers the node holds while it runs, besides its inputs and
     /// outputs (used by the memory estimate; measured per node type, see docs/reliability.md).
@@ -514,7 +541,8 @@ fn eval_erased<N: Node>(
     inputs: &Inputs,
     values: &[ParamValue],
 ) -> Result<Vec<Field>, NodeError> {
-    N::eval(ctx, inputs, &N::Params::from_values(values))
+    let named = N::In::read(inputs)?;
+    Ok(N::eval(ctx, named, &N::Params::from_values(values))?.into_fields())
 }
 
 fn key_extra_erased<N: Node>(base: Option<&Path>, values: &[ParamValue]) -> Vec<u8> {

@@ -1,7 +1,7 @@
 //! `blend`: the weighted combination α·A + (1 − α)·B of Olsen 2004, optionally per cell by a mask.
 
 use crate::field::Field;
-use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
+use crate::node::{EvalCtx, Node, NodeError};
 
 crate::params! {
     pub struct BlendParams {
@@ -10,35 +10,41 @@ crate::params! {
     }
 }
 
-/// Weighted blend of two terrains.
-pub struct Blend;
-
-impl Node for Blend {
-    type Params = BlendParams;
-    const SPEC: NodeSpec = NodeSpec {
+crate::node! {
+    /// Weighted blend of two terrains.
+    pub struct Blend {
         id: "blend",
         label: "Weighted blend",
-        category: Category::Combine,
+        category: Combine,
         version: 1,
         doc: "Weighted combination out = α·a + (1 − α)·b (Olsen 2004, \"combination\" of diamond-square and Voronoi terrains). α is the `alpha` parameter, or the `alpha` mask per cell when that input is connected.",
-        inputs: &[
-            PortSpec::height("a", "Terrain weighted by α."),
-            PortSpec::height("b", "Terrain weighted by 1 − α."),
-            PortSpec::mask("alpha", "Optional per-cell α; overrides the parameter.").optional(),
-        ],
-        outputs: &[PortSpec::height("out", "The blend, in metres.")],
-    };
+        params: BlendParams,
+        inputs: BlendIn {
+            /// Terrain weighted by α.
+            a: height,
+            /// Terrain weighted by 1 − α.
+            b: height,
+            /// Optional per-cell α; overrides the parameter.
+            alpha: mask (optional),
+        },
+        outputs: BlendOut {
+            /// The blend, in metres.
+            out: height,
+        },
+    }
+}
 
-    fn eval(_: &EvalCtx, inputs: &Inputs, p: &BlendParams) -> Result<Vec<Field>, NodeError> {
-        let a = inputs.required(0)?;
-        let b = inputs.required(1)?;
-        let out = if let Some(mask) = inputs.get(2) {
+impl Node for Blend {
+    fn eval(_: &EvalCtx, inputs: BlendIn, p: &BlendParams) -> Result<BlendOut, NodeError> {
+        let a = inputs.a;
+        let b = inputs.b;
+        let out = if let Some(mask) = inputs.alpha {
             // α·a + (1 − α)·b == b + α·(a − b)
             Field::zip3_map(b, a, mask, super::lerp::lerp)
         } else {
             let alpha = p.alpha as f32;
             Field::zip_map(a, b, |x, y| alpha * x + (1.0 - alpha) * y)
         };
-        Ok(vec![out])
+        Ok(BlendOut { out })
     }
 }

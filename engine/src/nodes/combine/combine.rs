@@ -1,7 +1,7 @@
 //! `combine`: two terrains combined sample by sample (add, multiply, screen, smooth max…).
 
 use crate::field::Field;
-use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
+use crate::node::{EvalCtx, Node, NodeError};
 
 crate::choice_enum! {
     /// The operation.
@@ -32,8 +32,29 @@ crate::params! {
     }
 }
 
-/// Combine two terrains.
-pub struct Combine;
+crate::node! {
+    /// Combine two terrains.
+    pub struct Combine {
+        id: "combine",
+        label: "Combine",
+        category: Combine,
+        version: 1,
+        doc: "Combines a and b sample by sample. The operation works on heights relative to the graph's height range r = (h − height_min_m)/(height_max_m − height_min_m), so multiply, screen, overlay and power behave as in image editors whatever the range; the result maps back to metres. smooth_min/smooth_max round the crease where a and b cross over blend_m metres of height (polynomial smooth minimum). The optional mask (or `strength`) blends from a (0) to the result (1).",
+        params: CombineParams,
+        inputs: CombineIn {
+            /// First terrain.
+            a: height,
+            /// Second terrain.
+            b: height,
+            /// Optional strength per cell; overrides `strength`.
+            mask: mask (optional),
+        },
+        outputs: CombineOut {
+            /// The combination, in metres.
+            out: height,
+        },
+    }
+}
 
 /// Polynomial smooth minimum with blend width `k`: exactly `min(a, b)` where |a − b| ≥ k
 /// (and for k = 0), rounded below it near the crease.
@@ -54,24 +75,9 @@ pub fn smooth_min(a: f32, b: f32, k: f32) -> f32 {
 }
 
 impl Node for Combine {
-    type Params = CombineParams;
-    const SPEC: NodeSpec = NodeSpec {
-        id: "combine",
-        label: "Combine",
-        category: Category::Combine,
-        version: 1,
-        doc: "Combines a and b sample by sample. The operation works on heights relative to the graph's height range r = (h − height_min_m)/(height_max_m − height_min_m), so multiply, screen, overlay and power behave as in image editors whatever the range; the result maps back to metres. smooth_min/smooth_max round the crease where a and b cross over blend_m metres of height (polynomial smooth minimum). The optional mask (or `strength`) blends from a (0) to the result (1).",
-        inputs: &[
-            PortSpec::height("a", "First terrain."),
-            PortSpec::height("b", "Second terrain."),
-            PortSpec::mask("mask", "Optional strength per cell; overrides `strength`.").optional(),
-        ],
-        outputs: &[PortSpec::height("out", "The combination, in metres.")],
-    };
-
-    fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &CombineParams) -> Result<Vec<Field>, NodeError> {
-        let a = inputs.required(0)?;
-        let b = inputs.required(1)?;
+    fn eval(ctx: &EvalCtx, inputs: CombineIn, p: &CombineParams) -> Result<CombineOut, NodeError> {
+        let a = inputs.a;
+        let b = inputs.b;
         let lo = ctx.world.height_min_m as f32;
         let span = ctx.world.height_span_m() as f32;
         let inv = 1.0 / span;
@@ -101,7 +107,7 @@ impl Node for Combine {
             crate::node::finite_relative(op((x - lo) * inv, (y - lo) * inv, k))
         });
         let full = rel.map(|r| lo + r * span);
-        let out = match inputs.get(2) {
+        let out = match inputs.mask {
             Some(m) => Field::zip3_map(a, &full, m, super::lerp::lerp),
             None if p.strength >= 1.0 => full,
             None => {
@@ -109,7 +115,7 @@ impl Node for Combine {
                 Field::zip_map(a, &full, |x, f| super::lerp::lerp(x, f, s))
             }
         };
-        Ok(vec![out])
+        Ok(CombineOut { out })
     }
 }
 

@@ -1,7 +1,7 @@
 //! `lerp`: from terrain a to terrain b by a mask.
 
 use crate::field::Field;
-use crate::node::{Category, EvalCtx, Inputs, NoParams, Node, NodeError, NodeSpec, PortSpec};
+use crate::node::{EvalCtx, NoParams, Node, NodeError};
 
 /// `a + m·(b − a)` with the mask clamped to [0, 1], exactly `a` at 0 and exactly `b` at 1.
 #[inline]
@@ -15,31 +15,35 @@ pub fn lerp(a: f32, b: f32, m: f32) -> f32 {
     }
 }
 
-/// Lerp by mask.
-pub struct Lerp;
-
-impl Node for Lerp {
-    type Params = NoParams;
-    const SPEC: NodeSpec = NodeSpec {
+crate::node! {
+    /// Lerp by mask.
+    pub struct Lerp {
         id: "lerp",
         label: "Lerp by mask",
-        category: Category::Combine,
+        category: Combine,
         version: 1,
         doc: "out = a + m·(b − a): exactly a where the mask is 0, exactly b where it is 1, a linear mix between.",
-        inputs: &[
-            PortSpec::height("a", "Terrain where the mask is 0."),
-            PortSpec::height("b", "Terrain where the mask is 1."),
-            PortSpec::mask("mask", "Mix factor in [0, 1]."),
-        ],
-        outputs: &[PortSpec::height("out", "The mix, in metres.")],
-    };
+        params: NoParams,
+        inputs: LerpIn {
+            /// Terrain where the mask is 0.
+            a: height,
+            /// Terrain where the mask is 1.
+            b: height,
+            /// Mix factor in [0, 1].
+            mask: mask,
+        },
+        outputs: LerpOut {
+            /// The mix, in metres.
+            out: height,
+        },
+    }
+}
 
-    fn eval(_: &EvalCtx, inputs: &Inputs, _: &NoParams) -> Result<Vec<Field>, NodeError> {
-        let (a, b, m) = (
-            inputs.required(0)?,
-            inputs.required(1)?,
-            inputs.required(2)?,
-        );
-        Ok(vec![Field::zip3_map(a, b, m, lerp)])
+impl Node for Lerp {
+    fn eval(_: &EvalCtx, inputs: LerpIn, _: &NoParams) -> Result<LerpOut, NodeError> {
+        let (a, b, m) = (inputs.a, inputs.b, inputs.mask);
+        Ok(LerpOut {
+            out: Field::zip3_map(a, b, m, lerp),
+        })
     }
 }

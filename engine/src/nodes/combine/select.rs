@@ -2,7 +2,7 @@
 
 use crate::field::derive::slope_deg;
 use crate::field::Field;
-use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
+use crate::node::{EvalCtx, Node, NodeError};
 
 crate::choice_enum! {
     /// What the threshold applies to.
@@ -22,33 +22,39 @@ crate::params! {
     }
 }
 
-/// Select by threshold.
-pub struct Select;
-
-impl Node for Select {
-    type Params = SelectParams;
-    const SPEC: NodeSpec = NodeSpec {
+crate::node! {
+    /// Select by threshold.
+    pub struct Select {
         id: "select",
         label: "Select",
-        category: Category::Combine,
+        category: Combine,
         version: 1,
         doc: "Chooses b where the control terrain is above the threshold (height as a fraction of the height range, or slope in degrees computed with the real cell size) and a below it, with a smoothstep transition `falloff` wide centred on the threshold. The control defaults to a.",
-        inputs: &[
-            PortSpec::height("a", "Terrain below the threshold."),
-            PortSpec::height("b", "Terrain above the threshold."),
-            PortSpec::height("control", "Terrain the threshold is tested on (default: a).").optional(),
-        ],
-        outputs: &[PortSpec::height("out", "The selection, in metres.")],
-    };
+        params: SelectParams,
+        inputs: SelectIn {
+            /// Terrain below the threshold.
+            a: height,
+            /// Terrain above the threshold.
+            b: height,
+            /// Terrain the threshold is tested on (default: a).
+            control: height (optional),
+        },
+        outputs: SelectOut {
+            /// The selection, in metres.
+            out: height,
+        },
+    }
+}
 
+impl Node for Select {
     fn footprint(_p: &SelectParams, _cell_m: f64, _n: usize) -> crate::node::Footprint {
         crate::node::Footprint::Stencil(1)
     }
 
-    fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &SelectParams) -> Result<Vec<Field>, NodeError> {
-        let a = inputs.required(0)?;
-        let b = inputs.required(1)?;
-        let control = inputs.get(2).unwrap_or(a);
+    fn eval(ctx: &EvalCtx, inputs: SelectIn, p: &SelectParams) -> Result<SelectOut, NodeError> {
+        let a = inputs.a;
+        let b = inputs.b;
+        let control = inputs.control.unwrap_or(a);
         let (value, t, w) = match p.criterion {
             Criterion::Height => (
                 control.clone(),
@@ -62,7 +68,9 @@ impl Node for Select {
             ),
         };
         let mask = value.map(|v| step(v, t, w));
-        Ok(vec![Field::zip3_map(a, b, &mask, super::lerp::lerp)])
+        Ok(SelectOut {
+            out: Field::zip3_map(a, b, &mask, super::lerp::lerp),
+        })
     }
 }
 

@@ -36,7 +36,7 @@
 
 use super::levels::{self, Detail, Extra};
 use crate::field::Field;
-use crate::node::{splitmix64, Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
+use crate::node::{splitmix64, EvalCtx, Node, NodeError};
 use rayon::prelude::*;
 
 crate::params! {
@@ -776,31 +776,38 @@ pub fn erode(
     Ok(report)
 }
 
-/// Droplet erosion.
-pub struct Droplet;
+crate::node! {
+    /// Droplet erosion.
+    pub struct Droplet {
+        id: "droplet_erosion",
+        label: "Hydraulic erosion (droplets)",
+        category: Erosion,
+        version: 2,
+        doc: "Particle erosion after E-DOG 2011 (\"Water erosion on heightmap terrain\"): droplets start on random cells and run downhill along the gradient with inertia Ki; carry capacity q = max(slope, minSlope)·v·w·Kq (\"Understanding water erosion\"); below capacity they erode Kr·(q − s) with a bell-shaped brush of radius 2 but never more than the drop ahead, above it they deposit Kd·(s − q) bilinearly; a droplet facing a rise fills the pit and goes on with zero speed, or dies there; v = √(v² + 2g·Δh), w ← w·(1 − Kw) (\"Code sample\"). Defaults are E-DOG's: Kq 10, Kw 0.001, Kr 0.9, Kd 0.02, Ki 0.1, minSlope 0.05, g 20. Heights are in cell units (metres / cell size) so slopes are true tangents. The droplet count is density × cells. Deterministic and parallel (tiles of one checkerboard colour run at once; droplets that would leave their tile's region go on in a grid shifted by half a tile, the rest on the whole map; eight droplets advance in lockstep). Brush weights are normalised (E-DOG's only sum to about 1), so material is conserved except what droplets carry off the map edge. Outputs: height, erosion (wear) and deposition masks, 1 = the largest change. Resolution: by default (detail = consistent) the process runs in full at base_resolution (256²), where every parameter means what it does in E-DOG 2011, and a finer build adds only detail below those cells (a quarter of the droplets per cell at each doubling, its drift over the coarser cells taken out), so a preview and a build show the same terrain (orogen parity); detail = native runs it once at the resolution being built.",
+        params: DropletParams,
+        inputs: DropletIn {
+            /// Terrain to erode.
+            r#in: height,
+        },
+        outputs: DropletOut {
+            /// Eroded terrain.
+            out: height,
+            /// Where soil was removed (wear), 1 = deepest.
+            erosion: mask,
+            /// Where sediment settled, 1 = thickest.
+            deposition: mask,
+        },
+    }
+}
 
 impl Node for Droplet {
-    type Params = DropletParams;
     /// Measured: 1.3 fields of scratch at 1024² (peak RSS, docs/reliability.md), rounded up.
     // + 4 for the coarse-to-fine levels at the target size (start, change, drift, delta).
     const SCRATCH_FIELDS: u32 = 2 + 4;
-    const SPEC: NodeSpec = NodeSpec {
-        id: "droplet_erosion",
-        label: "Hydraulic erosion (droplets)",
-        category: Category::Erosion,
-        version: 2,
-        doc: "Particle erosion after E-DOG 2011 (\"Water erosion on heightmap terrain\"): droplets start on random cells and run downhill along the gradient with inertia Ki; carry capacity q = max(slope, minSlope)·v·w·Kq (\"Understanding water erosion\"); below capacity they erode Kr·(q − s) with a bell-shaped brush of radius 2 but never more than the drop ahead, above it they deposit Kd·(s − q) bilinearly; a droplet facing a rise fills the pit and goes on with zero speed, or dies there; v = √(v² + 2g·Δh), w ← w·(1 − Kw) (\"Code sample\"). Defaults are E-DOG's: Kq 10, Kw 0.001, Kr 0.9, Kd 0.02, Ki 0.1, minSlope 0.05, g 20. Heights are in cell units (metres / cell size) so slopes are true tangents. The droplet count is density × cells. Deterministic and parallel (tiles of one checkerboard colour run at once; droplets that would leave their tile's region go on in a grid shifted by half a tile, the rest on the whole map; eight droplets advance in lockstep). Brush weights are normalised (E-DOG's only sum to about 1), so material is conserved except what droplets carry off the map edge. Outputs: height, erosion (wear) and deposition masks, 1 = the largest change. Resolution: by default (detail = consistent) the process runs in full at base_resolution (256²), where every parameter means what it does in E-DOG 2011, and a finer build adds only detail below those cells (a quarter of the droplets per cell at each doubling, its drift over the coarser cells taken out), so a preview and a build show the same terrain (orogen parity); detail = native runs it once at the resolution being built.",
-        inputs: &[PortSpec::height("in", "Terrain to erode.")],
-        outputs: &[
-            PortSpec::height("out", "Eroded terrain."),
-            PortSpec::mask("erosion", "Where soil was removed (wear), 1 = deepest."),
-            PortSpec::mask("deposition", "Where sediment settled, 1 = thickest."),
-        ],
-    };
 
-    fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &DropletParams) -> Result<Vec<Field>, NodeError> {
+    fn eval(ctx: &EvalCtx, inputs: DropletIn, p: &DropletParams) -> Result<DropletOut, NodeError> {
         // Refinement: a quarter of the droplets per cell at each finer level.
-        levels::by_detail(
+        levels::by_detail::<Self>(
             ctx,
             inputs,
             p,
@@ -817,8 +824,8 @@ impl Node for Droplet {
 
 /// The process run once at the context's resolution (`detail = native`, and each level of
 /// the consistent mode).
-fn native(ctx: &EvalCtx, inputs: &Inputs, p: &DropletParams) -> Result<Vec<Field>, NodeError> {
-    let src = inputs.required(0)?;
+fn native(ctx: &EvalCtx, inputs: DropletIn, p: &DropletParams) -> Result<DropletOut, NodeError> {
+    let src = inputs.r#in;
     if src.width() != src.height() {
         return Err(NodeError::Failed(
             "droplet erosion needs a square map".into(),
@@ -850,5 +857,9 @@ fn native(ctx: &EvalCtx, inputs: &Inputs, p: &DropletParams) -> Result<Vec<Field
     let out = Field::from_vec(map, map, h.iter().map(|v| v * cell).collect())
         .ok_or_else(|| NodeError::Failed("size".into()))?;
     let (wear, deposit) = super::change_masks(src, &out);
-    Ok(vec![out, wear, deposit])
+    Ok(DropletOut {
+        out,
+        erosion: wear,
+        deposition: deposit,
+    })
 }

@@ -5,7 +5,7 @@ use super::flow::PerThread;
 use super::levels::{self, Detail, Extra};
 use super::{around, blocks, blocks_mut, ring_slot as slot, Block, Row, LANES, NEIGHBOURS};
 use crate::field::Field;
-use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
+use crate::node::{EvalCtx, Node, NodeError};
 use rayon::prelude::*;
 
 crate::params! {
@@ -27,8 +27,29 @@ crate::params! {
     }
 }
 
-/// Grid hydraulic erosion.
-pub struct GridHydraulic;
+crate::node! {
+    /// Grid hydraulic erosion.
+    pub struct GridHydraulic {
+        id: "grid_hydraulic_erosion",
+        label: "Hydraulic erosion (grid)",
+        category: Erosion,
+        version: 3,
+        doc: "Olsen 2004's grid hydraulic erosion, per iteration: 1 rain W += K_r; 2 erosion H −= K_s·W, S += K_s·W; 3 transport: with a = h + w, water moves to lower neighbours Δw_i = min(w, Δa)·d_i/d_total (Δa = a − mean of a over the cell and its lower neighbours) and carries sediment Δs_i = s·Δw_i/w; 4 evaporation W := (1 − K_e)·W; 5 deposition of what exceeds the capacity K_c·W back into H. Olsen 2004 works on heights in [0, 1]; here K_r, K_s and K_c act on heights relative to the graph's height range, so the constants keep their meaning in metres. All cells update together (parallel, deterministic); water and sediment never leave the map, so terrain + suspended sediment is conserved. Outputs: height (with the remaining suspended sediment deposited), water (relative to the deepest), deposition (where terrain rose, relative to the largest rise). Resolution: by default (detail = consistent) the process runs in full at base_resolution (256²), where every parameter means what it does in Olsen 2004, and a finer build adds only detail below those cells (as many iterations at each doubling, its drift over the coarser cells taken out), so a preview and a build show the same terrain (orogen parity); detail = native runs it once at the resolution being built.",
+        params: GridHydraulicParams,
+        inputs: GridHydraulicIn {
+            /// Terrain to erode.
+            r#in: height,
+        },
+        outputs: GridHydraulicOut {
+            /// Eroded terrain.
+            out: height,
+            /// Water depth after the last iteration, 1 = deepest.
+            water: mask,
+            /// Where terrain rose, 1 = largest rise.
+            deposition: mask,
+        },
+    }
+}
 
 /// Rows of output per parallel task, at most (large maps) and at least (small maps). Tall
 /// bands: each level of a band recomputes rows at its edges (see `DEPTH`), so the taller
@@ -525,32 +546,18 @@ fn run<E>(
 }
 
 impl Node for GridHydraulic {
-    type Params = GridHydraulicParams;
     /// h, w, s and their next-iteration buffers (the fused pass keeps only rows besides);
     /// 5.6 fields were measured for the earlier unfused version (docs/reliability.md).
     // + 4 for the coarse-to-fine levels at the target size (start, change, drift, delta).
     const SCRATCH_FIELDS: u32 = 6 + 4;
-    const SPEC: NodeSpec = NodeSpec {
-        id: "grid_hydraulic_erosion",
-        label: "Hydraulic erosion (grid)",
-        category: Category::Erosion,
-        version: 3,
-        doc: "Olsen 2004's grid hydraulic erosion, per iteration: 1 rain W += K_r; 2 erosion H −= K_s·W, S += K_s·W; 3 transport: with a = h + w, water moves to lower neighbours Δw_i = min(w, Δa)·d_i/d_total (Δa = a − mean of a over the cell and its lower neighbours) and carries sediment Δs_i = s·Δw_i/w; 4 evaporation W := (1 − K_e)·W; 5 deposition of what exceeds the capacity K_c·W back into H. Olsen 2004 works on heights in [0, 1]; here K_r, K_s and K_c act on heights relative to the graph's height range, so the constants keep their meaning in metres. All cells update together (parallel, deterministic); water and sediment never leave the map, so terrain + suspended sediment is conserved. Outputs: height (with the remaining suspended sediment deposited), water (relative to the deepest), deposition (where terrain rose, relative to the largest rise). Resolution: by default (detail = consistent) the process runs in full at base_resolution (256²), where every parameter means what it does in Olsen 2004, and a finer build adds only detail below those cells (as many iterations at each doubling, its drift over the coarser cells taken out), so a preview and a build show the same terrain (orogen parity); detail = native runs it once at the resolution being built.",
-        inputs: &[PortSpec::height("in", "Terrain to erode.")],
-        outputs: &[
-            PortSpec::height("out", "Eroded terrain."),
-            PortSpec::mask("water", "Water depth after the last iteration, 1 = deepest."),
-            PortSpec::mask("deposition", "Where terrain rose, 1 = largest rise."),
-        ],
-    };
 
     fn eval(
         ctx: &EvalCtx,
-        inputs: &Inputs,
+        inputs: GridHydraulicIn,
         p: &GridHydraulicParams,
-    ) -> Result<Vec<Field>, NodeError> {
+    ) -> Result<GridHydraulicOut, NodeError> {
         // Refinement: as many iterations at each finer level.
-        levels::by_detail(
+        levels::by_detail::<Self>(
             ctx,
             inputs,
             p,
@@ -566,10 +573,10 @@ impl Node for GridHydraulic {
 /// the consistent mode).
 fn native(
     ctx: &EvalCtx,
-    inputs: &Inputs,
+    inputs: GridHydraulicIn,
     p: &GridHydraulicParams,
-) -> Result<Vec<Field>, NodeError> {
-    let src = inputs.required(0)?;
+) -> Result<GridHydraulicOut, NodeError> {
+    let src = inputs.r#in;
     let (width, height) = (src.width(), src.height());
     let span = ctx.world.height_span_m() as f32;
     let (kr, ks, ke, kc) = (p.kr as f32 * span, p.ks as f32, p.ke as f32, p.kc as f32);
@@ -597,7 +604,11 @@ fn native(
     let water =
         Field::from_vec(width, height, w).ok_or_else(|| NodeError::Failed("size".into()))?;
     let (_, rise) = super::change_masks(src, &out);
-    Ok(vec![out, super::relative(water), rise])
+    Ok(GridHydraulicOut {
+        out,
+        water: super::relative(water),
+        deposition: rise,
+    })
 }
 
 #[cfg(test)]

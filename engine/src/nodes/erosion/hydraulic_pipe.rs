@@ -39,7 +39,7 @@
 
 use super::levels::{self, Detail, Extra};
 use crate::field::Field;
-use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
+use crate::node::{EvalCtx, Node, NodeError};
 use rayon::prelude::*;
 
 crate::params! {
@@ -515,36 +515,48 @@ impl PipeState {
     }
 }
 
-/// Pipe-model hydraulic erosion.
-pub struct PipeHydraulic;
+crate::node! {
+    /// Pipe-model hydraulic erosion.
+    pub struct PipeHydraulic {
+        id: "pipe_hydraulic_erosion",
+        label: "Hydraulic erosion (pipe model)",
+        category: Erosion,
+        version: 2,
+        doc: "Shallow-water hydraulic erosion with virtual pipes (Mei et al. 2007, Šťava et al. 2008; cited in Lim, Tan & Bhojan 2022 §2.2): per step rain d += Δt·r (Eq. 1); flux through four pipes f ← max(0, f + Δt·A·g·Δh/l), scaled so no cell sends more than it holds (Eqs. 2–4); water and velocity from the net flux (Eqs. 5–9); capacity C = K_c·sin(α)·|v| (tilt floored at min_tilt), erosion K_s·(C − s) or deposition K_d·(s − C) (Eqs. 10–12); sediment carried with the outflowing water (conservative upwind transport instead of Mei's semi-Lagrangian Eq. 13, which loses mass); evaporation d ← d·(1 − K_e·Δt) (Eq. 14). Grid normalised as in the paper (l = A = 1, heights in cell units). Water and its sediment may leave through the map edge. Optional rain mask scales the rain. Outputs: height (with the suspended sediment settled), water depth, flow speed, erosion and deposition masks (each relative to its largest value). Resolution: by default (detail = consistent) the process runs in full at base_resolution (256²), where every parameter means what it does in Mei et al. 2007, and a finer build adds only detail below those cells (a quarter of the iterations at each doubling, its drift over the coarser cells taken out), so a preview and a build show the same terrain (orogen parity); detail = native runs it once at the resolution being built.",
+        params: PipeParams,
+        inputs: PipeHydraulicIn {
+            /// Terrain to erode.
+            r#in: height,
+            /// Where it rains (× rain); uniform when not connected.
+            rain: mask (optional),
+        },
+        outputs: PipeHydraulicOut {
+            /// Eroded terrain.
+            out: height,
+            /// Water depth after the last step, 1 = deepest.
+            water: mask,
+            /// Flow speed of the last step, 1 = fastest.
+            flow: mask,
+            /// Where the bed went down, 1 = deepest cut.
+            erosion: mask,
+            /// Where the bed went up, 1 = thickest deposit.
+            deposition: mask,
+        },
+    }
+}
 
 impl Node for PipeHydraulic {
-    type Params = PipeParams;
     /// Measured: 12.7 fields of scratch at 1024² (peak RSS, docs/reliability.md), rounded up.
     // + 4 for the coarse-to-fine levels at the target size (start, change, drift, delta).
     const SCRATCH_FIELDS: u32 = 13 + 4;
-    const SPEC: NodeSpec = NodeSpec {
-        id: "pipe_hydraulic_erosion",
-        label: "Hydraulic erosion (pipe model)",
-        category: Category::Erosion,
-        version: 2,
-        doc: "Shallow-water hydraulic erosion with virtual pipes (Mei et al. 2007, Šťava et al. 2008; cited in Lim, Tan & Bhojan 2022 §2.2): per step rain d += Δt·r (Eq. 1); flux through four pipes f ← max(0, f + Δt·A·g·Δh/l), scaled so no cell sends more than it holds (Eqs. 2–4); water and velocity from the net flux (Eqs. 5–9); capacity C = K_c·sin(α)·|v| (tilt floored at min_tilt), erosion K_s·(C − s) or deposition K_d·(s − C) (Eqs. 10–12); sediment carried with the outflowing water (conservative upwind transport instead of Mei's semi-Lagrangian Eq. 13, which loses mass); evaporation d ← d·(1 − K_e·Δt) (Eq. 14). Grid normalised as in the paper (l = A = 1, heights in cell units). Water and its sediment may leave through the map edge. Optional rain mask scales the rain. Outputs: height (with the suspended sediment settled), water depth, flow speed, erosion and deposition masks (each relative to its largest value). Resolution: by default (detail = consistent) the process runs in full at base_resolution (256²), where every parameter means what it does in Mei et al. 2007, and a finer build adds only detail below those cells (a quarter of the iterations at each doubling, its drift over the coarser cells taken out), so a preview and a build show the same terrain (orogen parity); detail = native runs it once at the resolution being built.",
-        inputs: &[
-            PortSpec::height("in", "Terrain to erode."),
-            PortSpec::mask("rain", "Where it rains (× rain); uniform when not connected.").optional(),
-        ],
-        outputs: &[
-            PortSpec::height("out", "Eroded terrain."),
-            PortSpec::mask("water", "Water depth after the last step, 1 = deepest."),
-            PortSpec::mask("flow", "Flow speed of the last step, 1 = fastest."),
-            PortSpec::mask("erosion", "Where the bed went down, 1 = deepest cut."),
-            PortSpec::mask("deposition", "Where the bed went up, 1 = thickest deposit."),
-        ],
-    };
 
-    fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &PipeParams) -> Result<Vec<Field>, NodeError> {
+    fn eval(
+        ctx: &EvalCtx,
+        inputs: PipeHydraulicIn,
+        p: &PipeParams,
+    ) -> Result<PipeHydraulicOut, NodeError> {
         // Refinement: a quarter of the iterations at each finer level.
-        levels::by_detail(
+        levels::by_detail::<Self>(
             ctx,
             inputs,
             p,
@@ -561,11 +573,15 @@ impl Node for PipeHydraulic {
 
 /// The process run once at the context's resolution (`detail = native`, and each level of
 /// the consistent mode).
-fn native(ctx: &EvalCtx, inputs: &Inputs, p: &PipeParams) -> Result<Vec<Field>, NodeError> {
-    let src = inputs.required(0)?;
+fn native(
+    ctx: &EvalCtx,
+    inputs: PipeHydraulicIn,
+    p: &PipeParams,
+) -> Result<PipeHydraulicOut, NodeError> {
+    let src = inputs.r#in;
     let (w, h) = (src.width(), src.height());
     let cell = ctx.cell_size_m() as f32;
-    let rain: Vec<f32> = inputs.get(1).map(|m| m.data().to_vec()).unwrap_or_default();
+    let rain: Vec<f32> = inputs.rain.map(|m| m.data().to_vec()).unwrap_or_default();
     let k = PipeSettings {
         dt: p.dt as f32,
         rain: p.rain as f32,
@@ -610,11 +626,11 @@ fn native(ctx: &EvalCtx, inputs: &Inputs, p: &PipeParams) -> Result<Vec<Field>, 
     let water = Field::from_vec(w, h, state.water()).ok_or_else(size)?;
     let flow = Field::from_vec(w, h, state.flow_speed()).ok_or_else(size)?;
     let (wear, deposit) = super::change_masks(src, &out);
-    Ok(vec![
+    Ok(PipeHydraulicOut {
         out,
-        super::relative(water),
-        super::relative(flow),
-        wear,
-        deposit,
-    ])
+        water: super::relative(water),
+        flow: super::relative(flow),
+        erosion: wear,
+        deposition: deposit,
+    })
 }

@@ -30,7 +30,7 @@
 
 use super::change_masks;
 use crate::field::Field;
-use crate::node::{EvalCtx, Inputs, NodeError};
+use crate::node::{EvalCtx, InputPorts, Inputs, Node, NodeDecl, NodeError, OutputPorts};
 use std::sync::Arc;
 
 crate::choice_enum! {
@@ -110,41 +110,62 @@ fn inputs_at(
         .collect()
 }
 
+/// A node's evaluation at its context's resolution (the erosion nodes' `native`).
+pub type Native<N> = for<'i> fn(
+    &EvalCtx,
+    <N as NodeDecl>::In<'i>,
+    &<N as NodeDecl>::Params,
+) -> Result<<N as NodeDecl>::Out, NodeError>;
+
 /// An erosion node's evaluation by its `detail` parameter (with its `base_resolution`):
 /// `native` once at the context's resolution, or — consistent — [`run`] with `refine(p)` as
 /// the parameters of each finer level.
-pub fn by_detail<P>(
+pub fn by_detail<N: Node>(
     ctx: &EvalCtx,
-    inputs: &Inputs,
-    p: &P,
+    inputs: N::In<'_>,
+    p: &N::Params,
     (detail, base): (Detail, usize),
-    native: fn(&EvalCtx, &Inputs, &P) -> Result<Vec<Field>, NodeError>,
-    refine: impl FnOnce(&P) -> P,
+    native: Native<N>,
+    refine: impl FnOnce(&N::Params) -> N::Params,
     extra: &[Extra],
-) -> Result<Vec<Field>, NodeError> {
+) -> Result<N::Out, NodeError> {
     match detail {
         Detail::Native => native(ctx, inputs, p),
-        Detail::Consistent => run(ctx, inputs, p, base, native, &refine(p), extra),
+        Detail::Consistent => {
+            let fields = run::<N>(ctx, inputs.raw(), p, base, native, &refine(p), extra)?;
+            N::Out::from_fields(fields)
+                .ok_or_else(|| NodeError::Failed("internal error: missing output".into()))
+        }
     }
+}
+
+/// `native` on positional inputs, its outputs in port order.
+fn native_fields<N: Node>(
+    native: Native<N>,
+    ctx: &EvalCtx,
+    inputs: &Inputs,
+    p: &N::Params,
+) -> Result<Vec<Field>, NodeError> {
+    Ok(native(ctx, N::In::read(inputs)?, p)?.into_fields())
 }
 
 /// Runs a node coarse to fine (see the module doc). `native` is the node's own evaluation at
 /// its context's resolution; `refine` its parameters for a refinement level; `extra` how
 /// each output after the height is made.
-fn run<P>(
+fn run<N: Node>(
     ctx: &EvalCtx,
     inputs: &Inputs,
-    p: &P,
+    p: &N::Params,
     base: usize,
-    native: fn(&EvalCtx, &Inputs, &P) -> Result<Vec<Field>, NodeError>,
-    refine: &P,
+    native: Native<N>,
+    refine: &N::Params,
     extra: &[Extra],
 ) -> Result<Vec<Field>, NodeError> {
     let input = inputs.required(0)?;
     let target = ctx.resolution;
     let base = base.max(2);
     if target == base {
-        return native(ctx, inputs, p);
+        return native_fields::<N>(native, ctx, inputs, p);
     }
     let plan = levels(base, target);
     // Progress: each level weighted by its cells (the base counts as full work, a refinement
@@ -176,7 +197,7 @@ fn run<P>(
             spec: inputs.spec,
             fields: &fields,
         };
-        last = native(&lctx, &li, p)?;
+        last = native_fields::<N>(native, &lctx, &li, p)?;
         delta = Field::zip_map(&last[0], &z0, |e, z| e - z);
         done += w0;
     }
@@ -207,7 +228,7 @@ fn run<P>(
             spec: inputs.spec,
             fields: &fields,
         };
-        last = native(&lctx, &li, refine)?;
+        last = native_fields::<N>(native, &lctx, &li, refine)?;
         // Keep the refinement's detail, not its drift: whatever moved the change's means over
         // the previous level's cells away from that level's change is taken out again (the
         // difference averaged down to those cells, and back up), so this level's change

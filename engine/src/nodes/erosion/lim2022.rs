@@ -31,7 +31,7 @@
 use super::flow::{self, NONE};
 use super::levels::{self, Detail, Extra};
 use crate::field::Field;
-use crate::node::{splitmix64, Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
+use crate::node::{splitmix64, EvalCtx, Node, NodeError};
 use rayon::prelude::*;
 
 crate::params! {
@@ -720,37 +720,49 @@ fn gradient_row(
     }
 }
 
-/// Lim–Tan–Bhojan erosion.
-pub struct LimTanBhojan;
+crate::node! {
+    /// Lim–Tan–Bhojan erosion.
+    pub struct LimTanBhojan {
+        id: "lim_tan_bhojan_erosion",
+        label: "Lim–Tan–Bhojan erosion",
+        category: Erosion,
+        version: 2,
+        doc: "Lim, Tan & Bhojan 2022 §3, Algorithm 1 per tick: 4-neighbour steepest drainage by total height between jittered nodes (§3.2); total drainage D = moisture + k_d·Σ D(tributaries) (§3.3); gorges carved between adjacent local minima through each minimum's lowest leaf, w = min(k_g·D, 1) (Eq. 1; the paper's max is a typo), gradient-constraint strength × (1 − w) along the gorge (§3.4); fluvial erosion Δh = k_e·D^n·s^m capped at the drop to the receiver (Eq. 2, §3.5); value constraint then gradient constraint towards the constraint map (§3.6); water reset to sea level (§3.7). The input is the height-constraint map (land starts equal to it plus small noise); value strength, gradient strength and moisture are constants, each multiplied by its mask input when connected. Heights in tile units (metres / cell size). Outputs: height, water (sea depth relative to the deepest), drainage (log-scaled, 1 = the largest). Resolution: by default (detail = consistent) the process runs in full at base_resolution (256²), where every parameter means what it does in Lim, Tan & Bhojan 2022, and a finer build adds only detail below those cells (a fifth of the iterations at each doubling, its drift over the coarser cells taken out), so a preview and a build show the same terrain (orogen parity); detail = native runs it once at the resolution being built.",
+        params: LimParams,
+        inputs: LimTanBhojanIn {
+            /// Height-constraint map: the terrain the result stays close to.
+            constraint: height,
+            /// Value-constraint strength map (× value_strength).
+            value_strength: mask (optional),
+            /// Gradient-constraint strength map (× gradient_strength).
+            gradient_strength: mask (optional),
+            /// Rainfall map (× moisture); uniform when not connected.
+            moisture: mask (optional),
+        },
+        outputs: LimTanBhojanOut {
+            /// Eroded terrain.
+            out: height,
+            /// Sea depth, 1 = deepest.
+            water: mask,
+            /// log(1 + total drainage) / log(1 + largest).
+            drainage: mask,
+        },
+    }
+}
 
 impl Node for LimTanBhojan {
-    type Params = LimParams;
     /// Measured: 16.1 fields of scratch at 1024² (peak RSS, docs/reliability.md), rounded up
     /// (session 5: +4.5 for the fixed neighbour distances, drainage countdown and leaf keys).
     // + 4 for the coarse-to-fine levels at the target size (start, change, drift, delta).
     const SCRATCH_FIELDS: u32 = 17 + 4;
-    const SPEC: NodeSpec = NodeSpec {
-        id: "lim_tan_bhojan_erosion",
-        label: "Lim–Tan–Bhojan erosion",
-        category: Category::Erosion,
-        version: 2,
-        doc: "Lim, Tan & Bhojan 2022 §3, Algorithm 1 per tick: 4-neighbour steepest drainage by total height between jittered nodes (§3.2); total drainage D = moisture + k_d·Σ D(tributaries) (§3.3); gorges carved between adjacent local minima through each minimum's lowest leaf, w = min(k_g·D, 1) (Eq. 1; the paper's max is a typo), gradient-constraint strength × (1 − w) along the gorge (§3.4); fluvial erosion Δh = k_e·D^n·s^m capped at the drop to the receiver (Eq. 2, §3.5); value constraint then gradient constraint towards the constraint map (§3.6); water reset to sea level (§3.7). The input is the height-constraint map (land starts equal to it plus small noise); value strength, gradient strength and moisture are constants, each multiplied by its mask input when connected. Heights in tile units (metres / cell size). Outputs: height, water (sea depth relative to the deepest), drainage (log-scaled, 1 = the largest). Resolution: by default (detail = consistent) the process runs in full at base_resolution (256²), where every parameter means what it does in Lim, Tan & Bhojan 2022, and a finer build adds only detail below those cells (a fifth of the iterations at each doubling, its drift over the coarser cells taken out), so a preview and a build show the same terrain (orogen parity); detail = native runs it once at the resolution being built.",
-        inputs: &[
-            PortSpec::height("constraint", "Height-constraint map: the terrain the result stays close to."),
-            PortSpec::mask("value_strength", "Value-constraint strength map (× value_strength).").optional(),
-            PortSpec::mask("gradient_strength", "Gradient-constraint strength map (× gradient_strength).").optional(),
-            PortSpec::mask("moisture", "Rainfall map (× moisture); uniform when not connected.").optional(),
-        ],
-        outputs: &[
-            PortSpec::height("out", "Eroded terrain."),
-            PortSpec::mask("water", "Sea depth, 1 = deepest."),
-            PortSpec::mask("drainage", "log(1 + total drainage) / log(1 + largest)."),
-        ],
-    };
 
-    fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &LimParams) -> Result<Vec<Field>, NodeError> {
+    fn eval(
+        ctx: &EvalCtx,
+        inputs: LimTanBhojanIn,
+        p: &LimParams,
+    ) -> Result<LimTanBhojanOut, NodeError> {
         // Refinement: a fifth of the iterations at each finer level.
-        levels::by_detail(
+        levels::by_detail::<Self>(
             ctx,
             inputs,
             p,
@@ -767,8 +779,12 @@ impl Node for LimTanBhojan {
 
 /// The process run once at the context's resolution (`detail = native`, and each level of
 /// the consistent mode).
-fn native(ctx: &EvalCtx, inputs: &Inputs, p: &LimParams) -> Result<Vec<Field>, NodeError> {
-    let src = inputs.required(0)?;
+fn native(
+    ctx: &EvalCtx,
+    inputs: LimTanBhojanIn,
+    p: &LimParams,
+) -> Result<LimTanBhojanOut, NodeError> {
+    let src = inputs.constraint;
     let (w, h) = (src.width(), src.height());
     let cell = ctx.cell_size_m() as f32;
     let seed = ctx.rng_seed(p.seed);
@@ -783,8 +799,8 @@ fn native(ctx: &EvalCtx, inputs: &Inputs, p: &LimParams) -> Result<Vec<Field>, N
             v / cell + noise * (u - 0.5)
         })
         .collect();
-    let field_or = |index: usize, scale: f64| -> Vec<f32> {
-        match inputs.get(index) {
+    let field_or = |input: Option<&Field>, scale: f64| -> Vec<f32> {
+        match input {
             Some(f) => f.data().iter().map(|&m| m * scale as f32).collect(),
             None => vec![scale as f32; w * h],
         }
@@ -792,9 +808,9 @@ fn native(ctx: &EvalCtx, inputs: &Inputs, p: &LimParams) -> Result<Vec<Field>, N
     let sea = (ctx.world.height_min_m + p.sea_level * ctx.world.height_span_m()) as f32 / cell;
     let mut sim = Lim::new(
         constraint,
-        field_or(1, p.value_strength),
-        field_or(2, p.gradient_strength),
-        field_or(3, p.moisture),
+        field_or(inputs.value_strength, p.value_strength),
+        field_or(inputs.gradient_strength, p.gradient_strength),
+        field_or(inputs.moisture, p.moisture),
         w,
         h,
         seed,
@@ -833,5 +849,9 @@ fn native(ctx: &EvalCtx, inputs: &Inputs, p: &LimParams) -> Result<Vec<Field>, N
             .collect(),
     )
     .ok_or_else(size)?;
-    Ok(vec![out, super::relative(water), drainage])
+    Ok(LimTanBhojanOut {
+        out,
+        water: super::relative(water),
+        drainage,
+    })
 }

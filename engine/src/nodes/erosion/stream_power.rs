@@ -35,7 +35,7 @@ use super::diffusion::Diffusion;
 use super::flow::{self, NONE};
 use super::levels::{self, Detail, Extra};
 use crate::field::Field;
-use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
+use crate::node::{EvalCtx, Node, NodeError};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -612,11 +612,33 @@ fn incise(zi: f64, zr: f64, c: f64, d: f64, n: f64) -> f64 {
     x
 }
 
-/// Stream-power erosion with uplift.
-pub struct StreamPowerErosion;
+crate::node! {
+    /// Stream-power erosion with uplift.
+    pub struct StreamPowerErosion {
+        id: "stream_power_erosion",
+        label: "Stream power + uplift",
+        category: Erosion,
+        version: 2,
+        doc: "Uplift against river incision (Cordonnier et al. 2016, as summarised by Lim, Tan & Bhojan 2022 §2.3), solved implicitly (Braun & Willett 2013, unconditionally stable, as FastScape). Per step: uplift U·Δt (U = uplift_m_per_yr × uplift map; the border is the fixed base level); depressions resolved over the graph of pit basins joined at their lowest passes (Cordonnier et al. 2016's basin tree; the lake levels equal a priority flood's), so every river reaches the map edge; jittered node per cell, steepest-descent receiver among 8 neighbours on the filled surface (cells under a spill level are lakes: not cut, their water routed to the pit and out over the pass); drainage area A accumulated downstream; incision k·A^m·s^n with the implicit update h ← (h + F·h_r)/(1 + F), F = k·Δt·A^m/d (Newton iterations when n ≠ 1); optional hillslope diffusion κ·∇²h (FastScape's hillslope term, not in Lim, Tan & Bhojan 2022), implicit one direction at a time, the border fixed. The uplift input is read as a factor (input − height_min)/(height span): a mask gives its own value, a height map its relative height. Outputs: height (m), drainage (log of the area, 1 = the largest), rivers (1 where the area exceeds river_area_km2, fading in from a quarter of it; 0 under lakes). Resolution: by default (detail = consistent) the process runs in full at base_resolution (256²), where every parameter means what it does in Cordonnier et al. 2016 and Braun & Willett 2013, and a finer build adds only detail below those cells (a fifth of the steps at each doubling, its drift over the coarser cells taken out), so a preview and a build show the same terrain (orogen parity); detail = native runs it once at the resolution being built.",
+        params: StreamPowerParams,
+        inputs: StreamPowerErosionIn {
+            /// Initial terrain.
+            r#in: height,
+            /// Uplift map (mask or height); uniform when not connected.
+            uplift: height (optional),
+        },
+        outputs: StreamPowerErosionOut {
+            /// Eroded terrain (m).
+            out: height,
+            /// log(drainage area) / log(largest), in [0, 1].
+            drainage: mask,
+            /// 1 where the drainage area exceeds river_area_km2.
+            rivers: mask,
+        },
+    }
+}
 
 impl Node for StreamPowerErosion {
-    type Params = StreamPowerParams;
     /// Routing over the basin graph keeps more per cell than the old priority flood: node
     /// distances to four neighbours (4 fields; one row each when the nodes are not
     /// jittered), new heights and counts written by the tree walks (2), what the walks
@@ -629,30 +651,14 @@ impl Node for StreamPowerErosion {
     /// 164 MiB against an estimate of 173 MiB.
     // + 4 for the coarse-to-fine levels at the target size (start, change, drift, delta).
     const SCRATCH_FIELDS: u32 = 20 + 4;
-    const SPEC: NodeSpec = NodeSpec {
-        id: "stream_power_erosion",
-        label: "Stream power + uplift",
-        category: Category::Erosion,
-        version: 2,
-        doc: "Uplift against river incision (Cordonnier et al. 2016, as summarised by Lim, Tan & Bhojan 2022 §2.3), solved implicitly (Braun & Willett 2013, unconditionally stable, as FastScape). Per step: uplift U·Δt (U = uplift_m_per_yr × uplift map; the border is the fixed base level); depressions resolved over the graph of pit basins joined at their lowest passes (Cordonnier et al. 2016's basin tree; the lake levels equal a priority flood's), so every river reaches the map edge; jittered node per cell, steepest-descent receiver among 8 neighbours on the filled surface (cells under a spill level are lakes: not cut, their water routed to the pit and out over the pass); drainage area A accumulated downstream; incision k·A^m·s^n with the implicit update h ← (h + F·h_r)/(1 + F), F = k·Δt·A^m/d (Newton iterations when n ≠ 1); optional hillslope diffusion κ·∇²h (FastScape's hillslope term, not in Lim, Tan & Bhojan 2022), implicit one direction at a time, the border fixed. The uplift input is read as a factor (input − height_min)/(height span): a mask gives its own value, a height map its relative height. Outputs: height (m), drainage (log of the area, 1 = the largest), rivers (1 where the area exceeds river_area_km2, fading in from a quarter of it; 0 under lakes). Resolution: by default (detail = consistent) the process runs in full at base_resolution (256²), where every parameter means what it does in Cordonnier et al. 2016 and Braun & Willett 2013, and a finer build adds only detail below those cells (a fifth of the steps at each doubling, its drift over the coarser cells taken out), so a preview and a build show the same terrain (orogen parity); detail = native runs it once at the resolution being built.",
-        inputs: &[
-            PortSpec::height("in", "Initial terrain."),
-            PortSpec::height("uplift", "Uplift map (mask or height); uniform when not connected.").optional(),
-        ],
-        outputs: &[
-            PortSpec::height("out", "Eroded terrain (m)."),
-            PortSpec::mask("drainage", "log(drainage area) / log(largest), in [0, 1]."),
-            PortSpec::mask("rivers", "1 where the drainage area exceeds river_area_km2."),
-        ],
-    };
 
     fn eval(
         ctx: &EvalCtx,
-        inputs: &Inputs,
+        inputs: StreamPowerErosionIn,
         p: &StreamPowerParams,
-    ) -> Result<Vec<Field>, NodeError> {
+    ) -> Result<StreamPowerErosionOut, NodeError> {
         // Refinement: a fifth of the steps at each finer level.
-        levels::by_detail(
+        levels::by_detail::<Self>(
             ctx,
             inputs,
             p,
@@ -669,15 +675,19 @@ impl Node for StreamPowerErosion {
 
 /// The process run once at the context's resolution (`detail = native`, and each level of
 /// the consistent mode).
-fn native(ctx: &EvalCtx, inputs: &Inputs, p: &StreamPowerParams) -> Result<Vec<Field>, NodeError> {
-    let src = inputs.required(0)?;
+fn native(
+    ctx: &EvalCtx,
+    inputs: StreamPowerErosionIn,
+    p: &StreamPowerParams,
+) -> Result<StreamPowerErosionOut, NodeError> {
+    let src = inputs.r#in;
     let (w, h) = (src.width(), src.height());
     let (lo, span) = (
         ctx.world.height_min_m as f32,
         ctx.world.height_span_m() as f32,
     );
     let u = p.uplift_m_per_yr as f32;
-    let uplift: Vec<f32> = match inputs.get(1) {
+    let uplift: Vec<f32> = match inputs.uplift {
         Some(f) => f
             .data()
             .iter()
@@ -732,9 +742,9 @@ fn native(ctx: &EvalCtx, inputs: &Inputs, p: &StreamPowerParams) -> Result<Vec<F
             }
         })
         .collect();
-    Ok(vec![
-        Field::from_vec(w, h, sim.z).ok_or_else(size)?,
-        Field::from_vec(w, h, drainage).ok_or_else(size)?,
-        Field::from_vec(w, h, rivers).ok_or_else(size)?,
-    ])
+    Ok(StreamPowerErosionOut {
+        out: Field::from_vec(w, h, sim.z).ok_or_else(size)?,
+        drainage: Field::from_vec(w, h, drainage).ok_or_else(size)?,
+        rivers: Field::from_vec(w, h, rivers).ok_or_else(size)?,
+    })
 }

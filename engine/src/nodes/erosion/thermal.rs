@@ -4,7 +4,7 @@
 use super::levels::{self, Detail, Extra};
 use super::{around, blocks, blocks_mut, ring_slot as slot, Row, LANES, NEIGHBOURS};
 use crate::field::Field;
-use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
+use crate::node::{EvalCtx, Node, NodeError};
 use rayon::prelude::*;
 
 crate::choice_enum! {
@@ -31,8 +31,27 @@ crate::params! {
     }
 }
 
-/// Thermal erosion.
-pub struct Thermal;
+crate::node! {
+    /// Thermal erosion.
+    pub struct Thermal {
+        id: "thermal_erosion",
+        label: "Thermal erosion",
+        category: Erosion,
+        version: 3,
+        doc: "Thermal erosion (Olsen 2004, \"Thermal Erosion\"): for each cell, with d_i = h − h_i to its 8 neighbours and T the talus angle turned into a height drop with the real distance to each neighbour (tan(talus_deg) · cell size, ×√2 diagonally), d_max the largest excess d_i − T and d_total the sum of the d_i > T, each such neighbour receives h_i += c·(d_max − T)·d_i/d_total and the cell loses the same. The olsen variant (Olsen 2004's speed-optimised version, only named in Olsen 2004) sends half the excess to the steepest neighbour only. All cells update together (two parallel passes) in sub-steps of at most c = 1/8 (a larger simultaneous step overshoots and leaves ripples on every talus slope); material is conserved, nothing leaves the map. Resolution: by default (detail = consistent) the rule runs in full at base_resolution (256²) and finer builds add only detail below those cells, so previews and builds show the same terrain; detail = native runs it once at the resolution being built (Olsen's literal rule: its iterations count cells). Outputs the eroded height and a deposition mask (where material accumulated, 1 at the largest deposit).",
+        params: ThermalParams,
+        inputs: ThermalIn {
+            /// Terrain to erode.
+            r#in: height,
+        },
+        outputs: ThermalOut {
+            /// Eroded terrain.
+            out: height,
+            /// Where material came to rest, in [0, 1].
+            deposition: mask,
+        },
+    }
+}
 
 /// Rows of output computed by one parallel task (the per-cell shares are recomputed for the
 /// two rows bordering each band, about 6% extra work at 32 rows).
@@ -341,26 +360,13 @@ fn step(
 }
 
 impl Node for Thermal {
-    type Params = ThermalParams;
     // The two height buffers, + 4 for the coarse-to-fine levels at the target size.
     const SCRATCH_FIELDS: u32 = 2 + 4;
-    const SPEC: NodeSpec = NodeSpec {
-        id: "thermal_erosion",
-        label: "Thermal erosion",
-        category: Category::Erosion,
-        version: 3,
-        doc: "Thermal erosion (Olsen 2004, \"Thermal Erosion\"): for each cell, with d_i = h − h_i to its 8 neighbours and T the talus angle turned into a height drop with the real distance to each neighbour (tan(talus_deg) · cell size, ×√2 diagonally), d_max the largest excess d_i − T and d_total the sum of the d_i > T, each such neighbour receives h_i += c·(d_max − T)·d_i/d_total and the cell loses the same. The olsen variant (Olsen 2004's speed-optimised version, only named in Olsen 2004) sends half the excess to the steepest neighbour only. All cells update together (two parallel passes) in sub-steps of at most c = 1/8 (a larger simultaneous step overshoots and leaves ripples on every talus slope); material is conserved, nothing leaves the map. Resolution: by default (detail = consistent) the rule runs in full at base_resolution (256²) and finer builds add only detail below those cells, so previews and builds show the same terrain; detail = native runs it once at the resolution being built (Olsen's literal rule: its iterations count cells). Outputs the eroded height and a deposition mask (where material accumulated, 1 at the largest deposit).",
-        inputs: &[PortSpec::height("in", "Terrain to erode.")],
-        outputs: &[
-            PortSpec::height("out", "Eroded terrain."),
-            PortSpec::mask("deposition", "Where material came to rest, in [0, 1]."),
-        ],
-    };
 
-    fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &ThermalParams) -> Result<Vec<Field>, NodeError> {
+    fn eval(ctx: &EvalCtx, inputs: ThermalIn, p: &ThermalParams) -> Result<ThermalOut, NodeError> {
         // Refinement: the talus rule again at each finer level, as many iterations
         // (relaxation is local: a level's own detail settles within them).
-        levels::by_detail(
+        levels::by_detail::<Self>(
             ctx,
             inputs,
             p,
@@ -373,9 +379,9 @@ impl Node for Thermal {
 }
 
 /// Olsen 2004's rule run `iterations` times at the context's resolution.
-fn native(ctx: &EvalCtx, inputs: &Inputs, p: &ThermalParams) -> Result<Vec<Field>, NodeError> {
+fn native(ctx: &EvalCtx, inputs: ThermalIn, p: &ThermalParams) -> Result<ThermalOut, NodeError> {
     {
-        let src = inputs.required(0)?;
+        let src = inputs.r#in;
         let cell = ctx.cell_size_m() as f32;
         let t = libm::tan(p.talus_deg.to_radians()) as f32 * cell;
         let talus: [f32; 8] = std::array::from_fn(|k| t * NEIGHBOURS[k].2);
@@ -398,7 +404,10 @@ fn native(ctx: &EvalCtx, inputs: &Inputs, p: &ThermalParams) -> Result<Vec<Field
         }
         let h = Field::from_vec(w, rows, h).ok_or_else(|| NodeError::Failed("size".into()))?;
         let (_, mask) = super::change_masks(src, &h);
-        Ok(vec![h, mask])
+        Ok(ThermalOut {
+            out: h,
+            deposition: mask,
+        })
     }
 }
 

@@ -1,8 +1,7 @@
 //! `blur`: Gaussian blur with a radius in metres, at a cost that does not grow with the radius.
 
 use crate::field::blur::gaussian_at;
-use crate::field::Field;
-use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
+use crate::node::{EvalCtx, Node, NodeError};
 
 crate::params! {
     pub struct BlurParams {
@@ -11,30 +10,38 @@ crate::params! {
     }
 }
 
-/// Gaussian blur.
-pub struct Blur;
-
-impl Node for Blur {
-    type Params = BlurParams;
-    const SPEC: NodeSpec = NodeSpec {
+crate::node! {
+    /// Gaussian blur.
+    pub struct Blur {
         id: "blur",
         label: "Blur",
-        category: Category::Filter,
+        category: Filter,
         version: 1,
         doc: "Gaussian blur with σ = radius_m / 2, in metres, so every resolution blurs alike. Separable; below 2 pixels a sampled Gaussian, above that three box filters of matched variance (Kovesi 2010) computed with prefix sums — the cost per sample does not depend on the radius. Mirrored borders: the mean height is preserved exactly.",
-        inputs: &[PortSpec::height("in", "Terrain to blur.")],
-        outputs: &[PortSpec::height("out", "Blurred terrain.")],
-    };
+        params: BlurParams,
+        inputs: BlurIn {
+            /// Terrain to blur.
+            r#in: height,
+        },
+        outputs: BlurOut {
+            /// Blurred terrain.
+            out: height,
+        },
+    }
+}
 
+impl Node for Blur {
     fn footprint(p: &BlurParams, cell_m: f64, _n: usize) -> crate::node::Footprint {
         crate::node::Footprint::Stencil(crate::field::blur::support_px(p.radius_m / 2.0 / cell_m))
     }
 
-    fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &BlurParams) -> Result<Vec<Field>, NodeError> {
-        Ok(vec![gaussian_at(
-            inputs.required(0)?,
-            p.radius_m / 2.0 / ctx.cell_size_m(),
-            ctx.origin(),
-        )])
+    fn eval(ctx: &EvalCtx, inputs: BlurIn, p: &BlurParams) -> Result<BlurOut, NodeError> {
+        Ok(BlurOut {
+            out: gaussian_at(
+                inputs.r#in,
+                p.radius_m / 2.0 / ctx.cell_size_m(),
+                ctx.origin(),
+            ),
+        })
     }
 }

@@ -1,7 +1,6 @@
 //! `clamp`: limit heights to a band of the graph's height range.
 
-use crate::field::Field;
-use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
+use crate::node::{EvalCtx, Node, NodeError};
 
 crate::params! {
     pub struct ClampParams {
@@ -12,22 +11,28 @@ crate::params! {
     }
 }
 
-/// Clamp heights.
-pub struct Clamp;
-
-impl Node for Clamp {
-    type Params = ClampParams;
-    const SPEC: NodeSpec = NodeSpec {
+crate::node! {
+    /// Clamp heights.
+    pub struct Clamp {
         id: "clamp",
         label: "Clamp",
-        category: Category::Filter,
+        category: Filter,
         version: 1,
         doc: "Clamps heights to [low, high] (fractions of the graph's height range). Fails if low > high.",
-        inputs: &[PortSpec::height("in", "Terrain to clamp.")],
-        outputs: &[PortSpec::height("out", "Clamped terrain.")],
-    };
+        params: ClampParams,
+        inputs: ClampIn {
+            /// Terrain to clamp.
+            r#in: height,
+        },
+        outputs: ClampOut {
+            /// Clamped terrain.
+            out: height,
+        },
+    }
+}
 
-    fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &ClampParams) -> Result<Vec<Field>, NodeError> {
+impl Node for Clamp {
+    fn eval(ctx: &EvalCtx, inputs: ClampIn, p: &ClampParams) -> Result<ClampOut, NodeError> {
         if p.low > p.high {
             return Err(NodeError::Failed(format!(
                 "low ({}) is above high ({})",
@@ -36,6 +41,8 @@ impl Node for Clamp {
         }
         let lo = ctx.world.relative_to_m(p.low) as f32;
         let hi = ctx.world.relative_to_m(p.high) as f32;
-        Ok(vec![inputs.required(0)?.map(|h| h.clamp(lo, hi))])
+        Ok(ClampOut {
+            out: inputs.r#in.map(|h| h.clamp(lo, hi)),
+        })
     }
 }

@@ -1,26 +1,32 @@
 //! `invert`: mirror heights within the graph's height range (peaks become valleys).
 
-use crate::field::Field;
-use crate::node::{Category, EvalCtx, Inputs, NoParams, Node, NodeError, NodeSpec, PortSpec};
+use crate::node::{EvalCtx, NoParams, Node, NodeError};
 
-/// Invert heights.
-pub struct Invert;
-
-impl Node for Invert {
-    type Params = NoParams;
-    const SPEC: NodeSpec = NodeSpec {
+crate::node! {
+    /// Invert heights.
+    pub struct Invert {
         id: "invert",
         label: "Invert",
-        category: Category::Filter,
+        category: Filter,
         version: 1,
-        doc:
-            "Mirrors heights within the graph's height range: h' = height_min_m + height_max_m − h.",
-        inputs: &[PortSpec::height("in", "Terrain to invert.")],
-        outputs: &[PortSpec::height("out", "Inverted terrain.")],
-    };
+        doc: "Mirrors heights within the graph's height range: h' = height_min_m + height_max_m − h.",
+        params: NoParams,
+        inputs: InvertIn {
+            /// Terrain to invert.
+            r#in: height,
+        },
+        outputs: InvertOut {
+            /// Inverted terrain.
+            out: height,
+        },
+    }
+}
 
-    fn eval(ctx: &EvalCtx, inputs: &Inputs, _: &NoParams) -> Result<Vec<Field>, NodeError> {
+impl Node for Invert {
+    fn eval(ctx: &EvalCtx, inputs: InvertIn, _: &NoParams) -> Result<InvertOut, NodeError> {
         let sum = (ctx.world.height_min_m + ctx.world.height_max_m) as f32;
-        Ok(vec![inputs.required(0)?.map(|h| sum - h)])
+        Ok(InvertOut {
+            out: inputs.r#in.map(|h| sum - h),
+        })
     }
 }

@@ -1,7 +1,6 @@
 //! `levels`: remap an input band of heights to an output band, with gamma.
 
-use crate::field::Field;
-use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
+use crate::node::{EvalCtx, Node, NodeError};
 
 crate::params! {
     pub struct LevelsParams {
@@ -18,22 +17,28 @@ crate::params! {
     }
 }
 
-/// Levels.
-pub struct Levels;
-
-impl Node for Levels {
-    type Params = LevelsParams;
-    const SPEC: NodeSpec = NodeSpec {
+crate::node! {
+    /// Levels.
+    pub struct Levels {
         id: "levels",
         label: "Levels",
-        category: Category::Filter,
+        category: Filter,
         version: 1,
         doc: "Maps [in_low, in_high] to [out_low, out_high] (fractions of the graph's height range), clamping input outside the band, with a gamma curve in between: t = clamp((h − in_low)/(in_high − in_low)), out = out_low + t^(1/gamma)·(out_high − out_low). Fails if in_low == in_high.",
-        inputs: &[PortSpec::height("in", "Terrain to remap.")],
-        outputs: &[PortSpec::height("out", "Remapped terrain.")],
-    };
+        params: LevelsParams,
+        inputs: LevelsIn {
+            /// Terrain to remap.
+            r#in: height,
+        },
+        outputs: LevelsOut {
+            /// Remapped terrain.
+            out: height,
+        },
+    }
+}
 
-    fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &LevelsParams) -> Result<Vec<Field>, NodeError> {
+impl Node for Levels {
+    fn eval(ctx: &EvalCtx, inputs: LevelsIn, p: &LevelsParams) -> Result<LevelsOut, NodeError> {
         if p.in_low == p.in_high {
             return Err(NodeError::Failed(format!(
                 "in_low and in_high are both {}: the input band is empty",
@@ -46,13 +51,13 @@ impl Node for Levels {
         let ol = w.relative_to_m(p.out_low) as f32;
         let os = (w.relative_to_m(p.out_high) - w.relative_to_m(p.out_low)) as f32;
         let inv_gamma = (1.0 / p.gamma) as f32;
-        let input = inputs.required(0)?;
+        let input = inputs.r#in;
         // Dispatch outside the per-cell loop: the linear case avoids powf.
         let out = if inv_gamma == 1.0 {
             input.map(|h| ol + ((h - il) * inv_span).clamp(0.0, 1.0) * os)
         } else {
             input.map(|h| ol + libm::powf(((h - il) * inv_span).clamp(0.0, 1.0), inv_gamma) * os)
         };
-        Ok(vec![out])
+        Ok(LevelsOut { out })
     }
 }

@@ -1,7 +1,6 @@
 //! `normalize`: stretch a terrain so its lowest and highest points fill a band of the height range.
 
-use crate::field::Field;
-use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
+use crate::node::{EvalCtx, Node, NodeError};
 
 crate::params! {
     pub struct NormalizeParams {
@@ -12,28 +11,38 @@ crate::params! {
     }
 }
 
-/// Normalize.
-pub struct Normalize;
-
-impl Node for Normalize {
-    type Params = NormalizeParams;
-    const SPEC: NodeSpec = NodeSpec {
+crate::node! {
+    /// Normalize.
+    pub struct Normalize {
         id: "normalize",
         label: "Normalize",
-        category: Category::Filter,
+        category: Filter,
         version: 1,
         doc: "Linearly maps the input's minimum to `low` and maximum to `high` (fractions of the graph's height range). A flat input becomes flat at `low`. Note: depends on the whole field, so different resolutions can differ slightly where extremes are sampled differently.",
-        inputs: &[PortSpec::height("in", "Terrain to normalise.")],
-        outputs: &[PortSpec::height("out", "Normalised terrain.")],
-    };
+        params: NormalizeParams,
+        inputs: NormalizeIn {
+            /// Terrain to normalise.
+            r#in: height,
+        },
+        outputs: NormalizeOut {
+            /// Normalised terrain.
+            out: height,
+        },
+    }
+}
 
+impl Node for Normalize {
     fn footprint(_p: &NormalizeParams, _cell_m: f64, _n: usize) -> crate::node::Footprint {
         // The whole map: evaluated once over the whole world at a coarse size in tiled builds.
         crate::node::Footprint::Global
     }
 
-    fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &NormalizeParams) -> Result<Vec<Field>, NodeError> {
-        let input = inputs.required(0)?;
+    fn eval(
+        ctx: &EvalCtx,
+        inputs: NormalizeIn,
+        p: &NormalizeParams,
+    ) -> Result<NormalizeOut, NodeError> {
+        let input = inputs.r#in;
         let lo = ctx.world.relative_to_m(p.low) as f32;
         let hi = ctx.world.relative_to_m(p.high) as f32;
         let out = match input.min_max() {
@@ -43,6 +52,6 @@ impl Node for Normalize {
             }
             _ => ctx.new_field(lo),
         };
-        Ok(vec![out])
+        Ok(NormalizeOut { out })
     }
 }

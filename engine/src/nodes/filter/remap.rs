@@ -2,25 +2,15 @@
 //! `terrace`, `curve`, `gamma`, `quantize`, `abs`.
 
 use crate::field::Field;
-use crate::node::{
-    finite_relative, Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec,
-};
+use crate::node::{finite_relative, EvalCtx, Node, NodeError};
 
 /// Applies `f` to relative heights r = (h − min)/(max − min) and maps the result back to metres.
-fn remap_relative(
-    ctx: &EvalCtx,
-    inputs: &Inputs,
-    f: impl Fn(f32) -> f32 + Sync,
-) -> Result<Vec<Field>, NodeError> {
+fn remap_relative(ctx: &EvalCtx, input: &Field, f: impl Fn(f32) -> f32 + Sync) -> Field {
     let lo = ctx.world.height_min_m as f32;
     let span = ctx.world.height_span_m() as f32;
     let inv = 1.0 / span;
-    Ok(vec![inputs
-        .required(0)?
-        .map(|h| lo + span * finite_relative(f((h - lo) * inv)))])
+    input.map(|h| lo + span * finite_relative(f((h - lo) * inv)))
 }
-
-const IN: &[PortSpec] = &[PortSpec::height("in", "Terrain to remap.")];
 
 /// A function on [0, 1] tabulated at 4097 points and read back by linear interpolation:
 /// per-sample cost of a few loads instead of `powf` or a spline segment search. For the
@@ -52,8 +42,6 @@ impl Lut {
         a + (b - a) * t
     }
 }
-const OUT: &[PortSpec] = &[PortSpec::height("out", "Remapped terrain.")];
-
 crate::params! {
     pub struct TerraceParams {
         /// Number of terraces over the height range.
@@ -63,29 +51,37 @@ crate::params! {
     }
 }
 
-/// Terraces.
-pub struct Terrace;
-
-impl Node for Terrace {
-    type Params = TerraceParams;
-    const SPEC: NodeSpec = NodeSpec {
+crate::node! {
+    /// Terraces.
+    pub struct Terrace {
         id: "terrace",
         label: "Terrace",
-        category: Category::Filter,
+        category: Filter,
         version: 1,
         doc: "Terraces: with t = r·steps (r relative height), k = floor(t), u = t − k, the output is (k + u^p)/steps with p = 1/(1 − 0.99·shape) (u^p read from a 4097-point table). Continuous (each riser climbs to the next tread); shape 0 is the identity, shape 1 nearly flat treads.",
-        inputs: IN,
-        outputs: OUT,
-    };
+        params: TerraceParams,
+        inputs: TerraceIn {
+            /// Terrain to remap.
+            r#in: height,
+        },
+        outputs: TerraceOut {
+            /// Remapped terrain.
+            out: height,
+        },
+    }
+}
 
-    fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &TerraceParams) -> Result<Vec<Field>, NodeError> {
+impl Node for Terrace {
+    fn eval(ctx: &EvalCtx, inputs: TerraceIn, p: &TerraceParams) -> Result<TerraceOut, NodeError> {
         let steps = p.steps as f32;
         let pw = (1.0 / (1.0 - 0.99 * p.shape)) as f32;
         let riser = Lut::new(|u| libm::powf(u, pw));
-        remap_relative(ctx, inputs, |r| {
-            let t = r * steps;
-            let k = t.floor();
-            (k + riser.eval(t - k)) / steps
+        Ok(TerraceOut {
+            out: remap_relative(ctx, inputs.r#in, |r| {
+                let t = r * steps;
+                let k = t.floor();
+                (k + riser.eval(t - k)) / steps
+            }),
         })
     }
 }
@@ -105,8 +101,25 @@ crate::params! {
     }
 }
 
-/// Monotone curve.
-pub struct Curve;
+crate::node! {
+    /// Monotone curve.
+    pub struct Curve {
+        id: "curve",
+        label: "Curve",
+        category: Filter,
+        version: 1,
+        doc: "A curve through five control values (y0 … y4 at relative heights 0, ¼, ½, ¾, 1), interpolated by a monotone cubic (Fritsch–Carlson): no overshoot, and monotone wherever the control values are. Heights outside the range are clamped to it first.",
+        params: CurveParams,
+        inputs: CurveIn {
+            /// Terrain to remap.
+            r#in: height,
+        },
+        outputs: CurveOut {
+            /// Remapped terrain.
+            out: height,
+        },
+    }
+}
 
 /// Fritsch–Carlson monotone cubic through `ys` at evenly spaced x in [0, 1]: never
 /// overshoots, and is monotone wherever the control values are.
@@ -151,18 +164,7 @@ pub fn monotone_curve(ys: &[f32; 5]) -> impl Fn(f32) -> f32 + Sync + use<> {
 }
 
 impl Node for Curve {
-    type Params = CurveParams;
-    const SPEC: NodeSpec = NodeSpec {
-        id: "curve",
-        label: "Curve",
-        category: Category::Filter,
-        version: 1,
-        doc: "A curve through five control values (y0 … y4 at relative heights 0, ¼, ½, ¾, 1), interpolated by a monotone cubic (Fritsch–Carlson): no overshoot, and monotone wherever the control values are. Heights outside the range are clamped to it first.",
-        inputs: IN,
-        outputs: OUT,
-    };
-
-    fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &CurveParams) -> Result<Vec<Field>, NodeError> {
+    fn eval(ctx: &EvalCtx, inputs: CurveIn, p: &CurveParams) -> Result<CurveOut, NodeError> {
         let f = monotone_curve(&[
             p.y0 as f32,
             p.y1 as f32,
@@ -170,7 +172,9 @@ impl Node for Curve {
             p.y3 as f32,
             p.y4 as f32,
         ]);
-        remap_relative(ctx, inputs, f)
+        Ok(CurveOut {
+            out: remap_relative(ctx, inputs.r#in, f),
+        })
     }
 }
 
@@ -181,30 +185,38 @@ crate::params! {
     }
 }
 
-/// Gamma.
-pub struct Gamma;
-
-impl Node for Gamma {
-    type Params = GammaParams;
-    const SPEC: NodeSpec = NodeSpec {
+crate::node! {
+    /// Gamma.
+    pub struct Gamma {
         id: "gamma",
         label: "Gamma / power",
-        category: Category::Filter,
+        category: Filter,
         version: 1,
         doc: "r' = max(r, 0)^gamma on relative heights r (read from a 4097-point table inside the height range).",
-        inputs: IN,
-        outputs: OUT,
-    };
+        params: GammaParams,
+        inputs: GammaIn {
+            /// Terrain to remap.
+            r#in: height,
+        },
+        outputs: GammaOut {
+            /// Remapped terrain.
+            out: height,
+        },
+    }
+}
 
-    fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &GammaParams) -> Result<Vec<Field>, NodeError> {
+impl Node for Gamma {
+    fn eval(ctx: &EvalCtx, inputs: GammaIn, p: &GammaParams) -> Result<GammaOut, NodeError> {
         let g = p.gamma as f32;
         let table = Lut::new(|u| libm::powf(u, g));
-        remap_relative(ctx, inputs, |r| {
-            if r <= 1.0 {
-                table.eval(r)
-            } else {
-                libm::powf(r, g)
-            }
+        Ok(GammaOut {
+            out: remap_relative(ctx, inputs.r#in, |r| {
+                if r <= 1.0 {
+                    table.eval(r)
+                } else {
+                    libm::powf(r, g)
+                }
+            }),
         })
     }
 }
@@ -216,24 +228,36 @@ crate::params! {
     }
 }
 
-/// Quantize.
-pub struct Quantize;
-
-impl Node for Quantize {
-    type Params = QuantizeParams;
-    const SPEC: NodeSpec = NodeSpec {
+crate::node! {
+    /// Quantize.
+    pub struct Quantize {
         id: "quantize",
         label: "Quantize",
-        category: Category::Filter,
+        category: Filter,
         version: 1,
         doc: "r' = round(r·steps)/steps on relative heights: hard-edged levels.",
-        inputs: IN,
-        outputs: OUT,
-    };
+        params: QuantizeParams,
+        inputs: QuantizeIn {
+            /// Terrain to remap.
+            r#in: height,
+        },
+        outputs: QuantizeOut {
+            /// Remapped terrain.
+            out: height,
+        },
+    }
+}
 
-    fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &QuantizeParams) -> Result<Vec<Field>, NodeError> {
+impl Node for Quantize {
+    fn eval(
+        ctx: &EvalCtx,
+        inputs: QuantizeIn,
+        p: &QuantizeParams,
+    ) -> Result<QuantizeOut, NodeError> {
         let s = p.steps as f32;
-        remap_relative(ctx, inputs, |r| (r * s).round() / s)
+        Ok(QuantizeOut {
+            out: remap_relative(ctx, inputs.r#in, |r| (r * s).round() / s),
+        })
     }
 }
 
@@ -244,24 +268,32 @@ crate::params! {
     }
 }
 
-/// Absolute value around a pivot.
-pub struct Abs;
-
-impl Node for Abs {
-    type Params = AbsParams;
-    const SPEC: NodeSpec = NodeSpec {
+crate::node! {
+    /// Absolute value around a pivot.
+    pub struct Abs {
         id: "abs",
         label: "Abs (fold)",
-        category: Category::Filter,
+        category: Filter,
         version: 1,
         doc: "Folds heights around a pivot: r' = pivot + |r − pivot| (relative heights). Valleys below the pivot become ridges above it — the classic way to turn noise into sharp crests.",
-        inputs: IN,
-        outputs: OUT,
-    };
+        params: AbsParams,
+        inputs: AbsIn {
+            /// Terrain to remap.
+            r#in: height,
+        },
+        outputs: AbsOut {
+            /// Remapped terrain.
+            out: height,
+        },
+    }
+}
 
-    fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &AbsParams) -> Result<Vec<Field>, NodeError> {
+impl Node for Abs {
+    fn eval(ctx: &EvalCtx, inputs: AbsIn, p: &AbsParams) -> Result<AbsOut, NodeError> {
         let c = p.pivot as f32;
-        remap_relative(ctx, inputs, |r| c + (r - c).abs())
+        Ok(AbsOut {
+            out: remap_relative(ctx, inputs.r#in, |r| c + (r - c).abs()),
+        })
     }
 }
 

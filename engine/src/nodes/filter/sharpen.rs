@@ -2,7 +2,7 @@
 
 use crate::field::blur::gaussian_at;
 use crate::field::Field;
-use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
+use crate::node::{EvalCtx, Node, NodeError};
 
 crate::params! {
     pub struct SharpenParams {
@@ -13,29 +13,37 @@ crate::params! {
     }
 }
 
-/// Unsharp mask.
-pub struct Sharpen;
-
-impl Node for Sharpen {
-    type Params = SharpenParams;
-    const SPEC: NodeSpec = NodeSpec {
+crate::node! {
+    /// Unsharp mask.
+    pub struct Sharpen {
         id: "sharpen",
         label: "Sharpen",
-        category: Category::Filter,
+        category: Filter,
         version: 1,
         doc: "Unsharp masking: out = h + amount·(h − blur(h)), with the blur of the `blur` node (σ = radius_m / 2). Preserves the mean height.",
-        inputs: &[PortSpec::height("in", "Terrain to sharpen.")],
-        outputs: &[PortSpec::height("out", "Sharpened terrain.")],
-    };
+        params: SharpenParams,
+        inputs: SharpenIn {
+            /// Terrain to sharpen.
+            r#in: height,
+        },
+        outputs: SharpenOut {
+            /// Sharpened terrain.
+            out: height,
+        },
+    }
+}
 
+impl Node for Sharpen {
     fn footprint(p: &SharpenParams, cell_m: f64, _n: usize) -> crate::node::Footprint {
         crate::node::Footprint::Stencil(crate::field::blur::support_px(p.radius_m / 2.0 / cell_m))
     }
 
-    fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &SharpenParams) -> Result<Vec<Field>, NodeError> {
-        let h = inputs.required(0)?;
+    fn eval(ctx: &EvalCtx, inputs: SharpenIn, p: &SharpenParams) -> Result<SharpenOut, NodeError> {
+        let h = inputs.r#in;
         let b = gaussian_at(h, p.radius_m / 2.0 / ctx.cell_size_m(), ctx.origin());
         let k = p.amount as f32;
-        Ok(vec![Field::zip_map(h, &b, |v, s| v + k * (v - s))])
+        Ok(SharpenOut {
+            out: Field::zip_map(h, &b, |v, s| v + k * (v - s)),
+        })
     }
 }

@@ -1,7 +1,7 @@
 //! `laplacian_smooth`: diffusion smoothing by repeated neighbour averaging.
 
 use crate::field::Field;
-use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
+use crate::node::{EvalCtx, Node, NodeError};
 use rayon::prelude::*;
 
 crate::params! {
@@ -11,32 +11,42 @@ crate::params! {
     }
 }
 
-/// Laplacian smoothing.
-pub struct LaplacianSmooth;
+crate::node! {
+    /// Laplacian smoothing.
+    pub struct LaplacianSmooth {
+        id: "laplacian_smooth",
+        label: "Laplacian smooth",
+        category: Filter,
+        version: 1,
+        doc: "Repeats h ← h + ½·(mean of the 4 neighbours − h) (explicit diffusion, mirrored borders, mean preserved). Each pass spreads heights by σ² = cell²/4 per axis, so the pass count is (2·distance_m / cell)², making the result the same at every resolution — up to 2000 passes, beyond which the distance is clamped (use `blur` for large radii).",
+        params: SmoothParams,
+        inputs: LaplacianSmoothIn {
+            /// Terrain to smooth.
+            r#in: height,
+        },
+        outputs: LaplacianSmoothOut {
+            /// Smoothed terrain.
+            out: height,
+        },
+    }
+}
 
 /// Most iterations one evaluation runs (longer distances are clamped, see the doc).
 pub const MAX_ITERATIONS: usize = 2000;
 
 impl Node for LaplacianSmooth {
-    type Params = SmoothParams;
-    const SPEC: NodeSpec = NodeSpec {
-        id: "laplacian_smooth",
-        label: "Laplacian smooth",
-        category: Category::Filter,
-        version: 1,
-        doc: "Repeats h ← h + ½·(mean of the 4 neighbours − h) (explicit diffusion, mirrored borders, mean preserved). Each pass spreads heights by σ² = cell²/4 per axis, so the pass count is (2·distance_m / cell)², making the result the same at every resolution — up to 2000 passes, beyond which the distance is clamped (use `blur` for large radii).",
-        inputs: &[PortSpec::height("in", "Terrain to smooth.")],
-        outputs: &[PortSpec::height("out", "Smoothed terrain.")],
-    };
-
     fn footprint(p: &SmoothParams, cell_m: f64, _n: usize) -> crate::node::Footprint {
         crate::node::Footprint::Stencil(
             ((2.0 * p.distance_m / cell_m).powi(2).round() as usize).min(MAX_ITERATIONS),
         )
     }
 
-    fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &SmoothParams) -> Result<Vec<Field>, NodeError> {
-        let mut cur = inputs.required(0)?.clone();
+    fn eval(
+        ctx: &EvalCtx,
+        inputs: LaplacianSmoothIn,
+        p: &SmoothParams,
+    ) -> Result<LaplacianSmoothOut, NodeError> {
+        let mut cur = inputs.r#in.clone();
         let passes =
             ((2.0 * p.distance_m / ctx.cell_size_m()).powi(2).round() as usize).min(MAX_ITERATIONS);
         let (w, h) = (cur.width(), cur.height());
@@ -60,6 +70,6 @@ impl Node for LaplacianSmooth {
             std::mem::swap(&mut cur, &mut next);
             ctx.report((i + 1) as f32 / passes as f32);
         }
-        Ok(vec![cur])
+        Ok(LaplacianSmoothOut { out: cur })
     }
 }

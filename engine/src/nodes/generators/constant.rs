@@ -1,7 +1,6 @@
 //! `constant`: a flat terrain at a given height.
 
-use crate::field::Field;
-use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
+use crate::node::{EvalCtx, Node, NodeError};
 
 crate::params! {
     pub struct ConstantParams {
@@ -10,22 +9,28 @@ crate::params! {
     }
 }
 
-/// A flat terrain.
-pub struct Constant;
-
-impl Node for Constant {
-    type Params = ConstantParams;
-    const SPEC: NodeSpec = NodeSpec {
+crate::node! {
+    /// A flat terrain.
+    pub struct Constant {
         id: "constant",
         label: "Constant",
-        category: Category::Generator,
+        category: Generator,
         version: 1,
         doc: "A flat terrain at `height_m` metres.",
-        inputs: &[],
-        outputs: &[PortSpec::height("out", "The flat terrain.")],
-    };
+        params: ConstantParams,
+        inputs: ConstantIn {
+        },
+        outputs: ConstantOut {
+            /// The flat terrain.
+            out: height,
+        },
+    }
+}
 
-    fn eval(ctx: &EvalCtx, _: &Inputs, p: &ConstantParams) -> Result<Vec<Field>, NodeError> {
-        Ok(vec![ctx.new_field(p.height_m as f32)])
+impl Node for Constant {
+    fn eval(ctx: &EvalCtx, _: ConstantIn, p: &ConstantParams) -> Result<ConstantOut, NodeError> {
+        Ok(ConstantOut {
+            out: ctx.new_field(p.height_m as f32),
+        })
     }
 }

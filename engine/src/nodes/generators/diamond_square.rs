@@ -4,7 +4,7 @@
 use super::noise::{hash2, unit_f32};
 use super::noise_node::to_heights;
 use crate::field::Field;
-use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
+use crate::node::{EvalCtx, Node, NodeError};
 use rayon::prelude::*;
 
 crate::params! {
@@ -22,8 +22,23 @@ crate::params! {
     }
 }
 
-/// Diamond-square.
-pub struct DiamondSquare;
+crate::node! {
+    /// Diamond-square.
+    pub struct DiamondSquare {
+        id: "diamond_square",
+        label: "Diamond-square",
+        category: Generator,
+        version: 1,
+        doc: "The diamond-square algorithm of Olsen 2004: random corners, then alternating diamond steps (square centres = mean of 4 corners + random offset) and square steps (edge midpoints = mean of their neighbours + offset), halving the step and multiplying the offset range by `persistence` each time. Resolution independence: the algorithm is non-local, so it runs on a lattice fixed in world space — 2^L + 1 points per side spanning the world, L = ceil(log2(world size / cell_m)) capped at 12 — never on the output grid; its random offsets are hashed from each point's position on a 2^16 master lattice, so coarse levels do not change with cell_m either. The lattice is stretched so its lowest point is −1 and its highest +1. The output samples that lattice bilinearly at the cell centres, so a 256² preview and a 4096² build show the same terrain.",
+        params: DiamondSquareParams,
+        inputs: DiamondSquareIn {
+        },
+        outputs: DiamondSquareOut {
+            /// Heights in metres.
+            out: height,
+        },
+    }
+}
 
 /// Levels of the master lattice used for hashing (so coarse levels do not depend on `cell_m`).
 const MASTER_LEVELS: u32 = 16;
@@ -125,18 +140,11 @@ fn lattice(levels: u32, persistence: f32, seed: u32, ctx: &EvalCtx) -> Result<Ve
 }
 
 impl Node for DiamondSquare {
-    type Params = DiamondSquareParams;
-    const SPEC: NodeSpec = NodeSpec {
-        id: "diamond_square",
-        label: "Diamond-square",
-        category: Category::Generator,
-        version: 1,
-        doc: "The diamond-square algorithm of Olsen 2004: random corners, then alternating diamond steps (square centres = mean of 4 corners + random offset) and square steps (edge midpoints = mean of their neighbours + offset), halving the step and multiplying the offset range by `persistence` each time. Resolution independence: the algorithm is non-local, so it runs on a lattice fixed in world space — 2^L + 1 points per side spanning the world, L = ceil(log2(world size / cell_m)) capped at 12 — never on the output grid; its random offsets are hashed from each point's position on a 2^16 master lattice, so coarse levels do not change with cell_m either. The lattice is stretched so its lowest point is −1 and its highest +1. The output samples that lattice bilinearly at the cell centres, so a 256² preview and a 4096² build show the same terrain.",
-        inputs: &[],
-        outputs: &[PortSpec::height("out", "Heights in metres.")],
-    };
-
-    fn eval(ctx: &EvalCtx, _: &Inputs, p: &DiamondSquareParams) -> Result<Vec<Field>, NodeError> {
+    fn eval(
+        ctx: &EvalCtx,
+        _: DiamondSquareIn,
+        p: &DiamondSquareParams,
+    ) -> Result<DiamondSquareOut, NodeError> {
         let seed = ctx.rng_seed(p.seed);
         let seed32 = (seed >> 32) as u32 ^ seed as u32;
         let levels = libm::log2(ctx.world.size_m / p.cell_m)
@@ -153,6 +161,8 @@ impl Node for DiamondSquare {
         let v = Field::from_fn(ctx.width(), ctx.height(), |x, y| {
             lat.sample_bilinear(xs[x], ys[y])
         });
-        Ok(vec![to_heights(ctx, v, p.amplitude, p.base)])
+        Ok(DiamondSquareOut {
+            out: to_heights(ctx, v, p.amplitude, p.base),
+        })
     }
 }

@@ -3,8 +3,7 @@
 use super::noise::lattice::octave_seed;
 use super::noise::{hash2, unit_f32};
 use super::noise_node::to_heights;
-use crate::field::Field;
-use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
+use crate::node::{EvalCtx, Node, NodeError};
 use rayon::prelude::*;
 
 crate::params! {
@@ -24,22 +23,30 @@ crate::params! {
     }
 }
 
-/// Fault formation.
-pub struct FaultFormation;
-
-impl Node for FaultFormation {
-    type Params = FaultParams;
-    const SPEC: NodeSpec = NodeSpec {
+crate::node! {
+    /// Fault formation.
+    pub struct FaultFormation {
         id: "fault_formation",
         label: "Fault formation",
-        category: Category::Generator,
+        category: Generator,
         version: 1,
         doc: "Fault formation: for i = 0 … iterations−1 a random line through the world (seeded point and direction) raises one side by d_i and lowers the other by d_i, with d_i = decay^i and a linear transition softness_m wide. The sum is divided by 3·sqrt(Σ d_i²) (a random walk's spread) to about [−1, 1]. Lines are in world metres, so every resolution shows the same faults.",
-        inputs: &[],
-        outputs: &[PortSpec::height("out", "Heights in metres.")],
-    };
+        params: FaultParams,
+        inputs: FaultFormationIn {
+        },
+        outputs: FaultFormationOut {
+            /// Heights in metres.
+            out: height,
+        },
+    }
+}
 
-    fn eval(ctx: &EvalCtx, _: &Inputs, p: &FaultParams) -> Result<Vec<Field>, NodeError> {
+impl Node for FaultFormation {
+    fn eval(
+        ctx: &EvalCtx,
+        _: FaultFormationIn,
+        p: &FaultParams,
+    ) -> Result<FaultFormationOut, NodeError> {
         let seed = ctx.rng_seed(p.seed);
         let size = ctx.world.size_m;
         // Each fault: unit normal (c, s), offset o = (c, s)·point, displacement d.
@@ -76,6 +83,8 @@ impl Node for FaultFormation {
             }
             Ok(())
         })?;
-        Ok(vec![to_heights(ctx, field, p.amplitude, p.base)])
+        Ok(FaultFormationOut {
+            out: to_heights(ctx, field, p.amplitude, p.base),
+        })
     }
 }

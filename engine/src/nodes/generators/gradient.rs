@@ -1,7 +1,7 @@
 //! `linear_gradient`: a mask ramp across the world in a chosen direction.
 
 use crate::field::Field;
-use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
+use crate::node::{EvalCtx, Node, NodeError};
 
 crate::params! {
     pub struct LinearGradientParams {
@@ -14,37 +14,47 @@ crate::params! {
     }
 }
 
-/// A linear ramp from 0 to 1.
-pub struct LinearGradient;
-
-impl Node for LinearGradient {
-    type Params = LinearGradientParams;
-    const SPEC: NodeSpec = NodeSpec {
+crate::node! {
+    /// A linear ramp from 0 to 1.
+    pub struct LinearGradient {
         id: "linear_gradient",
         label: "Linear gradient",
-        category: Category::Generator,
+        category: Generator,
         version: 1,
         doc: "A mask that rises linearly from 0 at `start` to 1 at `end` along the direction `angle_deg`; clamped outside. Positions are fractions of the world size, so every resolution shows the same ramp.",
-        inputs: &[],
-        outputs: &[PortSpec::mask("out", "The ramp, in [0, 1].")],
-    };
+        params: LinearGradientParams,
+        inputs: LinearGradientIn {
+        },
+        outputs: LinearGradientOut {
+            /// The ramp, in [0, 1].
+            out: mask,
+        },
+    }
+}
 
-    fn eval(ctx: &EvalCtx, _: &Inputs, p: &LinearGradientParams) -> Result<Vec<Field>, NodeError> {
+impl Node for LinearGradient {
+    fn eval(
+        ctx: &EvalCtx,
+        _: LinearGradientIn,
+        p: &LinearGradientParams,
+    ) -> Result<LinearGradientOut, NodeError> {
         let (s, c) = libm::sincos(p.angle_deg.to_radians());
         let size = ctx.world.size_m;
         let (xs, ys) = (ctx.xs_m(), ctx.ys_m());
         let span = p.end - p.start;
-        Ok(vec![Field::from_fn(ctx.width(), ctx.height(), |x, y| {
-            // Position along the direction, as a fraction of the world size from the centre.
-            let t = ((xs[x] / size - 0.5) * c + (ys[y] / size - 0.5) * s - p.start) / span;
-            if t.is_finite() {
-                t.clamp(0.0, 1.0) as f32
-            } else {
-                // start == end: a step.
-                f32::from(u8::from(
-                    (xs[x] / size - 0.5) * c + (ys[y] / size - 0.5) * s >= p.start,
-                ))
-            }
-        })])
+        Ok(LinearGradientOut {
+            out: Field::from_fn(ctx.width(), ctx.height(), |x, y| {
+                // Position along the direction, as a fraction of the world size from the centre.
+                let t = ((xs[x] / size - 0.5) * c + (ys[y] / size - 0.5) * s - p.start) / span;
+                if t.is_finite() {
+                    t.clamp(0.0, 1.0) as f32
+                } else {
+                    // start == end: a step.
+                    f32::from(u8::from(
+                        (xs[x] / size - 0.5) * c + (ys[y] / size - 0.5) * s >= p.start,
+                    ))
+                }
+            }),
+        })
     }
 }

@@ -3,7 +3,7 @@
 use super::noise::fractal::fractal_field;
 use super::noise::{Basis, FractalMode, FractalSpec, Smooth};
 use crate::field::Field;
-use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
+use crate::node::{EvalCtx, Node, NodeError};
 
 crate::params! {
     pub struct IslandParams {
@@ -26,22 +26,26 @@ crate::params! {
     }
 }
 
-/// Island mask.
-pub struct IslandMask;
-
-impl Node for IslandMask {
-    type Params = IslandParams;
-    const SPEC: NodeSpec = NodeSpec {
+crate::node! {
+    /// Island mask.
+    pub struct IslandMask {
         id: "island_mask",
         label: "Island mask",
-        category: Category::Generator,
+        category: Generator,
         version: 1,
         doc: "A mask for an island: t = (radius + coast_noise·n(p) − r)/falloff, mask = S3(clamp(t, 0, 1)), where r is the distance to the centre and n is Perlin fBm (persistence 0.5) of the given feature size — all lengths relative to the world size, so every resolution shows the same coast.",
-        inputs: &[],
-        outputs: &[PortSpec::mask("out", "1 inland, 0 at sea.")],
-    };
+        params: IslandParams,
+        inputs: IslandMaskIn {
+        },
+        outputs: IslandMaskOut {
+            /// 1 inland, 0 at sea.
+            out: mask,
+        },
+    }
+}
 
-    fn eval(ctx: &EvalCtx, _: &Inputs, p: &IslandParams) -> Result<Vec<Field>, NodeError> {
+impl Node for IslandMask {
+    fn eval(ctx: &EvalCtx, _: IslandMaskIn, p: &IslandParams) -> Result<IslandMaskOut, NodeError> {
         let spec = FractalSpec {
             mode: FractalMode::Fbm,
             octaves: p.octaves,
@@ -73,6 +77,6 @@ impl Node for IslandMask {
             let t = ((r0 + k * noise.data()[y * n + x] - r) * f).clamp(0.0, 1.0);
             Smooth::S3.apply(t)
         });
-        Ok(vec![out])
+        Ok(IslandMaskOut { out })
     }
 }

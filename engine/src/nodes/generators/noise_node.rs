@@ -3,7 +3,7 @@
 
 use super::noise::{fractal::fractal_field, Basis, FractalMode, FractalSpec, Smooth};
 use crate::field::Field;
-use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
+use crate::node::{EvalCtx, Node, NodeError};
 
 crate::choice_enum! {
     /// The noise of one octave.
@@ -123,29 +123,29 @@ pub fn to_heights(ctx: &EvalCtx, mut v: Field, amplitude: f64, base: f64) -> Fie
     v
 }
 
-/// Fractal noise.
-pub struct Noise;
-
-impl Node for Noise {
-    type Params = NoiseParams;
-    const SPEC: NodeSpec = NodeSpec {
+crate::node! {
+    /// Fractal noise.
+    pub struct Noise {
         id: "noise",
         label: "Fractal noise",
-        category: Category::Generator,
+        category: Generator,
         version: 1,
         doc: "Fractal noise over a choice of basis — Perlin with S3/S5 (Thorimbert & Chopard 2016 §3.2, Eqs. 16–18), value noise, generic D2M1N3 polynomial noise (Thorimbert & Chopard 2016 §3.1, Eqs. 5–15, gradient weight w), zero-gradient D2M1N3 (Thorimbert & Chopard 2016 §3.3, Eq. 19, with the space-dependent terms tabulated once per octave as §3.3 suggests), or 2D simplex — combined as fBm (Thorimbert & Chopard 2016 §4), ridged (Thorimbert & Chopard 2016 Fig. 5), billow or hybrid multifractal. Sampled at cell centres in world metres, so every resolution shows the same terrain. Height = base + amplitude · v with v about [−1, 1], both relative to the graph's height range.",
-        inputs: &[],
-        outputs: &[PortSpec::height("out", "Heights in metres.")],
-    };
+        params: NoiseParams,
+        inputs: NoiseIn {
+        },
+        outputs: NoiseOut {
+            /// Heights in metres.
+            out: height,
+        },
+    }
+}
 
-    fn eval(ctx: &EvalCtx, _: &Inputs, p: &NoiseParams) -> Result<Vec<Field>, NodeError> {
+impl Node for Noise {
+    fn eval(ctx: &EvalCtx, _: NoiseIn, p: &NoiseParams) -> Result<NoiseOut, NodeError> {
         let heights = height_map(ctx, p.amplitude, p.base);
-        Ok(vec![fractal_field(
-            ctx,
-            p.basis(),
-            &p.fractal(),
-            ctx.rng_seed(p.seed),
-            heights,
-        )?])
+        Ok(NoiseOut {
+            out: fractal_field(ctx, p.basis(), &p.fractal(), ctx.rng_seed(p.seed), heights)?,
+        })
     }
 }

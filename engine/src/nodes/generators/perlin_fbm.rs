@@ -3,8 +3,7 @@
 
 use super::noise::{fractal::fractal_field, Basis, FractalMode, FractalSpec};
 use super::noise_node::{height_map, Interp};
-use crate::field::Field;
-use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
+use crate::node::{EvalCtx, Node, NodeError};
 
 crate::params! {
     pub struct PerlinFbmParams {
@@ -27,22 +26,26 @@ crate::params! {
     }
 }
 
-/// Perlin fBm.
-pub struct PerlinFbm;
-
-impl Node for PerlinFbm {
-    type Params = PerlinFbmParams;
-    const SPEC: NodeSpec = NodeSpec {
+crate::node! {
+    /// Perlin fBm.
+    pub struct PerlinFbm {
         id: "perlin_fbm",
         label: "Perlin fBm",
-        category: Category::Generator,
+        category: Generator,
         version: 2,
         doc: "Fractal Brownian motion: the sum over octaves i of persistence^i · perlin(lacunarity^i · p / feature_size_m), normalised by the sum of the octave amplitudes (Thorimbert & Chopard 2016 §4). Perlin noise with the S3 or S5 interpolant (Thorimbert & Chopard 2016 §3.2, Eqs. 16–18). The same as `noise` with basis perlin and mode fbm. Sampled at cell centres in world metres, so every resolution shows the same terrain. Height = base + amplitude · noise, both relative to the graph's height range.",
-        inputs: &[],
-        outputs: &[PortSpec::height("out", "Heights in metres.")],
-    };
+        params: PerlinFbmParams,
+        inputs: PerlinFbmIn {
+        },
+        outputs: PerlinFbmOut {
+            /// Heights in metres.
+            out: height,
+        },
+    }
+}
 
-    fn eval(ctx: &EvalCtx, _: &Inputs, p: &PerlinFbmParams) -> Result<Vec<Field>, NodeError> {
+impl Node for PerlinFbm {
+    fn eval(ctx: &EvalCtx, _: PerlinFbmIn, p: &PerlinFbmParams) -> Result<PerlinFbmOut, NodeError> {
         let spec = FractalSpec {
             mode: FractalMode::Fbm,
             octaves: p.octaves,
@@ -52,12 +55,14 @@ impl Node for PerlinFbm {
             feature_size_m: p.feature_size_m,
         };
         let heights = height_map(ctx, p.amplitude, p.base);
-        Ok(vec![fractal_field(
-            ctx,
-            Basis::Perlin(p.interp.smooth()),
-            &spec,
-            ctx.rng_seed(p.seed),
-            heights,
-        )?])
+        Ok(PerlinFbmOut {
+            out: fractal_field(
+                ctx,
+                Basis::Perlin(p.interp.smooth()),
+                &spec,
+                ctx.rng_seed(p.seed),
+                heights,
+            )?,
+        })
     }
 }

@@ -1,7 +1,7 @@
 //! `radial_gradient`: a mask that falls from 1 at a centre to 0 at a radius.
 
 use crate::field::Field;
-use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
+use crate::node::{EvalCtx, Node, NodeError};
 
 crate::choice_enum! {
     /// Profile of the falloff from centre to radius.
@@ -21,22 +21,30 @@ crate::params! {
     }
 }
 
-/// A radial falloff mask.
-pub struct RadialGradient;
-
-impl Node for RadialGradient {
-    type Params = RadialGradientParams;
-    const SPEC: NodeSpec = NodeSpec {
+crate::node! {
+    /// A radial falloff mask.
+    pub struct RadialGradient {
         id: "radial_gradient",
         label: "Radial gradient",
-        category: Category::Generator,
+        category: Generator,
         version: 1,
         doc: "A mask equal to 1 at the centre and 0 at `radius` and beyond, with a cone (linear), smooth (smoothstep) or dome (sqrt(1 - r²)) profile. Centre and radius are fractions of the world size.",
-        inputs: &[],
-        outputs: &[PortSpec::mask("out", "The falloff, in [0, 1].")],
-    };
+        params: RadialGradientParams,
+        inputs: RadialGradientIn {
+        },
+        outputs: RadialGradientOut {
+            /// The falloff, in [0, 1].
+            out: mask,
+        },
+    }
+}
 
-    fn eval(ctx: &EvalCtx, _: &Inputs, p: &RadialGradientParams) -> Result<Vec<Field>, NodeError> {
+impl Node for RadialGradient {
+    fn eval(
+        ctx: &EvalCtx,
+        _: RadialGradientIn,
+        p: &RadialGradientParams,
+    ) -> Result<RadialGradientOut, NodeError> {
         let size = ctx.world.size_m;
         let xs: Vec<f64> = ctx.xs_m().iter().map(|c| c / size).collect();
         let ys: Vec<f64> = ctx.ys_m().iter().map(|c| c / size).collect();
@@ -48,11 +56,13 @@ impl Node for RadialGradient {
             },
             Falloff::Dome => |t: f64| (1.0 - t * t).max(0.0).sqrt(),
         };
-        Ok(vec![Field::from_fn(ctx.width(), ctx.height(), |x, y| {
-            let dx = xs[x] - p.center_x;
-            let dy = ys[y] - p.center_y;
-            let t = ((dx * dx + dy * dy).sqrt() / p.radius).min(1.0);
-            profile(t).clamp(0.0, 1.0) as f32
-        })])
+        Ok(RadialGradientOut {
+            out: Field::from_fn(ctx.width(), ctx.height(), |x, y| {
+                let dx = xs[x] - p.center_x;
+                let dy = ys[y] - p.center_y;
+                let t = ((dx * dx + dy * dy).sqrt() / p.radius).min(1.0);
+                profile(t).clamp(0.0, 1.0) as f32
+            }),
+        })
     }
 }

@@ -5,8 +5,7 @@
 
 use super::noise::{hash2, unit_f32};
 use super::noise_node::to_heights;
-use crate::field::Field;
-use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
+use crate::node::{EvalCtx, Node, NodeError};
 use rayon::prelude::*;
 
 /// A run kernel: nine candidate points, positions in the cell, weights c1…c4, output.
@@ -91,22 +90,26 @@ fn run<const K: usize, const METRIC: u8>(
     run_body::<K, METRIC>(cand, fxs, c, out);
 }
 
-/// Worley / Voronoi heights.
-pub struct Worley;
-
-impl Node for Worley {
-    type Params = WorleyParams;
-    const SPEC: NodeSpec = NodeSpec {
+crate::node! {
+    /// Worley / Voronoi heights.
+    pub struct Worley {
         id: "worley",
         label: "Worley / Voronoi",
-        category: Category::Generator,
+        category: Generator,
         version: 1,
         doc: "Cellular heights from Olsen 2004's Voronoi section: h = c1·d1 + c2·d2 + c3·d3 + c4·d4, where di is the distance to the i-th nearest feature point, in grid cells. n_peaks points over the world (one jittered point per grid cell, grid-accelerated: each sample looks at the 3×3 cells around it, so distances beyond one cell may be missed for the 3rd and 4th points). c1 = −1, c2 = 1 gives Olsen 2004's ridged mountains. Euclidean, Manhattan or Chebyshev metric. Height = base + amplitude·h of the height range.",
-        inputs: &[],
-        outputs: &[PortSpec::height("out", "Heights in metres.")],
-    };
+        params: WorleyParams,
+        inputs: WorleyIn {
+        },
+        outputs: WorleyOut {
+            /// Heights in metres.
+            out: height,
+        },
+    }
+}
 
-    fn eval(ctx: &EvalCtx, _: &Inputs, p: &WorleyParams) -> Result<Vec<Field>, NodeError> {
+impl Node for Worley {
+    fn eval(ctx: &EvalCtx, _: WorleyIn, p: &WorleyParams) -> Result<WorleyOut, NodeError> {
         let seed = ctx.rng_seed(p.seed);
         let seed32 = (seed >> 32) as u32 ^ seed as u32;
         let cell_m = ctx.world.size_m / p.n_peaks.sqrt();
@@ -166,7 +169,9 @@ impl Node for Worley {
             }
             Ok(())
         })?;
-        Ok(vec![to_heights(ctx, field, p.amplitude, p.base)])
+        Ok(WorleyOut {
+            out: to_heights(ctx, field, p.amplitude, p.base),
+        })
     }
 }
 

@@ -1,8 +1,7 @@
 //! `import`: read a heightmap file (8/16-bit PNG or EXR) and resample it to the build resolution.
 
-use crate::field::Field;
 use crate::io::heightmap::{self, SampleScale};
-use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
+use crate::node::{EvalCtx, Node, NodeError};
 use std::path::{Path, PathBuf};
 
 crate::choice_enum! {
@@ -19,8 +18,23 @@ crate::params! {
     }
 }
 
-/// Heightmap import.
-pub struct Import;
+crate::node! {
+    /// Heightmap import.
+    pub struct Import {
+        id: "import",
+        label: "Import heightmap",
+        category: Io,
+        version: 1,
+        doc: "Reads an 8/16-bit PNG (luma) or an OpenEXR heightmap (channel Y, else R) and resamples it bilinearly to the build resolution, stretched over the whole world. PNG values map 0..max onto the graph's height range.",
+        params: ImportParams,
+        inputs: ImportIn {
+        },
+        outputs: ImportOut {
+            /// The imported terrain, in metres.
+            out: height,
+        },
+    }
+}
 
 fn resolve(base: Option<&Path>, path: &str) -> PathBuf {
     let p = Path::new(path);
@@ -31,18 +45,7 @@ fn resolve(base: Option<&Path>, path: &str) -> PathBuf {
 }
 
 impl Node for Import {
-    type Params = ImportParams;
-    const SPEC: NodeSpec = NodeSpec {
-        id: "import",
-        label: "Import heightmap",
-        category: Category::Io,
-        version: 1,
-        doc: "Reads an 8/16-bit PNG (luma) or an OpenEXR heightmap (channel Y, else R) and resamples it bilinearly to the build resolution, stretched over the whole world. PNG values map 0..max onto the graph's height range.",
-        inputs: &[],
-        outputs: &[PortSpec::height("out", "The imported terrain, in metres.")],
-    };
-
-    fn eval(ctx: &EvalCtx, _: &Inputs, p: &ImportParams) -> Result<Vec<Field>, NodeError> {
+    fn eval(ctx: &EvalCtx, _: ImportIn, p: &ImportParams) -> Result<ImportOut, NodeError> {
         if p.path.is_empty() {
             return Err(NodeError::Failed(
                 "parameter \"path\" is empty: name a PNG or EXR file".into(),
@@ -61,7 +64,7 @@ impl Node for Import {
             (SampleScale::Raw, ExrValues::Metres) => {}
             _ => out.map_in_place(|v| lo + v * span),
         }
-        Ok(vec![out])
+        Ok(ImportOut { out })
     }
 
     /// The file's resolved path, size and modification time: editing the file re-runs the node.

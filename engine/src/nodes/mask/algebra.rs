@@ -2,7 +2,7 @@
 
 use crate::field::blur::{gaussian_at, transpose};
 use crate::field::Field;
-use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
+use crate::node::{EvalCtx, Node, NodeError};
 use rayon::prelude::*;
 
 crate::choice_enum! {
@@ -17,27 +17,41 @@ crate::params! {
     }
 }
 
-/// Mask algebra.
-pub struct MaskCombine;
-
-impl Node for MaskCombine {
-    type Params = MaskCombineParams;
-    const SPEC: NodeSpec = NodeSpec {
+crate::node! {
+    /// Mask algebra.
+    pub struct MaskCombine {
         id: "mask_combine",
         label: "Mask algebra",
-        category: Category::Mask,
+        category: Mask,
         version: 1,
         doc: "Fuzzy mask algebra on [0, 1]: and = min, or = max, not = 1 − a (b unused), multiply, add (clamped), subtract (clamped), xor = |a − b|. Inputs are clamped to [0, 1] first, so the output always is in [0, 1].",
-        inputs: &[PortSpec::mask("a", "First mask."), PortSpec::mask("b", "Second mask (not needed by `not`).").optional()],
-        outputs: &[PortSpec::mask("out", "The result, in [0, 1].")],
-    };
+        params: MaskCombineParams,
+        inputs: MaskCombineIn {
+            /// First mask.
+            a: mask,
+            /// Second mask (not needed by `not`).
+            b: mask (optional),
+        },
+        outputs: MaskCombineOut {
+            /// The result, in [0, 1].
+            out: mask,
+        },
+    }
+}
 
-    fn eval(_: &EvalCtx, inputs: &Inputs, p: &MaskCombineParams) -> Result<Vec<Field>, NodeError> {
-        let a = inputs.required(0)?;
+impl Node for MaskCombine {
+    fn eval(
+        _: &EvalCtx,
+        inputs: MaskCombineIn,
+        p: &MaskCombineParams,
+    ) -> Result<MaskCombineOut, NodeError> {
+        let a = inputs.a;
         if p.op == MaskOp::Not {
-            return Ok(vec![a.map(|x| 1.0 - x.clamp(0.0, 1.0))]);
+            return Ok(MaskCombineOut {
+                out: a.map(|x| 1.0 - x.clamp(0.0, 1.0)),
+            });
         }
-        let b = inputs.required(1)?;
+        let b = inputs.b.ok_or(NodeError::MissingInput("b"))?;
         let op: fn(f32, f32) -> f32 = match p.op {
             MaskOp::And => f32::min,
             MaskOp::Or => f32::max,
@@ -46,9 +60,11 @@ impl Node for MaskCombine {
             MaskOp::Subtract => |a, b| (a - b).max(0.0),
             MaskOp::Xor | MaskOp::Not => |a, b| (a - b).abs(),
         };
-        Ok(vec![Field::zip_map(a, b, |x, y| {
-            op(x.clamp(0.0, 1.0), y.clamp(0.0, 1.0)).clamp(0.0, 1.0)
-        })])
+        Ok(MaskCombineOut {
+            out: Field::zip_map(a, b, |x, y| {
+                op(x.clamp(0.0, 1.0), y.clamp(0.0, 1.0)).clamp(0.0, 1.0)
+            }),
+        })
     }
 }
 
@@ -88,34 +104,46 @@ crate::params! {
     }
 }
 
-/// Grow or shrink a mask.
-pub struct MaskGrow;
-
-impl Node for MaskGrow {
-    type Params = MaskGrowParams;
-    const SPEC: NodeSpec = NodeSpec {
+crate::node! {
+    /// Grow or shrink a mask.
+    pub struct MaskGrow {
         id: "mask_grow",
         label: "Grow / shrink mask",
-        category: Category::Mask,
+        category: Mask,
         version: 1,
         doc: "Morphological dilation (distance_m > 0) or erosion (< 0) by a square of half-side |distance_m| in metres: each cell takes the maximum (minimum) of the mask around it. Separable running extremum, O(1) per cell whatever the distance.",
-        inputs: &[PortSpec::mask("in", "Mask to grow or shrink.")],
-        outputs: &[PortSpec::mask("out", "The grown or shrunk mask, in [0, 1].")],
-    };
+        params: MaskGrowParams,
+        inputs: MaskGrowIn {
+            /// Mask to grow or shrink.
+            r#in: mask,
+        },
+        outputs: MaskGrowOut {
+            /// The grown or shrunk mask, in [0, 1].
+            out: mask,
+        },
+    }
+}
 
+impl Node for MaskGrow {
     fn footprint(p: &MaskGrowParams, cell_m: f64, _n: usize) -> crate::node::Footprint {
         crate::node::Footprint::Stencil((p.distance_m.abs() / cell_m).round() as usize)
     }
 
-    fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &MaskGrowParams) -> Result<Vec<Field>, NodeError> {
-        let m = inputs.required(0)?.map(|v| v.clamp(0.0, 1.0));
+    fn eval(
+        ctx: &EvalCtx,
+        inputs: MaskGrowIn,
+        p: &MaskGrowParams,
+    ) -> Result<MaskGrowOut, NodeError> {
+        let m = inputs.r#in.map(|v| v.clamp(0.0, 1.0));
         let r = (p.distance_m.abs() / ctx.cell_size_m()).round() as usize;
         if r == 0 {
-            return Ok(vec![m]);
+            return Ok(MaskGrowOut { out: m });
         }
         let grow = p.distance_m > 0.0;
         let rows = extremum_rows(&m, r, grow);
-        Ok(vec![transpose(&extremum_rows(&transpose(&rows), r, grow))])
+        Ok(MaskGrowOut {
+            out: transpose(&extremum_rows(&transpose(&rows), r, grow)),
+        })
     }
 }
 
@@ -126,32 +154,44 @@ crate::params! {
     }
 }
 
-/// Blur a mask.
-pub struct MaskBlur;
-
-impl Node for MaskBlur {
-    type Params = MaskBlurParams;
-    const SPEC: NodeSpec = NodeSpec {
+crate::node! {
+    /// Blur a mask.
+    pub struct MaskBlur {
         id: "mask_blur",
         label: "Blur mask",
-        category: Category::Mask,
+        category: Mask,
         version: 1,
         doc: "The `blur` node's Gaussian (σ = radius_m / 2, cost independent of the radius, mirrored borders) on a mask; the result is clamped to [0, 1].",
-        inputs: &[PortSpec::mask("in", "Mask to blur.")],
-        outputs: &[PortSpec::mask("out", "Blurred mask, in [0, 1].")],
-    };
+        params: MaskBlurParams,
+        inputs: MaskBlurIn {
+            /// Mask to blur.
+            r#in: mask,
+        },
+        outputs: MaskBlurOut {
+            /// Blurred mask, in [0, 1].
+            out: mask,
+        },
+    }
+}
 
+impl Node for MaskBlur {
     fn footprint(p: &MaskBlurParams, cell_m: f64, _n: usize) -> crate::node::Footprint {
         crate::node::Footprint::Stencil(crate::field::blur::support_px(p.radius_m / 2.0 / cell_m))
     }
 
-    fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &MaskBlurParams) -> Result<Vec<Field>, NodeError> {
+    fn eval(
+        ctx: &EvalCtx,
+        inputs: MaskBlurIn,
+        p: &MaskBlurParams,
+    ) -> Result<MaskBlurOut, NodeError> {
         let b = gaussian_at(
-            inputs.required(0)?,
+            inputs.r#in,
             p.radius_m / 2.0 / ctx.cell_size_m(),
             ctx.origin(),
         );
-        Ok(vec![b.map(crate::node::unit)])
+        Ok(MaskBlurOut {
+            out: b.map(crate::node::unit),
+        })
     }
 }
 

@@ -3,10 +3,8 @@
 use crate::field::blur::gaussian_at;
 use crate::field::derive::{gradient, laplacian, slope_deg};
 use crate::field::Field;
-use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
+use crate::node::{EvalCtx, Node, NodeError};
 use crate::nodes::combine::select::step;
-
-const IN: &[PortSpec] = &[PortSpec::height("in", "Terrain to measure.")];
 
 /// 1 inside [lo, hi], 0 beyond `falloff` outside it, smoothstep between.
 #[inline]
@@ -30,29 +28,41 @@ crate::params! {
     }
 }
 
-/// Height band mask.
-pub struct HeightMask;
-
-impl Node for HeightMask {
-    type Params = HeightMaskParams;
-    const SPEC: NodeSpec = NodeSpec {
+crate::node! {
+    /// Height band mask.
+    pub struct HeightMask {
         id: "height_mask",
         label: "Height mask",
-        category: Category::Mask,
+        category: Mask,
         version: 1,
         doc: "1 where the height lies in [low, high] (fractions of the graph's height range), fading to 0 over `falloff` outside the band (smoothstep).",
-        inputs: IN,
-        outputs: &[PortSpec::mask("out", "The band, in [0, 1].")],
-    };
+        params: HeightMaskParams,
+        inputs: HeightMaskIn {
+            /// Terrain to measure.
+            r#in: height,
+        },
+        outputs: HeightMaskOut {
+            /// The band, in [0, 1].
+            out: mask,
+        },
+    }
+}
 
-    fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &HeightMaskParams) -> Result<Vec<Field>, NodeError> {
+impl Node for HeightMask {
+    fn eval(
+        ctx: &EvalCtx,
+        inputs: HeightMaskIn,
+        p: &HeightMaskParams,
+    ) -> Result<HeightMaskOut, NodeError> {
         let w = ctx.world;
         let (lo, hi) = (
             w.relative_to_m(p.low) as f32,
             w.relative_to_m(p.high) as f32,
         );
         let f = (p.falloff * w.height_span_m()) as f32;
-        Ok(vec![inputs.required(0)?.map(|h| band(h, lo, hi, f))])
+        Ok(HeightMaskOut {
+            out: inputs.r#in.map(|h| band(h, lo, hi, f)),
+        })
     }
 }
 
@@ -67,29 +77,41 @@ crate::params! {
     }
 }
 
-/// Slope mask.
-pub struct SlopeMask;
-
-impl Node for SlopeMask {
-    type Params = SlopeMaskParams;
-    const SPEC: NodeSpec = NodeSpec {
+crate::node! {
+    /// Slope mask.
+    pub struct SlopeMask {
         id: "slope_mask",
         label: "Slope mask",
-        category: Category::Mask,
+        category: Mask,
         version: 1,
         doc: "1 where the slope angle lies in [min_deg, max_deg], fading over falloff_deg. Slopes come from central differences of metres over the real cell size (world size / resolution), so a 30° hillside reads 30° at every resolution.",
-        inputs: IN,
-        outputs: &[PortSpec::mask("out", "Slope selection, in [0, 1].")],
-    };
+        params: SlopeMaskParams,
+        inputs: SlopeMaskIn {
+            /// Terrain to measure.
+            r#in: height,
+        },
+        outputs: SlopeMaskOut {
+            /// Slope selection, in [0, 1].
+            out: mask,
+        },
+    }
+}
 
+impl Node for SlopeMask {
     fn footprint(_p: &SlopeMaskParams, _cell_m: f64, _n: usize) -> crate::node::Footprint {
         crate::node::Footprint::Stencil(1)
     }
 
-    fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &SlopeMaskParams) -> Result<Vec<Field>, NodeError> {
-        let s = slope_deg(inputs.required(0)?, ctx.cell_size_m());
+    fn eval(
+        ctx: &EvalCtx,
+        inputs: SlopeMaskIn,
+        p: &SlopeMaskParams,
+    ) -> Result<SlopeMaskOut, NodeError> {
+        let s = slope_deg(inputs.r#in, ctx.cell_size_m());
         let (lo, hi, f) = (p.min_deg as f32, p.max_deg as f32, p.falloff_deg as f32);
-        Ok(vec![s.map(|v| band(v, lo, hi, f))])
+        Ok(SlopeMaskOut {
+            out: s.map(|v| band(v, lo, hi, f)),
+        })
     }
 }
 
@@ -109,21 +131,27 @@ crate::params! {
     }
 }
 
-/// Curvature mask.
-pub struct CurvatureMask;
-
-impl Node for CurvatureMask {
-    type Params = CurvatureMaskParams;
-    const SPEC: NodeSpec = NodeSpec {
+crate::node! {
+    /// Curvature mask.
+    pub struct CurvatureMask {
         id: "curvature_mask",
         label: "Curvature mask",
-        category: Category::Mask,
+        category: Mask,
         version: 1,
         doc: "Convex or concave areas: the Laplacian of the terrain blurred with radius scale_m (in 1/m: change of slope per metre), negative on crests and positive in hollows, scaled so that full_deg_per_100m degrees of slope change per 100 m gives 1, clamped to [0, 1].",
-        inputs: IN,
-        outputs: &[PortSpec::mask("out", "Curvature selection, in [0, 1].")],
-    };
+        params: CurvatureMaskParams,
+        inputs: CurvatureMaskIn {
+            /// Terrain to measure.
+            r#in: height,
+        },
+        outputs: CurvatureMaskOut {
+            /// Curvature selection, in [0, 1].
+            out: mask,
+        },
+    }
+}
 
+impl Node for CurvatureMask {
     fn footprint(p: &CurvatureMaskParams, cell_m: f64, _n: usize) -> crate::node::Footprint {
         crate::node::Footprint::Stencil(
             crate::field::blur::support_px(p.scale_m / 2.0 / cell_m) + 1,
@@ -132,11 +160,11 @@ impl Node for CurvatureMask {
 
     fn eval(
         ctx: &EvalCtx,
-        inputs: &Inputs,
+        inputs: CurvatureMaskIn,
         p: &CurvatureMaskParams,
-    ) -> Result<Vec<Field>, NodeError> {
+    ) -> Result<CurvatureMaskOut, NodeError> {
         let cell = ctx.cell_size_m();
-        let smooth = gaussian_at(inputs.required(0)?, p.scale_m / 2.0 / cell, ctx.origin());
+        let smooth = gaussian_at(inputs.r#in, p.scale_m / 2.0 / cell, ctx.origin());
         let lap = laplacian(&smooth, cell);
         // Slope change per metre that maps to 1.
         let full = (libm::tan(p.full_deg_per_100m.to_radians()) / 100.0) as f32;
@@ -144,7 +172,9 @@ impl Node for CurvatureMask {
             CurvatureKind::Convex => -1.0,
             CurvatureKind::Concave => 1.0,
         };
-        Ok(vec![lap.map(|l| crate::node::unit(sign * l / full))])
+        Ok(CurvatureMaskOut {
+            out: lap.map(|l| crate::node::unit(sign * l / full)),
+        })
     }
 }
 
@@ -159,41 +189,53 @@ crate::params! {
     }
 }
 
-/// Aspect mask.
-pub struct AspectMask;
-
-impl Node for AspectMask {
-    type Params = AspectMaskParams;
-    const SPEC: NodeSpec = NodeSpec {
+crate::node! {
+    /// Aspect mask.
+    pub struct AspectMask {
         id: "aspect_mask",
         label: "Aspect mask",
-        category: Category::Mask,
+        category: Mask,
         version: 1,
         doc: "Slopes facing a direction (the downhill direction, clockwise from north = top of the map): 1 when facing direction_deg, falling linearly to 0 at ± spread_deg, and faded in between 0 and min_slope_deg of slope so flats are not selected.",
-        inputs: IN,
-        outputs: &[PortSpec::mask("out", "Aspect selection, in [0, 1].")],
-    };
+        params: AspectMaskParams,
+        inputs: AspectMaskIn {
+            /// Terrain to measure.
+            r#in: height,
+        },
+        outputs: AspectMaskOut {
+            /// Aspect selection, in [0, 1].
+            out: mask,
+        },
+    }
+}
 
+impl Node for AspectMask {
     fn footprint(_p: &AspectMaskParams, _cell_m: f64, _n: usize) -> crate::node::Footprint {
         crate::node::Footprint::Stencil(1)
     }
 
-    fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &AspectMaskParams) -> Result<Vec<Field>, NodeError> {
-        let (gx, gy) = gradient(inputs.required(0)?, ctx.cell_size_m());
+    fn eval(
+        ctx: &EvalCtx,
+        inputs: AspectMaskIn,
+        p: &AspectMaskParams,
+    ) -> Result<AspectMaskOut, NodeError> {
+        let (gx, gy) = gradient(inputs.r#in, ctx.cell_size_m());
         let dir = p.direction_deg as f32;
         let spread = p.spread_deg.max(1e-6) as f32;
         let min_t = libm::tan(p.min_slope_deg.to_radians()) as f32;
-        Ok(vec![Field::zip_map(&gx, &gy, |a, b| {
-            // Downhill is −∇h; y grows southwards, so north is −y. Bearing clockwise from north.
-            let bearing = libm::atan2f(-a, b).to_degrees();
-            let diff = ((bearing - dir).rem_euclid(360.0) + 180.0).rem_euclid(360.0) - 180.0;
-            let facing = (1.0 - diff.abs() / spread).max(0.0);
-            let steep = if min_t > 0.0 {
-                ((a * a + b * b).sqrt() / min_t).min(1.0)
-            } else {
-                1.0
-            };
-            (facing * steep).clamp(0.0, 1.0)
-        })])
+        Ok(AspectMaskOut {
+            out: Field::zip_map(&gx, &gy, |a, b| {
+                // Downhill is −∇h; y grows southwards, so north is −y. Bearing clockwise from north.
+                let bearing = libm::atan2f(-a, b).to_degrees();
+                let diff = ((bearing - dir).rem_euclid(360.0) + 180.0).rem_euclid(360.0) - 180.0;
+                let facing = (1.0 - diff.abs() / spread).max(0.0);
+                let steep = if min_t > 0.0 {
+                    ((a * a + b * b).sqrt() / min_t).min(1.0)
+                } else {
+                    1.0
+                };
+                (facing * steep).clamp(0.0, 1.0)
+            }),
+        })
     }
 }

@@ -1,7 +1,6 @@
 //! `to_mask`: turn heights into a mask by their position in a band of the height range.
 
-use crate::field::Field;
-use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
+use crate::node::{EvalCtx, Node, NodeError};
 
 crate::params! {
     pub struct ToMaskParams {
@@ -12,25 +11,31 @@ crate::params! {
     }
 }
 
-/// Height to mask.
-pub struct ToMask;
-
-impl Node for ToMask {
-    type Params = ToMaskParams;
-    const SPEC: NodeSpec = NodeSpec {
+crate::node! {
+    /// Height to mask.
+    pub struct ToMask {
         id: "to_mask",
         label: "Height to mask",
-        category: Category::Mask,
+        category: Mask,
         version: 1,
         doc: "mask = clamp((h − low)/(high − low), 0, 1) with low and high as fractions of the graph's height range: the explicit way to use heights where a mask is expected. A step at `low` when low == high.",
-        inputs: &[PortSpec::height("in", "Terrain.")],
-        outputs: &[PortSpec::mask("out", "Mask in [0, 1].")],
-    };
+        params: ToMaskParams,
+        inputs: ToMaskIn {
+            /// Terrain.
+            r#in: height,
+        },
+        outputs: ToMaskOut {
+            /// Mask in [0, 1].
+            out: mask,
+        },
+    }
+}
 
-    fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &ToMaskParams) -> Result<Vec<Field>, NodeError> {
+impl Node for ToMask {
+    fn eval(ctx: &EvalCtx, inputs: ToMaskIn, p: &ToMaskParams) -> Result<ToMaskOut, NodeError> {
         let lo = ctx.world.relative_to_m(p.low) as f32;
         let hi = ctx.world.relative_to_m(p.high) as f32;
-        let input = inputs.required(0)?;
+        let input = inputs.r#in;
         // `max(0.0)` before `min(1.0)` also maps NaN to 0: masks must stay in [0, 1].
         let out = if hi > lo {
             let inv = 1.0 / (hi - lo);
@@ -38,6 +43,6 @@ impl Node for ToMask {
         } else {
             input.map(|h| f32::from(u8::from(h >= lo)))
         };
-        Ok(vec![out])
+        Ok(ToMaskOut { out })
     }
 }

@@ -1,7 +1,6 @@
 //! `domain_warp`: move terrain by an fBm vector field with an amplitude in metres.
 
-use crate::field::Field;
-use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
+use crate::node::{EvalCtx, Node, NodeError};
 
 crate::params! {
     pub struct DomainWarpParams {
@@ -18,34 +17,40 @@ crate::params! {
     }
 }
 
-/// Domain warp.
-pub struct DomainWarp;
-
-impl Node for DomainWarp {
-    type Params = DomainWarpParams;
-    const SPEC: NodeSpec = NodeSpec {
+crate::node! {
+    /// Domain warp.
+    pub struct DomainWarp {
         id: "domain_warp",
         label: "Domain warp",
-        category: Category::Warp,
+        category: Warp,
         version: 1,
         doc: "Each cell takes the height found at its position moved by amplitude_m · (n₁, n₂), where n₁, n₂ are Perlin fBm fields (about [−1, 1]) of the given feature size, octaves and persistence. All lengths in metres, so every resolution warps alike; zero amplitude returns the input unchanged.",
-        inputs: &[PortSpec::height("in", "Terrain to warp.")],
-        outputs: &[PortSpec::height("out", "Warped terrain.")],
-    };
+        params: DomainWarpParams,
+        inputs: DomainWarpIn {
+            /// Terrain to warp.
+            r#in: height,
+        },
+        outputs: DomainWarpOut {
+            /// Warped terrain.
+            out: height,
+        },
+    }
+}
 
+impl Node for DomainWarp {
     fn footprint(p: &DomainWarpParams, cell_m: f64, _n: usize) -> crate::node::Footprint {
         crate::node::Footprint::Stencil((1.5 * p.amplitude_m.abs() / cell_m).ceil() as usize + 2)
     }
 
-    fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &DomainWarpParams) -> Result<Vec<Field>, NodeError> {
-        let src = inputs.required(0)?;
+    fn eval(
+        ctx: &EvalCtx,
+        inputs: DomainWarpIn,
+        p: &DomainWarpParams,
+    ) -> Result<DomainWarpOut, NodeError> {
+        let src = inputs.r#in;
         let spec = super::fbm(p.feature_size_m, p.octaves, p.persistence);
-        Ok(vec![super::warp_by_noise(
-            ctx,
-            src,
-            p.amplitude_m,
-            &spec,
-            p.seed,
-        )?])
+        Ok(DomainWarpOut {
+            out: super::warp_by_noise(ctx, src, p.amplitude_m, &spec, p.seed)?,
+        })
     }
 }

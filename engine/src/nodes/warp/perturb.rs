@@ -1,8 +1,7 @@
 //! `perturb`: Olsen 2004's perturbation filter — every cell displaced by noise, by at most a
 //! fraction of the map size.
 
-use crate::field::Field;
-use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
+use crate::node::{EvalCtx, Node, NodeError};
 
 crate::params! {
     pub struct PerturbParams {
@@ -17,34 +16,36 @@ crate::params! {
     }
 }
 
-/// Perturbation filter.
-pub struct Perturb;
-
-impl Node for Perturb {
-    type Params = PerturbParams;
-    const SPEC: NodeSpec = NodeSpec {
+crate::node! {
+    /// Perturbation filter.
+    pub struct Perturb {
         id: "perturb",
         label: "Perturb",
-        category: Category::Warp,
+        category: Warp,
         version: 1,
         doc: "Olsen 2004's perturbation filter: each cell takes the height found at its position moved by magnitude · world size · (n₁, n₂), where n₁, n₂ are Perlin fBm fields (persistence 0.5) about [−1, 1] — so no cell moves further than magnitude · N cells (0.02 in Olsen 2004's figure). Olsen 2004 displaces by 3D Perlin noise sampled at (i, j, h); here the two fields are 2D in world metres, so the displacement does not depend on height units and is the same at every resolution. Bilinear sampling, clamped borders.",
-        inputs: &[PortSpec::height("in", "Terrain to perturb.")],
-        outputs: &[PortSpec::height("out", "Perturbed terrain.")],
-    };
+        params: PerturbParams,
+        inputs: PerturbIn {
+            /// Terrain to perturb.
+            r#in: height,
+        },
+        outputs: PerturbOut {
+            /// Perturbed terrain.
+            out: height,
+        },
+    }
+}
 
+impl Node for Perturb {
     fn footprint(p: &PerturbParams, _cell_m: f64, n: usize) -> crate::node::Footprint {
         crate::node::Footprint::Stencil((1.5 * p.magnitude.abs() * n as f64).ceil() as usize + 2)
     }
 
-    fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &PerturbParams) -> Result<Vec<Field>, NodeError> {
-        let src = inputs.required(0)?;
+    fn eval(ctx: &EvalCtx, inputs: PerturbIn, p: &PerturbParams) -> Result<PerturbOut, NodeError> {
+        let src = inputs.r#in;
         let spec = super::fbm(p.feature_size_m, p.octaves, 0.5);
-        Ok(vec![super::warp_by_noise(
-            ctx,
-            src,
-            p.magnitude * ctx.world.size_m,
-            &spec,
-            p.seed,
-        )?])
+        Ok(PerturbOut {
+            out: super::warp_by_noise(ctx, src, p.magnitude * ctx.world.size_m, &spec, p.seed)?,
+        })
     }
 }

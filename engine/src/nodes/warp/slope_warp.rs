@@ -3,7 +3,7 @@
 use crate::field::blur::gaussian_at;
 use crate::field::derive::gradient;
 use crate::field::Field;
-use crate::node::{Category, EvalCtx, Inputs, Node, NodeError, NodeSpec, PortSpec};
+use crate::node::{EvalCtx, Node, NodeError};
 
 crate::params! {
     pub struct SlopeWarpParams {
@@ -14,25 +14,31 @@ crate::params! {
     }
 }
 
-/// Slope warp.
-pub struct SlopeWarp;
-
-impl Node for SlopeWarp {
-    type Params = SlopeWarpParams;
-    /// Measured: 3.5 fields of scratch at 1024² (peak RSS, docs/reliability.md), rounded up.
-    const SCRATCH_FIELDS: u32 = 4;
-    const SPEC: NodeSpec = NodeSpec {
+crate::node! {
+    /// Slope warp.
+    pub struct SlopeWarp {
         id: "slope_warp",
         label: "Slope warp",
-        category: Category::Warp,
+        category: Warp,
         version: 1,
         doc: "Each cell takes the height found amount_m · sin(θ) metres uphill of it, where θ and the uphill direction come from the gradient of the terrain (or of the optional guide) blurred with radius smoothing_m. Ridges creep downhill and valleys widen; a negative amount pulls the other way. Zero amount returns the input unchanged.",
-        inputs: &[
-            PortSpec::height("in", "Terrain to warp."),
-            PortSpec::height("guide", "Terrain whose slopes drive the warp (default: the input).").optional(),
-        ],
-        outputs: &[PortSpec::height("out", "Warped terrain.")],
-    };
+        params: SlopeWarpParams,
+        inputs: SlopeWarpIn {
+            /// Terrain to warp.
+            r#in: height,
+            /// Terrain whose slopes drive the warp (default: the input).
+            guide: height (optional),
+        },
+        outputs: SlopeWarpOut {
+            /// Warped terrain.
+            out: height,
+        },
+    }
+}
+
+impl Node for SlopeWarp {
+    /// Measured: 3.5 fields of scratch at 1024² (peak RSS, docs/reliability.md), rounded up.
+    const SCRATCH_FIELDS: u32 = 4;
 
     fn footprint(p: &SlopeWarpParams, cell_m: f64, _n: usize) -> crate::node::Footprint {
         crate::node::Footprint::Stencil(
@@ -43,12 +49,16 @@ impl Node for SlopeWarp {
         )
     }
 
-    fn eval(ctx: &EvalCtx, inputs: &Inputs, p: &SlopeWarpParams) -> Result<Vec<Field>, NodeError> {
-        let src = inputs.required(0)?;
+    fn eval(
+        ctx: &EvalCtx,
+        inputs: SlopeWarpIn,
+        p: &SlopeWarpParams,
+    ) -> Result<SlopeWarpOut, NodeError> {
+        let src = inputs.r#in;
         if p.amount_m == 0.0 {
-            return Ok(vec![src.clone()]);
+            return Ok(SlopeWarpOut { out: src.clone() });
         }
-        let guide = inputs.get(1).unwrap_or(src);
+        let guide = inputs.guide.unwrap_or(src);
         let cell = ctx.cell_size_m();
         let smooth = gaussian_at(guide, p.smoothing_m / 2.0 / cell, ctx.origin());
         let (gx, gy) = gradient(&smooth, cell);
@@ -58,6 +68,8 @@ impl Node for SlopeWarp {
         let dx = Field::zip_map(&gx, &norm, |g, k| g * k);
         let dy = Field::zip_map(&gy, &norm, |g, k| g * k);
         ctx.check_cancel()?;
-        Ok(vec![super::displace(src, &dx, &dy)])
+        Ok(SlopeWarpOut {
+            out: super::displace(src, &dx, &dy),
+        })
     }
 }
