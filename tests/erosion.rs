@@ -1,5 +1,7 @@
 //! Erosion tests: conservation of material and convergence to the talus angle.
 
+mod common;
+
 use orogen::build::evaluate_outputs;
 use orogen::field::Field;
 use orogen::graph::{Graph, NodeInstance, PortRef};
@@ -382,41 +384,6 @@ fn stream_power_reaches_the_analytic_steady_state() {
     }
 }
 
-/// The lake levels of a priority flood from the border (Barnes et al. 2014), the reference
-/// for stream power's basin-graph routing: each cell's filled level is the lowest, over all
-/// paths to the border, of the highest cell on the path.
-fn priority_flood(z: &[f32], w: usize, h: usize) -> Vec<f32> {
-    use std::cmp::Reverse;
-    let key = |v: f32| Reverse(orogen::nodes::erosion::flow::order_key(v));
-    let mut filled = vec![f32::INFINITY; w * h];
-    let mut heap = std::collections::BinaryHeap::new();
-    for i in 0..w * h {
-        let (x, y) = (i % w, i / w);
-        if x == 0 || y == 0 || x + 1 == w || y + 1 == h {
-            filled[i] = z[i];
-            heap.push((key(z[i]), i));
-        }
-    }
-    while let Some((Reverse(k), c)) = heap.pop() {
-        if k != orogen::nodes::erosion::flow::order_key(filled[c]) {
-            continue;
-        }
-        let (x, y) = ((c % w) as i64, (c / w) as i64);
-        for (dx, dy) in orogen::nodes::erosion::flow::D8 {
-            let (nx, ny) = (x + i64::from(dx), y + i64::from(dy));
-            if nx < 0 || ny < 0 || nx >= w as i64 || ny >= h as i64 {
-                continue;
-            }
-            let j = ny as usize * w + nx as usize;
-            let level = z[j].max(filled[c]);
-            if level < filled[j] {
-                filled[j] = level;
-                heap.push((key(level), j));
-            }
-        }
-    }
-    filled
-}
 
 /// Stream power's hillslope diffusion is the implicit solver applied after the incision:
 /// with k = 0 and no uplift, 12 steps of the simulation are 12 solver steps of
@@ -488,7 +455,7 @@ fn stream_power_routes_across_depressions_like_a_priority_flood() {
                 sim.pit_basin_cells() > n / 2,
                 "white noise is mostly pit basins"
             );
-            assert_eq!(sim.filled, priority_flood(&sim.z, w, h), "filled surface");
+            assert_eq!(sim.filled, common::priority_flood(&sim.z, w, h), "filled surface");
         }
         let mut upstream = vec![1u64; n];
         for (i, &was) in before.iter().enumerate() {

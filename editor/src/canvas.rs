@@ -780,7 +780,7 @@ fn node_picker(ui: &mut Ui, search: &mut String) -> Option<&'static str> {
 }
 
 /// Categories in menu order.
-fn categories() -> [Category; 7] {
+fn categories() -> [Category; 8] {
     [
         Category::Generator,
         Category::Combine,
@@ -788,6 +788,7 @@ fn categories() -> [Category; 7] {
         Category::Filter,
         Category::Mask,
         Category::Erosion,
+        Category::Water,
         Category::Io,
     ]
 }

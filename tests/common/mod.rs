@@ -132,3 +132,39 @@ pub fn random_value(kind: ParamKind, r: f64, flag: bool) -> ParamValue {
         }),
     }
 }
+
+/// The lake levels of a priority flood from the border (Barnes et al. 2014), the reference
+/// for stream power's basin-graph routing and the lakes node: each cell's filled level is the lowest, over all
+/// paths to the border, of the highest cell on the path.
+pub fn priority_flood(z: &[f32], w: usize, h: usize) -> Vec<f32> {
+    use std::cmp::Reverse;
+    let key = |v: f32| Reverse(orogen::nodes::erosion::flow::order_key(v));
+    let mut filled = vec![f32::INFINITY; w * h];
+    let mut heap = std::collections::BinaryHeap::new();
+    for i in 0..w * h {
+        let (x, y) = (i % w, i / w);
+        if x == 0 || y == 0 || x + 1 == w || y + 1 == h {
+            filled[i] = z[i];
+            heap.push((key(z[i]), i));
+        }
+    }
+    while let Some((Reverse(k), c)) = heap.pop() {
+        if k != orogen::nodes::erosion::flow::order_key(filled[c]) {
+            continue;
+        }
+        let (x, y) = ((c % w) as i64, (c / w) as i64);
+        for (dx, dy) in orogen::nodes::erosion::flow::D8 {
+            let (nx, ny) = (x + i64::from(dx), y + i64::from(dy));
+            if nx < 0 || ny < 0 || nx >= w as i64 || ny >= h as i64 {
+                continue;
+            }
+            let j = ny as usize * w + nx as usize;
+            let level = z[j].max(filled[c]);
+            if level < filled[j] {
+                filled[j] = level;
+                heap.push((key(level), j));
+            }
+        }
+    }
+    filled
+}

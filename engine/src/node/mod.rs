@@ -127,6 +127,7 @@ pub enum Category {
     Filter,
     Mask,
     Erosion,
+    Water,
     Io,
 }
 
@@ -140,6 +141,7 @@ impl Category {
             Category::Filter => "filter",
             Category::Mask => "mask",
             Category::Erosion => "erosion",
+            Category::Water => "water",
             Category::Io => "io",
         }
     }
@@ -489,10 +491,10 @@ pub trait Node: NodeDecl {
 
     /// How far the node reads around each output cell, with these parameters, on a grid of
     /// `n²` cells of `cell_m` metres: what a tiled build adds around every tile for it. By
-    /// default erosion nodes need the whole map (a tiled build evaluates them once over the
-    /// world at a coarse size) and every other node reads only its own cell.
+    /// default erosion and water nodes need the whole map (a tiled build evaluates them once
+    /// over the world at a coarse size) and every other node reads only its own cell.
     fn footprint(_params: &Self::Params, _cell_m: f64, _n: usize) -> Footprint {
-        if Self::SPEC.category == Category::Erosion {
+        if matches!(Self::SPEC.category, Category::Erosion | Category::Water) {
             Footprint::Global
         } else {
             Footprint::Pointwise

@@ -8,6 +8,7 @@ pub mod generators;
 pub mod io;
 pub mod mask;
 pub mod warp;
+pub mod water;
 
 use crate::node::Registry;
 use std::sync::OnceLock;
@@ -34,5 +35,6 @@ pub fn register_all(reg: &mut Registry) {
     mask::register(reg);
     warp::register(reg);
     erosion::register(reg);
+    water::register(reg);
     io::register(reg);
 }

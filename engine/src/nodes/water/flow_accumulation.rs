@@ -1,0 +1,247 @@
+//! `flow_accumulation`: how much land drains through each cell, and which way water flows.
+
+use super::{for_each_lake, priority_flood, Flood, NONE};
+use crate::field::Field;
+use crate::node::{unit, EvalCtx, Node, NodeError};
+use crate::nodes::erosion::flow::D8;
+
+crate::choice_enum! {
+    /// How a cell's water is shared among its lower neighbours.
+    pub enum Routing { Mfd = "mfd", D8 = "d8" }
+}
+
+crate::params! {
+    pub struct FlowAccumulationParams {
+        /// `mfd`: shared among every lower neighbour by slope^exponent (Freeman 1991), smooth
+        /// flow maps; `d8`: all to the steepest (O'Callaghan & Mark 1984), one-cell channels.
+        routing: Routing = choice(Routing::Mfd),
+        /// Freeman 1991's exponent p on the slope (mfd only): 1.1 in the paper; larger
+        /// concentrates flow into fewer, sharper channels.
+        exponent: f64 = float(1.1, [0.5, 8.0], [0.0, 100.0], "") if routing in ["mfd"],
+        /// Drainage area where the log-scaled mask starts above 0, in m²: hillslopes draining
+        /// less read 0. The mask reaches 1 at the world's whole area.
+        min_area_m2: f64 = float(2_000.0, [10.0, 1_000_000.0], [0.001, 1.0e12], "m²") as "Min area",
+    }
+}
+
+crate::node! {
+    /// Flow accumulation.
+    pub struct FlowAccumulation {
+        id: "flow_accumulation",
+        label: "Flow accumulation",
+        category: Water,
+        version: 1,
+        doc: "Drainage area: the land (m², times the optional rain mask) whose water passes through each cell. Water runs over the terrain with its depressions filled (Barnes, Lehman & Mulla 2014's priority flood: flats and lakes drain towards their outlet) and leaves the map at the edge where nothing is lower; a lake reads everywhere as the flow leaving it. Routing mfd shares each cell's water among its lower neighbours by slope^p (Freeman 1991, p = exponent); d8 sends it all to the steepest (O'Callaghan & Mark 1984). Outputs: flow = ln(A / min_area_m2) / ln(world area / min_area_m2), clamped to [0, 1] (invert with A = min_area_m2 · (world area / min_area_m2)^flow); dir_x, dir_y = 0.5 + 0.5 · the unit direction water leaves the cell (x to the east/right, y down the image's rows; 0.5, 0.5 where it has nowhere lower to go), the two channels of an engine's flow map. Areas are in m², so a river keeps its drainage area at every resolution; a channel is one cell wide at any resolution, so the mask is finer at finer resolutions.",
+        params: FlowAccumulationParams,
+        inputs: FlowAccumulationIn {
+            /// Terrain the water runs over.
+            r#in: height,
+            /// Rain per cell (1 = every square metre counts); uniform when not connected.
+            rain: mask (optional),
+        },
+        outputs: FlowAccumulationOut {
+            /// ln(drainage area / min_area_m2) ÷ ln(world area / min_area_m2), in [0, 1].
+            flow: mask,
+            /// 0.5 + 0.5 · east component of the flow direction.
+            dir_x: mask,
+            /// 0.5 + 0.5 · south (down the rows) component of the flow direction.
+            dir_y: mask,
+        },
+    }
+}
+
+impl Node for FlowAccumulation {
+    /// Levels, order and parents of the flood (3), its closed flags and queues (~1), the
+    /// area (f64: 2).
+    const SCRATCH_FIELDS: u32 = 6;
+
+    fn eval(
+        ctx: &EvalCtx,
+        inputs: FlowAccumulationIn,
+        p: &FlowAccumulationParams,
+    ) -> Result<FlowAccumulationOut, NodeError> {
+        let src = inputs.r#in;
+        let (w, h) = (src.width(), src.height());
+        let flood = priority_flood(src.data(), w, h);
+        ctx.check_cancel()?;
+        let cell = ctx.cell_size_m();
+        let rain = inputs.rain.map(Field::data);
+        let exponent = match p.routing {
+            Routing::Mfd => Some(p.exponent),
+            Routing::D8 => None,
+        };
+        let routes = Routes::new(&flood, w, h, exponent);
+        let mut area = routes.accumulate(cell * cell, rain);
+        // A lake is one body of water: it reads everywhere as the flow leaving it.
+        for_each_lake(src.data(), &flood.level, w, h, |lake| {
+            let out = lake.iter().map(|&c| area[c]).fold(0.0, f64::max);
+            for &c in lake {
+                area[c] = out;
+            }
+        });
+        ctx.check_cancel()?;
+        let a0 = p.min_area_m2.max(1e-9);
+        let world_area = ctx.world.size_m * ctx.world.size_m;
+        let scale = 1.0 / (world_area / a0).ln().max(1e-9);
+        let flow = area
+            .iter()
+            .map(|&a| unit(((a.max(1e-30) / a0).ln() * scale) as f32))
+            .collect();
+        let size = || NodeError::Failed("internal error: field size".into());
+        let (dx, dy) = routes.directions();
+        Ok(FlowAccumulationOut {
+            flow: Field::from_vec(w, h, flow).ok_or_else(size)?,
+            dir_x: Field::from_vec(w, h, dx).ok_or_else(size)?,
+            dir_y: Field::from_vec(w, h, dy).ok_or_else(size)?,
+        })
+    }
+}
+
+/// Where each cell's water goes over a flooded surface: to its lower neighbours by
+/// slope^p (`exponent` `Some(p)`, Freeman 1991) or all to the steepest (`None`); a cell with
+/// no lower neighbour (on a flat or a lake) sends everything towards its flood parent; an edge
+/// cell without a lower neighbour is an outlet. Computed per cell when asked, so routing
+/// holds nothing beyond the flood.
+pub struct Routes<'a> {
+    flood: &'a Flood,
+    w: usize,
+    h: usize,
+    exponent: Option<f64>,
+}
+
+/// The cells one cell sends water to (the first `len`), with their shares (summing to 1).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Targets {
+    pub cells: [u32; 8],
+    pub shares: [f64; 8],
+    /// D8 offsets of the targets, for directions.
+    pub offsets: [(i32, i32); 8],
+    pub len: usize,
+}
+
+/// Distance to a D8 neighbour at offset `(dx, dy)`, in cells.
+fn distance((dx, dy): (i32, i32)) -> f64 {
+    if dx != 0 && dy != 0 {
+        std::f64::consts::SQRT_2
+    } else {
+        1.0
+    }
+}
+
+impl<'a> Routes<'a> {
+    #[must_use]
+    pub fn new(flood: &'a Flood, w: usize, h: usize, exponent: Option<f64>) -> Self {
+        Self {
+            flood,
+            w,
+            h,
+            exponent,
+        }
+    }
+
+    /// Where cell `i`'s water goes.
+    #[must_use]
+    pub fn targets(&self, i: usize) -> Targets {
+        let (w, h) = (self.w as isize, self.h as isize);
+        let level = &self.flood.level;
+        let (x, y) = ((i % self.w) as isize, (i / self.w) as isize);
+        let mut t = Targets::default();
+        let mut weights = [0.0f64; 8];
+        let mut best = (0.0f64, usize::MAX);
+        for &(dx, dy) in &D8 {
+            let (nx, ny) = (x + dx as isize, y + dy as isize);
+            if nx < 0 || ny < 0 || nx >= w || ny >= h {
+                continue;
+            }
+            let j = (ny * w + nx) as usize;
+            let drop = f64::from(level[i]) - f64::from(level[j]);
+            if drop <= 0.0 {
+                continue;
+            }
+            let slope = drop / distance((dx, dy));
+            if slope > best.0 {
+                best = (slope, t.len);
+            }
+            weights[t.len] = self.exponent.map_or(0.0, |p| slope.powf(p));
+            t.cells[t.len] = j as u32;
+            t.offsets[t.len] = (dx, dy);
+            t.len += 1;
+        }
+        let total: f64 = weights[..t.len].iter().sum();
+        if t.len == 0 {
+            // Nothing lower: follow the flood back towards the outlet (none on the edge).
+            let parent = self.flood.parent[i];
+            if parent != NONE {
+                let j = parent as usize;
+                t.cells[0] = parent;
+                t.shares[0] = 1.0;
+                t.offsets[0] = (
+                    ((j % self.w) as isize - x) as i32,
+                    ((j / self.w) as isize - y) as i32,
+                );
+                t.len = 1;
+            }
+        } else if self.exponent.is_some() && total > 0.0 {
+            for k in 0..t.len {
+                t.shares[k] = weights[k] / total;
+            }
+        } else {
+            t.cells[0] = t.cells[best.1];
+            t.offsets[0] = t.offsets[best.1];
+            t.shares[0] = 1.0;
+            t.len = 1;
+        }
+        t
+    }
+
+    /// Drainage area per cell: `cell_area` (times `rain`) of its own plus what every cell
+    /// upstream passes on, taken in reverse flood order (every cell after those it drains
+    /// to), in f64 so that millions of cells add up without loss.
+    #[must_use]
+    pub fn accumulate(&self, cell_area: f64, rain: Option<&[f32]>) -> Vec<f64> {
+        let mut area: Vec<f64> = match rain {
+            Some(r) => r
+                .iter()
+                .map(|&v| cell_area * f64::from(v.max(0.0)))
+                .collect(),
+            None => vec![cell_area; self.w * self.h],
+        };
+        for &c in self.flood.order.iter().rev() {
+            let c = c as usize;
+            let a = area[c];
+            if a == 0.0 {
+                continue;
+            }
+            let t = self.targets(c);
+            for k in 0..t.len {
+                area[t.cells[k] as usize] += a * t.shares[k];
+            }
+        }
+        area
+    }
+
+    /// The flow-map channels: 0.5 + 0.5 · the unit vector of the shares' weighted direction.
+    #[must_use]
+    pub fn directions(&self) -> (Vec<f32>, Vec<f32>) {
+        use rayon::prelude::*;
+        (0..self.w * self.h)
+            .into_par_iter()
+            .map(|i| {
+                let t = self.targets(i);
+                let (mut x, mut y) = (0.0f32, 0.0f32);
+                for k in 0..t.len {
+                    let (dx, dy) = t.offsets[k];
+                    let d = distance((dx, dy)) as f32;
+                    x += t.shares[k] as f32 * dx as f32 / d;
+                    y += t.shares[k] as f32 * dy as f32 / d;
+                }
+                let len = (x * x + y * y).sqrt();
+                if len > 1e-6 {
+                    (0.5 + 0.5 * x / len, 0.5 + 0.5 * y / len)
+                } else {
+                    (0.5, 0.5)
+                }
+            })
+            .unzip()
+    }
+}

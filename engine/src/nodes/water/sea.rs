@@ -1,0 +1,142 @@
+//! `sea`: the sea below a level in metres, its shore and its beaches.
+
+use super::squared_distance;
+use crate::field::derive::slope_deg;
+use crate::field::Field;
+use crate::node::{unit, EvalCtx, Node, NodeError};
+use crate::nodes::combine::select::step;
+use crate::nodes::erosion::flow::D8;
+
+crate::params! {
+    pub struct SeaParams {
+        /// Sea level, in metres (the world's height frame).
+        level_m: f64 = float(0.0, [-1000.0, 3000.0], [-1.0e6, 1.0e6], "m") as "Sea level",
+        /// Only water connected to the map edge is sea; inland basins below sea level stay
+        /// dry land (wire them to `lakes` for water).
+        connected: bool = flag(true) as "Connected to the edge",
+        /// How far inland the shore mask reaches, in metres.
+        shore_width_m: f64 = float(80.0, [0.0, 1000.0], [0.0, 1.0e6], "m") as "Shore width",
+        /// Highest a beach rises above the sea, in metres.
+        beach_height_m: f64 = float(4.0, [0.0, 50.0], [0.0, 1.0e6], "m") as "Beach height",
+        /// Steepest slope that is still beach, in degrees (fading over 4° above).
+        beach_slope_deg: f64 = float(10.0, [0.0, 45.0], [0.0, 90.0], "°") as "Beach slope",
+    }
+}
+
+crate::node! {
+    /// Sea.
+    pub struct Sea {
+        id: "sea",
+        label: "Sea",
+        category: Water,
+        version: 1,
+        doc: "The sea: every cell below level_m (connected to the map edge through such cells, unless connected is off). Outputs: surface = the sea surface over the sea, the terrain elsewhere; sea = 1 on the sea; shore = 1 at the waterline fading linearly to 0 at shore_width_m inland (Euclidean distance, Felzenszwalb & Huttenlocher 2012); beach = the shore where the land is at most beach_height_m above the sea and no steeper than beach_slope_deg (both with a smooth fade: 25% of the height, 4° of slope). All distances are in metres, so the bands keep their width at every resolution.",
+        params: SeaParams,
+        inputs: SeaIn {
+            /// Terrain.
+            r#in: height,
+        },
+        outputs: SeaOut {
+            /// The sea surface over the sea, the terrain elsewhere (m).
+            surface: height,
+            /// 1 on the sea.
+            sea: mask,
+            /// 1 at the waterline fading to 0 at shore_width_m inland.
+            shore: mask,
+            /// Low, gentle shore.
+            beach: mask,
+        },
+    }
+}
+
+impl Node for Sea {
+    /// The sea flags and flood stack (~1), squared distances (1), slopes (3: gradient and angle).
+    const SCRATCH_FIELDS: u32 = 5;
+
+    fn eval(ctx: &EvalCtx, inputs: SeaIn, p: &SeaParams) -> Result<SeaOut, NodeError> {
+        let src = inputs.r#in;
+        let (w, h) = (src.width(), src.height());
+        let z = src.data();
+        let level = p.level_m as f32;
+        let sea = if p.connected {
+            flood_from_edge(z, w, h, level)
+        } else {
+            z.iter().map(|&v| v < level).collect()
+        };
+        ctx.check_cancel()?;
+        let cell = ctx.cell_size_m();
+        let d2 = squared_distance(&sea, w, h);
+        let reach = p.shore_width_m / cell;
+        let shore: Vec<f32> = d2
+            .iter()
+            .zip(&sea)
+            .map(|(&d, &s)| {
+                if s || !d.is_finite() {
+                    0.0
+                } else if reach <= 0.0 {
+                    // A zero-width shore is the waterline: the land cells touching the sea.
+                    f32::from(u8::from(d <= 2.0))
+                } else {
+                    // Distance to the waterline: half a cell from the nearest sea cell's centre.
+                    let dist = f64::from(d).sqrt() - 0.5;
+                    unit((1.0 - dist / reach) as f32)
+                }
+            })
+            .collect();
+        ctx.check_cancel()?;
+        let slope = slope_deg(src, cell);
+        let (bh, bs) = (p.beach_height_m as f32, p.beach_slope_deg as f32);
+        let beach: Vec<f32> = shore
+            .iter()
+            .zip(z)
+            .zip(slope.data())
+            .map(|((&s, &v), &a)| {
+                let low = 1.0 - step(v - level, bh, 0.25 * bh);
+                let gentle = 1.0 - step(a, bs + 2.0, 4.0);
+                unit(s * low * gentle)
+            })
+            .collect();
+        let surface = z
+            .iter()
+            .zip(&sea)
+            .map(|(&v, &s)| if s { level } else { v })
+            .collect();
+        let sea = sea.iter().map(|&s| f32::from(u8::from(s))).collect();
+        let size = || NodeError::Failed("internal error: field size".into());
+        Ok(SeaOut {
+            surface: Field::from_vec(w, h, surface).ok_or_else(size)?,
+            sea: Field::from_vec(w, h, sea).ok_or_else(size)?,
+            shore: Field::from_vec(w, h, shore).ok_or_else(size)?,
+            beach: Field::from_vec(w, h, beach).ok_or_else(size)?,
+        })
+    }
+}
+
+/// Cells below `level` reachable from the map edge through cells below `level` (8-neighbours).
+fn flood_from_edge(z: &[f32], w: usize, h: usize, level: f32) -> Vec<bool> {
+    let mut sea = vec![false; w * h];
+    let mut stack: Vec<usize> = (0..w * h)
+        .filter(|&i| {
+            let (x, y) = (i % w, i / w);
+            (x == 0 || y == 0 || x + 1 == w || y + 1 == h) && z[i] < level
+        })
+        .collect();
+    for &i in &stack {
+        sea[i] = true;
+    }
+    while let Some(c) = stack.pop() {
+        let (x, y) = ((c % w) as isize, (c / w) as isize);
+        for (dx, dy) in D8 {
+            let (nx, ny) = (x + dx as isize, y + dy as isize);
+            if nx < 0 || ny < 0 || nx >= w as isize || ny >= h as isize {
+                continue;
+            }
+            let j = ny as usize * w + nx as usize;
+            if !sea[j] && z[j] < level {
+                sea[j] = true;
+                stack.push(j);
+            }
+        }
+    }
+    sea
+}

@@ -1,0 +1,428 @@
+//! Water tests: flow accumulation against a reference computed from its definition, lakes
+//! against an independent priority flood, the sea's masks, golden images, and preview–build
+//! parity.
+
+mod common;
+
+use orogen::field::Field;
+use orogen::node::{splitmix64, CancelToken, EvalCtx, ParamValue, Registry, Window};
+use orogen::nodes::erosion::flow::D8;
+use orogen::nodes::water::flow_accumulation::Routes;
+use orogen::nodes::water::{priority_flood, NONE};
+use orogen::World;
+use std::sync::Arc;
+
+/// A rough random terrain of `w × h` cells: value noise at two scales plus white noise, with
+/// plenty of pits, flats after filling, and ties.
+fn terrain(w: usize, h: usize, seed: u64) -> Vec<f32> {
+    let r = |i: u64| (splitmix64(seed ^ splitmix64(i)) % 10_000) as f32 / 10_000.0;
+    (0..w * h)
+        .map(|i| {
+            let (x, y) = (i % w, i / w);
+            let coarse = r(((x / 6) * 1000 + y / 6) as u64 + 1_000_000);
+            // Quantised: equal heights (ties and flats) on purpose.
+            (coarse * 40.0 + (r(i as u64) * 8.0).floor()).round()
+        })
+        .collect()
+}
+
+/// Runs node type `id` on `field` (its first input) over `world`, with `params` set over
+/// the defaults; its outputs in port order.
+fn run(id: &str, field: &Field, world: World, params: &[(&str, ParamValue)]) -> Vec<Field> {
+    let def = Registry::builtin().get(id).expect("node type");
+    let mut values = def.default_values();
+    for (name, v) in params {
+        values[def.param_index(name).expect("param")] = v.clone();
+    }
+    let mut inputs = vec![None; def.spec.inputs.len()];
+    inputs[0] = Some(Arc::new(field.clone()));
+    let n = field.width();
+    let cancel = CancelToken::new();
+    let progress = |_: f32| {};
+    let ctx = EvalCtx {
+        resolution: n,
+        window: Window::full(n),
+        world,
+        graph_seed: 1,
+        node_id: "test",
+        base_dir: None,
+        cancel: &cancel,
+        progress: &progress,
+        upstream: None,
+    };
+    def.eval(&ctx, &inputs, &values).expect("eval")
+}
+
+/// Drainage area by its definition: a cell's own area plus, for every cell that sends it a
+/// share, that share of the sender's drainage area — computed by recursion with memoisation
+/// over the senders (no flood order involved).
+fn area_by_definition(routes: &Routes, n: usize, cell_area: f64) -> Vec<f64> {
+    let mut senders: Vec<Vec<(usize, f64)>> = vec![Vec::new(); n];
+    for i in 0..n {
+        let t = routes.targets(i);
+        for k in 0..t.len {
+            senders[t.cells[k] as usize].push((i, t.shares[k]));
+        }
+    }
+    let mut memo: Vec<Option<f64>> = vec![None; n];
+    fn visit(i: usize, s: &[Vec<(usize, f64)>], memo: &mut [Option<f64>], a0: f64) -> f64 {
+        if let Some(v) = memo[i] {
+            return v;
+        }
+        let mut a = a0;
+        for &(j, share) in &s[i] {
+            a += visit(j, s, memo, a0) * share;
+        }
+        memo[i] = Some(a);
+        a
+    }
+    (0..n)
+        .map(|i| visit(i, &senders, &mut memo, cell_area))
+        .collect()
+}
+
+/// Filled levels equal an independent priority flood (Dijkstra-style relaxation, not the
+/// engine's queue-and-pit algorithm), and every cell's routing is what the definition says:
+/// the steepest lower neighbour for d8, every lower neighbour by slope^p for mfd, towards the
+/// outlet on a flat; following the routes from any cell leaves the map.
+#[test]
+fn routing_follows_its_definition_on_random_terrains() {
+    for (seed, w, h) in [(1u64, 37usize, 29usize), (2, 64, 64), (3, 13, 51)] {
+        let z = terrain(w, h, seed);
+        let flood = priority_flood(&z, w, h);
+        assert_eq!(flood.level, common::priority_flood(&z, w, h), "seed {seed}");
+        let level = &flood.level;
+        for exponent in [None, Some(1.1)] {
+            let routes = Routes::new(&flood, w, h, exponent);
+            for i in 0..w * h {
+                let (x, y) = ((i % w) as i64, (i / w) as i64);
+                let lower: Vec<(usize, f64)> = D8
+                    .iter()
+                    .filter_map(|&(dx, dy)| {
+                        let (nx, ny) = (x + i64::from(dx), y + i64::from(dy));
+                        if nx < 0 || ny < 0 || nx >= w as i64 || ny >= h as i64 {
+                            return None;
+                        }
+                        let j = (ny * w as i64 + nx) as usize;
+                        let d = if dx != 0 && dy != 0 { 2f64.sqrt() } else { 1.0 };
+                        let s = (f64::from(level[i]) - f64::from(level[j])) / d;
+                        (s > 0.0).then_some((j, s))
+                    })
+                    .collect();
+                let t = routes.targets(i);
+                let got: Vec<(usize, f64)> =
+                    (0..t.len).map(|k| (t.cells[k] as usize, t.shares[k])).collect();
+                if lower.is_empty() {
+                    let p = flood.parent[i];
+                    if p == NONE {
+                        assert!(got.is_empty(), "an outlet sends nothing");
+                    } else {
+                        assert_eq!(got, vec![(p as usize, 1.0)], "flat cell {i}");
+                        assert_eq!(level[p as usize], level[i]);
+                    }
+                    continue;
+                }
+                match exponent {
+                    None => {
+                        let best = lower
+                            .iter()
+                            .fold((usize::MAX, 0.0f64), |b, &(j, s)| if s > b.1 { (j, s) } else { b });
+                        assert_eq!(got, vec![(best.0, 1.0)], "d8 cell {i}");
+                    }
+                    Some(p) => {
+                        let total: f64 = lower.iter().map(|&(_, s)| s.powf(p)).sum();
+                        assert_eq!(got.len(), lower.len(), "mfd cell {i}");
+                        for (&(j, share), &(lj, s)) in got.iter().zip(&lower) {
+                            assert_eq!(j, lj);
+                            assert!((share - s.powf(p) / total).abs() < 1e-12);
+                        }
+                    }
+                }
+            }
+            // Every route leaves the map: no cycles, no dead ends inside.
+            for start in 0..w * h {
+                let mut c = start;
+                let mut steps = 0;
+                loop {
+                    let t = routes.targets(c);
+                    if t.len == 0 {
+                        let (x, y) = (c % w, c / w);
+                        assert!(x == 0 || y == 0 || x + 1 == w || y + 1 == h, "dead end at {c}");
+                        break;
+                    }
+                    c = t.cells[0] as usize;
+                    steps += 1;
+                    assert!(steps <= w * h, "cycle from {start}");
+                }
+            }
+        }
+    }
+}
+
+/// The accumulated drainage area equals the definition computed by recursion: exactly for
+/// d8 (sums of whole cells), within 1e-9 relative for mfd; and all of it leaves the map: the
+/// outlets receive the whole area.
+#[test]
+fn flow_accumulation_equals_its_definition_and_conserves_area() {
+    for (seed, w, h) in [(4u64, 48usize, 40usize), (5, 96, 96)] {
+        let z = terrain(w, h, seed);
+        let flood = priority_flood(&z, w, h);
+        let cell_area = 12.5 * 12.5;
+        for exponent in [None, Some(1.1), Some(4.0)] {
+            let routes = Routes::new(&flood, w, h, exponent);
+            let fast = routes.accumulate(cell_area, None);
+            let reference = area_by_definition(&routes, w * h, cell_area);
+            for (i, (a, b)) in fast.iter().zip(&reference).enumerate() {
+                match exponent {
+                    None => assert_eq!(a, b, "d8 cell {i}"),
+                    Some(_) => assert!((a - b).abs() <= 1e-9 * b, "mfd cell {i}: {a} vs {b}"),
+                }
+            }
+            let out: f64 = (0..w * h)
+                .filter(|&i| routes.targets(i).len == 0)
+                .map(|i| fast[i])
+                .sum();
+            let total = cell_area * (w * h) as f64;
+            assert!(
+                (out - total).abs() <= 1e-9 * total,
+                "{exponent:?}: {out} leaves, {total} fell"
+            );
+        }
+    }
+}
+
+/// On a plane falling to the east, d8 water runs straight east: the drainage area at column
+/// x is x + 1 cells, and the node's mask is ln(A / a0) / ln(world area / a0). The flow map
+/// points east (dir_x = 1, dir_y = 0.5).
+#[test]
+fn a_tilted_plane_drains_along_its_rows() {
+    let n = 64;
+    let world = World {
+        size_m: 640.0,
+        height_min_m: 0.0,
+        height_max_m: 100.0,
+    };
+    let plane = Field::from_vec(
+        n,
+        n,
+        (0..n * n).map(|i| 90.0 - (i % n) as f32).collect(),
+    )
+    .expect("size");
+    let out = run(
+        "flow_accumulation",
+        &plane,
+        world,
+        &[
+            ("routing", ParamValue::Choice(1)),
+            ("min_area_m2", ParamValue::Float(50.0)),
+        ],
+    );
+    let (flow, dir_x, dir_y) = (&out[0], &out[1], &out[2]);
+    let scale = (640.0f64 * 640.0 / 50.0).ln();
+    for y in 1..n - 1 {
+        for x in 0..n {
+            let a = 100.0 * (x + 1) as f64;
+            let want = ((a / 50.0).ln() / scale).clamp(0.0, 1.0) as f32;
+            let got = flow.data()[y * n + x];
+            assert!((got - want).abs() < 1e-6, "({x}, {y}): {got} vs {want}");
+            if x + 1 < n {
+                assert_eq!(dir_x.data()[y * n + x], 1.0);
+                assert_eq!(dir_y.data()[y * n + x], 0.5);
+            }
+        }
+    }
+}
+
+/// With no minimum depth or area, the lakes' water surface is exactly a priority flood
+/// (the independent reference), has no depression left inside (flooding it again changes
+/// nothing), and lies on or above the terrain; depth and mask agree with it.
+#[test]
+fn lakes_fill_exactly_what_a_priority_flood_fills() {
+    let world = World {
+        size_m: 1000.0,
+        height_min_m: 0.0,
+        height_max_m: 100.0,
+    };
+    for (seed, n) in [(6u64, 40usize), (7, 97)] {
+        let z = terrain(n, n, seed);
+        let f = Field::from_vec(n, n, z.clone()).expect("size");
+        let out = run(
+            "lakes",
+            &f,
+            world,
+            &[
+                ("min_depth_m", ParamValue::Float(0.0)),
+                ("min_area_m2", ParamValue::Float(0.0)),
+                ("depth_range_m", ParamValue::Float(10.0)),
+            ],
+        );
+        let (surface, depth, mask) = (out[0].data(), out[1].data(), out[2].data());
+        assert_eq!(surface, common::priority_flood(&z, n, n).as_slice());
+        assert_eq!(common::priority_flood(surface, n, n), surface);
+        for i in 0..n * n {
+            assert!(surface[i] >= z[i]);
+            let d = surface[i] - z[i];
+            assert!((depth[i] - (d / 10.0).min(1.0)).abs() < 1e-6);
+            assert_eq!(mask[i], f32::from(u8::from(d > 0.0)));
+        }
+        assert!(mask.iter().any(|&m| m == 1.0), "the test terrain has lakes");
+    }
+}
+
+/// A round pit 6 m deep and a small one 0.4 m deep in a plane: the pit fills to its rim
+/// (the plane's height), the shallow one stays dry with min_depth_m 0.5, and the big one
+/// too once min_area_m2 exceeds its area.
+#[test]
+fn lakes_below_the_minimum_depth_or_area_stay_dry() {
+    let n = 64;
+    let world = World {
+        size_m: 640.0,
+        height_min_m: 0.0,
+        height_max_m: 100.0,
+    };
+    let z: Vec<f32> = (0..n * n)
+        .map(|i| {
+            let (x, y) = ((i % n) as f32, (i / n) as f32);
+            let big = ((x - 20.0).powi(2) + (y - 30.0).powi(2)).sqrt();
+            let small = ((x - 48.0).powi(2) + (y - 30.0).powi(2)).sqrt();
+            if big < 8.0 {
+                44.0 + big * 0.75
+            } else if small < 3.0 {
+                49.6
+            } else {
+                50.0
+            }
+        })
+        .collect();
+    let f = Field::from_vec(n, n, z.clone()).expect("size");
+    let lakes = |depth: f64, area: f64| {
+        run(
+            "lakes",
+            &f,
+            world,
+            &[
+                ("min_depth_m", ParamValue::Float(depth)),
+                ("min_area_m2", ParamValue::Float(area)),
+            ],
+        )
+    };
+    let at = |x: usize, y: usize| y * n + x;
+    let out = lakes(0.5, 0.0);
+    assert_eq!(out[0].data()[at(20, 30)], 50.0, "the pit fills to its rim");
+    assert_eq!(out[2].data()[at(20, 30)], 1.0);
+    assert_eq!(out[0].data()[at(48, 30)], 49.6, "the shallow pit stays dry");
+    assert_eq!(out[2].data()[at(48, 30)], 0.0);
+    // The big pit: about π·8² cells of 10 m × 10 m ≈ 20 000 m².
+    let out = lakes(0.5, 25_000.0);
+    assert_eq!(out[0].data()[at(20, 30)], z[at(20, 30)]);
+    assert!(out[2].data().iter().all(|&m| m == 0.0));
+}
+
+/// The sea is what lies below its level and reaches the map edge; an inland basin below the
+/// level is sea only with `connected` off. The shore is 0 on the sea and beyond shore_width_m,
+/// falls with distance from the waterline, and keeps its width in metres at every
+/// resolution; beaches lie on the shore, low and gentle.
+#[test]
+fn sea_shore_and_beach_masks() {
+    let world = World {
+        size_m: 2000.0,
+        height_min_m: -50.0,
+        height_max_m: 200.0,
+    };
+    // A slope rising from the west edge (below sea level there) with an inland basin.
+    let field = |n: usize| {
+        let c = 2000.0 / n as f32;
+        let z: Vec<f32> = (0..n * n)
+            .map(|i| {
+                let (x, y) = ((i % n) as f32 * c, (i / n) as f32 * c);
+                let basin = ((x - 1500.0).powi(2) + (y - 1000.0).powi(2)).sqrt();
+                if basin < 150.0 {
+                    -20.0
+                } else {
+                    -30.0 + x * 0.05
+                }
+            })
+            .collect();
+        Field::from_vec(n, n, z).expect("size")
+    };
+    let params = |connected: bool| {
+        vec![
+            ("level_m", ParamValue::Float(0.0)),
+            ("connected", ParamValue::Bool(connected)),
+            ("shore_width_m", ParamValue::Float(200.0)),
+            ("beach_height_m", ParamValue::Float(5.0)),
+            ("beach_slope_deg", ParamValue::Float(10.0)),
+        ]
+    };
+    let n = 128;
+    let f = field(n);
+    let out = run("sea", &f, world, &params(true));
+    let (surface, sea, shore, beach) = (out[0].data(), out[1].data(), out[2].data(), out[3].data());
+    let cell = 2000.0 / n as f32;
+    let basin = (n * 3 / 4) + (n / 2) * n;
+    for i in 0..n * n {
+        let x = (i % n) as f32 * cell;
+        let below = f.data()[i] < 0.0;
+        let west = x < 600.0;
+        assert_eq!(sea[i], f32::from(u8::from(below && west)), "cell {i}");
+        assert_eq!(surface[i], if sea[i] == 1.0 { 0.0 } else { f.data()[i] });
+        assert!((0.0..=1.0).contains(&shore[i]) && (0.0..=1.0).contains(&beach[i]));
+        if sea[i] == 1.0 {
+            assert_eq!(shore[i], 0.0);
+        }
+        // The coast is at x = 600 m; 200 m inland the shore is gone.
+        if x > 600.0 + 200.0 + cell {
+            assert_eq!(shore[i], 0.0);
+        }
+        assert!(beach[i] <= shore[i] + 1e-6);
+        // Beach: 5 m above the sea (+ half the fade) is x = 700 m (+ 12.5 m).
+        if x > 600.0 + 100.0 + 13.0 + cell {
+            assert_eq!(beach[i], 0.0, "too high for a beach at x = {x}");
+        }
+    }
+    assert_eq!(sea[basin], 0.0, "the inland basin is not sea");
+    // Along a row, the shore falls with the distance from the coast.
+    let row = &shore[10 * n..11 * n];
+    for x in 1..n {
+        if row[x - 1] > 0.0 && sea[10 * n + x - 1] == 0.0 {
+            assert!(row[x] <= row[x - 1]);
+        }
+    }
+    let open = run("sea", &f, world, &params(false));
+    assert_eq!(open[1].data()[basin], 1.0, "not connected: the basin is sea too");
+
+    // The shore band keeps its width in metres: its area (Σ shore × cell area) at 64² and
+    // 256² agrees within 5%.
+    let area = |n: usize| {
+        let out = run("sea", &field(n), world, &params(true));
+        let c = f64::from(2000.0 / n as f32);
+        out[2].data().iter().map(|&v| f64::from(v)).sum::<f64>() * c * c
+    };
+    let (coarse, fine) = (area(64), area(256));
+    assert!(
+        (coarse / fine - 1.0).abs() < 0.05,
+        "shore area {coarse} m² at 64², {fine} m² at 256²"
+    );
+}
+
+/// Each water node's outputs in tests/data/water.json at 256² match their golden PNGs in
+/// tests/golden/water/.
+#[test]
+fn golden_images_of_the_water_nodes() {
+    common::check_goldens(&common::load("tests/data/water.json"), "water");
+}
+
+/// `orogen parity` 256² → 1024² on tests/data/water.json: every checked row within its
+/// tolerance (lake and sea surfaces within 1.5% of the height range).
+#[test]
+fn water_previews_predict_builds() {
+    let path = common::repo().join("tests/data/water.json");
+    let g = common::load("tests/data/water.json");
+    let rows = orogen::parity::compare(&g, path.parent(), 256, 1024, &[]).expect("parity");
+    let checked: Vec<_> = rows.iter().filter(|r| r.tolerance.is_some()).collect();
+    assert!(checked.iter().any(|r| r.kind == "lakes"));
+    assert!(checked.iter().any(|r| r.kind == "sea"));
+    for r in &rows {
+        assert!(r.ok(), "{} {}.{}: {r:?}", r.kind, r.node, r.output);
+    }
+}
