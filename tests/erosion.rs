@@ -384,7 +384,6 @@ fn stream_power_reaches_the_analytic_steady_state() {
     }
 }
 
-
 /// Stream power's hillslope diffusion is the implicit solver applied after the incision:
 /// with k = 0 and no uplift, 12 steps of the simulation are 12 solver steps of
 /// r = κ·Δt/Δx² exactly (the solver itself is checked against a dense solve and the heat
@@ -455,7 +454,11 @@ fn stream_power_routes_across_depressions_like_a_priority_flood() {
                 sim.pit_basin_cells() > n / 2,
                 "white noise is mostly pit basins"
             );
-            assert_eq!(sim.filled, common::priority_flood(&sim.z, w, h), "filled surface");
+            assert_eq!(
+                sim.filled,
+                common::priority_flood(&sim.z, w, h),
+                "filled surface"
+            );
         }
         let mut upstream = vec![1u64; n];
         for (i, &was) in before.iter().enumerate() {

@@ -53,6 +53,19 @@ fn run(id: &str, field: &Field, world: World, params: &[(&str, ParamValue)]) -> 
     def.eval(&ctx, &inputs, &values).expect("eval")
 }
 
+/// One cell's drainage area by recursion over its senders (see [`area_by_definition`]).
+fn visit(i: usize, s: &[Vec<(usize, f64)>], memo: &mut [Option<f64>], a0: f64) -> f64 {
+    if let Some(v) = memo[i] {
+        return v;
+    }
+    let mut a = a0;
+    for &(j, share) in &s[i] {
+        a += visit(j, s, memo, a0) * share;
+    }
+    memo[i] = Some(a);
+    a
+}
+
 /// Drainage area by its definition: a cell's own area plus, for every cell that sends it a
 /// share, that share of the sender's drainage area — computed by recursion with memoisation
 /// over the senders (no flood order involved).
@@ -65,17 +78,6 @@ fn area_by_definition(routes: &Routes, n: usize, cell_area: f64) -> Vec<f64> {
         }
     }
     let mut memo: Vec<Option<f64>> = vec![None; n];
-    fn visit(i: usize, s: &[Vec<(usize, f64)>], memo: &mut [Option<f64>], a0: f64) -> f64 {
-        if let Some(v) = memo[i] {
-            return v;
-        }
-        let mut a = a0;
-        for &(j, share) in &s[i] {
-            a += visit(j, s, memo, a0) * share;
-        }
-        memo[i] = Some(a);
-        a
-    }
     (0..n)
         .map(|i| visit(i, &senders, &mut memo, cell_area))
         .collect()
@@ -110,8 +112,9 @@ fn routing_follows_its_definition_on_random_terrains() {
                     })
                     .collect();
                 let t = routes.targets(i);
-                let got: Vec<(usize, f64)> =
-                    (0..t.len).map(|k| (t.cells[k] as usize, t.shares[k])).collect();
+                let got: Vec<(usize, f64)> = (0..t.len)
+                    .map(|k| (t.cells[k] as usize, t.shares[k]))
+                    .collect();
                 if lower.is_empty() {
                     let p = flood.parent[i];
                     if p == NONE {
@@ -124,9 +127,13 @@ fn routing_follows_its_definition_on_random_terrains() {
                 }
                 match exponent {
                     None => {
-                        let best = lower
-                            .iter()
-                            .fold((usize::MAX, 0.0f64), |b, &(j, s)| if s > b.1 { (j, s) } else { b });
+                        let best = lower.iter().fold((usize::MAX, 0.0f64), |b, &(j, s)| {
+                            if s > b.1 {
+                                (j, s)
+                            } else {
+                                b
+                            }
+                        });
                         assert_eq!(got, vec![(best.0, 1.0)], "d8 cell {i}");
                     }
                     Some(p) => {
@@ -147,7 +154,10 @@ fn routing_follows_its_definition_on_random_terrains() {
                     let t = routes.targets(c);
                     if t.len == 0 {
                         let (x, y) = (c % w, c / w);
-                        assert!(x == 0 || y == 0 || x + 1 == w || y + 1 == h, "dead end at {c}");
+                        assert!(
+                            x == 0 || y == 0 || x + 1 == w || y + 1 == h,
+                            "dead end at {c}"
+                        );
                         break;
                     }
                     c = t.cells[0] as usize;
@@ -202,12 +212,8 @@ fn a_tilted_plane_drains_along_its_rows() {
         height_min_m: 0.0,
         height_max_m: 100.0,
     };
-    let plane = Field::from_vec(
-        n,
-        n,
-        (0..n * n).map(|i| 90.0 - (i % n) as f32).collect(),
-    )
-    .expect("size");
+    let plane =
+        Field::from_vec(n, n, (0..n * n).map(|i| 90.0 - (i % n) as f32).collect()).expect("size");
     let out = run(
         "flow_accumulation",
         &plane,
@@ -265,7 +271,7 @@ fn lakes_fill_exactly_what_a_priority_flood_fills() {
             assert!((depth[i] - (d / 10.0).min(1.0)).abs() < 1e-6);
             assert_eq!(mask[i], f32::from(u8::from(d > 0.0)));
         }
-        assert!(mask.iter().any(|&m| m == 1.0), "the test terrain has lakes");
+        assert!(mask.contains(&1.0), "the test terrain has lakes");
     }
 }
 
@@ -389,7 +395,11 @@ fn sea_shore_and_beach_masks() {
         }
     }
     let open = run("sea", &f, world, &params(false));
-    assert_eq!(open[1].data()[basin], 1.0, "not connected: the basin is sea too");
+    assert_eq!(
+        open[1].data()[basin],
+        1.0,
+        "not connected: the basin is sea too"
+    );
 
     // The shore band keeps its width in metres: its area (Σ shore × cell area) at 64² and
     // 256² agrees within 5%.
@@ -425,4 +435,124 @@ fn water_previews_predict_builds() {
     for r in &rows {
         assert!(r.ok(), "{} {}.{}: {r:?}", r.kind, r.node, r.output);
     }
+}
+
+/// The test graph's terrain (`hills`: smooth noise with depressions) at `n²`.
+fn hills(n: usize) -> Field {
+    let mut g = common::load("tests/data/water.json");
+    g.outputs = [(
+        "hills".to_string(),
+        orogen::graph::PortRef::new("hills", "out"),
+    )]
+    .into();
+    orogen::build::evaluate_outputs(&g, Some(n)).expect("eval")["hills"].clone()
+}
+
+/// Rivers run downhill to the map edge: from every river cell the routes reach the edge, the
+/// water surface never rises along them, and the channel bed (surface − depth) never rises
+/// from one river cell to the next. The carve only lowers the terrain, reaches the bed at every
+/// river cell, and leaves the terrain untouched beyond the banks. The network covers the same
+/// area (Σ coverage × cell area) at 256² and 1024², within 15%.
+#[test]
+fn rivers_run_downhill_to_the_edge_and_carve_their_beds() {
+    let world = World {
+        size_m: 4000.0,
+        height_min_m: -60.0,
+        height_max_m: 400.0,
+    };
+    let params = [
+        ("threshold_km2", ParamValue::Float(0.2)),
+        ("width_m", ParamValue::Float(25.0)),
+        ("depth_m", ParamValue::Float(3.0)),
+        ("bank_width_m", ParamValue::Float(30.0)),
+    ];
+    let n = 256;
+    let z = hills(n);
+    let out = run("rivers", &z, world, &params);
+    let (carved, river) = (out[0].data(), out[1].data());
+    let (w, h) = (n, n);
+    let flood = priority_flood(z.data(), w, h);
+    let cell = 4000.0 / n as f64;
+    let routes = Routes::new(&flood, w, h, None);
+    let area = routes.accumulate(cell * cell, None);
+    let depth = |a: f64| 3.0 * (a / 1.0e7).powf(0.4);
+    let half = |a: f64| 0.5 * 25.0 * (a / 1.0e7).sqrt();
+    let is_river =
+        |i: usize| area[i] >= 0.2e6 && f64::from(flood.level[i] - z.data()[i]) <= depth(area[i]);
+    let rivers: Vec<usize> = (0..w * h).filter(|&i| is_river(i)).collect();
+    assert!(
+        rivers.len() > 200,
+        "the test terrain has rivers ({})",
+        rivers.len()
+    );
+    for &start in &rivers {
+        let mut c = start;
+        let mut bed = f64::from(flood.level[c]) - depth(area[c]);
+        loop {
+            assert!(
+                river[c] >= 0.5 || !is_river(c),
+                "river cell {c} shows in the mask"
+            );
+            let t = routes.targets(c);
+            if t.len == 0 {
+                let (x, y) = (c % w, c / w);
+                assert!(
+                    x == 0 || y == 0 || x + 1 == w || y + 1 == h,
+                    "ends inside at {c}"
+                );
+                break;
+            }
+            let next = t.cells[0] as usize;
+            assert!(
+                flood.level[next] <= flood.level[c],
+                "surface rises at {c} → {next}"
+            );
+            if is_river(next) {
+                let b = f64::from(flood.level[next]) - depth(area[next]);
+                assert!(b <= bed + 1e-4, "bed rises at {c} → {next}: {bed} → {b}");
+                bed = b;
+            }
+            c = next;
+        }
+    }
+    for (c, z) in carved.iter().zip(z.data()) {
+        assert!(c <= z, "the carve only lowers");
+    }
+    for &i in &rivers {
+        let bed = f64::from(flood.level[i]) - depth(area[i]);
+        // A river cell's terrain lies at or above its bed (a deeper pit is a lake).
+        assert!(f64::from(z.data()[i]) >= bed - 1e-3);
+        assert!(
+            f64::from(carved[i]) <= bed + 1e-3,
+            "cell {i} is cut to its bed"
+        );
+    }
+    // Far from every river (beyond the widest channel and its banks) nothing changes.
+    let reach = rivers.iter().map(|&i| half(area[i])).fold(0.0, f64::max) + 30.0;
+    let far = ((reach / cell).ceil() as usize) + 1;
+    let near: std::collections::HashSet<(usize, usize)> = rivers
+        .iter()
+        .flat_map(|&i| {
+            let (x, y) = (i % w, i / w);
+            (y.saturating_sub(far)..=(y + far).min(h - 1)).flat_map(move |yy| {
+                (x.saturating_sub(far)..=(x + far).min(w - 1)).map(move |xx| (xx, yy))
+            })
+        })
+        .collect();
+    for i in 0..w * h {
+        if !near.contains(&(i % w, i / w)) {
+            assert_eq!(carved[i], z.data()[i]);
+            assert_eq!(river[i], 0.0);
+        }
+    }
+    let covered = |n: usize| {
+        let out = run("rivers", &hills(n), world, &params);
+        let c = 4000.0 / n as f64;
+        out[1].data().iter().map(|&v| f64::from(v)).sum::<f64>() * c * c
+    };
+    let (coarse, fine) = (covered(256), covered(1024));
+    assert!(
+        (coarse / fine - 1.0).abs() < 0.15,
+        "river area {coarse} m² at 256², {fine} m² at 1024²"
+    );
 }

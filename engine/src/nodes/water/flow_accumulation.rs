@@ -182,8 +182,8 @@ impl<'a> Routes<'a> {
                 t.len = 1;
             }
         } else if self.exponent.is_some() && total > 0.0 {
-            for k in 0..t.len {
-                t.shares[k] = weights[k] / total;
+            for (share, weight) in t.shares.iter_mut().zip(&weights).take(t.len) {
+                *share = weight / total;
             }
         } else {
             t.cells[0] = t.cells[best.1];

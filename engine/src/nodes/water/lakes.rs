@@ -50,9 +50,20 @@ impl Node for Lakes {
         let mut level = priority_flood(z, w, h).level;
         ctx.check_cancel()?;
         let cell_area = ctx.cell_size_m() * ctx.cell_size_m();
-        drop_small_lakes(z, &mut level, w, h, p.min_depth_m, p.min_area_m2 / cell_area);
+        drop_small_lakes(
+            z,
+            &mut level,
+            w,
+            h,
+            p.min_depth_m,
+            p.min_area_m2 / cell_area,
+        );
         let inv = (1.0 / p.depth_range_m) as f32;
-        let depth = level.iter().zip(z).map(|(l, z)| unit((l - z) * inv)).collect();
+        let depth = level
+            .iter()
+            .zip(z)
+            .map(|(l, z)| unit((l - z) * inv))
+            .collect();
         let mask = level
             .iter()
             .zip(z)

@@ -1,4 +1,4 @@
-//! Water: where it flows, where it pools, where the sea is — the maps artists texture and
+//! Water: where it flows, where it pools, where rivers run, where the sea is — the maps artists texture and
 //! place water with. Every node reads the whole map (a lake or a river depends on terrain far
 //! away), so in a tiled build they run once over the world at the coarse size.
 //!
@@ -7,6 +7,7 @@
 
 pub mod flow_accumulation;
 pub mod lakes;
+pub mod rivers;
 pub mod sea;
 
 use crate::node::Registry;
@@ -18,6 +19,7 @@ use std::collections::{BinaryHeap, VecDeque};
 pub fn register(reg: &mut Registry) {
     reg.register::<flow_accumulation::FlowAccumulation>();
     reg.register::<lakes::Lakes>();
+    reg.register::<rivers::Rivers>();
     reg.register::<sea::Sea>();
 }
 
@@ -134,10 +136,7 @@ pub fn for_each_lake(z: &[f32], level: &[f32], w: usize, h: usize, mut f: impl F
 pub fn squared_distance(inside: &[bool], w: usize, h: usize) -> Vec<f32> {
     use rayon::prelude::*;
     const FAR: f32 = 1.0e20;
-    let mut d: Vec<f32> = inside
-        .iter()
-        .map(|&b| if b { 0.0 } else { FAR })
-        .collect();
+    let mut d: Vec<f32> = inside.iter().map(|&b| if b { 0.0 } else { FAR }).collect();
     d.par_chunks_mut(w).for_each(|row| {
         let mut s = Scratch::new(w);
         s.transform(row);
@@ -228,10 +227,10 @@ mod tests {
     fn distance_transform_equals_brute_force() {
         let (w, h) = (23, 17);
         let inside: Vec<bool> = (0..w * h)
-            .map(|i| crate::node::splitmix64(i as u64) % 29 == 0)
+            .map(|i| crate::node::splitmix64(i as u64).is_multiple_of(29))
             .collect();
         let d = squared_distance(&inside, w, h);
-        for i in 0..w * h {
+        for (i, &got) in d.iter().enumerate() {
             let (x, y) = ((i % w) as f32, (i / w) as f32);
             let best = (0..w * h)
                 .filter(|&j| inside[j])
@@ -240,7 +239,7 @@ mod tests {
                     a * a + b * b
                 })
                 .fold(f32::INFINITY, f32::min);
-            assert_eq!(d[i], best, "cell {i}");
+            assert_eq!(got, best, "cell {i}");
         }
         assert!(squared_distance(&[false; 12], 4, 3)
             .iter()

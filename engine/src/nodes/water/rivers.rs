@@ -1,0 +1,201 @@
+//! `rivers`: a river network carved into the terrain, sized by its drainage area.
+
+use super::flow_accumulation::Routes;
+use super::priority_flood;
+use crate::field::Field;
+use crate::node::{unit, EvalCtx, Node, NodeError};
+use rayon::prelude::*;
+
+crate::params! {
+    pub struct RiversParams {
+        /// Drainage area where a river begins, in km².
+        threshold_km2: f64 = float(1.0, [0.01, 100.0], [1.0e-6, 1.0e6], "km²") as "Threshold",
+        /// Channel width where the drainage area is 10 km², in metres; it grows as the area^0.5
+        /// (Leopold & Maddock 1953).
+        width_m: f64 = float(20.0, [1.0, 200.0], [0.0, 1.0e5], "m") as "Width at 10 km²",
+        /// Channel depth where the drainage area is 10 km², in metres; it grows as the area^0.4
+        /// (Leopold & Maddock 1953).
+        depth_m: f64 = float(2.0, [0.0, 20.0], [0.0, 1.0e4], "m") as "Depth at 10 km²",
+        /// How far beyond the channel's edge the banks reach into the terrain, in metres.
+        bank_width_m: f64 = float(30.0, [0.0, 300.0], [0.0, 1.0e5], "m") as "Bank width",
+        /// Steepest slope of the banks, in degrees: higher terrain within bank_width_m is cut
+        /// down to it.
+        bank_slope_deg: f64 = float(25.0, [1.0, 80.0], [0.1, 89.0], "°") as "Bank slope",
+    }
+}
+
+crate::node! {
+    /// Rivers.
+    pub struct Rivers {
+        id: "rivers",
+        label: "Rivers",
+        category: Water,
+        version: 1,
+        doc: "A river wherever the drainage area (as flow_accumulation computes it with d8 routing: over the priority-flooded terrain, Barnes, Lehman & Mulla 2014; times the optional rain mask) exceeds threshold_km2, except under lakes deeper than its channel. Hydraulic geometry (Leopold & Maddock 1953, downstream): width = width_m · (A / 10 km²)^0.5, depth = depth_m · (A / 10 km²)^0.4. The water surface is the filled terrain's level, so it never rises downstream and rivers run through lakes to the map edge. Each river cell cuts a parabolic channel (its depth at the centre line, 0 at the banks) below that surface and banks rising at bank_slope_deg, fading out over bank_width_m; the terrain keeps the lower of itself and every cut. Outputs: out = the carved terrain, river = the share of each cell under a channel's water (antialiased, so the network covers the same area at every resolution), surface = the water surface on rivers and lakes, the carved terrain elsewhere. All sizes are in metres, so a river keeps its width at every resolution.",
+        params: RiversParams,
+        inputs: RiversIn {
+            /// Terrain the rivers run over.
+            r#in: height,
+            /// Rain per cell (1 = every square metre counts); uniform when not connected.
+            rain: mask (optional),
+        },
+        outputs: RiversOut {
+            /// The terrain with the river channels and banks carved in (m).
+            out: height,
+            /// Share of the cell under a river's water, in [0, 1].
+            river: mask,
+            /// Water surface on rivers and lakes; the carved terrain elsewhere (m).
+            surface: height,
+        },
+    }
+}
+
+/// A river cell: its position, water surface, half width and depth (metres).
+#[derive(Clone, Copy, Debug)]
+struct Reach {
+    x: usize,
+    y: usize,
+    surface: f32,
+    half_width: f64,
+    depth: f64,
+}
+
+impl Node for Rivers {
+    /// The flood's levels, order and parents (3), its flags and queues (~1), the area (f64: 2).
+    const SCRATCH_FIELDS: u32 = 6;
+
+    fn eval(ctx: &EvalCtx, inputs: RiversIn, p: &RiversParams) -> Result<RiversOut, NodeError> {
+        let src = inputs.r#in;
+        let (w, h) = (src.width(), src.height());
+        let z = src.data();
+        let flood = priority_flood(z, w, h);
+        ctx.check_cancel()?;
+        let cell = ctx.cell_size_m();
+        let routes = Routes::new(&flood, w, h, None);
+        let area = routes.accumulate(cell * cell, inputs.rain.map(Field::data));
+        ctx.check_cancel()?;
+        let threshold = p.threshold_km2 * 1.0e6;
+        // A river cell: enough drainage area, and not under a lake deeper than its channel
+        // (a shallow pit on its way is part of the channel).
+        let reaches: Vec<Reach> = (0..w * h)
+            .filter(|&i| area[i] >= threshold)
+            .filter_map(|i| {
+                let q = area[i] / 1.0e7;
+                let depth = p.depth_m * q.powf(0.4);
+                (f64::from(flood.level[i] - z[i]) <= depth).then(|| Reach {
+                    x: i % w,
+                    y: i / w,
+                    surface: flood.level[i],
+                    half_width: 0.5 * p.width_m * q.sqrt(),
+                    depth,
+                })
+            })
+            .collect();
+        let carve = Carve {
+            cell,
+            bank: p.bank_width_m.max(0.0),
+            bank_slope: p.bank_slope_deg.to_radians().tan(),
+        };
+        let (out, river) = carve.run(z, w, h, &reaches);
+        ctx.check_cancel()?;
+        // The water surface: the flood's level under rivers and lakes.
+        let surface = out
+            .iter()
+            .zip(&river)
+            .zip(&flood.level)
+            .zip(z)
+            .map(|(((&o, &r), &l), &z)| if r > 0.0 || l > z { l.max(o) } else { o })
+            .collect();
+        let size = || NodeError::Failed("internal error: field size".into());
+        Ok(RiversOut {
+            out: Field::from_vec(w, h, out).ok_or_else(size)?,
+            river: Field::from_vec(w, h, river).ok_or_else(size)?,
+            surface: Field::from_vec(w, h, surface).ok_or_else(size)?,
+        })
+    }
+}
+
+/// How a river cuts the terrain around it.
+struct Carve {
+    cell: f64,
+    bank: f64,
+    bank_slope: f64,
+}
+
+impl Carve {
+    /// The carved terrain and the river coverage. Each output row gathers the reaches within
+    /// reach of it (bucketed by row), so rows run in parallel and the result — a minimum and a
+    /// maximum over the reaches — does not depend on their order.
+    fn run(&self, z: &[f32], w: usize, h: usize, reaches: &[Reach]) -> (Vec<f32>, Vec<f32>) {
+        let mut by_row: Vec<Vec<usize>> = vec![Vec::new(); h];
+        let mut reach_cells = 0usize;
+        for (k, r) in reaches.iter().enumerate() {
+            by_row[r.y].push(k);
+            reach_cells = reach_cells.max(((r.half_width + self.bank) / self.cell).ceil() as usize);
+        }
+        let mut out = z.to_vec();
+        let mut river = vec![0.0f32; w * h];
+        out.par_chunks_mut(w)
+            .zip(river.par_chunks_mut(w))
+            .enumerate()
+            .for_each(|(y, (row, cover))| {
+                let (y0, y1) = (y.saturating_sub(reach_cells), (y + reach_cells).min(h - 1));
+                let terrain = &z[y * w..(y + 1) * w];
+                for row_reaches in &by_row[y0..=y1] {
+                    for &k in row_reaches {
+                        self.apply(&reaches[k], y, terrain, row, cover);
+                    }
+                }
+            });
+        (out, river)
+    }
+
+    /// One reach's cut across row `y` of `terrain`, lowering `row` to it where it is lower:
+    /// each cut is measured from the uncut terrain, so overlapping cuts give their minimum
+    /// in any order.
+    fn apply(&self, r: &Reach, y: usize, terrain: &[f32], row: &mut [f32], cover: &mut [f32]) {
+        let extent = r.half_width + self.bank;
+        let cells = (extent / self.cell).ceil() as usize;
+        let dy = (y as f64 - r.y as f64) * self.cell;
+        if dy.abs() > extent + self.cell {
+            return;
+        }
+        let (x0, x1) = (r.x.saturating_sub(cells), (r.x + cells).min(row.len() - 1));
+        let surface = f64::from(r.surface);
+        for (x, ((v, c), &z)) in row[x0..=x1]
+            .iter_mut()
+            .zip(&mut cover[x0..=x1])
+            .zip(&terrain[x0..=x1])
+            .enumerate()
+        {
+            let dx = ((x0 + x) as f64 - r.x as f64) * self.cell;
+            let d = (dx * dx + dy * dy).sqrt();
+            // Coverage: the share of the cell within the half width (a one-cell ramp).
+            let share = unit(((r.half_width - d) / self.cell + 0.5) as f32);
+            *c = c.max(share);
+            let target = if d <= r.half_width {
+                let t = if r.half_width > 0.0 {
+                    d / r.half_width
+                } else {
+                    1.0
+                };
+                surface - r.depth * (1.0 - t * t)
+            } else if d <= extent {
+                surface + (d - r.half_width) * self.bank_slope
+            } else {
+                continue;
+            };
+            // Full cut up to the channel's edge, fading out across the banks.
+            let fade = if d <= r.half_width || self.bank <= 0.0 {
+                1.0
+            } else {
+                let t = (d - r.half_width) / self.bank;
+                1.0 - t * t * (3.0 - 2.0 * t)
+            };
+            let z = f64::from(z);
+            if target < z {
+                *v = v.min((z - (z - target) * fade) as f32);
+            }
+        }
+    }
+}
