@@ -203,7 +203,7 @@ fn flow_accumulation_equals_its_definition_and_conserves_area() {
 
 /// On a plane falling to the east, d8 water runs straight east: the drainage area at column
 /// x is x + 1 cells, and the node's mask is ln(A / a0) / ln(world area / a0). The flow map
-/// points east (dir_x = 1, dir_y = 0.5).
+/// points east (dir_x = 1, dir_y = 0.5); the wetness index is ln(a / tan β) in closed form.
 #[test]
 fn a_tilted_plane_drains_along_its_rows() {
     let n = 64;
@@ -223,7 +223,7 @@ fn a_tilted_plane_drains_along_its_rows() {
             ("min_area_m2", ParamValue::Float(50.0)),
         ],
     );
-    let (flow, dir_x, dir_y) = (&out[0], &out[1], &out[2]);
+    let (flow, dir_x, dir_y, wetness) = (&out[0], &out[1], &out[2], &out[3]);
     let scale = (640.0f64 * 640.0 / 50.0).ln();
     for y in 1..n - 1 {
         for x in 0..n {
@@ -231,6 +231,14 @@ fn a_tilted_plane_drains_along_its_rows() {
             let want = ((a / 50.0).ln() / scale).clamp(0.0, 1.0) as f32;
             let got = flow.data()[y * n + x];
             assert!((got - want).abs() < 1e-6, "({x}, {y}): {got} vs {want}");
+            // Wetness: ln(a / tan β) with a = A / 10 m and tan β = 1 m / 10 m, mapped from the
+            // defaults 6 → 0 to 16 → 1 (central differences: exact inside the map).
+            if x > 0 && x + 1 < n {
+                let twi = (a / 10.0 / 0.1).ln();
+                let want = ((twi - 6.0) / 10.0).clamp(0.0, 1.0) as f32;
+                let got = wetness.data()[y * n + x];
+                assert!((got - want).abs() < 1e-5, "wetness ({x}, {y}): {got} vs {want}");
+            }
             if x + 1 < n {
                 assert_eq!(dir_x.data()[y * n + x], 1.0);
                 assert_eq!(dir_y.data()[y * n + x], 0.5);

@@ -21,6 +21,10 @@ crate::params! {
         /// Drainage area where the log-scaled mask starts above 0, in m²: hillslopes draining
         /// less read 0. The mask reaches 1 at the world's whole area.
         min_area_m2: f64 = float(2_000.0, [10.0, 1_000_000.0], [0.001, 1.0e12], "m²") as "Min area",
+        /// Topographic wetness index where the wetness mask starts above 0.
+        wetness_low: f64 = float(6.0, [0.0, 20.0], [-100.0, 100.0], "") as "Wetness from",
+        /// Topographic wetness index where the wetness mask reaches 1.
+        wetness_high: f64 = float(16.0, [0.0, 30.0], [-100.0, 100.0], "") as "Wetness to",
     }
 }
 
@@ -31,7 +35,7 @@ crate::node! {
         label: "Flow accumulation",
         category: Water,
         version: 1,
-        doc: "Drainage area: the land (m², times the optional rain mask) whose water passes through each cell. Water runs over the terrain with its depressions filled (Barnes, Lehman & Mulla 2014's priority flood: flats and lakes drain towards their outlet) and leaves the map at the edge where nothing is lower; a lake reads everywhere as the flow leaving it. Routing mfd shares each cell's water among its lower neighbours by slope^p (Freeman 1991, p = exponent); d8 sends it all to the steepest (O'Callaghan & Mark 1984). Outputs: flow = ln(A / min_area_m2) / ln(world area / min_area_m2), clamped to [0, 1] (invert with A = min_area_m2 · (world area / min_area_m2)^flow); dir_x, dir_y = 0.5 + 0.5 · the unit direction water leaves the cell (x to the east/right, y down the image's rows; 0.5, 0.5 where it has nowhere lower to go), the two channels of an engine's flow map. Areas are in m², so a river keeps its drainage area at every resolution; a channel is one cell wide at any resolution, so the mask is finer at finer resolutions.",
+        doc: "Drainage area: the land (m², times the optional rain mask) whose water passes through each cell. Water runs over the terrain with its depressions filled (Barnes, Lehman & Mulla 2014's priority flood: flats and lakes drain towards their outlet) and leaves the map at the edge where nothing is lower; a lake reads everywhere as the flow leaving it. Routing mfd shares each cell's water among its lower neighbours by slope^p (Freeman 1991, p = exponent); d8 sends it all to the steepest (O'Callaghan & Mark 1984). Outputs: flow = ln(A / min_area_m2) / ln(world area / min_area_m2), clamped to [0, 1] (invert with A = min_area_m2 · (world area / min_area_m2)^flow); dir_x, dir_y = 0.5 + 0.5 · the unit direction water leaves the cell (x to the east/right, y down the image's rows; 0.5, 0.5 where it has nowhere lower to go), the two channels of an engine's flow map; wetness = the topographic wetness index ln(a / tan β) (Beven & Kirkby 1979; a = drainage area per metre of contour, A / cell size, β the local slope, at least 0.1°), mapped from wetness_low to wetness_high onto [0, 1]: wet valley floors and hollows, dry ridges and steep slopes. Areas are in m², so a river keeps its drainage area at every resolution; a channel is one cell wide at any resolution, so the mask is finer at finer resolutions.",
         params: FlowAccumulationParams,
         inputs: FlowAccumulationIn {
             /// Terrain the water runs over.
@@ -46,6 +50,8 @@ crate::node! {
             dir_x: mask,
             /// 0.5 + 0.5 · south (down the rows) component of the flow direction.
             dir_y: mask,
+            /// Topographic wetness ln(a / tan β), from wetness_low (0) to wetness_high (1).
+            wetness: mask,
         },
     }
 }
@@ -89,10 +95,12 @@ impl Node for FlowAccumulation {
             .collect();
         let size = || NodeError::Failed("internal error: field size".into());
         let (dx, dy) = routes.directions();
+        let wetness = wetness(&area, src, cell, (p.wetness_low, p.wetness_high));
         Ok(FlowAccumulationOut {
             flow: Field::from_vec(w, h, flow).ok_or_else(size)?,
             dir_x: Field::from_vec(w, h, dx).ok_or_else(size)?,
             dir_y: Field::from_vec(w, h, dy).ok_or_else(size)?,
+            wetness: wetness.ok_or_else(size)?,
         })
     }
 }
@@ -244,4 +252,23 @@ impl<'a> Routes<'a> {
             })
             .unzip()
     }
+}
+
+/// The topographic wetness index ln(a / tan β) (Beven & Kirkby 1979) of every cell, with a =
+/// `area` per metre of contour (÷ the cell size) and β the terrain's slope (at least 0.1°),
+/// mapped from `low` (0) to `high` (1).
+fn wetness(area: &[f64], terrain: &Field, cell: f64, (low, high): (f64, f64)) -> Option<Field> {
+    let slope = crate::field::derive::slope_deg(terrain, cell);
+    let min_tan = 0.1f64.to_radians().tan();
+    let span = (high - low).max(1e-9);
+    let data = area
+        .iter()
+        .zip(slope.data())
+        .map(|(&a, &deg)| {
+            let tan = f64::from(deg).to_radians().tan().max(min_tan);
+            let twi = (a.max(1e-30) / cell / tan).ln();
+            unit(((twi - low) / span) as f32)
+        })
+        .collect();
+    Field::from_vec(terrain.width(), terrain.height(), data)
 }
