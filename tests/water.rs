@@ -237,7 +237,10 @@ fn a_tilted_plane_drains_along_its_rows() {
                 let twi = (a / 10.0 / 0.1).ln();
                 let want = ((twi - 6.0) / 10.0).clamp(0.0, 1.0) as f32;
                 let got = wetness.data()[y * n + x];
-                assert!((got - want).abs() < 1e-5, "wetness ({x}, {y}): {got} vs {want}");
+                assert!(
+                    (got - want).abs() < 1e-5,
+                    "wetness ({x}, {y}): {got} vs {want}"
+                );
             }
             if x + 1 < n {
                 assert_eq!(dir_x.data()[y * n + x], 1.0);

@@ -14,9 +14,9 @@
 //! Tolerances ([`Tolerance`]): generators, filters and masks within 0.25% of the range (they
 //! sample the same continuous functions in world units); erosion nodes within 1.5%, an amount
 //! ratio in [0.85, 1.15] and a change correlation ≥ 0.9 (≥ 0.85 for droplets, which are
-//! stochastic at each resolution); lakes' and sea's water surfaces within 0.25% and their
-//! masks within 1.5%; flow accumulation shown for information (a channel is one cell wide at
-//! every resolution).
+//! stochastic at each resolution); the water nodes' terrains and surfaces (lakes, rivers, sea,
+//! snow) within 0.25% and their masks within 1.5%; flow accumulation shown for information (a
+//! channel is one cell wide at every resolution).
 
 use crate::eval::{EvalOptions, EvalResult, Evaluator, Targets};
 use crate::field::Field;
@@ -83,9 +83,9 @@ pub fn tolerance(category: Category, type_id: &str, is_first_output: bool) -> Op
             change: Some(((0.85, 1.15), min_corr)),
         })
     } else if category == Category::Water {
-        // Lakes and sea: their water surfaces within the generators' 0.25%, their masks
-        // (lake, depth, sea, shore, beach) within 1.5% — a finer grid resolves a shoreline a
-        // little differently. Flow accumulation's channels are one cell wide at every
+        // Lakes, rivers, sea, snow: their first output (a terrain or water surface) within
+        // the generators' 0.25%, the rest within 1.5% — a finer grid resolves a shoreline,
+        // a channel or a snow edge a little differently. Flow accumulation's channels are one cell wide at every
         // resolution: shown for information.
         (type_id != "flow_accumulation").then_some(Tolerance {
             mean_abs_diff: if is_first_output { 0.0025 } else { 0.015 },

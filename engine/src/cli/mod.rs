@@ -955,7 +955,7 @@ fn run_parity(
         );
     }
     println!(
-        "tolerances: mean|Δ| ≤ 0.25% of the range (erosion heights, lake and sea masks 1.5%); \
+        "tolerances: mean|Δ| ≤ 0.25% of the range (erosion heights, water and snow masks 1.5%); \
          erosion amount 0.85–1.15, Δcorr ≥ 0.9 (droplets 0.85); info: masks whose definition \
          depends on the grid (flow accumulation, erosion state)"
     );

@@ -1,6 +1,7 @@
-//! Water: where it flows, where it pools, where rivers run, where the sea is — the maps artists texture and
-//! place water with. Every node reads the whole map (a lake or a river depends on terrain far
-//! away), so in a tiled build they run once over the world at the coarse size.
+//! Water: where it flows, where it pools, where rivers run, where the sea is, where snow lies —
+//! the maps artists texture and place water with. Every node but `snow` reads the whole map (a
+//! lake or a river depends on terrain far away), so in a tiled build they run once over the
+//! world at the coarse size; `snow` reads a neighbourhood.
 //!
 //! Shared here: the priority flood every water node starts from (Barnes et al. 2014) and an
 //! exact Euclidean distance transform (Felzenszwalb & Huttenlocher 2012).
@@ -9,6 +10,7 @@ pub mod flow_accumulation;
 pub mod lakes;
 pub mod rivers;
 pub mod sea;
+pub mod snow;
 
 use crate::node::Registry;
 use crate::nodes::erosion::flow::{order_key, D8};
@@ -21,6 +23,7 @@ pub fn register(reg: &mut Registry) {
     reg.register::<lakes::Lakes>();
     reg.register::<rivers::Rivers>();
     reg.register::<sea::Sea>();
+    reg.register::<snow::Snow>();
 }
 
 /// "No cell".
