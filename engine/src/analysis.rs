@@ -1,4 +1,5 @@
-//! Terrain statistics: range, moments, histogram, mean slope, and the fractal dimension of
+//! Terrain statistics: range, moments, histogram, slope (mean and percentiles), the
+//! hypsometric integral (Strahler 1952), and the fractal dimension of
 //! the coastline by box counting (Thorimbert & Chopard 2016 §5.3) as a measure of realism.
 
 use crate::field::{Field, World};
@@ -16,6 +17,11 @@ pub struct Stats {
     pub histogram: Vec<u64>,
     /// Mean slope angle in degrees, from central differences with the real cell size.
     pub mean_slope_deg: f64,
+    /// The 50th, 90th and 99th percentiles of the slope angle, in degrees.
+    pub slope_percentiles_deg: [f64; 3],
+    /// Strahler 1952's hypsometric integral (mean − min) / (max − min): about 0.5 for an
+    /// even spread of heights, lower where a few peaks rise over broad lowlands.
+    pub hypsometric_integral: f64,
     /// The sea level used for the coastline.
     pub sea_level: f32,
     /// Fractal dimension of the coastline at `sea_level`, if there is a coastline.
@@ -61,6 +67,16 @@ pub fn stats(field: &Field, world: &World, bins: usize, sea_level: Option<f32>) 
         histogram[b.min(bins - 1)] += 1;
     }
     let sea_level = sea_level.unwrap_or(median);
+    let mut slopes = slopes_deg(field, world.cell_size_m(field.width()));
+    let mean_slope_deg = slopes.iter().map(|&v| f64::from(v)).sum::<f64>() / n;
+    let slope_percentiles_deg = [0.5, 0.9, 0.99].map(|q| {
+        if slopes.is_empty() {
+            return 0.0;
+        }
+        let k = ((slopes.len() - 1) as f64 * q).round() as usize;
+        f64::from(*slopes.select_nth_unstable_by(k, f32::total_cmp).1)
+    });
+    let relief = f64::from(max - min);
     Stats {
         min,
         max,
@@ -68,7 +84,13 @@ pub fn stats(field: &Field, world: &World, bins: usize, sea_level: Option<f32>) 
         std_dev: var.sqrt(),
         median,
         histogram,
-        mean_slope_deg: mean_slope_deg(field, world.cell_size_m(field.width())),
+        mean_slope_deg,
+        slope_percentiles_deg,
+        hypsometric_integral: if relief > 0.0 {
+            (mean - f64::from(min)) / relief
+        } else {
+            0.0
+        },
         sea_level,
         coastline: coastline_dimension(field, sea_level),
     }
@@ -77,27 +99,31 @@ pub fn stats(field: &Field, world: &World, bins: usize, sea_level: Option<f32>) 
 /// Mean of `atan(|∇h|)` in degrees, central differences (one-sided at the border).
 #[must_use]
 pub fn mean_slope_deg(field: &Field, cell_size_m: f64) -> f64 {
+    let s = slopes_deg(field, cell_size_m);
+    s.iter().map(|&v| f64::from(v)).sum::<f64>() / s.len().max(1) as f64
+}
+
+/// `atan(|∇h|)` in degrees at every cell, central differences (one-sided at the border).
+#[must_use]
+pub fn slopes_deg(field: &Field, cell_size_m: f64) -> Vec<f32> {
     let (w, h) = (field.width(), field.height());
     if w < 2 || h < 2 {
-        return 0.0;
+        return vec![0.0; w * h];
     }
-    let total: f64 = (0..h)
+    (0..h)
         .into_par_iter()
-        .map(|y| {
-            let mut sum = 0.0;
-            for x in 0..w {
+        .flat_map_iter(|y| {
+            (0..w).map(move |x| {
                 let (x0, x1) = (x.saturating_sub(1), (x + 1).min(w - 1));
                 let (y0, y1) = (y.saturating_sub(1), (y + 1).min(h - 1));
                 let dx = f64::from(field.data()[y * w + x1] - field.data()[y * w + x0])
                     / ((x1 - x0) as f64 * cell_size_m);
                 let dy = f64::from(field.data()[y1 * w + x] - field.data()[y0 * w + x])
                     / ((y1 - y0) as f64 * cell_size_m);
-                sum += libm::atan((dx * dx + dy * dy).sqrt()).to_degrees();
-            }
-            sum
+                libm::atan((dx * dx + dy * dy).sqrt()).to_degrees() as f32
+            })
         })
-        .sum();
-    total / (w * h) as f64
+        .collect()
 }
 
 /// Coastline pixels: land (h ≥ sea level) with at least one 4-neighbour at sea.

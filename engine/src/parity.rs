@@ -16,7 +16,8 @@
 //! ratio in [0.85, 1.15] and a change correlation ≥ 0.9 (≥ 0.85 for droplets, which are
 //! stochastic at each resolution); the water nodes' terrains and surfaces (lakes, rivers, sea,
 //! snow) within 0.25% and their masks within 1.5%; flow accumulation shown for information (a
-//! channel is one cell wide at every resolution).
+//! channel is one cell wide at every resolution); `sky_view` within 1% (its horizons read the
+//! terrain's finest octaves, which a coarser grid point-samples).
 
 use crate::eval::{EvalOptions, EvalResult, Evaluator, Targets};
 use crate::field::Field;
@@ -89,6 +90,13 @@ pub fn tolerance(category: Category, type_id: &str, is_first_output: bool) -> Op
         // resolution: shown for information.
         (type_id != "flow_accumulation").then_some(Tolerance {
             mean_abs_diff: if is_first_output { 0.0025 } else { 0.015 },
+            change: None,
+        })
+    } else if type_id == "sky_view" {
+        // The horizon search reads the terrain's finer octaves, which a coarser grid
+        // point-samples: 1% (measured 0.42% on graphs/shaping.json, 256² vs 2048²).
+        Some(Tolerance {
+            mean_abs_diff: 0.01,
             change: None,
         })
     } else {

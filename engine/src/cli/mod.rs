@@ -91,7 +91,8 @@ enum Command {
         #[arg(required = true)]
         graphs: Vec<PathBuf>,
     },
-    /// Print statistics of each output: range, mean, spread, histogram, mean slope, and the
+    /// Print statistics of each output: range, mean, spread, histogram, slope (mean and
+    /// 50/90/99th percentiles), hypsometric integral (Strahler 1952), and the
     /// coastline's fractal dimension by box counting (Thorimbert & Chopard 2016 §5.3).
     Stats {
         #[command(flatten)]
@@ -865,7 +866,11 @@ fn run_stats(
             "  min {:.3}  max {:.3}  mean {:.3}  std {:.3}  median {:.3}",
             s.min, s.max, s.mean, s.std_dev, s.median
         );
-        println!("  mean slope {:.2}°", s.mean_slope_deg);
+        let [p50, p90, p99] = s.slope_percentiles_deg;
+        println!(
+            "  slope mean {:.2}°  p50 {p50:.1}°  p90 {p90:.1}°  p99 {p99:.1}°  hypsometric integral {:.3}",
+            s.mean_slope_deg, s.hypsometric_integral
+        );
         match &s.coastline {
             Some(c) => println!(
                 "  coastline fractal dimension at sea level {:.3}: D = {:.4}  (boxes: {})",
@@ -955,7 +960,7 @@ fn run_parity(
         );
     }
     println!(
-        "tolerances: mean|Δ| ≤ 0.25% of the range (erosion heights, water and snow masks 1.5%); \
+        "tolerances: mean|Δ| ≤ 0.25% of the range (sky view 1%, erosion heights, water and snow masks 1.5%); \
          erosion amount 0.85–1.15, Δcorr ≥ 0.9 (droplets 0.85); info: masks whose definition \
          depends on the grid (flow accumulation, erosion state)"
     );

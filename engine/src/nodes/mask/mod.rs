@@ -1,6 +1,7 @@
 //! Masks: nodes whose output is a weight in [0, 1].
 
 pub mod algebra;
+pub mod occlusion;
 pub mod terrain_masks;
 pub mod to_mask;
 
@@ -15,4 +16,5 @@ pub fn register(reg: &mut Registry) {
     reg.register::<algebra::MaskCombine>();
     reg.register::<algebra::MaskGrow>();
     reg.register::<algebra::MaskBlur>();
+    reg.register::<occlusion::SkyView>();
 }

@@ -1,0 +1,150 @@
+//! `sky_view`: how much of the sky a cell sees — ambient occlusion and cavity maps.
+
+use crate::field::blur::{gaussian_at, support_px};
+use crate::field::Field;
+use crate::node::{unit, EvalCtx, Footprint, Node, NodeError};
+
+/// Samples along each direction, evenly spread over the radius: the same places in metres at
+/// every resolution.
+const STEPS: usize = 32;
+
+crate::params! {
+    pub struct SkyViewParams {
+        /// How far a cell looks for a horizon, in metres: small (10–50 m) for a cavity map,
+        /// large (200–2000 m) for valley-scale ambient occlusion.
+        radius_m: f64 = float(300.0, [5.0, 3000.0], [0.001, 1.0e6], "m") as "Radius",
+        /// Directions the horizon is searched in (evenly spaced around the compass).
+        directions: i64 = int(16, [4, 64], [1, 256], "") as "Directions",
+        /// Contrast: the output is the sky view factor raised to this power.
+        contrast: f64 = float(1.0, [0.25, 8.0], [0.0, 100.0], "") as "Contrast",
+    }
+}
+
+crate::node! {
+    /// Sky view (ambient occlusion).
+    pub struct SkyView {
+        id: "sky_view",
+        label: "Sky view (ambient occlusion)",
+        category: Mask,
+        version: 1,
+        doc: "The sky view factor of every cell (Dozier & Frew 1990): for a horizontal surface, the mean over directions of cos²(H), where H is the angle of the highest horizon found within radius_m in that direction (0 when nothing rises above the cell). 1 on open ground and crests, lower in valleys, pits and at the foot of cliffs: an ambient occlusion map, or with a small radius a cavity map. Horizons are searched along directions evenly spaced around the compass, 32 samples evenly spread over the radius (the same places in metres at every resolution), heights read bilinearly from the terrain smoothed over one sample spacing (radius_m / 32, so a finer grid adds no horizons a coarser one cannot see); beyond the map edge the terrain is mirrored. The output is the factor raised to contrast. Distances are in metres, so the map is the same at every resolution.",
+        params: SkyViewParams,
+        inputs: SkyViewIn {
+            /// Terrain.
+            r#in: height,
+        },
+        outputs: SkyViewOut {
+            /// Sky view factor in [0, 1] (1 = the whole sky), raised to contrast.
+            out: mask,
+        },
+    }
+}
+
+impl Node for SkyView {
+    /// The smoothed terrain.
+    const SCRATCH_FIELDS: u32 = 1;
+
+    fn footprint(p: &SkyViewParams, cell_m: f64, _n: usize) -> Footprint {
+        let smoothing = support_px(p.radius_m / STEPS as f64 / 2.0 / cell_m);
+        Footprint::Stencil((p.radius_m / cell_m).ceil() as usize + 2 + smoothing)
+    }
+
+    fn eval(ctx: &EvalCtx, inputs: SkyViewIn, p: &SkyViewParams) -> Result<SkyViewOut, NodeError> {
+        let cell = ctx.cell_size_m();
+        // Detail finer than the samples' spacing is smoothed away first (a Gaussian of radius
+        // one spacing), so that a finer grid does not add horizons a coarser one cannot see.
+        let spacing = p.radius_m / STEPS as f64;
+        let src = gaussian_at(inputs.r#in, spacing / 2.0 / cell, ctx.origin());
+        let out = sky_view(&src, cell, p.radius_m, p.directions.max(1) as usize);
+        ctx.check_cancel()?;
+        let contrast = p.contrast as f32;
+        Ok(SkyViewOut {
+            out: if contrast == 1.0 {
+                out
+            } else {
+                out.map(|v| unit(libm::powf(v, contrast)))
+            },
+        })
+    }
+}
+
+/// Bilinear height at pixel position `(px, py)` (cell centres at integer + 0.5), the terrain
+/// mirrored beyond the edges.
+fn sample(f: &Field, px: f32, py: f32) -> f32 {
+    let (fx, fy) = (px - 0.5, py - 0.5);
+    let (x0, y0) = (fx.floor(), fy.floor());
+    let (tx, ty) = (fx - x0, fy - y0);
+    let (x0, y0) = (x0 as isize, y0 as isize);
+    let a = f.get_reflected(x0, y0);
+    let b = f.get_reflected(x0 + 1, y0);
+    let c = f.get_reflected(x0, y0 + 1);
+    let d = f.get_reflected(x0 + 1, y0 + 1);
+    let top = a + (b - a) * tx;
+    let bottom = c + (d - c) * tx;
+    top + (bottom - top) * ty
+}
+
+/// The sky view factor of every cell of `f` (see the node's doc).
+#[must_use]
+pub fn sky_view(f: &Field, cell_m: f64, radius_m: f64, directions: usize) -> Field {
+    let (w, h) = (f.width(), f.height());
+    let reach = (radius_m / cell_m).max(0.0);
+    let steps = STEPS;
+    let step = (reach / steps as f64) as f32;
+    let dirs: Vec<(f32, f32)> = (0..directions)
+        .map(|k| {
+            let a = std::f64::consts::TAU * k as f64 / directions as f64;
+            (a.cos() as f32, a.sin() as f32)
+        })
+        .collect();
+    let cell = cell_m as f32;
+    Field::from_fn(w, h, |x, y| {
+        let z0 = f.data()[y * w + x];
+        let (cx, cy) = (x as f32 + 0.5, y as f32 + 0.5);
+        let mut sum = 0.0f32;
+        for &(dx, dy) in &dirs {
+            // Highest tangent of the elevation angle along this direction.
+            let mut best = 0.0f32;
+            for s in 1..=steps {
+                let t = step * s as f32;
+                let z = sample(f, cx + dx * t, cy + dy * t);
+                best = best.max((z - z0) / (t * cell));
+            }
+            // cos²(H) = 1 / (1 + tan²(H)).
+            sum += 1.0 / (1.0 + best * best);
+        }
+        unit(sum / dirs.len() as f32)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Flat ground sees the whole sky; the floor of a V-shaped valley with walls at α sees
+    /// mean over directions θ of 1 / (1 + tan²α·cos²θ) (the walls rise at tan α·|cos θ| along
+    /// a ray at θ to the valley's axis); a crest sees the whole sky.
+    #[test]
+    fn flat_ground_valleys_and_crests() {
+        let n = 41;
+        let flat = Field::filled(n, n, 100.0);
+        assert!(sky_view(&flat, 10.0, 100.0, 16)
+            .data()
+            .iter()
+            .all(|&v| v == 1.0));
+        let tan_a = 30f32.to_radians().tan();
+        let valley = Field::from_fn(n, n, |x, _| (x as f32 - 20.0).abs() * 10.0 * tan_a);
+        let sv = sky_view(&valley, 10.0, 100.0, 16);
+        let want: f32 = (0..16)
+            .map(|k| {
+                let c = (std::f32::consts::TAU * k as f32 / 16.0).cos();
+                1.0 / (1.0 + tan_a * tan_a * c * c)
+            })
+            .sum::<f32>()
+            / 16.0;
+        let got = sv.data()[20 * n + 20];
+        assert!((got - want).abs() < 1e-4, "valley floor: {got} vs {want}");
+        let ridge = Field::from_fn(n, n, |x, _| -(x as f32 - 20.0).abs() * 10.0 * tan_a);
+        assert_eq!(sky_view(&ridge, 10.0, 100.0, 16).data()[20 * n + 20], 1.0);
+    }
+}
