@@ -233,39 +233,15 @@ fn whole_runs(peers: bool) {
     ours.sort_by(f64::total_cmp);
     println!(
         "stream power 1024² × 100 steps: orogen {} s",
-        seconds(&ours)
+        common::seconds(&ours, 2)
     );
     if peers {
         let script = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/peers/fastscape.sh");
-        match std::process::Command::new(script)
-            .args(["1024", "100", &RUNS.to_string()])
-            .output()
-        {
-            Ok(out) if out.status.success() => {
-                let text = String::from_utf8_lossy(&out.stdout);
-                print!("{text}");
-                // Each line ends with "<seconds> s".
-                let mut peer: Vec<f64> = text
-                    .lines()
-                    .filter_map(|l| l.split_whitespace().rev().nth(1)?.parse().ok())
-                    .collect();
-                peer.sort_by(f64::total_cmp);
-                if let (Some(&p0), Some(&o0)) = (peer.first(), ours.first()) {
-                    let (pm, om) = (peer[peer.len() / 2], ours[ours.len() / 2]);
-                    println!(
-                        "fastscapelib {} s; ratio fastscapelib / orogen: best {:.1}×, median {:.1}×",
-                        seconds(&peer),
-                        p0 / o0,
-                        pm / om
-                    );
-                }
-            }
-            Ok(out) => println!(
-                "fastscapelib peer failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-            ),
-            Err(e) => println!("fastscapelib peer not run: {e}"),
-        }
+        common::compare_with_peer(
+            "fastscapelib",
+            std::process::Command::new(script).args(["1024", "100", &RUNS.to_string()]),
+            &ours,
+        );
     }
     // Lim–Tan–Bhojan, 100 iterations on a fractal constraint map (paper, Table 1: 7.5 /
     // 31.3 / 115.6 s at 256² / 512² / 1024² on an i5-4690).
@@ -298,11 +274,6 @@ fn whole_runs(peers: bool) {
 const RUNS: usize = 3;
 
 /// Sorted run times as "a / b / c".
-fn seconds(runs: &[f64]) -> String {
-    let all: Vec<String> = runs.iter().map(|s| format!("{s:.2}")).collect();
-    all.join(" / ")
-}
-
 fn main() {
     let peers = std::env::var_os("OROGEN_SKIP_PEERS").is_none();
     let mut c = Criterion::default().configure_from_args();

@@ -1,5 +1,9 @@
 //! Helpers shared by the node benches: run one node through the engine's node API on a
-//! precomputed input, and make that input.
+//! precomputed input, and make that input; time whole runs against a peer.
+
+// Each bench uses part of these helpers; `expect` would fail in the benches that use them
+// all, so this one exception stays an `allow` (as in `tests/common`).
+#![allow(dead_code)]
 
 use orogen::eval::{EvalOptions, Evaluator};
 use orogen::field::Field;
@@ -68,4 +72,40 @@ pub fn noise_field(n: usize, world: World, params: &[(&str, ParamValue)]) -> Arc
         .evaluate(&g, &EvalOptions::default())
         .expect("eval");
     r.field(&g, &g.outputs["h"]).expect("field")
+}
+
+/// Run times in seconds, `a / b / c`, with `decimals` places.
+pub fn seconds(runs: &[f64], decimals: usize) -> String {
+    let all: Vec<String> = runs.iter().map(|s| format!("{s:.decimals$}")).collect();
+    all.join(" / ")
+}
+
+/// Runs a peer command that prints one line per run ending in `<seconds> s`, prints its
+/// output and the ratio peer / ours of the best and of the median runs (`ours` sorted).
+pub fn compare_with_peer(name: &str, cmd: &mut std::process::Command, ours: &[f64]) {
+    match cmd.output() {
+        Ok(out) if out.status.success() => {
+            let text = String::from_utf8_lossy(&out.stdout);
+            print!("{text}");
+            let mut peer: Vec<f64> = text
+                .lines()
+                .filter_map(|l| l.split_whitespace().rev().nth(1)?.parse().ok())
+                .collect();
+            peer.sort_by(f64::total_cmp);
+            if let (Some(&p0), Some(&o0)) = (peer.first(), ours.first()) {
+                let (pm, om) = (peer[peer.len() / 2], ours[ours.len() / 2]);
+                println!(
+                    "{name} {} s; ratio {name} / orogen: best {:.2}×, median {:.2}×",
+                    seconds(&peer, 3),
+                    p0 / o0,
+                    pm / om
+                );
+            }
+        }
+        Ok(out) => println!(
+            "{name} peer failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ),
+        Err(e) => println!("{name} peer not run: {e}"),
+    }
 }

@@ -68,20 +68,16 @@ impl Node for SkyView {
     }
 }
 
-/// Bilinear height at pixel position `(px, py)` (cell centres at integer + 0.5), the terrain
-/// mirrored beyond the edges.
-fn sample(f: &Field, px: f32, py: f32) -> f32 {
-    let (fx, fy) = (px - 0.5, py - 0.5);
-    let (x0, y0) = (fx.floor(), fy.floor());
-    let (tx, ty) = (fx - x0, fy - y0);
-    let (x0, y0) = (x0 as isize, y0 as isize);
-    let a = f.get_reflected(x0, y0);
-    let b = f.get_reflected(x0 + 1, y0);
-    let c = f.get_reflected(x0, y0 + 1);
-    let d = f.get_reflected(x0 + 1, y0 + 1);
-    let top = a + (b - a) * tx;
-    let bottom = c + (d - c) * tx;
-    top + (bottom - top) * ty
+/// One sample along a direction: the cell offset of its bilinear footprint's corner, the
+/// weights inside it, and its distance in metres. Offsets depend only on the direction and
+/// the step, never on the cell, so a window computes exactly what the whole map does.
+#[derive(Clone, Copy)]
+struct Tap {
+    ix: isize,
+    iy: isize,
+    tx: f32,
+    ty: f32,
+    distance_m: f32,
 }
 
 /// The sky view factor of every cell of `f` (see the node's doc).
@@ -89,31 +85,46 @@ fn sample(f: &Field, px: f32, py: f32) -> f32 {
 pub fn sky_view(f: &Field, cell_m: f64, radius_m: f64, directions: usize) -> Field {
     let (w, h) = (f.width(), f.height());
     let reach = (radius_m / cell_m).max(0.0);
-    let steps = STEPS;
-    let step = (reach / steps as f64) as f32;
-    let dirs: Vec<(f32, f32)> = (0..directions)
-        .map(|k| {
+    let step = reach / STEPS as f64;
+    let taps: Vec<Tap> = (0..directions)
+        .flat_map(|k| {
             let a = std::f64::consts::TAU * k as f64 / directions as f64;
-            (a.cos() as f32, a.sin() as f32)
+            (1..=STEPS).map(move |s| {
+                let t = step * s as f64;
+                let (ox, oy) = (a.cos() * t, a.sin() * t);
+                let (fx, fy) = (ox.floor(), oy.floor());
+                Tap {
+                    ix: fx as isize,
+                    iy: fy as isize,
+                    tx: (ox - fx) as f32,
+                    ty: (oy - fy) as f32,
+                    distance_m: (t * cell_m) as f32,
+                }
+            })
         })
         .collect();
-    let cell = cell_m as f32;
     Field::from_fn(w, h, |x, y| {
         let z0 = f.data()[y * w + x];
-        let (cx, cy) = (x as f32 + 0.5, y as f32 + 0.5);
+        let (x, y) = (x as isize, y as isize);
         let mut sum = 0.0f32;
-        for &(dx, dy) in &dirs {
+        for dir in taps.chunks(STEPS) {
             // Highest tangent of the elevation angle along this direction.
             let mut best = 0.0f32;
-            for s in 1..=steps {
-                let t = step * s as f32;
-                let z = sample(f, cx + dx * t, cy + dy * t);
-                best = best.max((z - z0) / (t * cell));
+            for t in dir {
+                let (x0, y0) = (x + t.ix, y + t.iy);
+                let a = f.get_reflected(x0, y0);
+                let b = f.get_reflected(x0 + 1, y0);
+                let c = f.get_reflected(x0, y0 + 1);
+                let d = f.get_reflected(x0 + 1, y0 + 1);
+                let top = a + (b - a) * t.tx;
+                let bottom = c + (d - c) * t.tx;
+                let z = top + (bottom - top) * t.ty;
+                best = best.max((z - z0) / t.distance_m);
             }
             // cos²(H) = 1 / (1 + tan²(H)).
             sum += 1.0 / (1.0 + best * best);
         }
-        unit(sum / dirs.len() as f32)
+        unit(sum / directions.max(1) as f32)
     })
 }
 
