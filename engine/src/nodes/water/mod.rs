@@ -29,6 +29,23 @@ pub fn register(reg: &mut Registry) {
 /// "No cell".
 pub const NONE: u32 = u32::MAX;
 
+/// Whether cell `i` of a `w × h` grid lies on the map edge.
+#[must_use]
+pub fn is_edge(i: usize, w: usize, h: usize) -> bool {
+    let (x, y) = (i % w, i / w);
+    x == 0 || y == 0 || x + 1 == w || y + 1 == h
+}
+
+/// The 8-neighbours of cell `c` of a `w × h` grid that lie on the map, in [`D8`] order.
+pub fn neighbours(c: usize, w: usize, h: usize) -> impl Iterator<Item = usize> {
+    let (x, y) = ((c % w) as isize, (c / w) as isize);
+    D8.iter().filter_map(move |&(dx, dy)| {
+        let (nx, ny) = (x + dx as isize, y + dy as isize);
+        (nx >= 0 && ny >= 0 && nx < w as isize && ny < h as isize)
+            .then(|| ny as usize * w + nx as usize)
+    })
+}
+
 /// A depression-filled surface and how the flood reached it.
 pub struct Flood {
     /// The filled level of every cell: the lowest, over all paths to the map edge, of the
@@ -56,8 +73,7 @@ pub fn priority_flood(z: &[f32], w: usize, h: usize) -> Flood {
     let mut open: BinaryHeap<Reverse<(u32, u32)>> = BinaryHeap::new();
     let mut pit: VecDeque<u32> = VecDeque::new();
     for i in 0..n {
-        let (x, y) = (i % w, i / w);
-        if x == 0 || y == 0 || x + 1 == w || y + 1 == h {
+        if is_edge(i, w, h) {
             closed[i] = true;
             open.push(Reverse((order_key(level[i]), i as u32)));
         }
@@ -72,13 +88,7 @@ pub fn priority_flood(z: &[f32], w: usize, h: usize) -> Flood {
         };
         order.push(c);
         let c = c as usize;
-        let (x, y) = ((c % w) as isize, (c / w) as isize);
-        for (dx, dy) in D8 {
-            let (nx, ny) = (x + dx as isize, y + dy as isize);
-            if nx < 0 || ny < 0 || nx >= w as isize || ny >= h as isize {
-                continue;
-            }
-            let j = ny as usize * w + nx as usize;
+        for j in neighbours(c, w, h) {
             if closed[j] {
                 continue;
             }
@@ -115,13 +125,7 @@ pub fn for_each_lake(z: &[f32], level: &[f32], w: usize, h: usize, mut f: impl F
         seen[start] = true;
         while let Some(c) = stack.pop() {
             lake.push(c);
-            let (x, y) = ((c % w) as isize, (c / w) as isize);
-            for (dx, dy) in D8 {
-                let (nx, ny) = (x + dx as isize, y + dy as isize);
-                if nx < 0 || ny < 0 || nx >= w as isize || ny >= h as isize {
-                    continue;
-                }
-                let j = ny as usize * w + nx as usize;
+            for j in neighbours(c, w, h) {
                 if !seen[j] && level[j] > z[j] {
                     seen[j] = true;
                     stack.push(j);

@@ -1,11 +1,10 @@
 //! `sea`: the sea below a level in metres, its shore and its beaches.
 
-use super::squared_distance;
+use super::{is_edge, neighbours, squared_distance};
 use crate::field::derive::slope_deg;
 use crate::field::Field;
 use crate::node::{unit, EvalCtx, Node, NodeError};
 use crate::nodes::combine::select::step;
-use crate::nodes::erosion::flow::D8;
 
 crate::params! {
     pub struct SeaParams {
@@ -116,22 +115,13 @@ impl Node for Sea {
 fn flood_from_edge(z: &[f32], w: usize, h: usize, level: f32) -> Vec<bool> {
     let mut sea = vec![false; w * h];
     let mut stack: Vec<usize> = (0..w * h)
-        .filter(|&i| {
-            let (x, y) = (i % w, i / w);
-            (x == 0 || y == 0 || x + 1 == w || y + 1 == h) && z[i] < level
-        })
+        .filter(|&i| is_edge(i, w, h) && z[i] < level)
         .collect();
     for &i in &stack {
         sea[i] = true;
     }
     while let Some(c) = stack.pop() {
-        let (x, y) = ((c % w) as isize, (c / w) as isize);
-        for (dx, dy) in D8 {
-            let (nx, ny) = (x + dx as isize, y + dy as isize);
-            if nx < 0 || ny < 0 || nx >= w as isize || ny >= h as isize {
-                continue;
-            }
-            let j = ny as usize * w + nx as usize;
+        for j in neighbours(c, w, h) {
             if !sea[j] && z[j] < level {
                 sea[j] = true;
                 stack.push(j);
