@@ -103,29 +103,56 @@ pub fn sky_view(f: &Field, cell_m: f64, radius_m: f64, directions: usize) -> Fie
             })
         })
         .collect();
+    // Cells whose every tap lies on the map read the heights directly; the others mirror.
+    let margin = taps
+        .iter()
+        .map(|t| t.ix.abs().max(t.iy.abs()) + 1)
+        .max()
+        .unwrap_or(1);
+    let (wi, hi) = (w as isize, h as isize);
+    let data = f.data();
     Field::from_fn(w, h, |x, y| {
-        let z0 = f.data()[y * w + x];
+        let z0 = data[y * w + x];
         let (x, y) = (x as isize, y as isize);
+        let inside = x >= margin && y >= margin && x + margin < wi && y + margin < hi;
         let mut sum = 0.0f32;
         for dir in taps.chunks(STEPS) {
-            // Highest tangent of the elevation angle along this direction.
-            let mut best = 0.0f32;
-            for t in dir {
-                let (x0, y0) = (x + t.ix, y + t.iy);
-                let a = f.get_reflected(x0, y0);
-                let b = f.get_reflected(x0 + 1, y0);
-                let c = f.get_reflected(x0, y0 + 1);
-                let d = f.get_reflected(x0 + 1, y0 + 1);
-                let top = a + (b - a) * t.tx;
-                let bottom = c + (d - c) * t.tx;
-                let z = top + (bottom - top) * t.ty;
-                best = best.max((z - z0) / t.distance_m);
-            }
+            let best = if inside {
+                horizon(dir, z0, |t| {
+                    let i = ((y + t.iy) * wi + x + t.ix) as usize;
+                    [data[i], data[i + 1], data[i + w], data[i + w + 1]]
+                })
+            } else {
+                horizon(dir, z0, |t| {
+                    let (x0, y0) = (x + t.ix, y + t.iy);
+                    [
+                        f.get_reflected(x0, y0),
+                        f.get_reflected(x0 + 1, y0),
+                        f.get_reflected(x0, y0 + 1),
+                        f.get_reflected(x0 + 1, y0 + 1),
+                    ]
+                })
+            };
             // cos²(H) = 1 / (1 + tan²(H)).
             sum += 1.0 / (1.0 + best * best);
         }
         unit(sum / directions.max(1) as f32)
     })
+}
+
+/// The highest tangent of the elevation angle over one direction's taps, seen from height
+/// `z0`; `corners` gives the four heights around a tap.
+#[inline]
+fn horizon(dir: &[Tap], z0: f32, corners: impl Fn(&Tap) -> [f32; 4]) -> f32 {
+    let mut best = 0.0f32;
+    for t in dir {
+        let [a, b, c, d] = corners(t);
+        let top = a + (b - a) * t.tx;
+        let bottom = c + (d - c) * t.tx;
+        let z = top + (bottom - top) * t.ty;
+        best = best.max((z - z0) / t.distance_m);
+    }
+    best
 }
 
 #[cfg(test)]
