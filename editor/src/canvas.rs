@@ -1188,3 +1188,22 @@ fn pin_info(kind: PortKind) -> PinInfo {
     info.with_fill(kind_color(kind))
         .with_wire_color(kind_color(kind))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The Space menu lists nodes by category: every registered node's category is in it.
+    #[test]
+    fn every_node_type_is_in_a_menu_category() {
+        let menu = categories();
+        for d in Registry::builtin().defs() {
+            assert!(
+                menu.contains(&d.spec.category),
+                "{} ({}) is in no menu category",
+                d.spec.id,
+                d.spec.category.name()
+            );
+        }
+    }
+}
