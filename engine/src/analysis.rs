@@ -196,6 +196,21 @@ mod tests {
         // A plane rising 1 m per 1 m cell: 45°.
         let plane = Field::from_fn(64, 64, |x, _| x as f32);
         assert!((mean_slope_deg(&plane, 1.0) - 45.0).abs() < 1e-9);
+        // Its slope percentiles are 45° too, and a linear ramp's heights are spread evenly:
+        // hypsometric integral 1/2.
+        let world = World {
+            size_m: 64.0,
+            height_min_m: 0.0,
+            height_max_m: 63.0,
+        };
+        let s = stats(&plane, &world, 8, None);
+        for p in s.slope_percentiles_deg {
+            assert!((p - 45.0).abs() < 1e-4, "{p}");
+        }
+        assert!((s.hypsometric_integral - 0.5).abs() < 1e-9);
+        // A single peak over a plain: most of the area low, the integral small.
+        let peak = Field::from_fn(64, 64, |x, y| if (x, y) == (32, 32) { 63.0 } else { 0.0 });
+        assert!(stats(&peak, &world, 8, None).hypsometric_integral < 0.001);
         let world = World {
             size_m: 64.0,
             height_min_m: 0.0,
