@@ -1,7 +1,7 @@
 //! Water: where it flows, where it pools, where rivers run, where the sea is, where snow lies —
-//! the maps artists texture and place water with. Every node but `snow` reads the whole map (a
-//! lake or a river depends on terrain far away), so in a tiled build they run once over the
-//! world at the coarse size; `snow` reads a neighbourhood.
+//! the maps artists texture and place water with. Every node reads the whole map (a lake, a
+//! river or an avalanche depends on terrain far away), so in a tiled build they run once over
+//! the world at the coarse size.
 //!
 //! Shared here: the priority flood every water node starts from (Barnes et al. 2014) and an
 //! exact Euclidean distance transform (Felzenszwalb & Huttenlocher 2012).

@@ -1,9 +1,9 @@
 //! `snow`: snow cover by altitude, slope and aspect, settling in hollows.
 
-use crate::field::blur::{gaussian_at, support_px};
+use crate::field::blur::gaussian_at;
 use crate::field::derive::gradient;
 use crate::field::Field;
-use crate::node::{unit, EvalCtx, Footprint, Node, NodeError};
+use crate::node::{unit, EvalCtx, Node, NodeError};
 
 crate::params! {
     pub struct SnowParams {
@@ -40,7 +40,7 @@ crate::node! {
         label: "Snow",
         category: Water,
         version: 1,
-        doc: "Snow cover. By altitude: none below the snow line, building up (smoothstep) over fade_m above it to depth_m. By aspect: the line rises by aspect_m · sin(slope) on slopes facing the sun (sun_azimuth_deg, clockwise from north) and falls as much on slopes facing away, so shaded faces hold snow lower. By slope: snow slides off slopes of max_slope_deg and more (zero there) and thins (smoothstep) over slope_fade_deg below. Hollows gather snow: where snow falls, hollow_gain metres of snow per metre the cell lies below its surroundings' mean (a Gaussian over hollow_radius_m), up to twice depth_m in all. Slopes come from the real cell size and every distance is in metres, so the cover is the same at every resolution. Outputs: out = terrain + snow, depth = snow depth ÷ depth_m (at most 1), mask = 1 where the snow is at least a tenth of depth_m deep (smoothstep from 0).",
+        doc: "Snow cover. By altitude: none below the snow line, building up (smoothstep) over fade_m above it to depth_m. By aspect: the line rises by aspect_m · sin(slope) on slopes facing the sun (sun_azimuth_deg, clockwise from north) and falls as much on slopes facing away, so shaded faces hold snow lower. By slope: snow slides off slopes of max_slope_deg and more (none stays there) and only part of it stays over the slope_fade_deg below (smoothstep); what cannot stay slides down the steepest descent, cell by cell from the highest down, and settles where the ground lets it, up to twice depth_m per cell (the rest slides on; what slides below the snow line melts): avalanche cones at the foot of steep faces and filled gullies. Hollows gather snow: where snow falls, hollow_gain metres of snow per metre the cell lies below its surroundings' mean (a Gaussian over hollow_radius_m), up to twice depth_m of snowfall. Slopes come from the real cell size and every distance is in metres, so the cover is the same at every resolution. Outputs: out = terrain + snow, depth = snow depth ÷ depth_m (at most 1), mask = 1 where the snow is at least a tenth of depth_m deep (smoothstep from 0).",
         params: SnowParams,
         inputs: SnowIn {
             /// Terrain.
@@ -93,13 +93,12 @@ impl Model {
         }
     }
 
-    /// Snow depth (m) on a cell at altitude `z` with gradient `(gx, gy)` (m/m) lying `hollow`
-    /// metres below its surroundings' mean.
-    fn depth(&self, z: f64, (gx, gy): (f64, f64), hollow: f64) -> f64 {
+    /// Snowfall (m, before sliding) on a cell at altitude `z` with gradient `(gx, gy)` (m/m)
+    /// lying `hollow` metres below its surroundings' mean; the share of it the slope lets stay
+    /// (1 on gentle ground, 0 from max_slope_deg up); and the share of snow sliding in that
+    /// survives the cell's altitude (0 below the snow line, 1 a melt band above it).
+    fn fall(&self, z: f64, (gx, gy): (f64, f64), hollow: f64) -> (f64, f64, f64) {
         let tan = (gx * gx + gy * gy).sqrt();
-        if tan >= self.max_tan_slope {
-            return 0.0;
-        }
         let slope = tan.atan();
         // Facing the sun: the downhill direction (−∇z) along the sun's, times sin(slope).
         let facing = if tan > 0.0 {
@@ -109,27 +108,89 @@ impl Model {
         };
         let line = self.line + self.aspect * facing;
         let altitude = smooth01((z - line) / self.fade);
-        if altitude <= 0.0 {
-            return 0.0;
-        }
+        let fall = if altitude <= 0.0 {
+            0.0
+        } else {
+            (self.depth * altitude + self.gain * hollow.max(0.0)).min(2.0 * self.depth)
+        };
         let (s0, s1) = self.slope_band;
-        let stays = if s1 > s0 {
+        let stays = if tan >= self.max_tan_slope {
+            0.0
+        } else if s1 > s0 {
             1.0 - smooth01((slope - s0) / (s1 - s0))
         } else {
             1.0
         };
-        let gathered = self.gain * hollow.max(0.0);
-        ((self.depth * altitude + gathered) * stays).min(2.0 * self.depth)
+        (fall, stays, altitude)
+    }
+
+    /// The snow that stays where it falls (before any slides in from above).
+    #[cfg(test)]
+    fn depth(&self, z: f64, g: (f64, f64), hollow: f64) -> f64 {
+        let (fall, stays, _) = self.fall(z, g, hollow);
+        fall * stays
     }
 }
 
-impl Node for Snow {
-    /// The gradient (2) and the smoothed terrain (1), besides the outputs.
-    const SCRATCH_FIELDS: u32 = 3;
-
-    fn footprint(p: &SnowParams, cell_m: f64, _n: usize) -> Footprint {
-        Footprint::Stencil(support_px(p.hollow_radius_m / 2.0 / cell_m) + 1)
+/// Slides the snow that cannot stay downhill: cells are taken from the highest down (ties by
+/// index); each keeps what its slope lets stay of what fell on it and slid into it, up to `cap`
+/// metres, and passes the rest to its steepest lower neighbour, where the share `survives`
+/// of that cell arrives (the rest melts: snow sliding below the snow line) — so snow shed by
+/// steep faces comes to rest at their foot and fills the gullies below. A cell with no lower
+/// neighbour keeps everything. Where all of it survives, the snow kept adds up to the snow
+/// that fell.
+fn slide(
+    z: &[f32],
+    (fall, stays, survives): (&[f64], &[f64], &[f64]),
+    w: usize,
+    h: usize,
+    cap: f64,
+) -> Vec<f64> {
+    use crate::nodes::erosion::flow::order_key;
+    use crate::nodes::water::neighbours;
+    let n = w * h;
+    let mut order: Vec<u32> = (0..n as u32).collect();
+    order.sort_unstable_by_key(|&i| (std::cmp::Reverse(order_key(z[i as usize])), i));
+    let mut load = fall.to_vec();
+    let mut kept = vec![0.0f64; n];
+    for &i in &order {
+        let i = i as usize;
+        let l = load[i];
+        if l <= 0.0 {
+            continue;
+        }
+        let (x, y) = (i % w, i / w);
+        let steepest = neighbours(i, w, h)
+            .filter(|&j| z[j] < z[i])
+            .map(|j| {
+                let diagonal = j % w != x && j / w != y;
+                let d = if diagonal {
+                    std::f32::consts::SQRT_2
+                } else {
+                    1.0
+                };
+                (j, (z[i] - z[j]) / d)
+            })
+            .fold(None, |best: Option<(usize, f32)>, c| match best {
+                Some(b) if b.1 >= c.1 => Some(b),
+                _ => Some(c),
+            });
+        match steepest {
+            Some((j, _)) => {
+                let keep = (l * stays[i]).min(cap);
+                kept[i] = keep;
+                load[j] += (l - keep) * survives[j];
+            }
+            None => kept[i] = l,
+        }
     }
+    kept
+}
+
+impl Node for Snow {
+    /// The gradient (2), the smoothed terrain (1), snowfall, shares, load and depth (f64: 8)
+    /// and the order (1), besides the outputs.
+    const SCRATCH_FIELDS: u32 = 12;
 
     fn eval(ctx: &EvalCtx, inputs: SnowIn, p: &SnowParams) -> Result<SnowOut, NodeError> {
         let src = inputs.r#in;
@@ -138,14 +199,22 @@ impl Node for Snow {
         let (gx, gy) = gradient(src, cell);
         let around = gaussian_at(src, p.hollow_radius_m / 2.0 / cell, ctx.origin());
         ctx.check_cancel()?;
-        let depth: Vec<f64> = (0..src.data().len())
-            .map(|i| {
-                let z = f64::from(src.data()[i]);
-                let g = (f64::from(gx.data()[i]), f64::from(gy.data()[i]));
-                model.depth(z, g, f64::from(around.data()[i]) - z)
-            })
-            .collect();
+        let n = src.data().len();
+        let (mut fall, mut stays, mut survives) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+        for i in 0..n {
+            let z = f64::from(src.data()[i]);
+            let g = (f64::from(gx.data()[i]), f64::from(gy.data()[i]));
+            (fall[i], stays[i], survives[i]) = model.fall(z, g, f64::from(around.data()[i]) - z);
+        }
         let (w, h) = (src.width(), src.height());
+        let depth = slide(
+            src.data(),
+            (&fall, &stays, &survives),
+            w,
+            h,
+            2.0 * p.depth_m,
+        );
+        ctx.check_cancel()?;
         let size = || NodeError::Failed("internal error: field size".into());
         let full = p.depth_m.max(1e-9);
         let out = src
@@ -218,5 +287,63 @@ mod tests {
         // Hollows gather snow, up to twice the depth.
         assert!(m.depth(1100.0, (0.0, 0.0), 2.0) > m.depth(1100.0, (0.0, 0.0), 0.0));
         assert_eq!(m.depth(1300.0, (0.0, 0.0), 100.0), 4.0);
+    }
+
+    /// Sliding conserves snow (what is kept adds up to what fell), leaves nothing on cells
+    /// whose slope lets none stay, keeps at most the cap where snow can move on, and piles
+    /// what a steep face sheds at its foot.
+    #[test]
+    fn sliding_conserves_snow_and_piles_it_below_steep_faces() {
+        let (w, h) = (40, 30);
+        let z: Vec<f32> = (0..w * h)
+            .map(|i| (crate::node::splitmix64(i as u64) % 1000) as f32 * 0.1 + (i % w) as f32)
+            .collect();
+        let fall: Vec<f64> = (0..w * h).map(|i| 0.5 + (i % 7) as f64 * 0.1).collect();
+        let stays: Vec<f64> = (0..w * h).map(|i| [0.0, 0.3, 1.0][i % 3]).collect();
+        let all = vec![1.0; w * h];
+        let kept = slide(&z, (&fall, &stays, &all), w, h, 1.5);
+        let (a, b): (f64, f64) = (kept.iter().sum(), fall.iter().sum());
+        assert!((a - b).abs() <= 1e-9 * b, "kept {a}, fell {b}");
+        for i in 0..w * h {
+            let lower = crate::nodes::water::neighbours(i, w, h).any(|j| z[j] < z[i]);
+            assert!(kept[i] >= 0.0);
+            if lower {
+                assert!(kept[i] <= 1.5 + 1e-12);
+                if stays[i] == 0.0 {
+                    assert_eq!(kept[i], 0.0, "cell {i}");
+                }
+            }
+        }
+        // A face too steep to hold snow above a flat floor: its snow rests on the floor.
+        let (w, h) = (20, 5);
+        let z: Vec<f32> = (0..w * h)
+            .map(|i| {
+                if i % w < 10 {
+                    100.0 - 10.0 * (i % w) as f32
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        let fall = vec![1.0; w * h];
+        let stays: Vec<f64> = (0..w * h)
+            .map(|i| if i % w < 10 { 0.0 } else { 1.0 })
+            .collect();
+        let all = vec![1.0; w * h];
+        let kept = slide(&z, (&fall, &stays, &all), w, h, 4.0);
+        let foot = 2 * w + 10;
+        assert!(
+            kept[foot] > 1.0,
+            "the foot gets more than its own snowfall: {}",
+            kept[foot]
+        );
+        assert!((0..10).all(|x| kept[2 * w + x] == 0.0));
+        // Below the snow line the sliding snow melts: a floor where none survives keeps only
+        // its own snowfall.
+        let melt: Vec<f64> = (0..w * h)
+            .map(|i| if i % w < 10 { 1.0 } else { 0.0 })
+            .collect();
+        let kept = slide(&z, (&fall, &stays, &melt), w, h, 4.0);
+        assert_eq!(kept[foot], 1.0);
     }
 }
