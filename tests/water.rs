@@ -548,6 +548,26 @@ fn rivers_run_downhill_to_the_edge_and_carve_their_beds() {
             assert_eq!(river[i], 0.0);
         }
     }
+    // With the sea on, no channel lies below sea level (they end at the coast).
+    let sea_level = {
+        let mut v = z.data().to_vec();
+        v.sort_by(f32::total_cmp);
+        v[v.len() / 4]
+    };
+    let mut with_sea = params.to_vec();
+    with_sea.push(("sea", ParamValue::Bool(true)));
+    with_sea.push(("sea_level_m", ParamValue::Float(f64::from(sea_level))));
+    let coast = run("rivers", &z, world, &with_sea);
+    let mut ending = 0;
+    for &i in &rivers {
+        if z.data()[i] < sea_level {
+            // No channel of its own: nothing carved here beyond what reaches from land.
+            assert!(coast[1].data()[i] < 0.5, "river cell {i} below sea level");
+        } else if (coast[1].data()[i]) >= 0.5 {
+            ending += 1;
+        }
+    }
+    assert!(ending > 0, "rivers remain on land");
     let covered = |n: usize| {
         let out = run("rivers", &hills(n), world, &params);
         let c = 4000.0 / n as f64;

@@ -21,6 +21,10 @@ crate::params! {
         /// Steepest slope of the banks, in degrees: higher terrain within bank_width_m is cut
         /// down to it.
         bank_slope_deg: f64 = float(25.0, [1.0, 80.0], [0.1, 89.0], "°") as "Bank slope",
+        /// Rivers end where they reach the sea: no channel below sea_level_m.
+        sea: bool = flag(false) as "Stop at the sea",
+        /// Sea level, in metres (with `sea` on).
+        sea_level_m: f64 = float(0.0, [-1000.0, 3000.0], [-1.0e6, 1.0e6], "m") as "Sea level",
     }
 }
 
@@ -31,7 +35,7 @@ crate::node! {
         label: "Rivers",
         category: Water,
         version: 1,
-        doc: "A river wherever the drainage area (as flow_accumulation computes it with d8 routing: over the priority-flooded terrain, Barnes, Lehman & Mulla 2014; times the optional rain mask) exceeds threshold_km2, except under lakes deeper than its channel. Hydraulic geometry (Leopold & Maddock 1953, downstream): width = width_m · (A / 10 km²)^0.5, depth = depth_m · (A / 10 km²)^0.4. The water surface is the filled terrain's level, so it never rises downstream and rivers run through lakes to the map edge. Each river cell cuts a parabolic channel (its depth at the centre line, 0 at the banks) below that surface and banks rising at bank_slope_deg, fading out over bank_width_m; the terrain keeps the lower of itself and every cut. Outputs: out = the carved terrain, river = the share of each cell under a channel's water (antialiased, so the network covers the same area at every resolution), surface = the water surface on rivers and lakes, the carved terrain elsewhere. All sizes are in metres, so a river keeps its width at every resolution.",
+        doc: "A river wherever the drainage area (as flow_accumulation computes it with d8 routing: over the priority-flooded terrain, Barnes, Lehman & Mulla 2014; times the optional rain mask) exceeds threshold_km2, except under lakes deeper than its channel and, with sea on, below sea_level_m (rivers end at the sea). Hydraulic geometry (Leopold & Maddock 1953, downstream): width = width_m · (A / 10 km²)^0.5, depth = depth_m · (A / 10 km²)^0.4. The water surface is the filled terrain's level, so it never rises downstream and rivers run through lakes to the map edge. Each river cell cuts a parabolic channel (its depth at the centre line, 0 at the banks) below that surface and banks rising at bank_slope_deg, fading out over bank_width_m; the terrain keeps the lower of itself and every cut. Outputs: out = the carved terrain, river = the share of each cell under a channel's water (antialiased, so the network covers the same area at every resolution), surface = the water surface on rivers and lakes, the carved terrain elsewhere. All sizes are in metres, so a river keeps its width at every resolution.",
         params: RiversParams,
         inputs: RiversIn {
             /// Terrain the rivers run over.
@@ -78,7 +82,7 @@ impl Node for Rivers {
         // A river cell: enough drainage area, and not under a lake deeper than its channel
         // (a shallow pit on its way is part of the channel).
         let reaches: Vec<Reach> = (0..w * h)
-            .filter(|&i| area[i] >= threshold)
+            .filter(|&i| area[i] >= threshold && !(p.sea && f64::from(z[i]) < p.sea_level_m))
             .filter_map(|i| {
                 let q = area[i] / 1.0e7;
                 let depth = p.depth_m * q.powf(0.4);
