@@ -31,6 +31,7 @@ pub fn kind_color(kind: PortKind) -> Color32 {
     match kind {
         PortKind::Height => Color32::from_rgb(222, 172, 92),
         PortKind::Mask => Color32::from_rgb(168, 122, 236),
+        PortKind::Color => Color32::from_rgb(96, 200, 140),
     }
 }
 
@@ -780,7 +781,7 @@ fn node_picker(ui: &mut Ui, search: &mut String) -> Option<&'static str> {
 }
 
 /// Categories in menu order.
-fn categories() -> [Category; 8] {
+fn categories() -> [Category; 9] {
     [
         Category::Generator,
         Category::Combine,
@@ -789,6 +790,7 @@ fn categories() -> [Category; 8] {
         Category::Mask,
         Category::Erosion,
         Category::Water,
+        Category::Color,
         Category::Io,
     ]
 }
@@ -1184,6 +1186,7 @@ fn pin_info(kind: PortKind) -> PinInfo {
     let info = match kind {
         PortKind::Height => PinInfo::circle(),
         PortKind::Mask => PinInfo::square(),
+        PortKind::Color => PinInfo::star(),
     };
     info.with_fill(kind_color(kind))
         .with_wire_color(kind_color(kind))

@@ -278,13 +278,14 @@ pub fn wire_refusal(graph: &Graph, from: (&str, usize), to: (&str, usize)) -> Op
     };
     if orogen::node::Coercion::between(out.kind, inp.kind).is_none() {
         return Some(format!(
-            "cannot wire {} output \"{}.{}\" into {} input \"{}.{}\": insert a to_mask node to turn heights into weights",
+            "cannot wire {} output \"{}.{}\" into {} input \"{}.{}\": {}",
             out.kind.name(),
             src.id,
             out.name,
             inp.kind.name(),
             dst.id,
-            inp.name
+            inp.name,
+            orogen::node::Coercion::refusal_hint(out.kind, inp.kind)
         ));
     }
     if from.0 == to.0 || reaches(graph, to.0, from.0) {

@@ -2,8 +2,9 @@
 //! a histogram with min/max/mean and a height probe under the cursor.
 
 use egui::{Color32, ColorImage, Rect, Sense, Stroke, TextureHandle, TextureOptions, Vec2};
-use orogen::io::render::{hillshade, preview_rgb, Colormap};
-use orogen::node::PortKind;
+use orogen::io::heightmap::srgb_encode;
+use orogen::io::render::{color_rgb8, hillshade, preview_rgb, Colormap};
+use orogen::node::{luminance, PortKind};
 use orogen::{Field, World};
 use std::sync::Arc;
 
@@ -32,7 +33,7 @@ impl Default for Look {
 pub struct Shown {
     pub field: Arc<Field>,
     pub kind: PortKind,
-    /// Terrain to draw a mask over.
+    /// Terrain to draw a mask over, or to shade and (in 3D) carry a colour map.
     pub base: Option<Arc<Field>>,
     /// The world the field covers: `size_m` is its width in metres (a region's, or the map's).
     pub world: World,
@@ -108,6 +109,10 @@ pub fn picture(shown: &Shown, look: Look) -> ColorImage {
             Some(base) => mask_over(f, base, cell),
             None => preview_rgb(f, 0.0, 1.0, look.colormap, None),
         },
+        PortKind::Color => {
+            let base = shown.base.as_deref().filter(|b| b.width() == w);
+            color_rgb8(f, base.filter(|_| look.hillshade).map(|b| (b, cell)))
+        }
     };
     ColorImage::from_rgb([w, h], &rgb)
 }
@@ -165,6 +170,7 @@ impl Picture {
         self.stats = Some(match shown.kind {
             PortKind::Height => stats(&shown.field, 64),
             PortKind::Mask => stats_over(&shown.field, 32, Some((0.0, 1.0))),
+            PortKind::Color => stats_over(&luminance(&shown.field), 32, Some((0.0, 1.0))),
         });
         self.key = Some(key);
         true
@@ -245,7 +251,8 @@ impl Picture {
                 (u * f.width() as f32) as usize,
                 (v * f.height() as f32) as usize,
             );
-            let value = f.data()[y * f.width() + x];
+            let i = y * f.width() + x;
+            let value = f.data()[i];
             let cell = s.world.size_m / f.width().max(1) as f64;
             let (xm, ym) = (
                 s.origin_m[0] + f64::from(u) * f.width() as f64 * cell,
@@ -254,6 +261,18 @@ impl Picture {
             match s.kind {
                 PortKind::Height => format!("x {xm:.0} m, y {ym:.0} m: height {value:.2} m"),
                 PortKind::Mask => format!("x {xm:.0} m, y {ym:.0} m: mask {value:.3}"),
+                PortKind::Color => {
+                    let rgb: [f32; 3] =
+                        std::array::from_fn(|c| f.plane(c.min(f.channels() - 1))[i]);
+                    let hex: String = rgb
+                        .iter()
+                        .map(|&v| format!("{:02x}", (srgb_encode(v) * 255.0).round() as u8))
+                        .collect();
+                    format!(
+                        "x {xm:.0} m, y {ym:.0} m: colour #{hex} (linear {:.3}, {:.3}, {:.3})",
+                        rgb[0], rgb[1], rgb[2]
+                    )
+                }
             }
         });
         ui.label(probe.unwrap_or_else(|| {
@@ -319,6 +338,8 @@ pub const THUMB: usize = 64;
 pub fn thumbnail(field: &Field, kind: PortKind, world: &World) -> ColorImage {
     let small = if field.width() == THUMB && field.height() == THUMB {
         field.clone()
+    } else if field.channels() > 1 {
+        field.resample(THUMB, THUMB)
     } else {
         let (sx, sy) = (
             field.width() as f32 / THUMB as f32,
@@ -335,6 +356,7 @@ pub fn thumbnail(field: &Field, kind: PortKind, world: &World) -> ColorImage {
             preview_rgb(&small, lo, hi, Colormap::Terrain, Some((&small, cell)))
         }
         PortKind::Mask => preview_rgb(&small, 0.0, 1.0, Colormap::Magma, None),
+        PortKind::Color => color_rgb8(&small, None),
     };
     ColorImage::from_rgb([THUMB, THUMB], &rgb)
 }

@@ -57,6 +57,8 @@ impl Default for View3d {
 
 /// Interleaved vertices (position xyz, normal xyz, colour rgb) and triangle indices for a
 /// field: x and z span [−1, 1], y is height relative to the world size times `exaggeration`.
+/// With `albedo` (a colour map, linear RGB) the surface is painted with it instead of the
+/// colormap.
 #[must_use]
 pub fn mesh(
     f: &Field,
@@ -64,6 +66,7 @@ pub fn mesh(
     world: &World,
     map: Colormap,
     exaggeration: f32,
+    albedo: Option<&Field>,
 ) -> (Vec<f32>, Vec<u32>) {
     let n = f.width().clamp(2, MAX_GRID);
     let g = if f.width() == n {
@@ -71,14 +74,21 @@ pub fn mesh(
     } else {
         f.resample_bilinear(n, n)
     };
+    let albedo = albedo.map(|a| {
+        if a.width() == n {
+            a.clone()
+        } else {
+            a.resample(n, n)
+        }
+    });
     let (lo, hi) = match kind {
         PortKind::Height => orogen::io::render::display_range(world),
-        PortKind::Mask => (0.0, 1.0),
+        PortKind::Mask | PortKind::Color => (0.0, 1.0),
     };
     // Masks are drawn as a relief one tenth of the world wide.
     let metres = |v: f32| match kind {
         PortKind::Height => f64::from(v - lo),
-        PortKind::Mask => f64::from(v) * world.size_m * 0.1,
+        PortKind::Mask | PortKind::Color => f64::from(v) * world.size_m * 0.1,
     };
     let scale = (2.0 / world.size_m) as f32 * exaggeration;
     let y = |i: usize| metres(g.data()[i]) as f32 * scale;
@@ -97,7 +107,12 @@ pub fn mesh(
             } else {
                 0.0
             };
-            let col = map.color(t);
+            let col = match &albedo {
+                Some(a) => std::array::from_fn(|k| {
+                    orogen::io::heightmap::srgb_encode(a.plane(k.min(a.channels() - 1))[i])
+                }),
+                None => map.color(t),
+            };
             verts.extend_from_slice(&[
                 -1.0 + c as f32 * step,
                 y(i),
@@ -130,6 +145,7 @@ impl View3d {
         gl: Option<&Arc<glow::Context>>,
         key: (u64, String, usize, Colormap),
         shown: Option<(&Field, PortKind, &World)>,
+        albedo: Option<&Field>,
     ) {
         ui.horizontal(|ui| {
             ui.add(
@@ -156,7 +172,7 @@ impl View3d {
         };
         let full_key = (key.0, key.1, key.2, key.3, self.exaggeration.to_bits());
         if self.key.as_ref() != Some(&full_key) {
-            let m = mesh(field, kind, world, key.3, self.exaggeration);
+            let m = mesh(field, kind, world, key.3, self.exaggeration, albedo);
             self.gpu
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
@@ -437,7 +453,7 @@ mod tests {
             height_max_m: 100.0,
         };
         let f = Field::filled(8, 8, 50.0);
-        let (v, i) = mesh(&f, PortKind::Height, &world, Colormap::Terrain, 1.0);
+        let (v, i) = mesh(&f, PortKind::Height, &world, Colormap::Terrain, 1.0, None);
         assert_eq!(v.len(), 64 * 9);
         assert_eq!(i.len(), 7 * 7 * 6);
         assert!(i.iter().all(|&k| (k as usize) < 64));

@@ -2,6 +2,7 @@
 //! the badges nodes show.
 
 use super::{preview, Badge, Colormap, EditorApp, Mode, NodeStatus, PortKind, Shown, Ui};
+use orogen::Field;
 use std::collections::BTreeMap;
 
 impl EditorApp {
@@ -77,29 +78,17 @@ impl EditorApp {
         let fields = s.result.fields.get(id)?;
         let port = node.def.spec.outputs.get(self.output)?;
         let field = fields.get(self.output)?.clone();
-        let base = if port.kind == PortKind::Mask {
-            // The node's own height output, else the terrain wired into it.
+        let base = if port.kind == PortKind::Height {
+            None
+        } else {
+            // The node's own height output, else the nearest terrain upstream of it.
             node.def
                 .spec
                 .outputs
                 .iter()
                 .position(|p| p.kind == PortKind::Height)
                 .and_then(|i| fields.get(i).cloned())
-                .or_else(|| {
-                    node.def
-                        .spec
-                        .inputs
-                        .iter()
-                        .zip(&node.inputs)
-                        .find_map(|(p, r)| {
-                            (p.kind == PortKind::Height)
-                                .then_some(r.as_ref())
-                                .flatten()
-                                .and_then(|r| s.result.field(&s.graph, r))
-                        })
-                })
-        } else {
-            None
+                .or_else(|| s.result.terrain_under(&s.graph, id))
         };
         Some(Shown {
             field,
@@ -240,12 +229,32 @@ impl EditorApp {
                     self.start_region(uv);
                 }
             }
-            Mode::ThreeD => self.view3d.show(
-                ui,
-                self.gl.as_ref(),
-                (generation, sel, self.output, self.look.colormap),
-                shown.as_ref().map(|s| (&*s.field, s.kind, &s.world)),
-            ),
+            Mode::ThreeD => {
+                // A colour map is drawn as the albedo of the terrain under it (flat
+                // without one).
+                let flat;
+                let surface = match shown.as_ref() {
+                    Some(s) if s.kind == PortKind::Color => {
+                        let ground = match s.base.as_deref() {
+                            Some(b) => b,
+                            None => {
+                                flat = Field::filled(2, 2, s.world.height_min_m as f32);
+                                &flat
+                            }
+                        };
+                        Some((ground, PortKind::Height, &s.world, Some(&*s.field)))
+                    }
+                    Some(s) => Some((&*s.field, s.kind, &s.world, None)),
+                    None => None,
+                };
+                self.view3d.show(
+                    ui,
+                    self.gl.as_ref(),
+                    (generation, sel, self.output, self.look.colormap),
+                    surface.map(|(f, k, w, _)| (f, k, w)),
+                    surface.and_then(|(_, _, _, a)| a),
+                );
+            }
         }
     }
 

@@ -325,11 +325,15 @@ pub fn build(graph: &Graph, opts: &BuildOptions) -> Result<BuildReport, BuildErr
         match eval.field(graph, r) {
             Some(field) if !opts.cancel.is_cancelled() => {
                 let kind = graph.output_kind(r).unwrap_or(PortKind::Height);
+                let ground = (kind == PortKind::Color)
+                    .then(|| eval.terrain_under(graph, &r.node))
+                    .flatten();
                 let out = Output {
                     name,
                     source: r.to_string(),
                     kind,
                     field: &field,
+                    ground: ground.as_deref(),
                 };
                 outputs.push(write_output(&mut stage, graph, &out, ex, &formats)?);
             }
@@ -416,8 +420,8 @@ fn check_splats(graph: &Graph, ex: &Exports) -> Result<(), BuildError> {
         for n in names {
             match graph.outputs.get(n).map(|r| graph.output_kind(r)) {
                 Some(Some(PortKind::Mask) | None) => {}
-                Some(Some(PortKind::Height)) => {
-                    return fail(format!("output \"{n}\" is a height, not a mask"));
+                Some(Some(k @ (PortKind::Height | PortKind::Color))) => {
+                    return fail(format!("output \"{n}\" is a {}, not a mask", k.name()));
                 }
                 None => return fail(format!("no output \"{n}\"")),
             }
@@ -466,6 +470,8 @@ struct Output<'a> {
     source: String,
     kind: PortKind,
     field: &'a Field,
+    /// Colour outputs: the terrain under them, which lights their preview.
+    ground: Option<&'a Field>,
 }
 
 /// Writes one output's heightmaps, preview, normal map and mesh; returns its manifest entry.
@@ -505,7 +511,12 @@ fn write_output(
             &frame
         });
         let relief = (kind == PortKind::Height).then_some((field, cell));
-        let rgb = render::preview_rgb(field, lo, hi, map, relief);
+        let rgb = if kind == PortKind::Color {
+            let ground = out.ground.filter(|g| g.width() == field.width());
+            render::color_rgb8(field, ground.map(|g| (g, cell)))
+        } else {
+            render::preview_rgb(field, lo, hi, map, relief)
+        };
         let png = encode_png_rgb8(field.width(), field.height(), rgb)?;
         stage.add(format!("{name}.preview.png"), "preview", &png)?;
     }
@@ -554,7 +565,7 @@ pub(crate) fn output_frame(graph: &Graph, kind: PortKind, range: Range, field: &
             ..graph.world
         },
         (PortKind::Height, _, _) => graph.world,
-        (PortKind::Mask, _, _) => World {
+        (PortKind::Mask | PortKind::Color, _, _) => World {
             height_min_m: 0.0,
             height_max_m: 1.0,
             ..graph.world

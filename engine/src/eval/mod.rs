@@ -279,6 +279,44 @@ impl EvalResult {
         self.fields.get(&r.node)?.get(i).cloned()
     }
 
+    /// The terrain nearest upstream of node `id`, to draw its masks or colours on: breadth
+    /// first through its inputs, the first height wired in (or height output of a node
+    /// feeding it) that this result holds.
+    #[must_use]
+    pub fn terrain_under(&self, graph: &Graph, id: &str) -> Option<Arc<Field>> {
+        let mut queue = std::collections::VecDeque::from([id.to_owned()]);
+        let mut seen = std::collections::BTreeSet::new();
+        while let Some(cur) = queue.pop_front() {
+            if !seen.insert(cur.clone()) {
+                continue;
+            }
+            let Some(node) = graph.node(&cur) else {
+                continue;
+            };
+            for r in node.inputs.iter().flatten() {
+                if graph.output_kind(r) == Some(crate::node::PortKind::Height) {
+                    if let Some(f) = self.field(graph, r) {
+                        return Some(f);
+                    }
+                }
+                let own = graph.node(&r.node).and_then(|src| {
+                    let i = src
+                        .def
+                        .spec
+                        .outputs
+                        .iter()
+                        .position(|p| p.kind == crate::node::PortKind::Height)?;
+                    self.fields.get(&r.node)?.get(i).cloned()
+                });
+                if own.is_some() {
+                    return own;
+                }
+                queue.push_back(r.node.clone());
+            }
+        }
+        None
+    }
+
     /// `(node id, error)` for every failed node, sorted by id.
     #[must_use]
     pub fn failures(&self) -> Vec<(&str, &NodeError)> {

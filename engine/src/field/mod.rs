@@ -41,10 +41,17 @@ fn zip3_row<F: Fn(f32, f32, f32) -> f32>(a: &[f32], b: &[f32], c: &[f32], dst: &
 }
 
 /// A row-major grid of `f32` samples: `data[y * width + x]`.
+///
+/// A field has one channel (heights, masks) or several (colour: linear R, G, B), stored as
+/// planes one after the other: `data[(c * height + y) * width + x]`. The per-sample
+/// operations ([`Field::map`], [`Field::zip_map`], [`Field::min_max`]) treat every sample of
+/// every plane alike; the resampling ones work plane by plane; `get_*`, `sample_bilinear`
+/// and `rows_mut` see the first plane only.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Field {
     width: usize,
     height: usize,
+    channels: usize,
     data: Vec<f32>,
 }
 
@@ -55,6 +62,7 @@ impl Field {
         Self {
             width,
             height,
+            channels: 1,
             data: vec![value; width * height],
         }
     }
@@ -65,8 +73,71 @@ impl Field {
         (data.len() == width * height).then_some(Self {
             width,
             height,
+            channels: 1,
             data,
         })
+    }
+
+    /// A multi-channel field from single-channel planes of one size; `None` if there are
+    /// none, or their sizes or channel counts differ.
+    #[must_use]
+    pub fn from_planes(planes: &[Field]) -> Option<Self> {
+        let first = planes.first()?;
+        let (width, height) = (first.width, first.height);
+        if planes
+            .iter()
+            .any(|p| p.channels != 1 || (p.width, p.height) != (width, height))
+        {
+            return None;
+        }
+        let mut data = Vec::with_capacity(width * height * planes.len());
+        for p in planes {
+            data.extend_from_slice(&p.data);
+        }
+        Some(Self {
+            width,
+            height,
+            channels: planes.len(),
+            data,
+        })
+    }
+
+    /// Number of channels (planes): 1 for heights and masks, 3 for colour.
+    #[must_use]
+    pub fn channels(&self) -> usize {
+        self.channels
+    }
+
+    /// The samples of plane `c` (row-major, `width × height`).
+    ///
+    /// # Panics
+    /// If `c >= self.channels()`.
+    #[must_use]
+    pub fn plane(&self, c: usize) -> &[f32] {
+        let n = self.width * self.height;
+        &self.data[c * n..(c + 1) * n]
+    }
+
+    /// Each plane as a single-channel field.
+    #[must_use]
+    pub fn planes(&self) -> Vec<Field> {
+        (0..self.channels)
+            .map(|c| Field {
+                width: self.width,
+                height: self.height,
+                channels: 1,
+                data: self.plane(c).to_vec(),
+            })
+            .collect()
+    }
+
+    /// `f` applied to every plane on its own, the results put back together.
+    fn per_plane(&self, f: impl Fn(&Field) -> Field) -> Field {
+        if self.channels == 1 {
+            return f(self);
+        }
+        let planes: Vec<Field> = self.planes().iter().map(f).collect();
+        Field::from_planes(&planes).unwrap_or_else(|| self.clone())
     }
 
     /// Builds a field by calling `f(x, y)` for every cell, rows in parallel.
@@ -139,6 +210,14 @@ impl Field {
         self.data.par_chunks_mut(self.width.max(1)).enumerate()
     }
 
+    /// A field of the same size and channels, all zero.
+    fn zeroed(&self) -> Field {
+        Field {
+            data: vec![0.0; self.data.len()],
+            ..*self
+        }
+    }
+
     /// Applies `f` to every sample in place, rows in parallel.
     pub fn map_in_place(&mut self, f: impl Fn(f32) -> f32 + Sync) {
         self.data.par_chunks_mut(self.width.max(1)).for_each(|row| {
@@ -151,7 +230,7 @@ impl Field {
     /// A new field `f(v)` sample by sample, in one pass, rows in parallel.
     #[must_use]
     pub fn map(&self, f: impl Fn(f32) -> f32 + Sync) -> Field {
-        let mut out = Field::filled(self.width, self.height, 0.0);
+        let mut out = self.zeroed();
         let w = self.width.max(1);
         out.data
             .par_chunks_mut(w)
@@ -163,8 +242,11 @@ impl Field {
     /// A new field `f(a, b)` sample by sample. Both fields must have the same size.
     #[must_use]
     pub fn zip_map(a: &Field, b: &Field, f: impl Fn(f32, f32) -> f32 + Sync) -> Field {
-        debug_assert_eq!((a.width, a.height), (b.width, b.height));
-        let mut out = Field::filled(a.width, a.height, 0.0);
+        debug_assert_eq!(
+            (a.width, a.height, a.channels),
+            (b.width, b.height, b.channels)
+        );
+        let mut out = a.zeroed();
         let w = a.width.max(1);
         out.data
             .par_chunks_mut(w)
@@ -183,7 +265,8 @@ impl Field {
     ) -> Field {
         debug_assert_eq!((a.width, a.height), (b.width, b.height));
         debug_assert_eq!((a.width, a.height), (c.width, c.height));
-        let mut out = Field::filled(a.width, a.height, 0.0);
+        debug_assert_eq!((a.channels, b.channels), (c.channels, c.channels));
+        let mut out = a.zeroed();
         let w = a.width.max(1);
         out.data
             .par_chunks_mut(w)
@@ -243,6 +326,9 @@ impl Field {
         if width == self.width && height == self.height {
             return self.clone();
         }
+        if self.channels > 1 {
+            return self.per_plane(|p| p.resample_bilinear(width, height));
+        }
         let sx = self.width as f32 / width as f32;
         let sy = self.height as f32 / height as f32;
         Field::from_fn(width, height, |x, y| {
@@ -258,6 +344,9 @@ impl Field {
         n: usize,
         (x0, y0, width, height): (usize, usize, usize, usize),
     ) -> Field {
+        if self.channels > 1 {
+            return self.per_plane(|p| p.resample_bilinear_window(n, (x0, y0, width, height)));
+        }
         let sx = self.width as f32 / n as f32;
         let sy = self.height as f32 / n as f32;
         Field::from_fn(width, height, |x, y| {
@@ -268,6 +357,9 @@ impl Field {
     /// The same field with its rows in reverse order (north ↔ south).
     #[must_use]
     pub fn flipped_vertically(&self) -> Field {
+        if self.channels > 1 {
+            return self.per_plane(Field::flipped_vertically);
+        }
         let mut data = Vec::with_capacity(self.data.len());
         for row in self.data.chunks(self.width.max(1)).rev() {
             data.extend_from_slice(row);
@@ -282,6 +374,9 @@ impl Field {
     pub fn resample_area(&self, width: usize, height: usize) -> Field {
         if width == self.width && height == self.height {
             return self.clone();
+        }
+        if self.channels > 1 {
+            return self.per_plane(|p| p.resample_area(width, height));
         }
         // Weights of the input cells along one axis for each output cell: (first, weights).
         let axis = |from: usize, to: usize| -> Vec<(usize, Vec<f32>)> {
@@ -326,6 +421,7 @@ impl Field {
         Field {
             width,
             height,
+            channels: 1,
             data,
         }
     }
@@ -344,6 +440,9 @@ impl Field {
     /// Box-filter downsampling by an integer factor (used to compare resolutions).
     #[must_use]
     pub fn downsample_box(&self, factor: usize) -> Field {
+        if self.channels > 1 {
+            return self.per_plane(|p| p.downsample_box(factor));
+        }
         let factor = factor.max(1);
         let w = self.width / factor;
         let h = self.height / factor;

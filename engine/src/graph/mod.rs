@@ -320,9 +320,10 @@ impl Graph {
                                     Some(&n.id),
                                     field,
                                     format!(
-                                        "port type mismatch: \"{r}\" is a {} output but this input expects a {}; insert a \"to_mask\" node to turn heights into a mask",
+                                        "port type mismatch: \"{r}\" is a {} output but this input expects a {}; {}",
                                         kind.name(),
-                                        spec.kind.name()
+                                        spec.kind.name(),
+                                        Coercion::refusal_hint(kind, spec.kind)
                                     ),
                                 ));
                             }

@@ -4,6 +4,11 @@
 //! Integer formats (PNG16, RAW16) map the graph's height range linearly onto 0..=65535:
 //! `v = round(clamp((h − height_min_m) / (height_max_m − height_min_m), 0, 1) · 65535)`.
 //! Float formats (EXR, F32) store metres unchanged.
+//!
+//! Colour fields (three planes, linear RGB) are written as RGB: integer formats (PNG8,
+//! PNG16, TIFF16, RAW16) store the sRGB encoding of each channel (IEC 61966-2-1, what image
+//! viewers and engines expect of an albedo texture), interleaved R, G, B; float formats (EXR
+//! channels `R`, `G`, `B`; F32 interleaved) store the linear values unchanged.
 
 use super::atomic::write_atomic;
 use crate::field::{Field, World};
@@ -23,6 +28,9 @@ pub enum Format {
     F32,
     /// 16-bit grayscale TIFF over the graph's height range.
     Tiff16,
+    /// 8-bit grayscale PNG over the graph's height range (previews, masks, colour albedo;
+    /// 256 levels are too few for terrain heights).
+    Png8,
 }
 
 crate::impl_choice!(Format {
@@ -31,13 +39,14 @@ crate::impl_choice!(Format {
     R16 = "r16",
     F32 = "f32",
     Tiff16 = "tiff16",
+    Png8 = "png8",
 });
 
 impl Format {
     #[must_use]
     pub fn extension(self) -> &'static str {
         match self {
-            Format::Png16 => "png",
+            Format::Png16 | Format::Png8 => "png",
             Format::Exr => "exr",
             Format::R16 => "r16",
             Format::F32 => "f32",
@@ -73,9 +82,72 @@ pub fn to_u16(h: f32, world: &World) -> u16 {
     (t * 65535.0).round() as u16
 }
 
+/// The sRGB encoding of a linear value, clamped to `[0, 1]` (IEC 61966-2-1).
+#[must_use]
+pub fn srgb_encode(c: f32) -> f32 {
+    let c = if c.is_nan() { 0.0 } else { c.clamp(0.0, 1.0) };
+    if c <= 0.003_130_8 {
+        12.92 * c
+    } else {
+        1.055 * c.powf(1.0 / 2.4) - 0.055
+    }
+}
+
+/// The linear value of an sRGB-encoded one in `[0, 1]` (IEC 61966-2-1).
+#[must_use]
+pub fn srgb_decode(v: f32) -> f32 {
+    if v <= 0.040_45 {
+        v / 12.92
+    } else {
+        ((v + 0.055) / 1.055).powf(2.4)
+    }
+}
+
+/// Writes `img` (`None`: its size did not match its pixels) as a PNG or TIFF.
+fn encode_image(
+    img: Option<image::DynamicImage>,
+    format: image::ImageFormat,
+) -> io::Result<Vec<u8>> {
+    let img = img.ok_or_else(|| io::Error::other("image size mismatch"))?;
+    let mut buf = Vec::new();
+    img.write_to(&mut io::Cursor::new(&mut buf), format)
+        .map_err(io::Error::other)?;
+    Ok(buf)
+}
+
+/// The samples of `field` pixel by pixel (channels interleaved), each through `f`.
+fn interleaved<T>(field: &Field, f: impl Fn(f32) -> T) -> Vec<T> {
+    let n = field.width() * field.height();
+    let c = field.channels();
+    if c == 1 {
+        return field.data().iter().map(|&v| f(v)).collect();
+    }
+    let data = field.data();
+    (0..n * c).map(|k| f(data[(k % c) * n + k / c])).collect()
+}
+
 /// The bytes of a field in `format` (everything but EXR, which needs a seekable writer).
 fn encode_into(w: &mut impl Write, field: &Field, world: &World, format: Format) -> io::Result<()> {
+    if field.channels() == 3 {
+        return encode_color(w, field, format);
+    }
+    if field.channels() != 1 {
+        return Err(io::Error::other(format!(
+            "cannot write a field of {} channels",
+            field.channels()
+        )));
+    }
     match format {
+        Format::Png8 => {
+            let pixels: Vec<u8> = field
+                .data()
+                .iter()
+                .map(|&h| (f32::from(to_u16(h, world)) / 257.0).round() as u8)
+                .collect();
+            let img =
+                image::GrayImage::from_raw(field.width() as u32, field.height() as u32, pixels);
+            w.write_all(&encode_image(img.map(Into::into), image::ImageFormat::Png)?)
+        }
         Format::R16 => {
             let bytes: Vec<u8> = field
                 .data()
@@ -114,6 +186,60 @@ fn encode_into(w: &mut impl Write, field: &Field, world: &World, format: Format)
                 .with_channel("Y")
                 .with_pixel_fn(|pos: exr::math::Vec2<usize>| (data[pos.y() * width + pos.x()],));
             let image = Image::from_channels((field.width(), field.height()), channels);
+            let mut buf = io::Cursor::new(Vec::new());
+            image
+                .write()
+                .non_parallel()
+                .to_buffered(&mut buf)
+                .map_err(io::Error::other)?;
+            w.write_all(buf.get_ref())
+        }
+    }
+}
+
+/// A colour field (linear RGB planes) in `format`: sRGB-encoded integers or linear floats.
+fn encode_color(w: &mut impl Write, field: &Field, format: Format) -> io::Result<()> {
+    let (width, height) = (field.width(), field.height());
+    let (w32, h32) = (width as u32, height as u32);
+    let u16_of = |v: f32| (srgb_encode(v) * 65535.0).round() as u16;
+    match format {
+        Format::Png8 => {
+            let px = interleaved(field, |v| (srgb_encode(v) * 255.0).round() as u8);
+            let img = image::RgbImage::from_raw(w32, h32, px).map(Into::into);
+            w.write_all(&encode_image(img, image::ImageFormat::Png)?)
+        }
+        Format::Png16 | Format::Tiff16 => {
+            let kind = if format == Format::Png16 {
+                image::ImageFormat::Png
+            } else {
+                image::ImageFormat::Tiff
+            };
+            let px = interleaved(field, u16_of);
+            let img = image::ImageBuffer::<image::Rgb<u16>, Vec<u16>>::from_raw(w32, h32, px);
+            w.write_all(&encode_image(img.map(Into::into), kind)?)
+        }
+        Format::R16 => {
+            let bytes: Vec<u8> = interleaved(field, u16_of)
+                .into_iter()
+                .flat_map(u16::to_le_bytes)
+                .collect();
+            w.write_all(&bytes)
+        }
+        Format::F32 => {
+            let bytes: Vec<u8> = interleaved(field, |v| v)
+                .into_iter()
+                .flat_map(f32::to_le_bytes)
+                .collect();
+            w.write_all(&bytes)
+        }
+        Format::Exr => {
+            use exr::prelude::{Image, SpecificChannels, WritableImage};
+            let (r, g, b) = (field.plane(0), field.plane(1), field.plane(2));
+            let channels = SpecificChannels::rgb(|pos: exr::math::Vec2<usize>| {
+                let i = pos.y() * width + pos.x();
+                (r[i], g[i], b[i])
+            });
+            let image = Image::from_channels((width, height), channels);
             let mut buf = io::Cursor::new(Vec::new());
             image
                 .write()
@@ -191,6 +317,70 @@ pub fn read(path: &Path) -> Result<(Field, SampleScale), HeightmapError> {
         message: "image size mismatch".into(),
     })?;
     Ok((field, SampleScale::Normalized))
+}
+
+/// Reads a colour image as linear RGB planes: 8/16-bit PNG or TIFF (sRGB-decoded; grey
+/// images give three equal planes) or EXR (channels `R`, `G`, `B` as stored).
+pub fn read_color(path: &Path) -> Result<Field, HeightmapError> {
+    let p = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|source| HeightmapError::Io {
+        path: p.clone(),
+        source,
+    })?;
+    let decode = |message: String| HeightmapError::Decode {
+        path: p.clone(),
+        message,
+    };
+    let (w, h, planes) = if bytes.starts_with(&[0x76, 0x2f, 0x31, 0x01]) {
+        read_exr_rgb(&bytes).map_err(decode)?
+    } else {
+        let img = image::load_from_memory(&bytes).map_err(|e| decode(e.to_string()))?;
+        let rgb = img.to_rgb32f();
+        let (w, h) = (rgb.width() as usize, rgb.height() as usize);
+        let raw = rgb.into_raw();
+        let planes: [Vec<f32>; 3] = std::array::from_fn(|c| {
+            raw.iter()
+                .skip(c)
+                .step_by(3)
+                .map(|&v| srgb_decode(v))
+                .collect()
+        });
+        (w, h, planes)
+    };
+    let planes: Option<Vec<Field>> = planes
+        .into_iter()
+        .map(|d| Field::from_vec(w, h, d))
+        .collect();
+    planes
+        .and_then(|p| Field::from_planes(&p))
+        .ok_or_else(|| decode("image size mismatch".into()))
+}
+
+/// The `R`, `G`, `B` channels of an EXR file.
+fn read_exr_rgb(bytes: &[u8]) -> Result<(usize, usize, [Vec<f32>; 3]), String> {
+    use exr::prelude::ReadChannels;
+    use exr::prelude::ReadLayers;
+    let image = exr::prelude::read()
+        .no_deep_data()
+        .largest_resolution_level()
+        .all_channels()
+        .first_valid_layer()
+        .all_attributes()
+        .from_buffered(io::Cursor::new(bytes))
+        .map_err(|e| e.to_string())?;
+    let layer = &image.layer_data;
+    let list = &layer.channel_data.list;
+    let get = |n: &str| {
+        list.iter()
+            .find(|c| c.name.eq(n))
+            .map(|c| c.sample_data.values_as_f32().collect::<Vec<f32>>())
+            .ok_or_else(|| format!("the EXR file has no channel {n}"))
+    };
+    Ok((
+        layer.size.width(),
+        layer.size.height(),
+        [get("R")?, get("G")?, get("B")?],
+    ))
 }
 
 fn read_exr(bytes: &[u8]) -> Result<Field, String> {

@@ -112,6 +112,30 @@ pub fn preview_rgb(
     out
 }
 
+/// RGB8 pixels of a colour field (linear RGB planes), sRGB-encoded, optionally modulated
+/// by the hillshade of `heights` like [`preview_rgb`].
+#[must_use]
+pub fn color_rgb8(color: &Field, heights: Option<(&Field, f64)>) -> Vec<u8> {
+    let shade = heights.map(|(h, cell)| hillshade(h, cell, 315.0, 45.0));
+    let n = color.width() * color.height();
+    let data = color.data();
+    let planes = color.channels().min(3);
+    let mut out = vec![0u8; n * 3];
+    out.par_chunks_mut(3 * color.width().max(1))
+        .enumerate()
+        .for_each(|(y, row)| {
+            for (x, px) in row.chunks_mut(3).enumerate() {
+                let i = y * color.width() + x;
+                let s = shade.as_ref().map_or(1.0, |s| 0.35 + 0.65 * s.data()[i]);
+                for (k, p) in px.iter_mut().enumerate() {
+                    let v = data[(k % planes) * n + i] * s;
+                    *p = (crate::io::heightmap::srgb_encode(v) * 255.0).round() as u8;
+                }
+            }
+        });
+    out
+}
+
 /// Which way the green channel of a normal map points.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NormalY {

@@ -23,14 +23,21 @@ use std::sync::Arc;
 ///
 /// * `Height`: heights in metres, in the graph's world frame.
 /// * `Mask`: weights in `[0, 1]`.
+/// * `Color`: linear RGB (not sRGB-encoded), each channel nominally in `[0, 1]`; a field of
+///   three planes R, G, B.
 ///
-/// Connections: `Height → Height` and `Mask → Mask` pass unchanged. `Mask → Height` is
-/// coerced implicitly by mapping 0 to the graph's `height_min_m` and 1 to `height_max_m`.
-/// `Height → Mask` is refused: insert a `to_mask` node to choose how heights become weights.
+/// Connections: the same kind passes unchanged. `Mask → Height` is coerced implicitly by
+/// mapping 0 to the graph's `height_min_m` and 1 to `height_max_m`; `Mask → Color` gives the
+/// grey `(m, m, m)`; `Color → Mask` gives the relative luminance
+/// `Y = 0.2126 R + 0.7152 G + 0.0722 B` (ITU-R BT.709 primaries, linear), clamped to
+/// `[0, 1]`. `Height → Mask` and `Height → Color` are refused: insert a `to_mask` or a
+/// `colorize` node to choose how heights become weights or colours. `Color → Height` is
+/// refused too: a colour is not a shape.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PortKind {
     Height,
     Mask,
+    Color,
 }
 
 impl PortKind {
@@ -39,9 +46,22 @@ impl PortKind {
         match self {
             PortKind::Height => "height",
             PortKind::Mask => "mask",
+            PortKind::Color => "color",
+        }
+    }
+
+    /// Number of channels a field of this kind has.
+    #[must_use]
+    pub fn channels(self) -> usize {
+        match self {
+            PortKind::Height | PortKind::Mask => 1,
+            PortKind::Color => 3,
         }
     }
 }
+
+/// Rec. 709 luminance weights of linear R, G, B.
+pub const LUMINANCE: [f32; 3] = [0.2126, 0.7152, 0.0722];
 
 /// How a value travels along a wire from an output of kind `from` into an input of kind `to`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -50,18 +70,37 @@ pub enum Coercion {
     None,
     /// Mask to height: `h = height_min_m + m · (height_max_m − height_min_m)`.
     MaskToHeight,
+    /// Mask to colour: the grey `(m, m, m)`.
+    MaskToColor,
+    /// Colour to mask: the luminance `0.2126 R + 0.7152 G + 0.0722 B`, clamped to `[0, 1]`.
+    ColorToMask,
 }
 
 impl Coercion {
     /// The coercion for a wire, or `None` when the connection is not allowed.
     #[must_use]
     pub fn between(from: PortKind, to: PortKind) -> Option<Coercion> {
+        use PortKind::{Color, Height, Mask};
         match (from, to) {
-            (PortKind::Height, PortKind::Height) | (PortKind::Mask, PortKind::Mask) => {
-                Some(Coercion::None)
+            (Height, Height) | (Mask, Mask) | (Color, Color) => Some(Coercion::None),
+            (Mask, Height) => Some(Coercion::MaskToHeight),
+            (Mask, Color) => Some(Coercion::MaskToColor),
+            (Color, Mask) => Some(Coercion::ColorToMask),
+            (Height, Mask | Color) | (Color, Height) => None,
+        }
+    }
+
+    /// What to do instead of a refused connection from `from` into `to`.
+    #[must_use]
+    pub fn refusal_hint(from: PortKind, to: PortKind) -> &'static str {
+        match (from, to) {
+            (PortKind::Height, PortKind::Color) => {
+                "insert a \"colorize\" node to turn heights into colours"
             }
-            (PortKind::Mask, PortKind::Height) => Some(Coercion::MaskToHeight),
-            (PortKind::Height, PortKind::Mask) => None,
+            (PortKind::Color, PortKind::Height) => {
+                "a colour is not a terrain; wire it into a mask input (its luminance) if that is what you mean"
+            }
+            _ => "insert a \"to_mask\" node to turn heights into a mask",
         }
     }
 
@@ -75,8 +114,30 @@ impl Coercion {
                 let span = world.height_span_m() as f32;
                 Arc::new(field.map(|m| lo + m * span))
             }
+            Coercion::MaskToColor => {
+                let grey = [
+                    field.as_ref().clone(),
+                    field.as_ref().clone(),
+                    field.as_ref().clone(),
+                ];
+                Arc::new(Field::from_planes(&grey).unwrap_or_else(|| field.as_ref().clone()))
+            }
+            Coercion::ColorToMask => Arc::new(luminance(field)),
         }
     }
+}
+
+/// The luminance of a colour field as a mask (a single-channel field passes through).
+#[must_use]
+pub fn luminance(color: &Field) -> Field {
+    if color.channels() < 3 {
+        return color.clone();
+    }
+    let p = color.planes();
+    let [r, g, b] = LUMINANCE;
+    Field::zip3_map(&p[0], &p[1], &p[2], |x, y, z| {
+        (r * x + g * y + b * z).clamp(0.0, 1.0)
+    })
 }
 
 /// An input or output port.
@@ -110,6 +171,16 @@ impl PortSpec {
         }
     }
 
+    #[must_use]
+    pub const fn color(name: &'static str, doc: &'static str) -> Self {
+        Self {
+            name,
+            kind: PortKind::Color,
+            required: true,
+            doc,
+        }
+    }
+
     /// The same port, but optional.
     #[must_use]
     pub const fn optional(mut self) -> Self {
@@ -128,6 +199,7 @@ pub enum Category {
     Mask,
     Erosion,
     Water,
+    Color,
     Io,
 }
 
@@ -142,6 +214,7 @@ impl Category {
             Category::Mask => "mask",
             Category::Erosion => "erosion",
             Category::Water => "water",
+            Category::Color => "color",
             Category::Io => "io",
         }
     }
@@ -254,6 +327,10 @@ impl Window {
     pub fn crop(&self, f: &Field, inner: &Self) -> Field {
         if self == inner {
             return f.clone();
+        }
+        if f.channels() > 1 {
+            let planes: Vec<Field> = f.planes().iter().map(|p| self.crop(p, inner)).collect();
+            return Field::from_planes(&planes).unwrap_or_else(|| f.clone());
         }
         let (dx, dy) = (inner.x0 - self.x0, inner.y0 - self.y0);
         let mut data = Vec::with_capacity(inner.width * inner.height);

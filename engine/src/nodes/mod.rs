@@ -1,6 +1,7 @@
 //! Every built-in node type, one file per node, grouped by category.
 //! Each category module has a `register` function; `register_all` calls them all.
 
+pub mod color;
 pub mod combine;
 pub mod erosion;
 pub mod filter;
@@ -36,5 +37,6 @@ pub fn register_all(reg: &mut Registry) {
     warp::register(reg);
     erosion::register(reg);
     water::register(reg);
+    color::register(reg);
     io::register(reg);
 }
