@@ -34,7 +34,7 @@ fn every_generator_shows_the_same_terrain_at_every_resolution() {
         let kind = g.output_kind(&g.outputs[name]).expect("kind");
         let span = match kind {
             orogen::node::PortKind::Height => g.world.height_span_m() as f32,
-            orogen::node::PortKind::Mask => 1.0,
+            orogen::node::PortKind::Mask | orogen::node::PortKind::Color => 1.0,
         };
         let b = hi[name].downsample_box(4);
         let mut d: Vec<f32> = a

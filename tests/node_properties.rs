@@ -28,6 +28,7 @@ fn graph_for(def: &'static NodeDef, draws: &[(f64, bool)], resolution: usize) ->
         let (src_type, id) = match port.kind {
             PortKind::Height => ("perlin_fbm", format!("src{i}")),
             PortKind::Mask => ("radial_gradient", format!("src{i}")),
+            PortKind::Color => ("solid_color", format!("src{i}")),
         };
         g.nodes.push(NodeInstance::new(
             id.clone(),
@@ -87,12 +88,20 @@ fn check(def: &'static NodeDef, draws: &[(f64, bool)]) -> Result<(), TestCaseErr
             def.spec.id,
             port.name
         );
-        if port.kind == PortKind::Mask {
+        prop_assert_eq!(
+            a.channels(),
+            port.kind.channels(),
+            "{}.{}: wrong channel count",
+            def.spec.id,
+            port.name
+        );
+        if port.kind != PortKind::Height {
             prop_assert!(
                 a.data().iter().all(|v| (0.0..=1.0).contains(v)),
-                "{}.{}: mask outside [0, 1]",
+                "{}.{}: {} outside [0, 1]",
                 def.spec.id,
-                port.name
+                port.name,
+                port.kind.name()
             );
         }
     }

@@ -154,10 +154,18 @@ fn check(g: &Graph, edit: (f64, f64, bool)) -> Result<(), String> {
                     if !f.data().iter().all(|v| v.is_finite()) {
                         return Err(format!("{}.{}: non-finite output", n.id, port.name));
                     }
-                    if port.kind == PortKind::Mask
+                    if f.channels() != port.kind.channels() {
+                        return Err(format!("{}.{}: wrong channel count", n.id, port.name));
+                    }
+                    if port.kind != PortKind::Height
                         && !f.data().iter().all(|v| (0.0..=1.0).contains(v))
                     {
-                        return Err(format!("{}.{}: mask outside [0, 1]", n.id, port.name));
+                        return Err(format!(
+                            "{}.{}: {} outside [0, 1]",
+                            n.id,
+                            port.name,
+                            port.kind.name()
+                        ));
                     }
                 }
             }

@@ -264,10 +264,8 @@ impl Picture {
                 PortKind::Color => {
                     let rgb: [f32; 3] =
                         std::array::from_fn(|c| f.plane(c.min(f.channels() - 1))[i]);
-                    let hex: String = rgb
-                        .iter()
-                        .map(|&v| format!("{:02x}", (srgb_encode(v) * 255.0).round() as u8))
-                        .collect();
+                    let [r, g, b] = rgb.map(|v| (srgb_encode(v) * 255.0).round() as u8);
+                    let hex = format!("{r:02x}{g:02x}{b:02x}");
                     format!(
                         "x {xm:.0} m, y {ym:.0} m: colour #{hex} (linear {:.3}, {:.3}, {:.3})",
                         rgb[0], rgb[1], rgb[2]

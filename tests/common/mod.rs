@@ -30,20 +30,22 @@ pub fn check_goldens(graph: &Graph, dir: &str) {
     let bless = std::env::var_os("OROGEN_BLESS").is_some();
     let mut failures = Vec::new();
     for (name, field) in &outputs {
-        let frame = match graph.output_kind(&graph.outputs[name]).expect("kind") {
+        let kind = graph.output_kind(&graph.outputs[name]).expect("kind");
+        let frame = match kind {
             PortKind::Height => graph.world,
-            PortKind::Mask => World {
+            PortKind::Mask | PortKind::Color => World {
                 height_min_m: 0.0,
                 height_max_m: 1.0,
                 ..graph.world
             },
         };
         let path = repo().join(format!("tests/golden/{dir}/{name}.png"));
-        let got: Vec<u16> = field
-            .data()
-            .iter()
-            .map(|&h| heightmap::to_u16(h, &frame))
-            .collect();
+        // Colours: 16-bit sRGB codes, plane by plane.
+        let code = |v: f32| match kind {
+            PortKind::Color => (heightmap::srgb_encode(v) * 65535.0).round() as u16,
+            _ => heightmap::to_u16(v, &frame),
+        };
+        let got: Vec<u16> = field.data().iter().map(|&v| code(v)).collect();
         if bless {
             heightmap::write(&path, field, &frame, Format::Png16).expect("write golden");
             continue;
@@ -55,12 +57,17 @@ pub fn check_goldens(graph: &Graph, dir: &str) {
             ));
             continue;
         }
-        let (golden, _) = heightmap::read(&path).expect("read golden");
-        let want: Vec<u16> = golden
-            .data()
-            .iter()
-            .map(|v| (v * 65535.0).round() as u16)
-            .collect();
+        let want: Vec<u16> = if kind == PortKind::Color {
+            let golden = heightmap::read_color(&path).expect("read golden");
+            golden.data().iter().map(|&v| code(v)).collect()
+        } else {
+            let (golden, _) = heightmap::read(&path).expect("read golden");
+            golden
+                .data()
+                .iter()
+                .map(|v| (v * 65535.0).round() as u16)
+                .collect()
+        };
         let diffs: Vec<u32> = got
             .iter()
             .zip(&want)

@@ -235,12 +235,11 @@ impl EditorApp {
                 let flat;
                 let surface = match shown.as_ref() {
                     Some(s) if s.kind == PortKind::Color => {
-                        let ground = match s.base.as_deref() {
-                            Some(b) => b,
-                            None => {
-                                flat = Field::filled(2, 2, s.world.height_min_m as f32);
-                                &flat
-                            }
+                        let ground = if let Some(b) = s.base.as_deref() {
+                            b
+                        } else {
+                            flat = Field::filled(2, 2, s.world.height_min_m as f32);
+                            &flat
                         };
                         Some((ground, PortKind::Height, &s.world, Some(&*s.field)))
                     }

@@ -46,7 +46,9 @@ impl Format {
     #[must_use]
     pub fn extension(self) -> &'static str {
         match self {
-            Format::Png16 | Format::Png8 => "png",
+            Format::Png16 => "png",
+            // Beside a 16-bit PNG of the same output, not over it.
+            Format::Png8 => "8bit.png",
             Format::Exr => "exr",
             Format::R16 => "r16",
             Format::F32 => "f32",
@@ -86,7 +88,9 @@ pub fn to_u16(h: f32, world: &World) -> u16 {
 #[must_use]
 pub fn srgb_encode(c: f32) -> f32 {
     let c = if c.is_nan() { 0.0 } else { c.clamp(0.0, 1.0) };
-    if c <= 0.003_130_8 {
+    if c >= 1.0 {
+        1.0
+    } else if c <= 0.003_130_8 {
         12.92 * c
     } else {
         1.055 * c.powf(1.0 / 2.4) - 0.055

@@ -103,7 +103,7 @@ impl Node for Colorize {
                     HeightRange::Metres => (p.low_m, p.high_m),
                 };
                 let (lo, span) = (lo as f32, (hi - lo) as f32);
-                let inv = if span != 0.0 { 1.0 / span } else { 0.0 };
+                let inv = if span == 0.0 { 0.0 } else { 1.0 / span };
                 paint(h, &g, |v| (v - lo) * inv + shift)
             }
             (None, None) => {
