@@ -146,6 +146,14 @@ fn routing_follows_its_definition_on_random_terrains() {
                     }
                 }
             }
+            // The single-direction receivers (computed without `targets`) agree with it.
+            if exponent.is_none() {
+                let r = routes.receivers();
+                for (i, &ri) in r.iter().enumerate() {
+                    let t = routes.targets(i);
+                    assert_eq!(ri, if t.len == 0 { NONE } else { t.cells[0] }, "cell {i}");
+                }
+            }
             // Every route leaves the map: no cycles, no dead ends inside.
             for start in 0..w * h {
                 let mut c = start;

@@ -6,10 +6,13 @@
 //!
 //! * `water_1024`: `flow_accumulation` (d8 and mfd), `lakes`, `rivers`, `sea`, `snow` and
 //!   `sky_view` (radius 300 m) through the node API on one noise terrain.
-//! * After the criterion group, whole runs: the priority flood + d8 routing + drainage area
-//!   (what `flow_accumulation` with d8 does before its masks) against fastscapelib's
-//!   `FlowGraph` with `SingleFlowRouter` + `PFloodSinkResolver` and `accumulate` on the same
-//!   terrain, three runs of each, best and median compared.
+//! * After the criterion group, whole runs at 1024² and 4096²: the priority flood + d8
+//!   routing + drainage area (what `flow_accumulation` with d8 does before its masks) against
+//!   fastscapelib's `FlowGraph` with `SingleFlowRouter` + `PFloodSinkResolver` and
+//!   `accumulate` on the same terrain, three runs of each, best and median compared.
+//! * Then colour, occlusion and water at 4096²: a graph noise → colorize (by height) →
+//!   color_blend (mix with a solid colour by a mask), sky_view, lakes and flow_accumulation
+//!   (mfd), evaluated three times; each node's own time from the evaluation's timings.
 
 use criterion::Criterion;
 use orogen::node::ParamValue;
@@ -60,18 +63,18 @@ fn nodes(c: &mut Criterion) {
     g.finish();
 }
 
-fn whole_runs(peers: bool) {
-    let input = common::noise_field(N, WORLD, &[("feature_size_m", ParamValue::Float(3000.0))]);
-    let cell = WORLD.cell_size_m(N);
+fn whole_runs(n: usize, peers: bool) {
+    let input = common::noise_field(n, WORLD, &[("feature_size_m", ParamValue::Float(3000.0))]);
+    let cell = WORLD.cell_size_m(n);
     println!(
-        "\n== flow routing {N}² ({} threads) ==",
+        "\n== flow routing {n}² ({} threads) ==",
         rayon::current_num_threads()
     );
     let mut ours: Vec<f64> = (0..RUNS)
         .map(|_| {
             let t = Instant::now();
-            let flood = priority_flood(input.data(), N, N);
-            let area = Routes::new(&flood, N, N, None).accumulate(cell * cell, None);
+            let flood = priority_flood(input.data(), n, n);
+            let area = Routes::new(&flood, n, n, None).accumulate(cell * cell, None);
             black_box(area);
             t.elapsed().as_secs_f64()
         })
@@ -96,14 +99,61 @@ fn whole_runs(peers: bool) {
         std::process::Command::new(script)
             .env("OROGEN_PEER", "fastscape_flow.py")
             .arg(&path)
-            .args([N.to_string(), cell.to_string(), RUNS.to_string()]),
+            .args([n.to_string(), cell.to_string(), RUNS.to_string()]),
         &ours,
     );
+}
+
+/// Colour, occlusion and water nodes at 4096²: each node's own time over three evaluations.
+fn colour_and_occlusion() {
+    const BIG: usize = 4096;
+    let text = r#"{ "format": "orogen-graph", "version": 1, "name": "bench", "seed": 1,
+      "world": { "size_m": 8192.0, "height_min_m": 0.0, "height_max_m": 1000.0 },
+      "resolution": 4096,
+      "nodes": [
+        { "id": "terrain", "type": "noise", "params": { "feature_size_m": 3000.0 } },
+        { "id": "high", "type": "to_mask", "inputs": { "in": "terrain.out" }, "params": { "low": 0.5, "high": 0.7 } },
+        { "id": "colorize", "type": "colorize", "inputs": { "height": "terrain.out" } },
+        { "id": "snow", "type": "solid_color" },
+        { "id": "color_blend", "type": "color_blend", "inputs": { "a": "colorize.out", "b": "snow.out", "mask": "high.out" } },
+        { "id": "sky_view", "type": "sky_view", "inputs": { "in": "terrain.out" } },
+        { "id": "lakes", "type": "lakes", "inputs": { "in": "terrain.out" } },
+        { "id": "flow_accumulation", "type": "flow_accumulation", "inputs": { "in": "terrain.out" } }
+      ],
+      "outputs": { "albedo": "color_blend.out", "sky": "sky_view.out", "lakes": "lakes.out", "flow": "flow_accumulation.flow" } }"#;
+    let g = orogen::io::graph_file::load_str(text, "bench.json").expect("bench graph");
+    println!(
+        "\n== colour, occlusion and water nodes {BIG}² ({} threads) ==",
+        rayon::current_num_threads()
+    );
+    let mut times = std::collections::BTreeMap::<String, Vec<f64>>::new();
+    for _ in 0..RUNS {
+        let r = orogen::eval::Evaluator::new()
+            .evaluate(&g, &orogen::eval::EvalOptions::default())
+            .expect("evaluate");
+        for (id, d) in r.timings {
+            times.entry(id).or_default().push(d.as_secs_f64());
+        }
+    }
+    for id in [
+        "colorize",
+        "color_blend",
+        "sky_view",
+        "lakes",
+        "flow_accumulation",
+    ] {
+        let mut t = times.remove(id).unwrap_or_default();
+        t.sort_by(f64::total_cmp);
+        println!("{id} {BIG}²: {} s", common::seconds(&t, 3));
+    }
 }
 
 fn main() {
     let mut c = Criterion::default().configure_from_args();
     nodes(&mut c);
     c.final_summary();
-    whole_runs(std::env::var_os("OROGEN_SKIP_PEERS").is_none());
+    let peers = std::env::var_os("OROGEN_SKIP_PEERS").is_none();
+    whole_runs(N, peers);
+    whole_runs(4096, peers);
+    colour_and_occlusion();
 }

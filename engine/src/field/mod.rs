@@ -102,6 +102,23 @@ impl Field {
         })
     }
 
+    /// A field of `channels` planes from their samples one plane after the other; `None` if
+    /// the length does not match.
+    #[must_use]
+    pub fn from_channels(
+        width: usize,
+        height: usize,
+        channels: usize,
+        data: Vec<f32>,
+    ) -> Option<Self> {
+        (channels > 0 && data.len() == width * height * channels).then_some(Self {
+            width,
+            height,
+            channels,
+            data,
+        })
+    }
+
     /// Number of channels (planes): 1 for heights and masks, 3 for colour.
     #[must_use]
     pub fn channels(&self) -> usize {

@@ -1,6 +1,5 @@
 //! `color_blend`: one colour map over another, by a mask.
 
-use crate::field::Field;
 use crate::node::{EvalCtx, Node, NodeError};
 
 crate::choice_enum! {
@@ -71,20 +70,27 @@ impl Node for ColorBlend {
         inputs: ColorBlendIn,
         p: &ColorBlendParams,
     ) -> Result<ColorBlendOut, NodeError> {
-        let (a, b) = (inputs.a.planes(), inputs.b.planes());
+        let (a, b) = (inputs.a, inputs.b);
+        if a.channels() != 3 || b.channels() != 3 {
+            return Err(NodeError::Failed(
+                "internal error: a colour input without three channels".into(),
+            ));
+        }
         let (mode, opacity) = (p.mode, p.opacity as f32);
-        let planes: Vec<Field> = a
-            .iter()
-            .zip(&b)
-            .map(|(pa, pb)| match inputs.mask {
-                Some(m) => Field::zip3_map(pa, pb, m, |x, y, w| {
-                    x + (w.clamp(0.0, 1.0) * opacity) * (apply(mode, x, y) - x)
-                }),
-                None => Field::zip_map(pa, pb, |x, y| x + opacity * (apply(mode, x, y) - x)),
-            })
-            .collect();
-        let out = Field::from_planes(&planes)
-            .ok_or_else(|| NodeError::Failed("internal error: colour planes differ".into()))?;
+        let w = a.width();
+        let n = w * a.height();
+        let out = super::color_rows(w, a.height(), |y, planes| {
+            let row = y * w..(y + 1) * w;
+            let mask = inputs.mask.map(|m| &m.data()[row.clone()]);
+            for (c, out) in planes.into_iter().enumerate() {
+                let pa = &a.data()[c * n..][row.clone()];
+                let pb = &b.data()[c * n..][row.clone()];
+                for x in 0..w {
+                    let m = mask.map_or(1.0, |m| m[x].clamp(0.0, 1.0)) * opacity;
+                    out[x] = pa[x] + m * (apply(mode, pa[x], pb[x]) - pa[x]);
+                }
+            }
+        });
         Ok(ColorBlendOut { out })
     }
 }

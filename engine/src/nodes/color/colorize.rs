@@ -81,10 +81,14 @@ pub fn gradient(p: &ColorizeParams) -> Result<Gradient, NodeError> {
 /// Colour planes of `gradient` read at `t(v)` for every sample of `driver`.
 #[must_use]
 pub fn paint(driver: &Field, gradient: &Gradient, t: impl Fn(f32) -> f32 + Sync) -> Field {
-    let planes: Vec<Field> = (0..3)
-        .map(|c| driver.map(|v| gradient.at(t(v))[c]))
-        .collect();
-    Field::from_planes(&planes).unwrap_or_else(|| driver.clone())
+    let w = driver.width();
+    super::color_rows(w, driver.height(), |y, [r, g, b]| {
+        let src = &driver.data()[y * w..(y + 1) * w];
+        for (x, &v) in src.iter().enumerate() {
+            let c = gradient.at(t(v));
+            (r[x], g[x], b[x]) = (c[0], c[1], c[2]);
+        }
+    })
 }
 
 impl Node for Colorize {

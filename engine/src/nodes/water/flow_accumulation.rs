@@ -214,6 +214,19 @@ impl<'a> Routes<'a> {
                 .collect(),
             None => vec![cell_area; self.w * self.h],
         };
+        if self.exponent.is_none() {
+            // Single direction: the receivers first, rows in parallel (the per-cell work),
+            // then one sequential pass that only adds (the same sums in the same order as
+            // below, so the same bits).
+            let receivers = self.receivers();
+            for &c in self.flood.order.iter().rev() {
+                let (c, r) = (c as usize, receivers[c as usize]);
+                if r != NONE {
+                    area[r as usize] += area[c];
+                }
+            }
+            return area;
+        }
         for &c in self.flood.order.iter().rev() {
             let c = c as usize;
             let a = area[c];
@@ -226,6 +239,50 @@ impl<'a> Routes<'a> {
             }
         }
         area
+    }
+
+    /// Single direction: the one cell each cell sends its water to ([`NONE`] for outlets),
+    /// computed rows in parallel.
+    #[must_use]
+    pub fn receivers(&self) -> Vec<u32> {
+        use rayon::prelude::*;
+        let mut r = vec![NONE; self.w * self.h];
+        let (w, h) = (self.w, self.h);
+        let level = &self.flood.level;
+        let offsets: [isize; 8] = D8.map(|(dx, dy)| dy as isize * w as isize + dx as isize);
+        let dist: [f64; 8] = D8.map(distance);
+        r.par_chunks_mut(w.max(1)).enumerate().for_each(|(y, row)| {
+            for (x, v) in row.iter_mut().enumerate() {
+                let i = y * w + x;
+                if x == 0 || y == 0 || x + 1 == w || y + 1 == h {
+                    let t = self.targets(i);
+                    if t.len > 0 {
+                        *v = t.cells[0];
+                    }
+                    continue;
+                }
+                // What `targets` decides, without building its arrays: the steepest
+                // lower neighbour (the first in D8 order on a tie), else the flood parent.
+                let zi = f64::from(level[i]);
+                let mut best = (0.0f64, NONE);
+                for k in 0..8 {
+                    let j = i.wrapping_add_signed(offsets[k]);
+                    let drop = zi - f64::from(level[j]);
+                    if drop > 0.0 {
+                        let slope = drop / dist[k];
+                        if slope > best.0 {
+                            best = (slope, j as u32);
+                        }
+                    }
+                }
+                *v = if best.1 == NONE {
+                    self.flood.parent[i]
+                } else {
+                    best.1
+                };
+            }
+        });
+        r
     }
 
     /// The flow-map channels: 0.5 + 0.5 · the unit vector of the shares' weighted direction.

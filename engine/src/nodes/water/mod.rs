@@ -14,8 +14,9 @@ pub mod snow;
 
 use crate::node::Registry;
 use crate::nodes::erosion::flow::{order_key, D8};
+use dary_heap::QuaternaryHeap;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
 /// Registers the water nodes.
 pub fn register(reg: &mut Registry) {
@@ -70,25 +71,45 @@ pub fn priority_flood(z: &[f32], w: usize, h: usize) -> Flood {
     let mut closed = vec![false; n];
     let mut parent = vec![NONE; n];
     let mut order = Vec::with_capacity(n);
-    let mut open: BinaryHeap<Reverse<(u32, u32)>> = BinaryHeap::new();
+    // Keys: the level's order key above the cell index, so one u64 comparison orders by
+    // level, then by cell. A 4-ary heap (`dary_heap`) took the flood from 1.35 to 1.24 s at
+    // 4096² against std's binary heap (8-ary: 1.84 s; the monotone `radix-heap` 0.4: 1.70 s).
+    let key = |v: f32, i: usize| (u64::from(order_key(v)) << 32) | i as u64;
+    let mut open: QuaternaryHeap<Reverse<u64>> = QuaternaryHeap::new();
     let mut pit: VecDeque<u32> = VecDeque::new();
     for i in 0..n {
         if is_edge(i, w, h) {
             closed[i] = true;
-            open.push(Reverse((order_key(level[i]), i as u32)));
+            open.push(Reverse(key(level[i], i)));
         }
     }
+    // Interior cells have all eight neighbours at fixed offsets, in D8 order.
+    let offsets: [isize; 8] = D8.map(|(dx, dy)| dy as isize * w as isize + dx as isize);
+    let mut next = [0usize; 8];
     loop {
         let c = if let Some(c) = pit.pop_front() {
             c
-        } else if let Some(Reverse((_, c))) = open.pop() {
-            c
+        } else if let Some(Reverse(k)) = open.pop() {
+            k as u32
         } else {
             break;
         };
         order.push(c);
         let c = c as usize;
-        for j in neighbours(c, w, h) {
+        let count = if is_edge(c, w, h) {
+            let mut k = 0;
+            for j in neighbours(c, w, h) {
+                next[k] = j;
+                k += 1;
+            }
+            k
+        } else {
+            for (n, o) in next.iter_mut().zip(offsets) {
+                *n = c.wrapping_add_signed(o);
+            }
+            8
+        };
+        for &j in &next[..count] {
             if closed[j] {
                 continue;
             }
@@ -98,7 +119,7 @@ pub fn priority_flood(z: &[f32], w: usize, h: usize) -> Flood {
                 level[j] = level[c];
                 pit.push_back(j as u32);
             } else {
-                open.push(Reverse((order_key(level[j]), j as u32)));
+                open.push(Reverse(key(level[j], j)));
             }
         }
     }
