@@ -92,7 +92,8 @@ enum Command {
         graphs: Vec<PathBuf>,
     },
     /// Print statistics of each output: range, mean, spread, histogram, slope (mean and
-    /// 50/90/99th percentiles), hypsometric integral (Strahler 1952), and the
+    /// 50/90/99th percentiles), hypsometric integral (Strahler 1952), the height
+    /// spectrum's power-law exponent, and the
     /// coastline's fractal dimension by box counting (Thorimbert & Chopard 2016 §5.3).
     Stats {
         #[command(flatten)]
@@ -855,6 +856,13 @@ fn run_stats(
             failed = true;
             continue;
         };
+        let kind = graph.output_kind(r);
+        // Colours are measured by their luminance.
+        let field = if kind == Some(orogen::node::PortKind::Color) {
+            std::sync::Arc::new(orogen::node::luminance(&field))
+        } else {
+            field
+        };
         let s = orogen::analysis::stats(&field, &graph.world, bins, sea_level);
         println!(
             "{name} ({r}, {}×{}, cell {:.3} m)",
@@ -871,6 +879,16 @@ fn run_stats(
             "  slope mean {:.2}°  p50 {p50:.1}°  p90 {p90:.1}°  p99 {p99:.1}°  hypsometric integral {:.3}",
             s.mean_slope_deg, s.hypsometric_integral
         );
+        let cell = graph.world.cell_size_m(field.width());
+        let spectrum = (kind == Some(orogen::node::PortKind::Height))
+            .then(|| orogen::analysis::spectrum(&field, cell))
+            .flatten();
+        if let Some(sp) = spectrum {
+            println!(
+                "  height spectrum P(k) ∝ k^-β: β = {:.2} over wavelengths {:.0} m … {:.0} m",
+                sp.beta, sp.band_m.0, sp.band_m.1
+            );
+        }
         match &s.coastline {
             Some(c) => println!(
                 "  coastline fractal dimension at sea level {:.3}: D = {:.4}  (boxes: {})",
