@@ -233,7 +233,7 @@ fn bad_colour_parameters_are_errors_naming_the_parameter() {
 }
 
 /// A build writes a colour output as 16-bit RGB PNG (sRGB) and EXR (linear), records it as
-/// kind "color", and writes an 8-bit preview; tiled builds refuse colour outputs by name.
+/// kind "color", and writes an 8-bit preview (tiled builds: tests/tiles.rs).
 #[test]
 fn builds_write_colour_outputs_and_previews() {
     let g = graph();
@@ -281,23 +281,6 @@ fn builds_write_colour_outputs_and_previews() {
         let want = (srgb_encode(truth.plane(c)[20 * 64 + 10]) * 255.0).round() as u8;
         assert_eq!(p[c], want);
     }
-
-    let err = orogen::tiles::Plan::for_build(
-        &g,
-        None,
-        512,
-        orogen::tiles::TileRequest::Count(2, 2),
-        &Exports::default(),
-        &[],
-        64,
-    )
-    .expect_err("refused");
-    assert!(
-        err.starts_with(
-            "output \"custom\" is a colour: tiled builds write heights and masks only yet"
-        ),
-        "{err}"
-    );
 }
 
 /// Each colour node's output in tests/data/color.json at 256² matches its golden PNG in

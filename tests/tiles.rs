@@ -65,6 +65,66 @@ fn listed_files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     out
 }
 
+/// Colour outputs tile too: the stitched f32 and r16 files of every colour output of
+/// tests/data/color.json are the whole-map build's bytes (channels interleaved), each tile's
+/// RGB PNG16 reads back as the whole map's colours there, and the preview is an RGB picture.
+#[test]
+fn a_tiled_build_writes_colour_outputs_like_the_whole_map() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let n = 200;
+    let grid = Grid::new(n, Layout::Plain, TileRequest::Count(3, 3)).expect("grid");
+    let g = tiled(
+        "tests/data/color.json",
+        dir.path(),
+        grid,
+        2048,
+        exports("plain", &["png16"], &["f32", "r16"]),
+    );
+    let whole = evaluate_outputs(&g, Some(n)).expect("whole map");
+    let world = g.world;
+    let mut colours = 0;
+    for (name, field) in &whole {
+        if g.output_kind(&g.outputs[name]) != Some(PortKind::Color) {
+            continue;
+        }
+        colours += 1;
+        for f in [
+            orogen::io::heightmap::Format::F32,
+            orogen::io::heightmap::Format::R16,
+        ] {
+            let want = orogen::io::heightmap::encode(field, &world, f).expect("encode");
+            let got = std::fs::read(dir.path().join(format!("{name}.{}", f.extension())))
+                .expect("stitched file");
+            assert!(
+                got == want,
+                "{name}.{}: differs from the whole map",
+                f.extension()
+            );
+        }
+        let w = grid.window(1, 2);
+        let tile =
+            orogen::io::heightmap::read_color(&dir.path().join(format!("tiles/{name}_x1_y2.png")))
+                .expect("tile");
+        assert_eq!(
+            (tile.width(), tile.height(), tile.channels()),
+            (w.width, w.height, 3)
+        );
+        for c in 0..3 {
+            for y in 0..w.height {
+                for x in 0..w.width {
+                    let a = field.plane(c)[(w.y0 + y) * n + w.x0 + x];
+                    let b = tile.plane(c)[y * w.width + x];
+                    let code = |v: f32| (orogen::io::heightmap::srgb_encode(v) * 65535.0).round();
+                    assert!((code(a) - code(b)).abs() <= 1.0, "{name} ({x}, {y})");
+                }
+            }
+        }
+        let preview = image::open(dir.path().join(format!("{name}.preview.png"))).expect("preview");
+        assert_eq!(preview.color(), image::ColorType::Rgb8);
+    }
+    assert!(colours >= 7, "{colours}");
+}
+
 /// A tiled build of a graph of local nodes (generators, combiners, warps, blurs, slope and
 /// curvature masks: `shaping.json`) stitches to the very bits of the whole-map build, on
 /// uneven tiles (200 = 3 × 67 − 1).

@@ -232,13 +232,6 @@ impl Plan {
         if exports.mesh.is_some() || !exports.splats.is_empty() {
             return Err("meshes and splat maps are not written by tiled builds yet (build them from a whole-map build)".into());
         }
-        if let Some((name, _)) = graph
-            .outputs
-            .iter()
-            .find(|(_, r)| graph.output_kind(r) == Some(crate::node::PortKind::Color))
-        {
-            return Err(format!("output \"{name}\" is a colour: tiled builds write heights and masks only yet (build colour maps from a whole-map build, or export the masks that drive them)"));
-        }
         if exports.range == Range::Data {
             return Err("--range data needs every output's whole-map minimum and maximum before the first tile is written; tiled builds use the graph's height range".into());
         }

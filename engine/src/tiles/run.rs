@@ -397,7 +397,7 @@ impl Ctx<'_> {
             for &f in &stitch {
                 let file = format!("{name}.{}", f.extension());
                 let path = self.dir.join(&file);
-                self.stitch_file(&path, name, f)?;
+                self.stitch_file(&path, name, f, kind.channels())?;
                 let hash =
                     hash_file(&path).ok_or_else(|| format!("cannot read {}", path.display()))?;
                 files.push(FileEntry {
@@ -477,9 +477,16 @@ impl Ctx<'_> {
 
     /// Streams the whole map of `name` in `format` into `path`, row by row from the tiles'
     /// stitch sources (only one band of tiles' file handles open, one row in memory).
-    fn stitch_file(&self, path: &Path, name: &str, format: Format) -> Result<(), String> {
+    fn stitch_file(
+        &self,
+        path: &Path,
+        name: &str,
+        format: Format,
+        channels: usize,
+    ) -> Result<(), String> {
         let grid = self.plan.grid;
-        let bps = if format == Format::R16 { 2 } else { 4 };
+        // Bytes per sample: colours interleave their channels.
+        let bps = if format == Format::R16 { 2 } else { 4 } * channels;
         let err = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
         write_atomic(path, |out| {
             let mut row = Vec::new();
@@ -518,7 +525,8 @@ impl Ctx<'_> {
     ) -> Result<Vec<u8>, String> {
         let n = self.plan.grid.resolution;
         let p = n.min(PREVIEW_MAX);
-        let mut img = Field::filled(p, p, 0.0);
+        let channels = kind.channels();
+        let mut planes = vec![Field::filled(p, p, 0.0); channels];
         for (k, rec) in records.iter().enumerate() {
             let Some(&[x0, y0, w, h]) = rec.preview.get(name) else {
                 continue;
@@ -529,14 +537,32 @@ impl Ctx<'_> {
                 .chunks_exact(4)
                 .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
                 .collect();
-            if vals.len() != w * h {
-                return Err(format!("{}: expected {} samples", path.display(), w * h));
+            if vals.len() != w * h * channels {
+                return Err(format!(
+                    "{}: expected {} samples",
+                    path.display(),
+                    w * h * channels
+                ));
             }
             for y in 0..h {
-                let row = (y0 + y) * p + x0;
-                img.data_mut()[row..row + w].copy_from_slice(&vals[y * w..(y + 1) * w]);
+                for x in 0..w {
+                    let at = (y0 + y) * p + x0 + x;
+                    for (c, plane) in planes.iter_mut().enumerate() {
+                        plane.data_mut()[at] = vals[(y * w + x) * channels + c];
+                    }
+                }
             }
         }
+        if kind == PortKind::Color {
+            let img = Field::from_planes(&planes).ok_or("preview planes differ")?;
+            let png = image::RgbImage::from_raw(p as u32, p as u32, render::color_rgb8(&img, None))
+                .ok_or_else(|| "preview size mismatch".to_owned())?;
+            let mut out = Vec::new();
+            png.write_to(&mut std::io::Cursor::new(&mut out), image::ImageFormat::Png)
+                .map_err(|e| e.to_string())?;
+            return Ok(out);
+        }
+        let img = planes.swap_remove(0);
         let (lo, hi) = render::display_range(if kind == PortKind::Height {
             &self.graph.world
         } else {
@@ -560,7 +586,7 @@ fn preview_sample(p: usize, p_n: usize, n: usize) -> usize {
 }
 
 /// The preview pixels whose samples lie in `owned` (`[x0, y0, w, h]` in preview pixels) and
-/// their values from `mine` (the owned samples).
+/// their values from `mine` (the owned samples; a colour's channels one after the other).
 fn preview_patch(grid: Grid, owned: Window, mine: &Field) -> ([usize; 4], Vec<f32>) {
     let n = grid.resolution;
     let p_n = n.min(PREVIEW_MAX);
@@ -577,7 +603,9 @@ fn preview_patch(grid: Grid, owned: Window, mine: &Field) -> ([usize; 4], Vec<f3
         let sy = preview_sample(py, p_n, n) - owned.y0;
         for &px in &xs {
             let sx = preview_sample(px, p_n, n) - owned.x0;
-            v.push(mine.data()[sy * mine.width() + sx]);
+            for c in 0..mine.channels() {
+                v.push(mine.plane(c)[sy * mine.width() + sx]);
+            }
         }
     }
     let rect = [
