@@ -68,7 +68,8 @@ pub struct Flood {
 pub fn priority_flood(z: &[f32], w: usize, h: usize) -> Flood {
     let n = w * h;
     let mut level = z.to_vec();
-    let mut closed = vec![false; n];
+    // One bit per cell: 2 MiB at 4096², small enough to stay in cache as the flood wanders.
+    let mut closed = vec![0u64; n.div_ceil(64)];
     let mut parent = vec![NONE; n];
     let mut order = Vec::with_capacity(n);
     // Keys: the level's order key above the cell index, so one u64 comparison orders by
@@ -79,7 +80,7 @@ pub fn priority_flood(z: &[f32], w: usize, h: usize) -> Flood {
     let mut pit: VecDeque<u32> = VecDeque::new();
     for i in 0..n {
         if is_edge(i, w, h) {
-            closed[i] = true;
+            closed[i >> 6] |= 1 << (i & 63);
             open.push(Reverse(key(level[i], i)));
         }
     }
@@ -110,10 +111,10 @@ pub fn priority_flood(z: &[f32], w: usize, h: usize) -> Flood {
             8
         };
         for &j in &next[..count] {
-            if closed[j] {
+            if closed[j >> 6] & (1 << (j & 63)) != 0 {
                 continue;
             }
-            closed[j] = true;
+            closed[j >> 6] |= 1 << (j & 63);
             parent[j] = c as u32;
             if level[j] <= level[c] {
                 level[j] = level[c];
