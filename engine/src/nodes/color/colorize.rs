@@ -52,8 +52,9 @@ crate::node! {
         doc: "A colour map (linear RGB) from a multi-stop gradient: the mask's value when one is connected, else the terrain's height placed between the graph's height range (or `low_m` … `high_m`), picks the colour; `shift` moves every position along the gradient. Gradients are interpolated in linear light; built-in palettes: alpine, rock, desert, tundra, volcanic, grassland, grey (black to white).",
         params: ColorizeParams,
         inputs: ColorizeIn {
-            /// Terrain whose height picks the colour (used when no mask is connected).
-            height: height (optional),
+            /// The terrain coloured: its height picks the colour unless a mask is connected
+            /// (previews light the colour with it either way).
+            height: height,
             /// Picks the colour instead of the height when connected: 0 is the gradient's start, 1 its end.
             mask: mask (optional),
         },
@@ -99,22 +100,16 @@ impl Node for Colorize {
     ) -> Result<ColorizeOut, NodeError> {
         let g = gradient(p)?;
         let shift = p.shift as f32;
-        let out = match (inputs.mask, inputs.height) {
-            (Some(m), _) => paint(m, &g, |v| v + shift),
-            (None, Some(h)) => {
-                let (lo, hi) = match p.range {
-                    HeightRange::Graph => (ctx.world.height_min_m, ctx.world.height_max_m),
-                    HeightRange::Metres => (p.low_m, p.high_m),
-                };
-                let (lo, span) = (lo as f32, (hi - lo) as f32);
-                let inv = if span == 0.0 { 0.0 } else { 1.0 / span };
-                paint(h, &g, |v| (v - lo) * inv + shift)
-            }
-            (None, None) => {
-                return Err(NodeError::Failed(
-                    "connect a terrain (height) or a mask to pick the colours".into(),
-                ))
-            }
+        let out = if let Some(m) = inputs.mask {
+            paint(m, &g, |v| v + shift)
+        } else {
+            let (lo, hi) = match p.range {
+                HeightRange::Graph => (ctx.world.height_min_m, ctx.world.height_max_m),
+                HeightRange::Metres => (p.low_m, p.high_m),
+            };
+            let (lo, span) = (lo as f32, (hi - lo) as f32);
+            let inv = if span == 0.0 { 0.0 } else { 1.0 / span };
+            paint(inputs.height, &g, |v| (v - lo) * inv + shift)
         };
         Ok(ColorizeOut { out })
     }
