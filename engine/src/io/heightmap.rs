@@ -360,8 +360,11 @@ pub fn read_color(path: &Path) -> Result<Field, HeightmapError> {
         .ok_or_else(|| decode("image size mismatch".into()))
 }
 
-/// The `R`, `G`, `B` channels of an EXR file.
-fn read_exr_rgb(bytes: &[u8]) -> Result<(usize, usize, [Vec<f32>; 3]), String> {
+/// An EXR layer: width, height and its channels by name, as f32.
+type ExrLayer = (usize, usize, Vec<(String, Vec<f32>)>);
+
+/// The first valid layer of an EXR file.
+fn read_exr_channels(bytes: &[u8]) -> Result<ExrLayer, String> {
     use exr::prelude::ReadChannels;
     use exr::prelude::ReadLayers;
     let image = exr::prelude::read()
@@ -373,41 +376,37 @@ fn read_exr_rgb(bytes: &[u8]) -> Result<(usize, usize, [Vec<f32>; 3]), String> {
         .from_buffered(io::Cursor::new(bytes))
         .map_err(|e| e.to_string())?;
     let layer = &image.layer_data;
-    let list = &layer.channel_data.list;
-    let get = |n: &str| {
-        list.iter()
-            .find(|c| c.name.eq(n))
-            .map(|c| c.sample_data.values_as_f32().collect::<Vec<f32>>())
-            .ok_or_else(|| format!("the EXR file has no channel {n}"))
-    };
-    Ok((
-        layer.size.width(),
-        layer.size.height(),
-        [get("R")?, get("G")?, get("B")?],
-    ))
+    let channels = layer
+        .channel_data
+        .list
+        .iter()
+        .map(|c| (c.name.to_string(), c.sample_data.values_as_f32().collect()))
+        .collect();
+    Ok((layer.size.width(), layer.size.height(), channels))
 }
 
+/// The `R`, `G`, `B` channels of an EXR file.
+fn read_exr_rgb(bytes: &[u8]) -> Result<(usize, usize, [Vec<f32>; 3]), String> {
+    let (w, h, mut channels) = read_exr_channels(bytes)?;
+    let mut take = |n: &str| {
+        channels
+            .iter()
+            .position(|(name, _)| name == n)
+            .map(|i| channels.swap_remove(i).1)
+            .ok_or_else(|| format!("the EXR file has no channel {n}"))
+    };
+    Ok((w, h, [take("R")?, take("G")?, take("B")?]))
+}
+
+/// A heightmap from an EXR file: its channel `Y`, else `R`, else the first.
 fn read_exr(bytes: &[u8]) -> Result<Field, String> {
-    use exr::prelude::ReadChannels;
-    use exr::prelude::ReadLayers;
-    let image = exr::prelude::read()
-        .no_deep_data()
-        .largest_resolution_level()
-        .all_channels()
-        .first_valid_layer()
-        .all_attributes()
-        .from_buffered(io::Cursor::new(bytes))
-        .map_err(|e| e.to_string())?;
-    let layer = &image.layer_data;
-    let size = layer.size;
-    let list = &layer.channel_data.list;
-    let chan = ["Y", "R"]
+    let (w, h, mut channels) = read_exr_channels(bytes)?;
+    let i = ["Y", "R"]
         .iter()
-        .find_map(|n| list.iter().find(|c| c.name.eq(n)))
-        .or_else(|| list.first())
+        .find_map(|n| channels.iter().position(|(name, _)| name == n))
+        .or_else(|| (!channels.is_empty()).then_some(0))
         .ok_or("the EXR file has no channels")?;
-    let data: Vec<f32> = chan.sample_data.values_as_f32().collect();
-    Field::from_vec(size.width(), size.height(), data)
+    Field::from_vec(w, h, channels.swap_remove(i).1)
         .ok_or_else(|| "channel size mismatch".to_owned())
 }
 
