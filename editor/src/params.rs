@@ -41,6 +41,36 @@ pub fn node_panel(ui: &mut Ui, doc: &mut Document, id: &str) {
                 }
             }
         });
+    if def.spec.id == "colorize" {
+        gradient_swatch(ui, &values);
+    }
+}
+
+/// The gradient a `colorize` node's parameters choose, drawn as a bar from its start (left)
+/// to its end (a custom gradient that does not parse draws nothing: the node's error line
+/// under the parameters says why).
+fn gradient_swatch(ui: &mut Ui, values: &[ParamValue]) {
+    use orogen::node::Params;
+    use orogen::nodes::color::colorize::{gradient, ColorizeParams};
+    const STEPS: usize = 96;
+    let Ok(g) = gradient(&ColorizeParams::from_values(values)) else {
+        return;
+    };
+    let size = egui::vec2(ui.available_width().clamp(64.0, 240.0), 14.0);
+    let (rect, resp) = ui.allocate_exact_size(size, egui::Sense::hover());
+    let w = rect.width() / STEPS as f32;
+    for k in 0..STEPS {
+        let c = g.at((k as f32 + 0.5) / STEPS as f32);
+        let [r, gr, b] = c.map(|v| (orogen::io::heightmap::srgb_encode(v) * 255.0).round() as u8);
+        let x = rect.left() + k as f32 * w;
+        let cell = egui::Rect::from_min_max(
+            egui::pos2(x, rect.top()),
+            egui::pos2(x + w + 0.5, rect.bottom()),
+        );
+        ui.painter()
+            .rect_filled(cell, 0.0, egui::Color32::from_rgb(r, gr, b));
+    }
+    resp.on_hover_text("The gradient: position 0 on the left, 1 on the right.");
 }
 
 /// Width of the parameter-name column.
