@@ -4,8 +4,7 @@
 
 mod common;
 
-use orogen::build::{build, evaluate_outputs, BuildOptions, Exports};
-use orogen::eval::CancelToken;
+use orogen::build::{evaluate_outputs, Exports};
 use orogen::field::Field;
 use orogen::io::graph_file;
 use orogen::io::heightmap::{self, srgb_decode, srgb_encode, Format};
@@ -240,22 +239,11 @@ fn bad_colour_parameters_are_errors_naming_the_parameter() {
 fn builds_write_colour_outputs_and_previews() {
     let g = graph();
     let dir = tempfile::tempdir().expect("tempdir");
-    let report = build(
-        &g,
-        &BuildOptions {
-            out_dir: dir.path().to_path_buf(),
-            exports: Exports {
-                formats: vec![Format::Png16, Format::Exr],
-                ..Exports::default()
-            },
-            resolution: Some(64),
-            graph_file: None,
-            keep_going: false,
-            cancel: CancelToken::new(),
-            progress: None,
-        },
-    )
-    .expect("build");
+    let exports = Exports {
+        formats: vec![Format::Png16, Format::Exr],
+        ..Exports::default()
+    };
+    let report = common::build_into(&g, dir.path(), exports, 64);
     let truth = &evaluate_outputs(&g, Some(64)).expect("eval")["mixed"];
     let entry = report
         .manifest

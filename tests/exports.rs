@@ -4,7 +4,9 @@
 
 mod common;
 
-use orogen::build::{build, evaluate_outputs, BuildOptions, Exports, MeshFormat, Preset};
+use orogen::build::{
+    build, evaluate_outputs, BuildOptions, BuildReport, Exports, MeshFormat, Preset,
+};
 use orogen::eval::CancelToken;
 use orogen::graph::Graph;
 use orogen::io::heightmap::{self, Format, SampleScale};
@@ -14,25 +16,8 @@ fn small_graph() -> Graph {
     common::load("graphs/alps.json")
 }
 
-fn run(
-    g: &Graph,
-    dir: &std::path::Path,
-    exports: Exports,
-    size: usize,
-) -> orogen::build::BuildReport {
-    build(
-        g,
-        &BuildOptions {
-            out_dir: dir.to_path_buf(),
-            exports,
-            resolution: Some(size),
-            graph_file: None,
-            keep_going: false,
-            cancel: CancelToken::new(),
-            progress: None,
-        },
-    )
-    .expect("build")
+fn run(g: &Graph, dir: &std::path::Path, exports: Exports, size: usize) -> BuildReport {
+    common::build_into(g, dir, exports, size)
 }
 
 #[test]

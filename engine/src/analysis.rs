@@ -231,6 +231,16 @@ mod tests {
     }
 }
 
+/// The frequency of DFT bin `i` of `n`, in cycles per `n` samples: `i` up to `n / 2`, the
+/// negative frequencies `i − n` above.
+fn signed_frequency(i: usize, n: usize) -> f64 {
+    if i <= n / 2 {
+        i as f64
+    } else {
+        i as f64 - n as f64
+    }
+}
+
 /// Log-spaced wavenumber bins of [`spectrum`].
 const BINS: usize = 16;
 
@@ -305,17 +315,9 @@ pub fn spectrum(field: &Field, cell_m: f64) -> Option<Spectrum> {
     let mut sum = [0.0f64; BINS];
     let mut count = [0usize; BINS];
     for x in 0..w {
-        let kx = (if x <= w / 2 {
-            x as f64
-        } else {
-            x as f64 - w as f64
-        }) / lx;
+        let kx = signed_frequency(x, w) / lx;
         for y in 0..h {
-            let ky = (if y <= h / 2 {
-                y as f64
-            } else {
-                y as f64 - h as f64
-            }) / ly;
+            let ky = signed_frequency(y, h) / ly;
             let k = (kx * kx + ky * ky).sqrt();
             if k < k_lo || k >= k_hi {
                 continue;
@@ -367,16 +369,7 @@ mod spectrum_tests {
         let mut spec = vec![Complex::new(0.0, 0.0); n * n];
         for y in 0..n {
             for x in 0..n {
-                let kx = if x <= n / 2 {
-                    x as f64
-                } else {
-                    x as f64 - n as f64
-                };
-                let ky = if y <= n / 2 {
-                    y as f64
-                } else {
-                    y as f64 - n as f64
-                };
+                let (kx, ky) = (signed_frequency(x, n), signed_frequency(y, n));
                 let k = (kx * kx + ky * ky).sqrt();
                 if k == 0.0 {
                     continue;

@@ -4,7 +4,7 @@
 // all, so this one exception stays an `allow`.
 #![allow(dead_code)]
 
-use orogen::build::evaluate_outputs;
+use orogen::build::{build, evaluate_outputs, BuildOptions, BuildReport, Exports};
 use orogen::graph::Graph;
 use orogen::io::graph_file;
 use orogen::io::heightmap::{self, Format};
@@ -14,6 +14,24 @@ use std::path::{Path, PathBuf};
 
 pub fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Builds `graph` at `size`² into `dir` with `exports` (all outputs or nothing); panics if
+/// the build fails.
+pub fn build_into(graph: &Graph, dir: &Path, exports: Exports, size: usize) -> BuildReport {
+    build(
+        graph,
+        &BuildOptions {
+            out_dir: dir.to_path_buf(),
+            exports,
+            resolution: Some(size),
+            graph_file: None,
+            keep_going: false,
+            cancel: orogen::eval::CancelToken::new(),
+            progress: None,
+        },
+    )
+    .expect("build")
 }
 
 pub fn load(rel: &str) -> Graph {

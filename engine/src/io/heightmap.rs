@@ -183,20 +183,14 @@ fn encode_into(w: &mut impl Write, field: &Field, world: &World, format: Format)
             w.write_all(&buf)
         }
         Format::Exr => {
-            use exr::prelude::{Image, SpecificChannels, WritableImage};
+            use exr::prelude::{Image, SpecificChannels};
             let width = field.width();
             let data = field.data();
             let channels = SpecificChannels::build()
                 .with_channel("Y")
                 .with_pixel_fn(|pos: exr::math::Vec2<usize>| (data[pos.y() * width + pos.x()],));
             let image = Image::from_channels((field.width(), field.height()), channels);
-            let mut buf = io::Cursor::new(Vec::new());
-            image
-                .write()
-                .non_parallel()
-                .to_buffered(&mut buf)
-                .map_err(io::Error::other)?;
-            w.write_all(buf.get_ref())
+            write_exr(&image, w)
         }
     }
 }
@@ -237,22 +231,31 @@ fn encode_color(w: &mut impl Write, field: &Field, format: Format) -> io::Result
             w.write_all(&bytes)
         }
         Format::Exr => {
-            use exr::prelude::{Image, SpecificChannels, WritableImage};
+            use exr::prelude::{Image, SpecificChannels};
             let (r, g, b) = (field.plane(0), field.plane(1), field.plane(2));
             let channels = SpecificChannels::rgb(|pos: exr::math::Vec2<usize>| {
                 let i = pos.y() * width + pos.x();
                 (r[i], g[i], b[i])
             });
             let image = Image::from_channels((width, height), channels);
-            let mut buf = io::Cursor::new(Vec::new());
-            image
-                .write()
-                .non_parallel()
-                .to_buffered(&mut buf)
-                .map_err(io::Error::other)?;
-            w.write_all(buf.get_ref())
+            write_exr(&image, w)
         }
     }
+}
+
+/// Writes an EXR image into `w` (encoded in memory first: EXR needs a seekable writer).
+fn write_exr<'img, L>(image: &'img exr::prelude::Image<L>, w: &mut impl Write) -> io::Result<()>
+where
+    L: exr::image::write::layers::WritableLayers<'img>,
+{
+    use exr::prelude::WritableImage;
+    let mut buf = io::Cursor::new(Vec::new());
+    image
+        .write()
+        .non_parallel()
+        .to_buffered(&mut buf)
+        .map_err(io::Error::other)?;
+    w.write_all(buf.get_ref())
 }
 
 /// Encodes a field into bytes.
