@@ -192,7 +192,12 @@ fn malformed_graphs_report_every_problem_exactly() {
             .into_owned();
         let label = format!("tests/data/invalid/{name}");
         let text = std::fs::read_to_string(&path).expect("read");
-        let err = match graph_file::load_str(&text, &label) {
+        let err = match graph_file::load_str_in(
+            &text,
+            &label,
+            Some(&dir),
+            &graph_file::LoadOptions::default(),
+        ) {
             Ok(_) => panic!("{label} loaded but is invalid"),
             Err(d) => format!("{d}\n"),
         };
@@ -476,7 +481,13 @@ fn save_load_save_is_byte_identical() {
     for path in example_graphs() {
         let g1 = load(&path);
         let s1 = graph_file::to_string(&g1);
-        let g2 = graph_file::load_str(&s1, "saved").unwrap_or_else(|d| panic!("{d}"));
+        let g2 = graph_file::load_str_in(
+            &s1,
+            "saved",
+            path.parent(),
+            &graph_file::LoadOptions::default(),
+        )
+        .unwrap_or_else(|d| panic!("{d}"));
         let s2 = graph_file::to_string(&g2);
         assert_eq!(s1, s2, "{}", path.display());
         // And the reloaded graph computes the same terrain.
@@ -1014,7 +1025,8 @@ fn a_window_of_a_local_graph_is_bit_identical_to_the_whole_map() {
     for path in example_graphs() {
         let g = load(&path);
         let cell = g.world.cell_size_m(n);
-        if g.nodes
+        if g.flattened()
+            .nodes
             .iter()
             .any(|x| x.def.footprint(&x.params, cell, n) == Footprint::Global)
         {

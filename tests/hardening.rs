@@ -285,12 +285,12 @@ fn a_graph_from_a_newer_orogen_is_refused_with_both_versions() {
     let dir = temp("version");
     let file = dir.join("future.json");
     let src = std::fs::read_to_string(repo().join("graphs/island.json")).expect("read");
-    std::fs::write(&file, src.replace("\"version\": 1", "\"version\": 7")).expect("w");
+    std::fs::write(&file, src.replace("\"version\": 2", "\"version\": 7")).expect("w");
     let o = orogen().arg("check").arg(&file).output().expect("run");
     assert_eq!(o.status.code(), Some(2));
     let t = text(&o);
     assert!(
-        t.contains("version 7") && t.contains("1 to 1") && t.contains("newer"),
+        t.contains("version 7") && t.contains("1 to 2") && t.contains("newer"),
         "{t}"
     );
     let _ = std::fs::remove_dir_all(&dir);

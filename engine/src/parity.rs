@@ -116,6 +116,8 @@ pub fn compare(
     to: usize,
     nodes: &[String],
 ) -> Result<Vec<Row>, String> {
+    let flat = graph.flattened();
+    let graph: &Graph = &flat;
     let targets = if nodes.is_empty() {
         Targets::All
     } else {

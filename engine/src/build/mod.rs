@@ -357,7 +357,7 @@ pub fn build(graph: &Graph, opts: &BuildOptions) -> Result<BuildReport, BuildErr
         resolution: eval.resolution,
         ..graph.clone()
     };
-    let graph_text = graph_file::to_string(&built);
+    let graph_text = graph_file::to_string_embedded(&built);
     let graph_hash = stage.add(GRAPH_COPY.to_owned(), "graph", graph_text.as_bytes())?;
     let manifest = Manifest {
         orogen_version: env!("CARGO_PKG_VERSION").to_owned(),
@@ -371,6 +371,7 @@ pub fn build(graph: &Graph, opts: &BuildOptions) -> Result<BuildReport, BuildErr
             hash: graph_hash,
         },
         seed: graph.seed,
+        parameters: crate::io::manifest::parameter_values(graph),
         resolution: eval.resolution,
         world: WorldInfo {
             size_m: graph.world.size_m,

@@ -90,6 +90,10 @@ enum Command {
         /// Graph files.
         #[arg(required = true)]
         graphs: Vec<PathBuf>,
+        /// Accept changed subgraph files: record their new content hashes in each graph file
+        /// (rewritten atomically), which silences the "changed since" warning.
+        #[arg(long)]
+        accept: bool,
     },
     /// Print statistics of each output: range, mean, spread, histogram, slope (mean and
     /// 50/90/99th percentiles), hypsometric integral (Strahler 1952), the height
@@ -128,6 +132,9 @@ enum Command {
         /// Override a parameter: NODE.PARAM=VALUE. Repeatable.
         #[arg(long = "set", value_name = "NODE.PARAM=VALUE")]
         set: Vec<String>,
+        /// Set a graph parameter: NAME=VALUE. Repeatable.
+        #[arg(long = "param", value_name = "NAME=VALUE")]
+        param: Vec<String>,
     },
     /// What changed between two graph files: nodes added, removed, renamed, parameters
     /// (old → new, with units), wires, outputs, world and seed. Exit 0 when they are the same
@@ -266,6 +273,10 @@ struct GraphArgs {
     /// Override a parameter: NODE.PARAM=VALUE (VALUE is JSON, or a plain string). Repeatable.
     #[arg(long = "set", value_name = "NODE.PARAM=VALUE")]
     set: Vec<String>,
+    /// Set a graph parameter: NAME=VALUE (VALUE is JSON, or a plain string), checked against
+    /// its declared range like a value in the file. Repeatable.
+    #[arg(long = "param", value_name = "NAME=VALUE")]
+    param: Vec<String>,
     /// Refuse to run when the estimated peak memory exceeds this (e.g. 8G, 512M; default:
     /// three quarters of physical memory).
     #[arg(long, value_name = "SIZE")]
@@ -295,8 +306,11 @@ pub fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Command::Check { graphs } => {
-            let ok = graphs.iter().map(|p| check_one(p)).fold(true, |a, b| a & b);
+        Command::Check { graphs, accept } => {
+            let ok = graphs
+                .iter()
+                .map(|p| check_one(p, accept))
+                .fold(true, |a, b| a & b);
             ExitCode::from(if ok { 0 } else { EXIT_INVALID })
         }
         Command::Build {
@@ -358,14 +372,15 @@ pub fn main() -> ExitCode {
             nodes,
             seed,
             set,
-        } => run_parity(&graph, from, to, &nodes, seed, &set),
+            param,
+        } => run_parity(&graph, from, to, &nodes, seed, &set, &param),
     }
 }
 
 /// `orogen check` of one file: errors, warnings (incomplete nodes, saying whether they feed an
 /// output), outputs that cannot be built, the memory estimate. True when every output builds.
-fn check_one(path: &std::path::Path) -> bool {
-    let g = match graph_file::load_file(path) {
+fn check_one(path: &std::path::Path, accept: bool) -> bool {
+    let mut g = match graph_file::load_file(path) {
         Ok(g) => g,
         Err(d) => {
             eprintln!("{d}");
@@ -378,6 +393,50 @@ fn check_one(path: &std::path::Path) -> bool {
             return false;
         }
     };
+    for p in &g.parameters {
+        let unit = if p.spec.unit.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", p.spec.unit)
+        };
+        println!(
+            "{}: parameter {} = {}{unit} ({}){}",
+            path.display(),
+            p.spec.name,
+            p.value.display(p.spec),
+            p.spec.expected(),
+            if p.spec.doc.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", p.spec.doc)
+            }
+        );
+    }
+    let stale: Vec<String> = g.stale_subgraphs().into_iter().map(|(id, sg)| {
+        if sg.recorded_hash.is_empty() {
+            format!("node \"{id}\": subgraph file \"{}\" has no content hash recorded (it is {} now)", sg.path, short_hash(&sg.hash))
+        } else {
+            format!("node \"{id}\": subgraph file \"{}\" changed since this graph recorded it ({} recorded, {} now)", sg.path, short_hash(&sg.recorded_hash), short_hash(&sg.hash))
+        }
+    }).collect();
+    if !stale.is_empty() && accept {
+        accept_subgraphs(&mut g);
+        if let Err(e) = graph_file::save_file(path, &g) {
+            eprintln!("{}: error: cannot write: {e}", path.display());
+            return false;
+        }
+        for s in &stale {
+            println!("{}: accepted: {s}", path.display());
+        }
+    } else {
+        for s in &stale {
+            eprintln!(
+                "{}: warning: {s}; the build uses the file as it is now — review the change, then `orogen check --accept {}` records it",
+                path.display(),
+                path.display()
+            );
+        }
+    }
     let feeding = orogen::eval::Targets::Outputs.node_set(&g);
     let warnings = g.validate();
     for w in &warnings {
@@ -421,6 +480,38 @@ fn check_one(path: &std::path::Path) -> bool {
     true
 }
 
+/// `blake3:0123456789ab` (the first 12 hex digits).
+fn short_hash(h: &str) -> &str {
+    h.get(..19).unwrap_or(h)
+}
+
+/// Records every subgraph's current content hash as the accepted one (nested ones are
+/// recorded by their own files: this rewrites only the graph given).
+fn accept_subgraphs(g: &mut orogen::Graph) {
+    for n in &mut g.nodes {
+        if let Some(sg) = &n.subgraph {
+            if sg.is_stale() {
+                n.subgraph = Some(std::sync::Arc::new(orogen::graph::Subgraph {
+                    path: sg.path.clone(),
+                    recorded_hash: sg.hash.clone(),
+                    hash: sg.hash.clone(),
+                    graph: sg.graph.clone(),
+                }));
+            }
+        }
+    }
+}
+
+/// Parses `NAME=VALUE` of `--param`.
+fn parse_param(s: &str) -> anyhow::Result<(String, serde_json::Value)> {
+    let (name, value) = s
+        .split_once('=')
+        .ok_or_else(|| anyhow!("--param {s}: expected NAME=VALUE"))?;
+    let value =
+        serde_json::from_str(value).unwrap_or_else(|_| serde_json::Value::String(value.to_owned()));
+    Ok((name.to_owned(), value))
+}
+
 /// Parses `NODE.PARAM=VALUE`.
 fn parse_set(s: &str) -> anyhow::Result<(String, String, serde_json::Value)> {
     let (key, value) = s
@@ -443,10 +534,16 @@ fn load_graph(args: &GraphArgs, memory_side: Option<usize>) -> Result<orogen::Gr
         size,
         seed,
         set,
+        param,
         ..
     } = args;
     let overrides: Result<Vec<_>, _> = set.iter().map(|s| parse_set(s)).collect();
     let overrides = overrides.map_err(|e| {
+        eprintln!("error: {e}");
+        ExitCode::from(EXIT_INVALID)
+    })?;
+    let params: Result<Vec<_>, _> = param.iter().map(|s| parse_param(s)).collect();
+    let params = params.map_err(|e| {
         eprintln!("error: {e}");
         ExitCode::from(EXIT_INVALID)
     })?;
@@ -459,12 +556,24 @@ fn load_graph(args: &GraphArgs, memory_side: Option<usize>) -> Result<orogen::Gr
             return Err(ExitCode::from(EXIT_INVALID));
         }
     }
-    let mut graph = graph_file::load_file_with(graph_path, &overrides).map_err(|d| {
+    let opts = graph_file::LoadOptions {
+        set: &overrides,
+        params: &params,
+    };
+    let mut graph = graph_file::load_file_opts(graph_path, &opts).map_err(|d| {
         eprintln!("{d}");
         ExitCode::from(EXIT_INVALID)
     })?;
     if let Some(s) = *seed {
         graph.seed = s;
+    }
+    for (id, sg) in graph.stale_subgraphs() {
+        eprintln!(
+            "{}: warning: node \"{id}\": subgraph file \"{}\" changed since this graph recorded it; building with it as it is now (`orogen check --accept {}` records the change)",
+            graph_path.display(),
+            sg.path,
+            graph_path.display()
+        );
     }
     check_memory(
         &graph,
@@ -920,6 +1029,7 @@ fn run_parity(
     nodes: &[String],
     seed: Option<u64>,
     set: &[String],
+    param: &[String],
 ) -> ExitCode {
     if !(2..=graph_file::MAX_RESOLUTION as usize).contains(&from) || to <= from {
         eprintln!("error: --from {from} --to {to}: expected 2 ≤ from < to");
@@ -930,6 +1040,7 @@ fn run_parity(
         size: Some(to),
         seed,
         set: set.to_vec(),
+        param: param.to_vec(),
         max_memory: None,
     };
     let graph = match load_graph(&args, None) {

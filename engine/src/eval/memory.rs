@@ -26,6 +26,8 @@ pub fn estimate_peak_bytes(
     resolution: usize,
     targets: &Targets,
 ) -> Result<u64, Vec<Diagnostic>> {
+    let flat = graph.flattened();
+    let graph: &Graph = &flat;
     let plan = graph.plan()?;
     let Demand {
         sources,

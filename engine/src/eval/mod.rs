@@ -143,6 +143,8 @@ impl Coarse {
         targets: &Targets,
         opts: &EvalOptions,
     ) -> Result<Self, String> {
+        let flat = graph.flattened();
+        let graph: &Graph = &flat;
         let res = Evaluator::new()
             .evaluate(
                 graph,
@@ -531,6 +533,8 @@ impl Evaluator {
         graph: &Graph,
         opts: &EvalOptions,
     ) -> Result<EvalResult, Vec<Diagnostic>> {
+        let flat = graph.flattened();
+        let graph: &Graph = &flat;
         let problems = graph.validate();
         if problems.iter().any(Diagnostic::is_error) {
             return Err(problems.into_iter().filter(Diagnostic::is_error).collect());

@@ -4,8 +4,12 @@
 
 mod diagnostic;
 pub mod diff;
+mod subgraph;
 
 pub use diagnostic::{Diagnostic, Diagnostics, Severity};
+pub use subgraph::{
+    binding_problem, check_value, interface_def, kind_name, GraphParam, Subgraph, SUBGRAPH_TYPE,
+};
 
 use crate::field::World;
 use crate::node::{nearest, Coercion, NodeDef, ParamValue, PortKind};
@@ -53,6 +57,11 @@ pub struct NodeInstance {
     pub inputs: Vec<Option<PortRef>>,
     /// Position on the editor canvas.
     pub position: [f64; 2],
+    /// Parameters bound to graph parameters: node parameter name → graph parameter name.
+    /// A bound parameter takes the graph parameter's value ([`Graph::apply_parameters`]).
+    pub bindings: BTreeMap<String, String>,
+    /// For a subgraph node (type [`SUBGRAPH_TYPE`]): the graph file it uses.
+    pub subgraph: Option<std::sync::Arc<Subgraph>>,
 }
 
 impl NodeInstance {
@@ -65,6 +74,8 @@ impl NodeInstance {
             params: def.default_values(),
             inputs: vec![None; def.spec.inputs.len()],
             position: [0.0, 0.0],
+            bindings: BTreeMap::new(),
+            subgraph: None,
         }
     }
 
@@ -79,6 +90,8 @@ impl NodeInstance {
 #[derive(Clone, Debug)]
 pub struct Graph {
     pub name: String,
+    /// What the graph makes, for people (shown for subgraphs and in the library).
+    pub doc: String,
     pub seed: u64,
     pub world: World,
     /// Default samples per side.
@@ -86,6 +99,8 @@ pub struct Graph {
     pub nodes: Vec<NodeInstance>,
     /// Named outputs written by builds.
     pub outputs: BTreeMap<String, PortRef>,
+    /// Graph parameters, sorted by name: knobs bound to node parameters.
+    pub parameters: Vec<GraphParam>,
 }
 
 /// The warnings that name a node, grouped by node id.
@@ -150,6 +165,8 @@ impl Graph {
     pub fn new(name: impl Into<String>, world: World, resolution: usize, seed: u64) -> Self {
         Self {
             name: name.into(),
+            doc: String::new(),
+            parameters: Vec::new(),
             seed,
             world,
             resolution,

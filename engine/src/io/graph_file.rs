@@ -1,4 +1,5 @@
-//! Graph file v1 (JSON): loading with complete diagnostics, migrations, and deterministic saving.
+//! Graph files (JSON, format v2): loading with complete diagnostics, migrations from v1, graph
+//! parameters, subgraph references, and deterministic saving.
 //! The format is documented in `docs/graph-format.md`.
 //!
 //! Loading works on a loosely typed `serde_json::Value` so that every problem in a file can
@@ -6,16 +7,20 @@
 //! from older versions run before any runtime type is built.
 
 use crate::field::World;
-use crate::graph::{is_valid_id, Diagnostic, Diagnostics, Graph, NodeInstance, PortRef};
-use crate::node::{nearest, quoted_list, ParamKind, ParamSpec, ParamValue, Registry};
+use crate::graph::{
+    is_valid_id, Diagnostic, Diagnostics, Graph, GraphParam, NodeInstance, PortRef, Subgraph,
+    SUBGRAPH_TYPE,
+};
+use crate::node::{intern, nearest, quoted_list, ParamKind, ParamSpec, ParamValue, Registry};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// The `format` tag of graph files.
 pub const FORMAT_TAG: &str = "orogen-graph";
 /// The version this build writes, and the newest it reads.
-pub const CURRENT_VERSION: u64 = 1;
+pub const CURRENT_VERSION: u64 = 2;
 /// The oldest version this build reads (through migrations).
 pub const OLDEST_VERSION: u64 = 1;
 
@@ -26,6 +31,8 @@ const TOP_KEYS: &[&str] = &[
     "format",
     "version",
     "name",
+    "doc",
+    "parameters",
     "seed",
     "world",
     "resolution",
@@ -33,7 +40,48 @@ const TOP_KEYS: &[&str] = &[
     "outputs",
 ];
 const WORLD_KEYS: &[&str] = &["size_m", "height_min_m", "height_max_m"];
-const NODE_KEYS: &[&str] = &["id", "type", "params", "inputs", "position"];
+const NODE_KEYS: &[&str] = &[
+    "id", "type", "params", "inputs", "position", "bind", "graph", "hash", "embedded",
+];
+const PARAM_KEYS: &[&str] = &[
+    "type", "default", "min", "max", "soft_min", "soft_max", "unit", "doc", "options",
+];
+/// The `type`s of graph parameters, as files name them.
+pub const PARAM_TYPES: &[&str] = &["float", "int", "bool", "choice", "seed", "text"];
+
+/// What a load applies besides the file: `--set` and `--param` overrides.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LoadOptions<'a> {
+    /// `(node, param, value)`: a node parameter's value (`--set node.param=value`).
+    pub set: &'a [(String, String, Value)],
+    /// `(name, value)`: a graph parameter's value (`--param name=value`).
+    pub params: &'a [(String, Value)],
+}
+
+/// Where a file being loaded sits: its folder (subgraph paths are relative to it) and the
+/// files including it, outermost first (to refuse include cycles).
+#[derive(Clone, Debug, Default)]
+struct Ctx {
+    base: Option<PathBuf>,
+    chain: Vec<PathBuf>,
+    /// The outermost file's folder: messages name files relative to it.
+    root: Option<PathBuf>,
+}
+
+impl Ctx {
+    /// `path` relative to the outermost file's folder where it is inside it.
+    fn show(&self, path: &Path) -> String {
+        let Some(root) = &self.root else {
+            return path.display().to_string();
+        };
+        let canonical = std::fs::canonicalize(root).ok();
+        [Some(root.clone()), canonical]
+            .into_iter()
+            .flatten()
+            .find_map(|r| path.strip_prefix(r).ok().map(|p| p.display().to_string()))
+            .unwrap_or_else(|| path.display().to_string())
+    }
+}
 
 /// Reads and validates a graph file. The error lists every problem found; a graph whose only
 /// problems are warnings (incomplete nodes) loads.
@@ -46,6 +94,17 @@ pub fn load_file_with(
     path: &Path,
     overrides: &[(String, String, Value)],
 ) -> Result<Graph, Diagnostics> {
+    load_file_opts(
+        path,
+        &LoadOptions {
+            set: overrides,
+            params: &[],
+        },
+    )
+}
+
+/// Reads a graph file, applies `--set` and `--param` overrides, and validates it.
+pub fn load_file_opts(path: &Path, opts: &LoadOptions) -> Result<Graph, Diagnostics> {
     let label = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| Diagnostics {
         file: label.clone(),
@@ -55,7 +114,29 @@ pub fn load_file_with(
             format!("cannot read file: {e}"),
         )],
     })?;
-    load_str_with(&text, &label, overrides)
+    let base = path.parent().map_or_else(PathBuf::new, Path::to_path_buf);
+    let ctx = Ctx {
+        root: Some(base.clone()),
+        base: Some(base),
+        chain: vec![std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())],
+    };
+    load_text(&text, &label, opts, &ctx)
+}
+
+/// Parses graph JSON whose subgraph paths are relative to `base` (the folder of the file it
+/// came from), applies overrides, validates.
+pub fn load_str_in(
+    text: &str,
+    label: &str,
+    base: Option<&Path>,
+    opts: &LoadOptions,
+) -> Result<Graph, Diagnostics> {
+    let ctx = Ctx {
+        base: base.map(Path::to_path_buf),
+        chain: Vec::new(),
+        root: base.map(Path::to_path_buf),
+    };
+    load_text(text, label, opts, &ctx)
 }
 
 /// Parses and validates graph JSON. `label` names the source in diagnostics.
@@ -63,12 +144,25 @@ pub fn load_str(text: &str, label: &str) -> Result<Graph, Diagnostics> {
     load_str_with(text, label, &[])
 }
 
-/// Parses graph JSON, applies overrides, validates.
+/// Parses graph JSON, applies overrides, validates. Subgraphs must be embedded (there is
+/// no folder to find their files in; see [`load_str_in`]).
 pub fn load_str_with(
     text: &str,
     label: &str,
     overrides: &[(String, String, Value)],
 ) -> Result<Graph, Diagnostics> {
+    load_str_in(
+        text,
+        label,
+        None,
+        &LoadOptions {
+            set: overrides,
+            params: &[],
+        },
+    )
+}
+
+fn load_text(text: &str, label: &str, opts: &LoadOptions, ctx: &Ctx) -> Result<Graph, Diagnostics> {
     let fail = |items: Vec<Diagnostic>| Diagnostics {
         file: label.to_owned(),
         items,
@@ -88,7 +182,7 @@ pub fn load_str_with(
         )])
     })?;
     value = migrate(value).map_err(|d| fail(vec![d]))?;
-    let mut diags = apply_overrides(&mut value, overrides);
+    let mut diags = apply_overrides(&mut value, opts.set);
     // serde_json keeps the last of two equal keys; a file that says `"seed": 7, "seed": 8`
     // is ambiguous, and saying so beats guessing.
     diags.extend(duplicates.into_iter().map(|(path, key)| {
@@ -102,7 +196,7 @@ pub fn load_str_with(
             format!("duplicate key \"{key}\": each key may appear once in an object"),
         )
     }));
-    let graph = from_value(&value, &mut diags);
+    let graph = from_value(&value, &mut diags, ctx, opts.params);
     // Warnings (an unwired scratch node, say) leave the graph usable: it loads, and the
     // warnings are there again in `Graph::validate` for whoever reports them.
     if !diags.iter().any(Diagnostic::is_error) {
@@ -262,8 +356,10 @@ pub fn migrate(mut value: Value) -> Result<Value, Diagnostic> {
             ),
         ));
     }
-    // No migrations yet: version 1 is the first. Future steps go here:
-    // if version == 1 { value = migrate_v1_to_v2(value); version = 2; }
+    // v1 → v2: v2 adds graph parameters, bindings, subgraph nodes and a graph doc, all
+    // optional, so a v1 file is a v2 file without them; the step only renumbers it. Later
+    // steps go here: `if version == 2 { value = migrate_v2_to_v3(value); version = 3; }`.
+    let _ = version;
     if let Some(o) = value.as_object_mut() {
         o.insert("version".into(), Value::from(CURRENT_VERSION));
     }
@@ -371,9 +467,27 @@ fn number(v: Option<&Value>, field: &str, default: f64, diags: &mut Vec<Diagnost
 }
 
 /// Builds the runtime graph from a (migrated) value, pushing every problem into `diags`.
-fn from_value(value: &Value, diags: &mut Vec<Diagnostic>) -> Option<Graph> {
+fn from_value(
+    value: &Value,
+    diags: &mut Vec<Diagnostic>,
+    ctx: &Ctx,
+    param_overrides: &[(String, Value)],
+) -> Option<Graph> {
     let root = value.as_object()?;
     check_keys(root, TOP_KEYS, None, "", diags);
+    let doc = match root.get("doc") {
+        None => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => {
+            diags.push(Diagnostic::at(
+                None,
+                "doc".into(),
+                format!("expected a string, found {}", kind_of(other)),
+            ));
+            String::new()
+        }
+    };
+    let parameters = parse_parameters(root.get("parameters"), param_overrides, diags);
 
     let name = match root.get("name") {
         None => String::new(),
@@ -420,8 +534,12 @@ fn from_value(value: &Value, diags: &mut Vec<Diagnostic>) -> Option<Graph> {
     let mut broken: HashSet<String> = HashSet::new();
     match root.get("nodes") {
         Some(Value::Array(list)) => {
+            let mut seen = Seen {
+                declared: &mut declared,
+                broken: &mut broken,
+            };
             for (i, nv) in list.iter().enumerate() {
-                if let Some(n) = parse_node(i, nv, reg, &mut declared, &mut broken, diags) {
+                if let Some(n) = parse_node(i, nv, reg, &mut seen, &parameters, ctx, diags) {
                     nodes.push(n);
                 }
             }
@@ -463,14 +581,17 @@ fn from_value(value: &Value, diags: &mut Vec<Diagnostic>) -> Option<Graph> {
     }
 
     resolve_default_ports(&mut nodes, &mut outputs);
-    let graph = Graph {
+    let mut graph = Graph {
         name,
+        doc,
         seed,
         world,
         resolution,
         nodes,
         outputs,
+        parameters,
     };
+    graph.apply_parameters();
     diags.extend(graph.validate_refs(&|id| broken.contains(id)));
     Some(graph)
 }
@@ -595,14 +716,23 @@ fn parse_ref(
     Some(PortRef::new(n, p.unwrap_or("")))
 }
 
+/// Node ids seen so far, and those whose node could not be built (their wires are not
+/// reported again).
+struct Seen<'a> {
+    declared: &'a mut HashSet<String>,
+    broken: &'a mut HashSet<String>,
+}
+
 fn parse_node(
     i: usize,
     nv: &Value,
     reg: &'static Registry,
-    declared: &mut HashSet<String>,
-    broken: &mut HashSet<String>,
+    seen: &mut Seen,
+    parameters: &[GraphParam],
+    ctx: &Ctx,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<NodeInstance> {
+    let Seen { declared, broken } = seen;
     let at = format!("nodes[{i}]");
     let Some(obj) = nv.as_object() else {
         diags.push(Diagnostic::at(
@@ -664,8 +794,32 @@ fn parse_node(
             return None;
         }
     };
-    let Some(def) = reg.get(type_name) else {
-        let ids: Vec<&str> = reg.defs().iter().map(|d| d.spec.id).collect();
+    let sub_keys = ["graph", "hash", "embedded"];
+    let mut subgraph = None;
+    if type_name == SUBGRAPH_TYPE {
+        let Some(sg) = load_subgraph(obj, nid, ctx, diags) else {
+            broken.insert(id);
+            return None;
+        };
+        subgraph = Some(Arc::new(sg));
+    } else {
+        for k in sub_keys {
+            if obj.contains_key(k) {
+                diags.push(Diagnostic::at(
+                    nid,
+                    k.into(),
+                    format!("only subgraph nodes (\"type\": \"{SUBGRAPH_TYPE}\") have \"{k}\""),
+                ));
+            }
+        }
+    }
+    let def = match &subgraph {
+        Some(sg) => Some(sg.interface()),
+        None => reg.get(type_name),
+    };
+    let Some(def) = def else {
+        let mut ids: Vec<&str> = reg.defs().iter().map(|d| d.spec.id).collect();
+        ids.push(SUBGRAPH_TYPE);
         diags.push(Diagnostic::at(
             nid,
             "type".into(),
@@ -678,6 +832,8 @@ fn parse_node(
         return None;
     };
     let mut node = NodeInstance::new(id.clone(), def);
+    node.subgraph = subgraph;
+    node.bindings = parse_bindings(obj.get("bind"), def, nid, parameters, diags);
 
     match obj.get("params") {
         None => {}
@@ -685,6 +841,10 @@ fn parse_node(
             let names: Vec<&str> = def.params.iter().map(|p| p.name).collect();
             for (k, v) in params {
                 let field = format!("params.{k}");
+                if node.bindings.contains_key(k) {
+                    // A bound parameter takes the graph parameter's value.
+                    continue;
+                }
                 match def.param_index(k) {
                     None => diags.push(Diagnostic::at(
                         nid,
@@ -752,6 +912,501 @@ fn parse_node(
         )),
     }
     Some(node)
+}
+
+/// The graph's `parameters`, each declaration checked, then the `--param` overrides applied
+/// (checked like a value in the file). Sorted by name.
+fn parse_parameters(
+    v: Option<&Value>,
+    overrides: &[(String, Value)],
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<GraphParam> {
+    let mut out = Vec::new();
+    match v {
+        None => {}
+        Some(Value::Object(map)) => {
+            for (name, decl) in map {
+                if let Some(p) = parse_parameter(name, decl, diags) {
+                    out.push(p);
+                }
+            }
+        }
+        Some(other) => diags.push(Diagnostic::at(
+            None,
+            "parameters".into(),
+            format!(
+                "expected an object mapping parameter names to declarations, found {}",
+                kind_of(other)
+            ),
+        )),
+    }
+    out.sort_by(|a, b| a.spec.name.cmp(b.spec.name));
+    let names: Vec<&str> = out.iter().map(|p| p.spec.name).collect();
+    let mut set = Vec::new();
+    for (name, v) in overrides {
+        let field = format!("--param {name}");
+        match out.iter().position(|p| p.spec.name == name) {
+            None => diags.push(Diagnostic::at(
+                None,
+                field,
+                if names.is_empty() {
+                    "this graph has no parameters".to_owned()
+                } else {
+                    format!(
+                        "no graph parameter \"{name}\"{}; the graph's parameters are {}",
+                        suggest(name, &names),
+                        quoted_list(&names)
+                    )
+                },
+            )),
+            Some(i) => match param_value(out[i].spec, v) {
+                Ok(pv) => set.push((i, pv)),
+                Err(msg) => diags.push(Diagnostic::at(None, field, msg)),
+            },
+        }
+    }
+    for (i, pv) in set {
+        out[i].value = pv;
+    }
+    out
+}
+
+/// One graph parameter declaration: `{"type": "float", "default": 0.5, "min": 0, "max": 1,
+/// "soft_min": …, "soft_max": …, "unit": "m", "doc": "…"}` (`options` for a choice).
+fn parse_parameter(name: &str, decl: &Value, diags: &mut Vec<Diagnostic>) -> Option<GraphParam> {
+    let at = format!("parameters.{name}");
+    if !is_valid_id(name) {
+        diags.push(Diagnostic::at(
+            None,
+            at,
+            "parameter names use 1 to 128 letters, digits, '_' or '-'".into(),
+        ));
+        return None;
+    }
+    let Some(obj) = decl.as_object() else {
+        diags.push(Diagnostic::at(
+            None,
+            at,
+            format!(
+                "expected a declaration {{\"type\": …, \"default\": …}}, found {}",
+                kind_of(decl)
+            ),
+        ));
+        return None;
+    };
+    check_keys(obj, PARAM_KEYS, None, &format!("{at}."), diags);
+    let text = |key: &str, diags: &mut Vec<Diagnostic>| match obj.get(key) {
+        None => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => {
+            diags.push(Diagnostic::at(
+                None,
+                format!("{at}.{key}"),
+                format!("expected a string, found {}", kind_of(other)),
+            ));
+            String::new()
+        }
+    };
+    let doc = text("doc", diags);
+    let unit = text("unit", diags);
+    let ty = match obj.get("type") {
+        Some(Value::String(t)) if PARAM_TYPES.contains(&t.as_str()) => t.as_str(),
+        other => {
+            diags.push(Diagnostic::at(
+                None,
+                format!("{at}.type"),
+                format!(
+                    "expected one of {}, found {}",
+                    quoted_list(PARAM_TYPES),
+                    other.map_or_else(|| "nothing".to_owned(), ToString::to_string)
+                ),
+            ));
+            return None;
+        }
+    };
+    let bound = |key: &str, diags: &mut Vec<Diagnostic>| -> Option<f64> {
+        match obj.get(key) {
+            Some(Value::Number(n)) => n.as_f64(),
+            Some(other) => {
+                diags.push(Diagnostic::at(
+                    None,
+                    format!("{at}.{key}"),
+                    format!("expected a number, found {}", kind_of(other)),
+                ));
+                None
+            }
+            None => None,
+        }
+    };
+    let range = |diags: &mut Vec<Diagnostic>| -> Option<((f64, f64), (f64, f64))> {
+        let (Some(lo), Some(hi)) = (bound("min", diags), bound("max", diags)) else {
+            diags.push(Diagnostic::at(
+                None,
+                at.clone(),
+                format!("a {ty} parameter needs \"min\" and \"max\" (its allowed range)"),
+            ));
+            return None;
+        };
+        if lo.partial_cmp(&hi) != Some(std::cmp::Ordering::Less) {
+            diags.push(Diagnostic::at(
+                None,
+                format!("{at}.max"),
+                format!("must be above min ({lo}), found {hi}"),
+            ));
+            return None;
+        }
+        let slo = bound("soft_min", diags).unwrap_or(lo).clamp(lo, hi);
+        let shi = bound("soft_max", diags).unwrap_or(hi).clamp(slo, hi);
+        Some(((lo, hi), (slo, shi)))
+    };
+    let placeholder = |kind| intern::param_spec(name, &doc, &unit, kind);
+    // The declaration with a placeholder default, to check the default against.
+    let kind = match ty {
+        "float" => {
+            let (hard, soft) = range(diags)?;
+            ParamKind::Float {
+                default: hard.0,
+                soft,
+                hard,
+            }
+        }
+        "int" => {
+            let (hard, soft) = range(diags)?;
+            let int = |x: f64| x.clamp(-9.0e15, 9.0e15).round() as i64;
+            ParamKind::Int {
+                default: int(hard.0),
+                soft: (int(soft.0), int(soft.1)),
+                hard: (int(hard.0), int(hard.1)),
+            }
+        }
+        "bool" => ParamKind::Bool { default: false },
+        "seed" => ParamKind::Seed { default: 0 },
+        "text" => ParamKind::Text { default: "" },
+        _ => {
+            let options: Vec<String> = match obj.get("options") {
+                Some(Value::Array(a))
+                    if !a.is_empty()
+                        && a.iter().all(|o| o.as_str().is_some_and(|s| !s.is_empty())) =>
+                {
+                    a.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned)
+                        .collect()
+                }
+                other => {
+                    diags.push(Diagnostic::at(
+                        None,
+                        format!("{at}.options"),
+                        format!(
+                            "a choice parameter needs \"options\": a non-empty array of names, found {}",
+                            other.map_or("nothing", kind_of)
+                        ),
+                    ));
+                    return None;
+                }
+            };
+            ParamKind::Choice {
+                default: 0,
+                options: intern::strs(&options),
+            }
+        }
+    };
+    let Some(default) = obj.get("default") else {
+        diags.push(Diagnostic::at(
+            None,
+            format!("{at}.default"),
+            format!("missing; expected {}", placeholder(kind).expected()),
+        ));
+        return None;
+    };
+    let value = match param_value(placeholder(kind), default) {
+        Ok(v) => v,
+        Err(msg) => {
+            diags.push(Diagnostic::at(None, format!("{at}.default"), msg));
+            return None;
+        }
+    };
+    let kind = match (kind, &value) {
+        (ParamKind::Float { soft, hard, .. }, ParamValue::Float(x)) => ParamKind::Float {
+            default: *x,
+            soft,
+            hard,
+        },
+        (ParamKind::Int { soft, hard, .. }, ParamValue::Int(x)) => ParamKind::Int {
+            default: *x,
+            soft,
+            hard,
+        },
+        (ParamKind::Seed { .. }, ParamValue::Int(x)) => ParamKind::Seed {
+            default: u32::try_from(*x).unwrap_or(0),
+        },
+        (ParamKind::Bool { .. }, ParamValue::Bool(b)) => ParamKind::Bool { default: *b },
+        (ParamKind::Choice { options, .. }, ParamValue::Choice(i)) => ParamKind::Choice {
+            default: *i,
+            options,
+        },
+        (ParamKind::Text { .. }, ParamValue::Text(t)) => ParamKind::Text {
+            default: intern::str(t),
+        },
+        (k, _) => k,
+    };
+    Some(GraphParam {
+        spec: placeholder(kind),
+        value,
+    })
+}
+
+/// A node's `bind`: `{"node parameter": "graph parameter"}`, each checked (both exist, the
+/// kinds match, every value the graph parameter allows is valid for the node's).
+fn parse_bindings(
+    v: Option<&Value>,
+    def: &crate::node::NodeDef,
+    nid: Option<&str>,
+    parameters: &[GraphParam],
+    diags: &mut Vec<Diagnostic>,
+) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let map = match v {
+        None => return out,
+        Some(Value::Object(map)) => map,
+        Some(other) => {
+            diags.push(Diagnostic::at(
+                nid,
+                "bind".into(),
+                format!(
+                    "expected an object mapping parameters to graph parameters, found {}",
+                    kind_of(other)
+                ),
+            ));
+            return out;
+        }
+    };
+    let names: Vec<&str> = def.params.iter().map(|p| p.name).collect();
+    let graph_names: Vec<&str> = parameters.iter().map(|p| p.spec.name).collect();
+    for (k, g) in map {
+        let field = format!("bind.{k}");
+        let Some(pi) = def.param_index(k) else {
+            diags.push(Diagnostic::at(
+                nid,
+                field,
+                unknown_name("parameter", "parameters", def.spec.id, k, &names),
+            ));
+            continue;
+        };
+        let Some(g) = g.as_str() else {
+            diags.push(Diagnostic::at(
+                nid,
+                field,
+                format!("expected a graph parameter's name, found {}", kind_of(g)),
+            ));
+            continue;
+        };
+        let Some(gp) = parameters.iter().find(|p| p.spec.name == g) else {
+            diags.push(Diagnostic::at(
+                nid,
+                field,
+                if graph_names.is_empty() {
+                    format!("no graph parameter \"{g}\": the graph declares none (add it under \"parameters\")")
+                } else {
+                    format!(
+                        "no graph parameter \"{g}\"{}; the graph's parameters are {}",
+                        suggest(g, &graph_names),
+                        quoted_list(&graph_names)
+                    )
+                },
+            ));
+            continue;
+        };
+        if let Some(problem) = crate::graph::binding_problem(gp.spec, &def.params[pi]) {
+            diags.push(Diagnostic::at(nid, field, problem));
+            continue;
+        }
+        out.insert(k.clone(), g.to_owned());
+    }
+    out
+}
+
+/// The content hash of a graph as a subgraph: BLAKE3 of its canonical text with its own
+/// subgraphs embedded, so reformatting a file changes nothing and editing anything it uses
+/// (at any depth) does.
+#[must_use]
+pub fn content_hash(g: &Graph) -> String {
+    format!(
+        "blake3:{}",
+        blake3::hash(to_string_embedded(g).as_bytes()).to_hex()
+    )
+}
+
+/// Loads the graph a subgraph node uses: its `embedded` copy if it has one, else the file
+/// `graph` names (relative to the including file's folder). Errors name the file and, for an
+/// include cycle, the chain of files.
+fn load_subgraph(
+    obj: &Map<String, Value>,
+    nid: Option<&str>,
+    ctx: &Ctx,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Subgraph> {
+    let err = |field: &str, msg: String, diags: &mut Vec<Diagnostic>| {
+        diags.push(Diagnostic::at(nid, field.into(), msg));
+    };
+    let path = match obj.get("graph") {
+        Some(Value::String(p)) if valid_relative_path(p) => p.clone(),
+        Some(Value::String(p)) => {
+            err("graph", format!("\"{p}\" is not a relative path with '/' separators (like \"lib/coastline.json\")"), diags);
+            return None;
+        }
+        other => {
+            err(
+                "graph",
+                format!(
+                    "a subgraph node names its graph file, relative to this file's folder; found {}",
+                    other.map_or("nothing", kind_of)
+                ),
+                diags,
+            );
+            return None;
+        }
+    };
+    let recorded_hash = match obj.get("hash") {
+        None => String::new(),
+        Some(Value::String(h)) => h.clone(),
+        Some(other) => {
+            err(
+                "hash",
+                format!("expected \"blake3:<hex>\", found {}", kind_of(other)),
+                diags,
+            );
+            String::new()
+        }
+    };
+    let inner_diags = |d: Diagnostics, diags: &mut Vec<Diagnostic>| {
+        let problems: Vec<String> = d
+            .items
+            .iter()
+            .filter(|x| x.is_error())
+            .map(ToString::to_string)
+            .collect();
+        err(
+            "graph",
+            format!(
+                "subgraph \"{path}\" cannot be loaded: {}",
+                problems.join("; ")
+            ),
+            diags,
+        );
+    };
+    let graph = if let Some(embedded) = obj.get("embedded") {
+        let value = match migrate(embedded.clone()) {
+            Ok(v) => v,
+            Err(d) => {
+                err("embedded", d.to_string(), diags);
+                return None;
+            }
+        };
+        let mut inner = Vec::new();
+        let g = from_value(&value, &mut inner, ctx, &[]);
+        if inner.iter().any(Diagnostic::is_error) {
+            inner_diags(
+                Diagnostics {
+                    file: path.clone(),
+                    items: inner,
+                },
+                diags,
+            );
+            return None;
+        }
+        g?
+    } else {
+        let Some(base) = &ctx.base else {
+            err(
+                "graph",
+                format!("subgraph \"{path}\" cannot be found: this graph was not loaded from a file, so it has no folder to look in (embed the subgraph, or load the graph from its file)"),
+                diags,
+            );
+            return None;
+        };
+        let file = base.join(&path);
+        let canonical = match std::fs::canonicalize(&file) {
+            Ok(c) => c,
+            Err(e) => {
+                err(
+                    "graph",
+                    format!(
+                        "cannot read subgraph file \"{path}\" ({}): {e}",
+                        ctx.show(&file)
+                    ),
+                    diags,
+                );
+                return None;
+            }
+        };
+        if let Some(k) = ctx.chain.iter().position(|c| *c == canonical) {
+            let names: Vec<String> = ctx.chain[k..]
+                .iter()
+                .chain(std::iter::once(&canonical))
+                .map(|p| ctx.show(p))
+                .collect();
+            err(
+                "graph",
+                format!(
+                    "include cycle: {} (a graph cannot use itself as a subgraph, directly or not)",
+                    names.join(" → ")
+                ),
+                diags,
+            );
+            return None;
+        }
+        let text = match std::fs::read_to_string(&canonical) {
+            Ok(t) => t,
+            Err(e) => {
+                err(
+                    "graph",
+                    format!(
+                        "cannot read subgraph file \"{path}\" ({}): {e}",
+                        ctx.show(&canonical)
+                    ),
+                    diags,
+                );
+                return None;
+            }
+        };
+        let mut chain = ctx.chain.clone();
+        chain.push(canonical.clone());
+        let inner_ctx = Ctx {
+            base: Some(
+                canonical
+                    .parent()
+                    .map_or_else(PathBuf::new, Path::to_path_buf),
+            ),
+            chain,
+            root: ctx.root.clone(),
+        };
+        match load_text(&text, &path, &LoadOptions::default(), &inner_ctx) {
+            Ok(g) => g,
+            Err(d) => {
+                inner_diags(d, diags);
+                return None;
+            }
+        }
+    };
+    let hash = content_hash(&graph);
+    Some(Subgraph {
+        path,
+        recorded_hash,
+        hash,
+        graph,
+    })
+}
+
+/// A relative path with `/` separators, no empty or `.` parts (`..` allowed: a library next
+/// to the graph's folder).
+fn valid_relative_path(p: &str) -> bool {
+    !p.is_empty()
+        && p.len() <= 1024
+        && !p.starts_with('/')
+        && !p.contains('\\')
+        && !p.contains(':')
+        && p.split('/').all(|c| !c.is_empty() && c != ".")
 }
 
 /// Checks one JSON value against a parameter declaration.
@@ -846,9 +1501,63 @@ fn number_value(x: f64) -> Value {
     serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number)
 }
 
-/// The graph as a JSON value with every parameter written out and nodes sorted by id.
+/// The graph as a JSON value with every parameter written out and nodes sorted by id;
+/// subgraph nodes reference their files.
 #[must_use]
 pub fn to_value(g: &Graph) -> Value {
+    to_value_with(g, false)
+}
+
+/// The JSON of one graph parameter's declaration, its value as the default.
+fn parameter_to_json(p: &GraphParam) -> Value {
+    let mut m = Map::new();
+    let (ty, range) = match p.spec.kind {
+        ParamKind::Float { soft, hard, .. } => ("float", Some((hard, soft))),
+        ParamKind::Int { soft, hard, .. } => (
+            "int",
+            Some((
+                (hard.0 as f64, hard.1 as f64),
+                (soft.0 as f64, soft.1 as f64),
+            )),
+        ),
+        ParamKind::Bool { .. } => ("bool", None),
+        ParamKind::Seed { .. } => ("seed", None),
+        ParamKind::Text { .. } => ("text", None),
+        ParamKind::Choice { options, .. } => {
+            m.insert("options".into(), Value::from(options.to_vec()));
+            ("choice", None)
+        }
+    };
+    m.insert("type".into(), Value::from(ty));
+    m.insert("default".into(), param_to_json(p.spec, &p.value));
+    if let Some((hard, soft)) = range {
+        let num = |x: f64| {
+            if ty == "int" {
+                Value::from(x as i64)
+            } else {
+                number_value(x)
+            }
+        };
+        m.insert("min".into(), num(hard.0));
+        m.insert("max".into(), num(hard.1));
+        if soft != hard {
+            m.insert("soft_min".into(), num(soft.0));
+            m.insert("soft_max".into(), num(soft.1));
+        }
+    }
+    if !p.spec.unit.is_empty() {
+        m.insert("unit".into(), Value::from(p.spec.unit));
+    }
+    if !p.spec.doc.is_empty() {
+        m.insert("doc".into(), Value::from(p.spec.doc));
+    }
+    Value::Object(m)
+}
+
+/// [`to_value`], with every subgraph's graph `embedded` when `embed` (a self-contained
+/// document: build copies, tiled plans, recovery files).
+#[must_use]
+pub fn to_value_with(g: &Graph, embed: bool) -> Value {
     let mut nodes: Vec<&NodeInstance> = g.nodes.iter().collect();
     nodes.sort_by(|a, b| a.id.cmp(&b.id));
     let nodes: Vec<Value> = nodes
@@ -859,6 +1568,7 @@ pub fn to_value(g: &Graph) -> Value {
                 .params
                 .iter()
                 .zip(&n.params)
+                .filter(|(s, _)| !n.bindings.contains_key(s.name))
                 .map(|(s, v)| (s.name.to_owned(), param_to_json(s, v)))
                 .collect();
             let inputs: Map<String, Value> = n
@@ -872,13 +1582,31 @@ pub fn to_value(g: &Graph) -> Value {
                         .map(|r| (s.name.to_owned(), Value::String(r.to_string())))
                 })
                 .collect();
-            serde_json::json!({
+            let mut v = serde_json::json!({
                 "id": n.id,
                 "type": n.def.spec.id,
                 "params": params,
                 "inputs": inputs,
                 "position": [number_value(n.position[0]), number_value(n.position[1])],
-            })
+            });
+            if let Some(o) = v.as_object_mut() {
+                if !n.bindings.is_empty() {
+                    let bind: Map<String, Value> = n
+                        .bindings
+                        .iter()
+                        .map(|(k, g)| (k.clone(), Value::from(g.as_str())))
+                        .collect();
+                    o.insert("bind".into(), Value::Object(bind));
+                }
+                if let Some(sg) = &n.subgraph {
+                    o.insert("graph".into(), Value::from(sg.path.as_str()));
+                    o.insert("hash".into(), Value::from(sg.recorded_hash.as_str()));
+                    if embed {
+                        o.insert("embedded".into(), to_value_with(&sg.graph, true));
+                    }
+                }
+            }
+            v
         })
         .collect();
     let outputs: Map<String, Value> = g
@@ -886,7 +1614,7 @@ pub fn to_value(g: &Graph) -> Value {
         .iter()
         .map(|(k, r)| (k.clone(), Value::String(r.to_string())))
         .collect();
-    serde_json::json!({
+    let mut v = serde_json::json!({
         "format": FORMAT_TAG,
         "version": CURRENT_VERSION,
         "name": g.name,
@@ -899,7 +1627,30 @@ pub fn to_value(g: &Graph) -> Value {
         "resolution": g.resolution,
         "nodes": nodes,
         "outputs": outputs,
-    })
+    });
+    if let Some(o) = v.as_object_mut() {
+        if !g.doc.is_empty() {
+            o.insert("doc".into(), Value::from(g.doc.as_str()));
+        }
+        if !g.parameters.is_empty() {
+            let ps: Map<String, Value> = g
+                .parameters
+                .iter()
+                .map(|p| (p.spec.name.to_owned(), parameter_to_json(p)))
+                .collect();
+            o.insert("parameters".into(), Value::Object(ps));
+        }
+    }
+    v
+}
+
+/// The text of [`to_value_with`]`(g, true)`: a self-contained copy of the graph.
+#[must_use]
+pub fn to_string_embedded(g: &Graph) -> String {
+    let mut s =
+        serde_json::to_string_pretty(&canonical(to_value_with(g, true))).unwrap_or_default();
+    s.push('\n');
+    s
 }
 
 /// The file text: pretty JSON with sorted keys and a final newline. Same graph, same bytes.

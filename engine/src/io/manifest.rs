@@ -11,6 +11,9 @@ pub struct Manifest {
     /// the graph as it was built (after `--set`, `--seed`, at the built resolution).
     pub graph: GraphInfo,
     pub seed: u64,
+    /// The graph parameters' values as built (after `--param`), by name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub parameters: BTreeMap<String, serde_json::Value>,
     pub resolution: usize,
     pub world: WorldInfo,
     /// Heightmap formats written for every output.
@@ -97,4 +100,18 @@ pub struct TileEntry {
     pub extent_m: [f64; 4],
     /// BLAKE3 of the file's bytes, hex.
     pub hash: String,
+}
+
+/// The graph parameters' values, as files write them, by name.
+#[must_use]
+pub fn parameter_values(g: &crate::Graph) -> BTreeMap<String, serde_json::Value> {
+    g.parameters
+        .iter()
+        .map(|p| {
+            (
+                p.spec.name.to_owned(),
+                crate::io::graph_file::param_to_json(p.spec, &p.value),
+            )
+        })
+        .collect()
 }

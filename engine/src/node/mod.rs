@@ -2,6 +2,7 @@
 //! context it evaluates in (`EvalCtx`), its errors, and the `Registry` of all node types.
 
 mod decl;
+pub mod intern;
 mod param;
 
 pub use decl::{port_doc, port_name, InputPorts, OutputPorts};
@@ -579,7 +580,7 @@ pub trait Node: NodeDecl {
     }
 }
 
-type EvalFn = fn(&EvalCtx, &Inputs, &[ParamValue]) -> Result<Vec<Field>, NodeError>;
+pub(crate) type EvalFn = fn(&EvalCtx, &Inputs, &[ParamValue]) -> Result<Vec<Field>, NodeError>;
 type KeyExtraFn = fn(Option<&Path>, &[ParamValue]) -> Vec<u8>;
 type FootprintFn = fn(&[ParamValue], f64, usize) -> Footprint;
 
@@ -632,7 +633,41 @@ fn footprint_erased<N: Node>(values: &[ParamValue], cell_m: f64, n: usize) -> Fo
     N::footprint(&N::Params::from_values(values), cell_m, n)
 }
 
+/// What a node made at run time reads around each cell: only its own.
+fn pointwise(_: &[ParamValue], _: f64, _: usize) -> Footprint {
+    Footprint::Pointwise
+}
+
+fn no_key_extra(_: Option<&Path>, _: &[ParamValue]) -> Vec<u8> {
+    Vec::new()
+}
+
+/// An evaluation that hands its inputs on as its outputs, port by port (a subgraph's
+/// results in an expanded graph, see `graph::subgraph`).
+pub(crate) fn pass_inputs_through(
+    _: &EvalCtx,
+    inputs: &Inputs,
+    _: &[ParamValue],
+) -> Result<Vec<Field>, NodeError> {
+    (0..inputs.fields.len())
+        .map(|i| inputs.required(i).cloned())
+        .collect()
+}
+
 impl NodeDef {
+    /// A node type declared at run time (see [`intern::node_def`]): pointwise, no key extra.
+    #[must_use]
+    pub(crate) fn custom(spec: NodeSpec, params: &'static [ParamSpec], eval: EvalFn) -> Self {
+        Self {
+            spec,
+            params,
+            scratch_fields: 0,
+            eval,
+            key_extra: no_key_extra,
+            footprint: pointwise,
+        }
+    }
+
     /// The definition of node type `N`.
     #[must_use]
     pub fn of<N: Node>() -> Self {
@@ -696,7 +731,10 @@ impl NodeDef {
     /// (checked for every example graph by `orogen parity` and the tests).
     #[must_use]
     pub fn resolution(&self, values: &[ParamValue]) -> ResolutionBehaviour {
-        let Some(i) = self.param_index("detail") else {
+        let Some(i) = self
+            .param_index("detail")
+            .filter(|&i| matches!(self.params[i].kind, ParamKind::Choice { .. }))
+        else {
             return ResolutionBehaviour::Independent;
         };
         let base = self

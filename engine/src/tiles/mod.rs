@@ -268,6 +268,8 @@ impl Plan {
         coarse_max: usize,
         exports: TileExports,
     ) -> Result<Self, String> {
+        let flat = graph.flattened();
+        let graph: &Graph = &flat;
         if graph.outputs.is_empty() {
             return Err("the graph declares no outputs".into());
         }
@@ -366,8 +368,11 @@ impl Plan {
             ..graph.clone()
         };
         let copy = dir.join(&self.graph_copy);
-        crate::io::atomic::write_bytes_atomic(&copy, graph_file::to_string(&built).as_bytes())
-            .map_err(|e| io(&copy, e))?;
+        crate::io::atomic::write_bytes_atomic(
+            &copy,
+            graph_file::to_string_embedded(&built).as_bytes(),
+        )
+        .map_err(|e| io(&copy, e))?;
         let mut text = serde_json::to_string_pretty(self).map_err(|e| e.to_string())?;
         text.push('\n');
         let p = dir.join(PLAN_FILE);
@@ -476,6 +481,8 @@ pub fn evaluate_region(
     coarse_max: usize,
     opts: &crate::eval::EvalOptions,
 ) -> Result<crate::eval::EvalResult, String> {
+    let flat = graph.flattened();
+    let graph: &Graph = &flat;
     let cell = graph.world.cell_size_m(n);
     let needed = opts.targets.node_set(graph);
     let global = graph.nodes.iter().any(|x| {

@@ -443,6 +443,7 @@ impl Ctx<'_> {
                 hash: graph_hash,
             },
             seed: g.seed,
+            parameters: crate::io::manifest::parameter_values(g),
             resolution: n,
             world: WorldInfo {
                 size_m: g.world.size_m,

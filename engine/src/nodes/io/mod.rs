@@ -1,9 +1,13 @@
-//! I/O nodes: reading heightmaps from files.
+//! I/O nodes: reading heightmaps from files; a graph's inputs when it is used as a subgraph.
 
+pub mod graph_input;
 pub mod import;
 
 use crate::node::Registry;
 
 pub fn register(reg: &mut Registry) {
     reg.register::<import::Import>();
+    reg.register::<graph_input::GraphInput>();
+    reg.register::<graph_input::GraphInputMask>();
+    reg.register::<graph_input::GraphInputColor>();
 }

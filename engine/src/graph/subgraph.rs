@@ -1,0 +1,367 @@
+//! Graph parameters and subgraphs (format v2).
+//!
+//! A **graph parameter** is a named, typed, documented knob; node parameters bound to it
+//! take its value ([`Graph::apply_parameters`]). A **subgraph** node uses another graph file
+//! as one node: its `graph_input` nodes become the node's inputs, its named outputs the
+//! node's outputs, its graph parameters the node's parameters.
+//!
+//! Evaluation never sees a subgraph node: [`Graph::flattened`] expands each one into the
+//! inner graph's nodes (ids prefixed `node/`, which no file id can contain) plus one node with
+//! the subgraph's own id that hands the inner outputs on, so results, previews and messages
+//! keep naming the node the user placed. Every inner node keeps its own content-hash cache
+//! key, so editing the inner file recomputes exactly what depends on the change.
+
+use super::{Graph, NodeInstance, PortRef};
+use crate::node::intern::{self, Dynamic};
+use crate::node::{Category, NodeDef, ParamKind, ParamSpec, ParamValue, PortSpec};
+use crate::nodes::io::graph_input::is_graph_input;
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+/// The node type id of subgraph nodes in files.
+pub const SUBGRAPH_TYPE: &str = "subgraph";
+
+/// One graph parameter: its declaration (name, doc, unit, kind with default and ranges) and
+/// its value in this graph.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GraphParam {
+    pub spec: &'static ParamSpec,
+    pub value: ParamValue,
+}
+
+/// The graph file a subgraph node uses.
+#[derive(Debug)]
+pub struct Subgraph {
+    /// The path as written in the including file: relative to its folder, `/`-separated.
+    pub path: String,
+    /// The content hash recorded in the including file when the node was made (or last
+    /// accepted): `blake3:<hex>`.
+    pub recorded_hash: String,
+    /// The content hash of the graph loaded now.
+    pub hash: String,
+    /// The graph, its own subgraphs loaded.
+    pub graph: Graph,
+}
+
+impl Subgraph {
+    /// Whether the file changed since the including graph recorded its hash.
+    #[must_use]
+    pub fn is_stale(&self) -> bool {
+        self.recorded_hash != self.hash
+    }
+
+    /// The node type this graph is when used as a node (see [`interface_def`]).
+    #[must_use]
+    pub fn interface(&self) -> &'static NodeDef {
+        let stem = self
+            .path
+            .rsplit('/')
+            .next()
+            .unwrap_or(&self.path)
+            .trim_end_matches(".json");
+        interface_def(
+            &self.graph,
+            if self.graph.name.is_empty() {
+                stem
+            } else {
+                &self.graph.name
+            },
+        )
+    }
+}
+
+/// The node type a graph is when used as a subgraph: one input per `graph_input` node (named
+/// by its id, required unless the inner node has a default wired), one output per named
+/// output, one parameter per graph parameter.
+#[must_use]
+pub fn interface_def(g: &Graph, label: &str) -> &'static NodeDef {
+    let mut inputs: Vec<PortSpec> = g
+        .nodes
+        .iter()
+        .filter(|n| is_graph_input(n.def.spec.id))
+        .filter_map(|n| {
+            let kind = n.def.spec.outputs.first()?.kind;
+            let doc = match n.param("doc") {
+                Some(ParamValue::Text(t)) => t.as_str(),
+                _ => "",
+            };
+            Some(PortSpec {
+                name: intern::str(&n.id),
+                kind,
+                required: n.inputs.first().is_none_or(Option::is_none),
+                doc: intern::str(doc),
+            })
+        })
+        .collect();
+    inputs.sort_by_key(|p| p.name);
+    let outputs: Vec<PortSpec> = g
+        .outputs
+        .iter()
+        .filter_map(|(name, r)| {
+            Some(PortSpec {
+                name: intern::str(name),
+                kind: g.output_kind(r)?,
+                required: false,
+                doc: "",
+            })
+        })
+        .collect();
+    intern::node_def(Dynamic {
+        id: SUBGRAPH_TYPE,
+        label: label.to_owned(),
+        doc: g.doc.clone(),
+        category: Category::Io,
+        inputs,
+        outputs,
+        params: g.parameters.iter().map(|p| *p.spec).collect(),
+        eval: not_expanded,
+    })
+}
+
+/// A subgraph node's own evaluation: never run, [`Graph::flattened`] replaces it.
+fn not_expanded(
+    _: &crate::node::EvalCtx,
+    _: &crate::node::Inputs,
+    _: &[ParamValue],
+) -> Result<Vec<crate::field::Field>, crate::node::NodeError> {
+    Err(crate::node::NodeError::Failed(
+        "a subgraph node is evaluated through its expanded graph (Graph::flattened)".into(),
+    ))
+}
+
+/// The node standing for a subgraph in the expanded graph: its inputs are the inner
+/// outputs, handed on unchanged.
+fn result_def(outputs: &[PortSpec], label: &str) -> &'static NodeDef {
+    intern::node_def(Dynamic {
+        id: SUBGRAPH_TYPE,
+        label: label.to_owned(),
+        doc: String::new(),
+        category: Category::Io,
+        inputs: outputs
+            .iter()
+            .map(|p| PortSpec {
+                required: true,
+                ..*p
+            })
+            .collect(),
+        outputs: outputs.to_vec(),
+        params: Vec::new(),
+        eval: crate::node::pass_inputs_through,
+    })
+}
+
+/// Whether `v` is a valid value of `spec` (kind and hard range).
+pub fn check_value(spec: &ParamSpec, v: &ParamValue) -> Result<(), String> {
+    let ok = match (spec.kind, v) {
+        (ParamKind::Float { hard, .. }, ParamValue::Float(x)) => {
+            x.is_finite() && *x >= hard.0 && *x <= hard.1
+        }
+        (ParamKind::Int { hard, .. }, ParamValue::Int(x)) => *x >= hard.0 && *x <= hard.1,
+        (ParamKind::Seed { .. }, ParamValue::Int(x)) => (0..=i64::from(u32::MAX)).contains(x),
+        (ParamKind::Bool { .. }, ParamValue::Bool(_))
+        | (ParamKind::Text { .. }, ParamValue::Text(_)) => true,
+        (ParamKind::Choice { options, .. }, ParamValue::Choice(i)) => *i < options.len(),
+        _ => false,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("expected {}, found {v}", spec.expected()))
+    }
+}
+
+/// Why node parameter `node` cannot be bound to graph parameter `graph`, if it cannot: the
+/// kinds must match (choices with the same options) and every value the graph parameter
+/// accepts must be valid for the node parameter.
+#[must_use]
+pub fn binding_problem(graph: &ParamSpec, node: &ParamSpec) -> Option<String> {
+    let within = |g: (f64, f64), n: (f64, f64)| g.0 >= n.0 && g.1 <= n.1;
+    match (graph.kind, node.kind) {
+        (ParamKind::Float { hard: g, .. }, ParamKind::Float { hard: n, .. }) => (!within(g, n))
+            .then(|| {
+                format!(
+                    "graph parameter \"{}\" allows [{}, {}] but \"{}\" accepts [{}, {}]; narrow the graph parameter's min and max",
+                    graph.name, g.0, g.1, node.name, n.0, n.1
+                )
+            }),
+        (ParamKind::Int { hard: g, .. }, ParamKind::Int { hard: n, .. }) => {
+            (!(g.0 >= n.0 && g.1 <= n.1)).then(|| {
+                format!(
+                    "graph parameter \"{}\" allows [{}, {}] but \"{}\" accepts [{}, {}]; narrow the graph parameter's min and max",
+                    graph.name, g.0, g.1, node.name, n.0, n.1
+                )
+            })
+        }
+        (ParamKind::Seed { .. }, ParamKind::Seed { .. })
+        | (ParamKind::Bool { .. }, ParamKind::Bool { .. })
+        | (ParamKind::Text { .. }, ParamKind::Text { .. }) => None,
+        (ParamKind::Choice { options: g, .. }, ParamKind::Choice { options: n, .. }) => (g != n)
+            .then(|| {
+                format!(
+                    "graph parameter \"{}\" has the options {} but \"{}\" has {}",
+                    graph.name,
+                    crate::node::quoted_list(g),
+                    node.name,
+                    crate::node::quoted_list(n)
+                )
+            }),
+        _ => Some(format!(
+            "graph parameter \"{}\" is {} but \"{}\" expects {}",
+            graph.name,
+            kind_name(graph.kind),
+            node.name,
+            kind_name(node.kind)
+        )),
+    }
+}
+
+/// `a float`, `an int`, … as graph files name parameter kinds.
+#[must_use]
+pub fn kind_name(k: ParamKind) -> &'static str {
+    match k {
+        ParamKind::Float { .. } => "a float",
+        ParamKind::Int { .. } => "an int",
+        ParamKind::Seed { .. } => "a seed",
+        ParamKind::Bool { .. } => "a bool",
+        ParamKind::Choice { .. } => "a choice",
+        ParamKind::Text { .. } => "a text",
+    }
+}
+
+impl Graph {
+    /// A graph parameter by name.
+    #[must_use]
+    pub fn parameter(&self, name: &str) -> Option<&GraphParam> {
+        self.parameters.iter().find(|p| p.spec.name == name)
+    }
+
+    /// Sets graph parameter `name` (checked against its declaration) and every node parameter
+    /// bound to it.
+    pub fn set_parameter(&mut self, name: &str, value: ParamValue) -> Result<(), String> {
+        let p = self
+            .parameters
+            .iter_mut()
+            .find(|p| p.spec.name == name)
+            .ok_or_else(|| format!("no graph parameter \"{name}\""))?;
+        check_value(p.spec, &value).map_err(|e| format!("graph parameter \"{name}\": {e}"))?;
+        p.value = value;
+        self.apply_parameters();
+        Ok(())
+    }
+
+    /// Copies every graph parameter's value into the node parameters bound to it.
+    pub fn apply_parameters(&mut self) {
+        let values: BTreeMap<&str, &ParamValue> = self
+            .parameters
+            .iter()
+            .map(|p| (p.spec.name, &p.value))
+            .collect();
+        for n in &mut self.nodes {
+            for (param, gp) in &n.bindings {
+                if let (Some(i), Some(v)) = (n.def.param_index(param), values.get(gp.as_str())) {
+                    n.params[i] = (*v).clone();
+                }
+            }
+        }
+    }
+
+    /// Whether any node is a subgraph.
+    #[must_use]
+    pub fn has_subgraphs(&self) -> bool {
+        self.nodes.iter().any(|n| n.subgraph.is_some())
+    }
+
+    /// Subgraph nodes whose file changed since this graph recorded its hash, by node id
+    /// (nested ones as `outer/inner`).
+    #[must_use]
+    pub fn stale_subgraphs(&self) -> Vec<(String, &Subgraph)> {
+        let mut out = Vec::new();
+        for n in &self.nodes {
+            if let Some(sg) = &n.subgraph {
+                if sg.is_stale() {
+                    out.push((n.id.clone(), sg.as_ref()));
+                }
+                out.extend(
+                    sg.graph
+                        .stale_subgraphs()
+                        .into_iter()
+                        .map(|(id, s)| (format!("{}/{id}", n.id), s)),
+                );
+            }
+        }
+        out
+    }
+
+    /// The graph evaluation runs: every subgraph node expanded (see the module docs). The
+    /// graph itself when it has none.
+    #[must_use]
+    pub fn flattened(&self) -> Cow<'_, Graph> {
+        if !self.has_subgraphs() {
+            return Cow::Borrowed(self);
+        }
+        let mut nodes = Vec::with_capacity(self.nodes.len());
+        for n in &self.nodes {
+            let Some(sg) = &n.subgraph else {
+                nodes.push(n.clone());
+                continue;
+            };
+            let mut inner = sg.graph.clone();
+            for (p, v) in inner.parameters.iter_mut().zip(&n.params) {
+                p.value = v.clone();
+            }
+            inner.apply_parameters();
+            let inner = inner.flattened().into_owned();
+            let dir = sg.path.rfind('/').map_or("", |i| &sg.path[..=i]);
+            let prefixed =
+                |r: &PortRef| PortRef::new(format!("{}/{}", n.id, r.node), r.output.clone());
+            for m in &inner.nodes {
+                let mut m2 = NodeInstance {
+                    id: format!("{}/{}", n.id, m.id),
+                    inputs: m.inputs.iter().map(|r| r.as_ref().map(prefixed)).collect(),
+                    bindings: BTreeMap::new(),
+                    subgraph: None,
+                    ..m.clone()
+                };
+                if is_graph_input(m.def.spec.id) {
+                    let outer = n
+                        .def
+                        .input_index(&m.id)
+                        .and_then(|i| n.inputs.get(i).cloned().flatten());
+                    if let (Some(r), Some(slot)) = (outer, m2.inputs.first_mut()) {
+                        *slot = Some(r);
+                    }
+                }
+                // Files named by inner nodes are relative to the inner graph's folder.
+                if m.def.spec.id == "import" && !dir.is_empty() {
+                    if let Some(ParamValue::Text(path)) =
+                        m.def.param_index("path").and_then(|i| m2.params.get_mut(i))
+                    {
+                        if !path.is_empty() && std::path::Path::new(path.as_str()).is_relative() {
+                            *path = format!("{dir}{path}");
+                        }
+                    }
+                }
+                nodes.push(m2);
+            }
+            let def = result_def(n.def.spec.outputs, n.def.spec.label);
+            nodes.push(NodeInstance {
+                id: n.id.clone(),
+                def,
+                params: Vec::new(),
+                inputs: def
+                    .spec
+                    .inputs
+                    .iter()
+                    .map(|p| inner.outputs.get(p.name).map(prefixed))
+                    .collect(),
+                position: n.position,
+                bindings: BTreeMap::new(),
+                subgraph: None,
+            });
+        }
+        Cow::Owned(Graph {
+            nodes,
+            ..self.clone()
+        })
+    }
+}

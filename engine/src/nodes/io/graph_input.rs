@@ -1,0 +1,118 @@
+//! `graph_input`, `graph_input_mask`, `graph_input_color`: where a graph used as a subgraph
+//! takes its inputs. In the including graph the subgraph node has one input port per
+//! `graph_input` node, named by the node's id; the wire into that port feeds the node. Built
+//! on its own, the graph feeds the node from its `default` input (a preview source).
+
+use crate::node::{EvalCtx, Node, NodeError};
+
+crate::params! {
+    pub struct GraphInputParams {
+        /// What the input is for, shown on the subgraph node's port.
+        doc: String = text("") as "Description",
+    }
+}
+
+crate::node! {
+    /// Graph input (height).
+    pub struct GraphInput {
+        id: "graph_input",
+        label: "Graph input (height)",
+        category: Io,
+        version: 1,
+        doc: "A terrain input of this graph when it is used as a subgraph: the subgraph node gets an input port named like this node. Built on its own, the graph reads the `default` input instead.",
+        params: GraphInputParams,
+        inputs: GraphInputIn {
+            /// What this input is when the graph is built on its own; where the graph is used as a subgraph, the wire into the subgraph node replaces it.
+            default: height,
+        },
+        outputs: GraphInputOut {
+            /// The input, in metres.
+            out: height,
+        },
+    }
+}
+
+impl Node for GraphInput {
+    fn eval(
+        _: &EvalCtx,
+        i: GraphInputIn,
+        _: &GraphInputParams,
+    ) -> Result<GraphInputOut, NodeError> {
+        Ok(GraphInputOut {
+            out: i.default.clone(),
+        })
+    }
+}
+
+crate::node! {
+    /// Graph input (mask).
+    pub struct GraphInputMask {
+        id: "graph_input_mask",
+        label: "Graph input (mask)",
+        category: Io,
+        version: 1,
+        doc: "A mask input of this graph when it is used as a subgraph: the subgraph node gets an input port named like this node. Built on its own, the graph reads the `default` input instead.",
+        params: GraphInputParams,
+        inputs: GraphInputMaskIn {
+            /// What this input is when the graph is built on its own; where the graph is used as a subgraph, the wire into the subgraph node replaces it.
+            default: mask,
+        },
+        outputs: GraphInputMaskOut {
+            /// The input, in [0, 1].
+            out: mask,
+        },
+    }
+}
+
+impl Node for GraphInputMask {
+    fn eval(
+        _: &EvalCtx,
+        i: GraphInputMaskIn,
+        _: &GraphInputParams,
+    ) -> Result<GraphInputMaskOut, NodeError> {
+        Ok(GraphInputMaskOut {
+            out: i.default.clone(),
+        })
+    }
+}
+
+crate::node! {
+    /// Graph input (colour).
+    pub struct GraphInputColor {
+        id: "graph_input_color",
+        label: "Graph input (colour)",
+        category: Io,
+        version: 1,
+        doc: "A colour input of this graph when it is used as a subgraph: the subgraph node gets an input port named like this node. Built on its own, the graph reads the `default` input instead.",
+        params: GraphInputParams,
+        inputs: GraphInputColorIn {
+            /// What this input is when the graph is built on its own; where the graph is used as a subgraph, the wire into the subgraph node replaces it.
+            default: color,
+        },
+        outputs: GraphInputColorOut {
+            /// The input, linear RGB.
+            out: color,
+        },
+    }
+}
+
+impl Node for GraphInputColor {
+    fn eval(
+        _: &EvalCtx,
+        i: GraphInputColorIn,
+        _: &GraphInputParams,
+    ) -> Result<GraphInputColorOut, NodeError> {
+        Ok(GraphInputColorOut {
+            out: i.default.clone(),
+        })
+    }
+}
+
+/// Whether a node type is one of the graph inputs.
+#[must_use]
+pub fn is_graph_input(type_id: &str) -> bool {
+    matches!(
+        type_id,
+        "graph_input" | "graph_input_mask" | "graph_input_color"
+    )
+}
