@@ -412,13 +412,11 @@ fn check_one(path: &std::path::Path, accept: bool) -> bool {
             }
         );
     }
-    let stale: Vec<String> = g.stale_subgraphs().into_iter().map(|(id, sg)| {
-        if sg.recorded_hash.is_empty() {
-            format!("node \"{id}\": subgraph file \"{}\" has no content hash recorded (it is {} now)", sg.path, short_hash(&sg.hash))
-        } else {
-            format!("node \"{id}\": subgraph file \"{}\" changed since this graph recorded it ({} recorded, {} now)", sg.path, short_hash(&sg.recorded_hash), short_hash(&sg.hash))
-        }
-    }).collect();
+    let stale: Vec<String> = g
+        .stale_subgraphs()
+        .into_iter()
+        .map(|(id, sg)| stale_message(&id, sg))
+        .collect();
     if !stale.is_empty() && accept {
         accept_subgraphs(&mut g);
         if let Err(e) = graph_file::save_file(path, &g) {
@@ -478,6 +476,25 @@ fn check_one(path: &std::path::Path, accept: bool) -> bool {
         g.resolution
     );
     true
+}
+
+/// What `orogen check` and `build` say about a subgraph whose file changed since the graph
+/// recorded its hash (or that has none recorded).
+fn stale_message(id: &str, sg: &orogen::graph::Subgraph) -> String {
+    if sg.recorded_hash.is_empty() {
+        format!(
+            "node \"{id}\": subgraph file \"{}\" has no content hash recorded (it is {} now)",
+            sg.path,
+            short_hash(&sg.hash)
+        )
+    } else {
+        format!(
+            "node \"{id}\": subgraph file \"{}\" changed since this graph recorded it ({} recorded, {} now)",
+            sg.path,
+            short_hash(&sg.recorded_hash),
+            short_hash(&sg.hash)
+        )
+    }
 }
 
 /// `blake3:0123456789ab` (the first 12 hex digits).
@@ -569,9 +586,9 @@ fn load_graph(args: &GraphArgs, memory_side: Option<usize>) -> Result<orogen::Gr
     }
     for (id, sg) in graph.stale_subgraphs() {
         eprintln!(
-            "{}: warning: node \"{id}\": subgraph file \"{}\" changed since this graph recorded it; building with it as it is now (`orogen check --accept {}` records the change)",
+            "{}: warning: {}; building with it as it is now (`orogen check --accept {}` records it)",
             graph_path.display(),
-            sg.path,
+            stale_message(&id, sg),
             graph_path.display()
         );
     }

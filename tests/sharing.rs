@@ -1,0 +1,442 @@
+//! Sharing graphs (issue 26): graph parameters, subgraphs, content hashes, the v1 → v2
+//! migration.
+
+mod common;
+
+use common::repo;
+use orogen::build::evaluate_outputs;
+use orogen::eval::{EvalOptions, Evaluator, Targets};
+use orogen::io::graph_file::{self, LoadOptions};
+use orogen::node::ParamValue;
+use orogen::Graph;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn orogen() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_orogen"));
+    c.current_dir(repo());
+    c
+}
+
+fn temp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("orogen-sharing-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("temp dir");
+    d
+}
+
+fn load_with(path: &Path, params: &[(String, serde_json::Value)]) -> Graph {
+    graph_file::load_file_opts(path, &LoadOptions { set: &[], params })
+        .unwrap_or_else(|d| panic!("{d}"))
+}
+
+fn bits(outputs: &BTreeMap<String, orogen::field::Field>) -> BTreeMap<String, Vec<u32>> {
+    outputs
+        .iter()
+        .map(|(k, f)| (k.clone(), f.data().iter().map(|v| v.to_bits()).collect()))
+        .collect()
+}
+
+fn param_of(g: &Graph, node: &str, param: &str) -> ParamValue {
+    g.node(node)
+        .and_then(|n| n.param(param))
+        .cloned()
+        .expect("param")
+}
+
+#[test]
+fn a_parameter_bound_at_two_places_changes_both() {
+    let lib = repo().join("graphs/lib/mountain_range.json");
+    let g = load_with(&lib, &[]);
+    assert_eq!(param_of(&g, "ridges", "octaves"), ParamValue::Int(8));
+    assert_eq!(param_of(&g, "foothills", "octaves"), ParamValue::Int(8));
+    let base = bits(&evaluate_outputs(&g, Some(64)).expect("eval"));
+
+    // --param sets it in both nodes…
+    let g5 = load_with(&lib, &[("detail".into(), serde_json::json!(5))]);
+    assert_eq!(param_of(&g5, "ridges", "octaves"), ParamValue::Int(5));
+    assert_eq!(param_of(&g5, "foothills", "octaves"), ParamValue::Int(5));
+    // … and so does the editor's path, set_parameter; the terrain follows.
+    let mut g3 = g.clone();
+    g3.set_parameter("detail", ParamValue::Int(3)).expect("set");
+    assert_eq!(param_of(&g3, "ridges", "octaves"), ParamValue::Int(3));
+    assert_eq!(param_of(&g3, "foothills", "octaves"), ParamValue::Int(3));
+    assert_ne!(bits(&evaluate_outputs(&g3, Some(64)).expect("eval")), base);
+    assert_eq!(
+        g3.set_parameter("detail", ParamValue::Int(40)),
+        Err("graph parameter \"detail\": expected an integer in [1, 16], found 40".to_owned())
+    );
+    // Saved, a bound parameter is the binding, not a copy of the value.
+    let text = graph_file::to_string(&g3);
+    let v: serde_json::Value = serde_json::from_str(&text).expect("json");
+    let ridges = v["nodes"]
+        .as_array()
+        .and_then(|a| a.iter().find(|n| n["id"] == "ridges"))
+        .expect("ridges");
+    assert_eq!(ridges["bind"]["octaves"], "detail");
+    assert!(ridges["params"].get("octaves").is_none());
+    assert_eq!(v["parameters"]["detail"]["default"], 3);
+}
+
+#[test]
+fn param_flag_errors_name_the_parameter_and_its_range() {
+    let run = |arg: &str| {
+        let o = orogen()
+            .args([
+                "build",
+                "graphs/lib/mountain_range.json",
+                "--size",
+                "32",
+                "-o",
+            ])
+            .arg(temp("param-flag"))
+            .args(["--param", arg])
+            .output()
+            .expect("run");
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    assert_eq!(
+        run("detail=40"),
+        (
+            Some(2),
+            "graphs/lib/mountain_range.json: --param detail: value 40 is outside the allowed range [1, 16]\n"
+                .to_owned()
+        )
+    );
+    assert_eq!(
+        run("detial=3"),
+        (
+            Some(2),
+            "graphs/lib/mountain_range.json: --param detial: no graph parameter \"detial\" (did you mean \"detail\"?); the graph's parameters are \"detail\", \"feature_size_m\", \"talus_deg\" or \"variant\"\n"
+                .to_owned()
+        )
+    );
+    assert_eq!(
+        run("talus_deg=steep"),
+        (
+            Some(2),
+            "graphs/lib/mountain_range.json: --param talus_deg: expected a number in [5, 80], found a string\n"
+                .to_owned()
+        )
+    );
+    let (code, _) = run("talus_deg=30");
+    assert_eq!(code, Some(0));
+}
+
+/// The same nodes written out by hand (`tests/data/subgraphs/inlined.json`) give the same
+/// bytes as the graph that uses them as a subgraph (`outer.json`), with its parameters set
+/// and its input wired.
+#[test]
+fn a_subgraph_node_equals_the_same_nodes_inlined() {
+    let dir = repo().join("tests/data/subgraphs");
+    let outer = load_with(&dir.join("outer.json"), &[]);
+    let inlined = load_with(&dir.join("inlined.json"), &[]);
+    for n in [64, 97] {
+        let a = bits(&evaluate_outputs(&outer, Some(n)).expect("outer"));
+        let b = bits(&evaluate_outputs(&inlined, Some(n)).expect("inlined"));
+        assert_eq!(a.keys().collect::<Vec<_>>(), ["height", "scree"]);
+        assert_eq!(a, b, "at {n}²");
+    }
+    // Region evaluation through the subgraph: the coarse pass covers the inner erosion node.
+    let region = orogen::tiles::evaluate_region(
+        &outer,
+        96,
+        orogen::node::Window {
+            x0: 10,
+            y0: 20,
+            width: 40,
+            height: 30,
+        },
+        48,
+        &EvalOptions::default(),
+    )
+    .expect("region");
+    assert!(region.fields.contains_key("range"));
+}
+
+fn write_outer(dir: &Path) {
+    std::fs::create_dir_all(dir.join("lib")).expect("lib");
+    std::fs::copy(
+        repo().join("graphs/lib/coastline.json"),
+        dir.join("lib/coastline.json"),
+    )
+    .expect("copy");
+    std::fs::write(
+        dir.join("outer.json"),
+        r#"{
+  "format": "orogen-graph", "version": 2, "name": "coast test", "seed": 4,
+  "world": { "size_m": 8000.0, "height_min_m": -200.0, "height_max_m": 1200.0 },
+  "resolution": 48,
+  "nodes": [
+    { "id": "land", "type": "noise", "params": { "feature_size_m": 3000.0, "base": 0.3 } },
+    { "id": "coast", "type": "subgraph", "graph": "lib/coastline.json",
+      "params": { "beach_width_m": 200.0 }, "inputs": { "terrain": "land" } }
+  ],
+  "outputs": { "height": "coast.height", "beach": "coast.beach" }
+}
+"#,
+    )
+    .expect("write");
+}
+
+fn evaluated(ev: &mut Evaluator, g: &Graph) -> Vec<String> {
+    ev.evaluate(
+        g,
+        &EvalOptions {
+            targets: Targets::Outputs,
+            ..EvalOptions::default()
+        },
+    )
+    .expect("eval")
+    .evaluated()
+    .into_iter()
+    .map(str::to_owned)
+    .collect()
+}
+
+#[test]
+fn editing_the_inner_file_recomputes_exactly_what_depends_on_it() {
+    let dir = temp("recompute");
+    write_outer(&dir);
+    let outer = dir.join("outer.json");
+    let mut ev = Evaluator::with_cache(512 << 20);
+    let first = evaluated(&mut ev, &load_with(&outer, &[]));
+    assert_eq!(
+        first,
+        [
+            "coast",
+            "coast/beach_soft",
+            "coast/graded",
+            "coast/sand_level",
+            "coast/sea",
+            "coast/terrain",
+            "land"
+        ]
+    );
+    assert!(evaluated(&mut ev, &load_with(&outer, &[])).is_empty());
+    // The sea node's beach slope: the sea and everything downstream of it in the subgraph.
+    let lib = dir.join("lib/coastline.json");
+    let text = std::fs::read_to_string(&lib).expect("read");
+    std::fs::write(
+        &lib,
+        text.replace("\"beach_slope_deg\": 12.0", "\"beach_slope_deg\": 20.0"),
+    )
+    .expect("edit");
+    assert_eq!(
+        evaluated(&mut ev, &load_with(&outer, &[])),
+        ["coast", "coast/beach_soft", "coast/graded", "coast/sea"]
+    );
+    // Words only: nothing to recompute.
+    let text = std::fs::read_to_string(&lib).expect("read");
+    std::fs::write(&lib, text.replace("Floods a terrain", "Floods any terrain")).expect("edit");
+    assert!(evaluated(&mut ev, &load_with(&outer, &[])).is_empty());
+    // A parameter of the subgraph node set from outside: the nodes bound to it.
+    let mut g = load_with(&outer, &[]);
+    g.set_param("coast", "beach_width_m", ParamValue::Float(90.0))
+        .expect("set");
+    g.apply_parameters();
+    let flat = g.flattened();
+    assert_eq!(
+        param_of(&flat, "coast/sea", "shore_width_m"),
+        ParamValue::Float(90.0)
+    );
+    assert_eq!(
+        evaluated(&mut ev, &g),
+        ["coast", "coast/beach_soft", "coast/graded", "coast/sea"]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_changed_subgraph_file_is_reported_until_accepted() {
+    let dir = temp("stale");
+    write_outer(&dir);
+    let outer = dir.join("outer.json");
+    let check = |accept: bool| {
+        let mut c = orogen();
+        c.arg("check");
+        if accept {
+            c.arg("--accept");
+        }
+        let o = c.arg(&outer).output().expect("run");
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let (code, _, err) = check(false);
+    assert_eq!(code, Some(0));
+    assert!(
+        err.contains(
+            "node \"coast\": subgraph file \"lib/coastline.json\" has no content hash recorded"
+        ),
+        "{err}"
+    );
+    let (code, out, _) = check(true);
+    assert_eq!(code, Some(0));
+    assert!(out.contains("accepted: node \"coast\""), "{out}");
+    let (_, _, err) = check(false);
+    assert!(!err.contains("warning"), "{err}");
+    let g = load_with(&outer, &[]);
+    let recorded = g
+        .node("coast")
+        .and_then(|n| n.subgraph.clone())
+        .expect("sub");
+    assert!(!recorded.is_stale() && recorded.hash.starts_with("blake3:"));
+
+    let lib = dir.join("lib/coastline.json");
+    let text = std::fs::read_to_string(&lib).expect("read");
+    std::fs::write(
+        &lib,
+        text.replace("\"beach_slope_deg\": 12.0", "\"beach_slope_deg\": 14.0"),
+    )
+    .expect("edit");
+    let (code, _, err) = check(false);
+    assert_eq!(
+        code,
+        Some(0),
+        "a changed subgraph is a warning, not an error"
+    );
+    assert!(
+        err.contains("node \"coast\": subgraph file \"lib/coastline.json\" changed since this graph recorded it")
+            && err.contains("orogen check --accept"),
+        "{err}"
+    );
+    // Reformatting the file is no change: the hash is of the graph, not of its bytes.
+    let (_, _, _) = check(true);
+    let g: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&lib).expect("read")).expect("json");
+    std::fs::write(&lib, serde_json::to_string(&g).expect("compact")).expect("write");
+    let (_, _, err) = check(false);
+    assert!(!err.contains("warning"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A build writes the graph as built with its subgraphs embedded: the copy builds again, on
+/// its own, to the same bytes; the manifest lists the parameters' values.
+#[test]
+fn a_build_copy_is_self_contained_and_lists_the_parameters() {
+    let dir = temp("copy");
+    let graph = repo().join("graphs/coast_range.json");
+    let o = orogen()
+        .args([
+            "build",
+            "graphs/coast_range.json",
+            "--size",
+            "64",
+            "--format",
+            "r16",
+            "--param",
+            "sea_level_m=300",
+            "-o",
+        ])
+        .arg(dir.join("a"))
+        .output()
+        .expect("run");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let manifest: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("a/manifest.json")).expect("manifest"),
+    )
+    .expect("json");
+    assert_eq!(manifest["parameters"]["sea_level_m"], 300.0);
+    // The copy, moved away from graphs/lib, builds the same bytes.
+    std::fs::create_dir_all(dir.join("elsewhere")).expect("dir");
+    std::fs::copy(dir.join("a/graph.json"), dir.join("elsewhere/copy.json")).expect("copy");
+    let o = orogen()
+        .args(["build", "--format", "r16", "-o"])
+        .arg(dir.join("b"))
+        .arg(dir.join("elsewhere/copy.json"))
+        .output()
+        .expect("run");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    for name in ["height.r16", "beach.r16", "rivers.r16"] {
+        assert_eq!(
+            std::fs::read(dir.join("a").join(name)).expect("a"),
+            std::fs::read(dir.join("b").join(name)).expect("b"),
+            "{name}"
+        );
+    }
+    // And --param changed the terrain.
+    let o = orogen()
+        .args(["build", "--size", "64", "--format", "r16", "-o"])
+        .arg(dir.join("c"))
+        .arg(&graph)
+        .output()
+        .expect("run");
+    assert_eq!(o.status.code(), Some(0));
+    assert_ne!(
+        std::fs::read(dir.join("a/height.r16")).expect("a"),
+        std::fs::read(dir.join("c/height.r16")).expect("c")
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_v1_file_migrates_to_v2_and_back_to_the_same_graph() {
+    let v1 = repo().join("tests/data/v1/island_v1.json");
+    let text = std::fs::read_to_string(&v1).expect("read");
+    assert!(text.contains("\"version\": 1"));
+    let g1 = load_with(&v1, &[]);
+    let saved = graph_file::to_string(&g1);
+    assert!(saved.contains("\"version\": 2"), "{saved}");
+    let g2 = graph_file::load_str(&saved, "saved").expect("v2 loads");
+    assert_eq!(graph_file::to_string(&g2), saved, "v2 save → load → save");
+    assert_eq!(
+        bits(&evaluate_outputs(&g1, Some(48)).expect("v1")),
+        bits(&evaluate_outputs(&g2, Some(48)).expect("v2"))
+    );
+    // A v2 file without the new fields is the v1 file renumbered.
+    let renumbered: serde_json::Value =
+        serde_json::from_str(&text.replace("\"version\": 1", "\"version\": 2")).expect("json");
+    let original: serde_json::Value = serde_json::from_str(&saved).expect("json");
+    assert_eq!(
+        renumbered["nodes"].as_array().map(Vec::len),
+        original["nodes"].as_array().map(Vec::len)
+    );
+    assert!(original.get("parameters").is_none());
+}
+
+#[test]
+fn every_library_graph_is_documented_with_parameters_and_a_golden() {
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(repo().join("graphs/lib")).expect("lib") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_none_or(|e| e != "json") {
+            continue;
+        }
+        let name = path
+            .file_stem()
+            .expect("stem")
+            .to_string_lossy()
+            .into_owned();
+        let g = load_with(&path, &[]);
+        assert!(!g.doc.is_empty(), "{name} has no doc");
+        assert!(!g.parameters.is_empty(), "{name} exposes no parameter");
+        for p in &g.parameters {
+            assert!(
+                !p.spec.doc.is_empty(),
+                "{name}: parameter {} has no doc",
+                p.spec.name
+            );
+        }
+        common::check_goldens(&g, &format!("lib/{name}"));
+        names.push(name);
+    }
+    names.sort();
+    assert_eq!(names, ["coastline", "mountain_range", "river_valley"]);
+}
