@@ -28,10 +28,11 @@ fn load_and_judge(text: &str) -> Result<String, String> {
             if !g.errors().is_empty() {
                 return Err(format!("loaded but invalid: {:?}", g.errors()));
             }
-            let once = graph_file::to_string(&g);
+            // Saved self-contained (subgraphs embedded), as recovery files and build copies are.
+            let once = graph_file::to_string_embedded(&g);
             let again = graph_file::load_str(&once, "round trip")
                 .map_err(|d| format!("saved graph does not load: {d}"))?;
-            if graph_file::to_string(&again) != once {
+            if graph_file::to_string_embedded(&again) != once {
                 return Err("save → load → save changed the file".into());
             }
             // Must not overflow or allocate, whatever the sizes.
@@ -87,13 +88,21 @@ fn strip_digits(s: &str) -> String {
         .collect()
 }
 
+/// The example graphs and the library's, with subgraphs embedded (the fuzzer loads from
+/// memory, so a graph's subgraph files travel inside it: their references, hashes,
+/// parameters and bindings are mutated too).
 fn examples() -> Vec<Value> {
-    let mut v: Vec<Value> = std::fs::read_dir(repo().join("graphs"))
-        .expect("graphs/")
-        .flatten()
+    let mut v: Vec<Value> = ["graphs", "graphs/lib"]
+        .iter()
+        .flat_map(|d| {
+            std::fs::read_dir(repo().join(d))
+                .expect("graphs/")
+                .flatten()
+        })
         .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
         .map(|e| {
-            serde_json::from_str(&std::fs::read_to_string(e.path()).expect("read")).expect("json")
+            let g = graph_file::load_file(&e.path()).unwrap_or_else(|d| panic!("{d}"));
+            graph_file::to_value_with(&g, true)
         })
         .collect();
     v.sort_by_key(|g| g["name"].to_string());
@@ -328,7 +337,11 @@ fn grow_corpus() {
             Ok(kind) => {
                 // Small inputs only: the corpus stays a few hundred kilobytes.
                 if !seen.contains_key(&kind) && text.len() < 12_000 {
-                    let path = dir.join(format!("case-{:03}.json", seen.len()));
+                    // The first free name (two committed inputs may share a kind).
+                    let path = (0..)
+                        .map(|k| dir.join(format!("case-{k:03}.json")))
+                        .find(|p| !p.exists())
+                        .expect("a free name");
                     std::fs::write(&path, &text).expect("write");
                     seen.insert(kind, path);
                 }

@@ -440,3 +440,290 @@ fn every_library_graph_is_documented_with_parameters_and_a_golden() {
     names.sort();
     assert_eq!(names, ["coastline", "mountain_range", "river_valley"]);
 }
+
+// ---- Bundles ----
+
+use orogen::io::bundle;
+
+#[test]
+fn pack_then_build_equals_the_original_build_and_unpack_restores_the_files() {
+    let dir = temp("pack");
+    let b1 = dir.join("coast.orogen");
+    let m = bundle::pack(&repo().join("graphs/coast_range.json"), &b1).expect("pack");
+    assert_eq!(m.graph, "coast_range.json");
+    let paths: Vec<&str> = m.files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            "coast_range.json",
+            "lib/coastline.json",
+            "lib/mountain_range.json",
+            "lib/river_valley.json"
+        ]
+    );
+    // The same files packed from another folder give the same bytes.
+    let copy = dir.join("elsewhere/deeper");
+    std::fs::create_dir_all(copy.join("lib")).expect("dir");
+    for p in &paths {
+        std::fs::copy(repo().join("graphs").join(p), copy.join(p)).expect("copy");
+    }
+    let b2 = dir.join("again.orogen");
+    bundle::pack(&copy.join("coast_range.json"), &b2).expect("pack again");
+    assert_eq!(
+        std::fs::read(&b1).expect("b1"),
+        std::fs::read(&b2).expect("b2")
+    );
+
+    // Building the bundle gives the original build's bytes.
+    let build = |input: &Path, out: &str| {
+        let o = orogen()
+            .args(["build", "--size", "64", "--format", "r16", "-o"])
+            .arg(dir.join(out))
+            .arg(input)
+            .output()
+            .expect("run");
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    };
+    build(&b1, "from_bundle");
+    build(&repo().join("graphs/coast_range.json"), "from_files");
+    for name in ["height.r16", "beach.r16", "rivers.r16"] {
+        assert_eq!(
+            std::fs::read(dir.join("from_bundle").join(name)).expect("a"),
+            std::fs::read(dir.join("from_files").join(name)).expect("b"),
+            "{name}"
+        );
+    }
+    // Unpacking restores identical files; unpacking again over them is harmless.
+    let out = dir.join("unpacked");
+    for _ in 0..2 {
+        let main = bundle::unpack(&b1, &out, false).expect("unpack");
+        assert_eq!(main, out.join("coast_range.json"));
+    }
+    for p in &paths {
+        assert_eq!(
+            std::fs::read(out.join(p)).expect("unpacked"),
+            std::fs::read(repo().join("graphs").join(p)).expect("original"),
+            "{p}"
+        );
+    }
+    // A file changed since is not silently replaced.
+    std::fs::write(out.join("lib/coastline.json"), "edited").expect("edit");
+    let err = bundle::unpack(&b1, &out, false).expect_err("refuses");
+    assert!(
+        err.contains("exists with other content") && err.contains("--force"),
+        "{err}"
+    );
+    bundle::unpack(&b1, &out, true).expect("force");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_bundle_refuses_absolute_import_paths() {
+    let dir = temp("abs-import");
+    std::fs::write(
+        dir.join("g.json"),
+        r#"{"format": "orogen-graph", "version": 2, "nodes": [
+            {"id": "i", "type": "import", "params": {"path": "/etc/hosts.png"}}],
+            "outputs": {"h": "i"}}"#,
+    )
+    .expect("write");
+    let err = bundle::pack(&dir.join("g.json"), &dir.join("g.orogen")).expect_err("refused");
+    assert!(
+        err.ends_with("node \"i\": params.path: \"/etc/hosts.png\" is absolute; a bundle holds files by their place relative to the graph, so use a path relative to the graph's folder"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A tar entry with any name and type, written byte by byte (the tar crate refuses to
+/// write the hostile names these tests need).
+fn raw_entry(name: &[u8], kind: tar::EntryType, content: &[u8], claimed: Option<u64>) -> Vec<u8> {
+    let mut h = tar::Header::new_ustar();
+    h.as_old_mut().name[..name.len()].copy_from_slice(name);
+    h.set_size(claimed.unwrap_or(content.len() as u64));
+    h.set_mode(0o644);
+    h.set_entry_type(kind);
+    if kind == tar::EntryType::Symlink {
+        h.set_link_name("/etc").expect("link");
+    }
+    h.set_cksum();
+    let mut out = h.as_bytes().to_vec();
+    out.extend_from_slice(content);
+    out.resize(out.len().div_ceil(512) * 512, 0);
+    out
+}
+
+fn manifest_for(files: &[(&str, &[u8])], graph: &str) -> Vec<u8> {
+    let m = bundle::BundleManifest {
+        format: bundle::FORMAT_TAG.into(),
+        version: bundle::VERSION,
+        graph: graph.into(),
+        files: files
+            .iter()
+            .map(|(p, b)| bundle::BundleFile {
+                path: (*p).into(),
+                size: b.len() as u64,
+                blake3: blake3::hash(b).to_hex().to_string(),
+            })
+            .collect(),
+    };
+    serde_json::to_vec(&m).expect("json")
+}
+
+fn gz(tar: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut e, tar).expect("gz");
+    e.finish().expect("gz")
+}
+
+#[test]
+fn hostile_bundles_are_refused_and_never_write_outside_their_folder() {
+    let dir = temp("hostile");
+    let graph: &[u8] = br#"{"format": "orogen-graph", "version": 2, "nodes": []}"#;
+    let good_manifest = manifest_for(&[("g.json", graph)], "g.json");
+    let entry =
+        |name: &[u8], content: &[u8]| raw_entry(name, tar::EntryType::Regular, content, None);
+    let end = vec![0u8; 1024];
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        (
+            "traversal",
+            [
+                entry(
+                    b"bundle.json",
+                    &manifest_for(&[("../evil.json", graph), ("g.json", graph)], "g.json"),
+                ),
+                entry(b"g.json", graph),
+                entry(b"../evil.json", graph),
+                end.clone(),
+            ]
+            .concat(),
+            "entry \"../evil.json\": a bundle may only hold paths inside its folder",
+        ),
+        (
+            "absolute",
+            [
+                entry(b"bundle.json", &good_manifest),
+                entry(b"/tmp/evil.json", graph),
+                end.clone(),
+            ]
+            .concat(),
+            "entry \"/tmp/evil.json\": a bundle may only hold paths inside its folder",
+        ),
+        (
+            "symlink",
+            [
+                entry(b"bundle.json", &good_manifest),
+                raw_entry(b"g.json", tar::EntryType::Symlink, b"", None),
+                end.clone(),
+            ]
+            .concat(),
+            "entry \"g.json\": only regular files may be in a bundle",
+        ),
+        (
+            "altered",
+            [
+                entry(b"bundle.json", &good_manifest),
+                entry(
+                    b"g.json",
+                    &graph.iter().map(u8::to_ascii_uppercase).collect::<Vec<_>>(),
+                ),
+                end.clone(),
+            ]
+            .concat(),
+            "entry \"g.json\": its content does not match the hash in bundle.json",
+        ),
+        (
+            "unlisted",
+            [
+                entry(b"bundle.json", &good_manifest),
+                entry(b"g.json", graph),
+                entry(b"extra.bin", b"x"),
+                end.clone(),
+            ]
+            .concat(),
+            "entry \"extra.bin\" is not listed in bundle.json",
+        ),
+        (
+            "missing",
+            [entry(b"bundle.json", &good_manifest), end.clone()].concat(),
+            "\"g.json\" is listed in bundle.json but missing (truncated bundle?)",
+        ),
+        (
+            "hostile-size",
+            [
+                entry(b"bundle.json", &good_manifest),
+                raw_entry(b"g.json", tar::EntryType::Regular, graph, Some(1 << 60)),
+            ]
+            .concat(),
+            "the files add up to more than 64 GiB",
+        ),
+        (
+            "no-manifest",
+            [entry(b"g.json", graph), end.clone()].concat(),
+            "not a bundle: the first entry is \"g.json\", expected \"bundle.json\"",
+        ),
+    ];
+    for (name, tar_bytes, want) in &cases {
+        let case = dir.join(name);
+        let target = case.join("into");
+        std::fs::create_dir_all(&case).expect("dir");
+        let file = case.join("b.orogen");
+        std::fs::write(&file, gz(tar_bytes)).expect("write");
+        let err = bundle::unpack(&file, &target, true).expect_err(name);
+        assert!(err.contains(want), "{name}: {err}");
+        // Nothing was written: not outside, not inside.
+        let mut left: Vec<String> = walk(&case);
+        left.sort();
+        assert_eq!(left, ["b.orogen", "into"], "{name}");
+        assert!(walk(&target).is_empty(), "{name}: {:?}", walk(&target));
+    }
+    // Truncated: every prefix of a real bundle is refused with a message (or, for the
+    // whole file, unpacks).
+    let real = dir.join("real.orogen");
+    bundle::pack(&repo().join("graphs/coast_range.json"), &real).expect("pack");
+    let bytes = std::fs::read(&real).expect("read");
+    for cut in (0..bytes.len()).step_by(97) {
+        let file = dir.join("cut.orogen");
+        std::fs::write(&file, &bytes[..cut]).expect("write");
+        let target = dir.join("cut");
+        let err = bundle::unpack(&file, &target, true).expect_err("truncated");
+        assert!(err.starts_with(&file.display().to_string()), "{err}");
+        assert!(walk(&target).is_empty(), "cut at {cut}");
+    }
+    // Not a bundle at all.
+    let file = dir.join("plain.orogen");
+    std::fs::write(&file, b"{\"format\": \"orogen-graph\"}").expect("write");
+    let err = bundle::unpack(&file, &dir.join("plain"), false).expect_err("not gzip");
+    assert!(
+        err.contains("not a bundle") || err.contains("damaged"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Files and folders under `dir`, relative, `/`-separated (empty when `dir` is missing).
+fn walk(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if e.path().is_dir() {
+            let inner = walk(&e.path());
+            if inner.is_empty() {
+                out.push(name);
+            } else {
+                out.extend(inner.into_iter().map(|i| format!("{name}/{i}")));
+            }
+        } else {
+            out.push(name);
+        }
+    }
+    out
+}

@@ -84,6 +84,27 @@ enum Command {
         /// The task id (see plan.json).
         task: String,
     },
+    /// Pack a graph, the subgraph files it uses and the images it imports into one
+    /// self-contained bundle file (`.orogen`) that builds the same bytes anywhere.
+    Pack {
+        /// The graph file (JSON).
+        graph: PathBuf,
+        /// The bundle to write (NAME.orogen).
+        #[arg(short, long)]
+        out: PathBuf,
+    },
+    /// Unpack a bundle into a folder, restoring its files as they were packed (every file
+    /// is checked against the bundle's hashes first; nothing is ever written outside DIR).
+    Unpack {
+        /// The bundle (.orogen).
+        bundle: PathBuf,
+        /// The folder to unpack into (default: the bundle's name next to it).
+        #[arg(short, long)]
+        out: Option<PathBuf>,
+        /// Replace files that exist with other content.
+        #[arg(long)]
+        force: bool,
+    },
     /// Validate graph files and report every problem: errors, and warnings for incomplete
     /// nodes (exit 2 only when an output depends on one).
     Check {
@@ -306,27 +327,41 @@ pub fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
+        Command::Pack { graph, out } => run_pack(&graph, &out),
+        Command::Unpack { bundle, out, force } => run_unpack(&bundle, out, force),
         Command::Check { graphs, accept } => {
             let ok = graphs
                 .iter()
-                .map(|p| check_one(p, accept))
+                .map(|p| {
+                    let mut p = p.clone();
+                    match open_bundle(&mut p) {
+                        Ok(_bundle) => check_one(&p, accept),
+                        Err(_) => false,
+                    }
+                })
                 .fold(true, |a, b| a & b);
             ExitCode::from(if ok { 0 } else { EXIT_INVALID })
         }
         Command::Build {
-            input,
+            mut input,
             out,
             exports,
             keep_going,
             tiles,
-        } => match tiles.request() {
-            Some(req) => run_tiled(&input, &out, &exports, &tiles, req, true),
-            None if !tiles.stitch.is_empty() => {
-                eprintln!("error: --stitch needs --tiles or --tile-size");
-                ExitCode::from(EXIT_INVALID)
+        } => {
+            let _bundle = match open_bundle(&mut input.graph) {
+                Ok(b) => b,
+                Err(code) => return code,
+            };
+            match tiles.request() {
+                Some(req) => run_tiled(&input, &out, &exports, &tiles, req, true),
+                None if !tiles.stitch.is_empty() => {
+                    eprintln!("error: --stitch needs --tiles or --tile-size");
+                    ExitCode::from(EXIT_INVALID)
+                }
+                None => run_build(&input, out, &exports, keep_going),
             }
-            None => run_build(&input, out, &exports, keep_going),
-        },
+        }
         Command::Plan {
             input,
             out,
@@ -360,11 +395,14 @@ pub fn main() -> ExitCode {
             }
         }
         Command::Stats {
-            input,
+            mut input,
             output,
             sea_level,
             bins,
-        } => run_stats(&input, output.as_deref(), sea_level, bins),
+        } => match open_bundle(&mut input.graph) {
+            Ok(_bundle) => run_stats(&input, output.as_deref(), sea_level, bins),
+            Err(code) => code,
+        },
         Command::Parity {
             graph,
             from,
@@ -476,6 +514,66 @@ fn check_one(path: &std::path::Path, accept: bool) -> bool {
         g.resolution
     );
     true
+}
+
+/// When `path` is a bundle, unpacks it into a temporary folder (kept while the returned
+/// value lives) and points `path` at its main graph.
+fn open_bundle(path: &mut PathBuf) -> Result<Option<orogen::io::bundle::Opened>, ExitCode> {
+    if !orogen::io::bundle::is_bundle(path) {
+        return Ok(None);
+    }
+    match orogen::io::bundle::open(path) {
+        Ok(o) => {
+            path.clone_from(&o.graph);
+            Ok(Some(o))
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            Err(ExitCode::from(EXIT_INVALID))
+        }
+    }
+}
+
+/// `orogen pack`.
+fn run_pack(graph: &std::path::Path, out: &std::path::Path) -> ExitCode {
+    match orogen::io::bundle::pack(graph, out) {
+        Ok(m) => {
+            let bytes: u64 = m.files.iter().map(|f| f.size).sum();
+            for f in &m.files {
+                println!("  {} ({} bytes)", f.path, f.size);
+            }
+            println!(
+                "{}: {} files, {bytes} bytes before compression; main graph {}",
+                out.display(),
+                m.files.len(),
+                m.graph
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(EXIT_INVALID)
+        }
+    }
+}
+
+/// `orogen unpack`.
+fn run_unpack(bundle: &std::path::Path, out: Option<PathBuf>, force: bool) -> ExitCode {
+    let dir = out.unwrap_or_else(|| bundle.with_extension(""));
+    match orogen::io::bundle::unpack(bundle, &dir, force) {
+        Ok(main) => {
+            println!(
+                "{}: unpacked; the graph is {}",
+                dir.display(),
+                main.display()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(EXIT_INVALID)
+        }
+    }
 }
 
 /// What `orogen check` and `build` say about a subgraph whose file changed since the graph

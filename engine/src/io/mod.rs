@@ -2,6 +2,7 @@
 //! formats, the build manifest, and atomic writes. Only `io` types are serialised.
 
 pub mod atomic;
+pub mod bundle;
 pub mod catalogue;
 pub mod coarse_file;
 pub mod graph_file;
