@@ -338,7 +338,7 @@ fn grow_corpus() {
                 // Small inputs only: the corpus stays a few hundred kilobytes.
                 if !seen.contains_key(&kind) && text.len() < 12_000 {
                     // The first free name (two committed inputs may share a kind).
-                    let path = (0..)
+                    let path = (0..100_000)
                         .map(|k| dir.join(format!("case-{k:03}.json")))
                         .find(|p| !p.exists())
                         .expect("a free name");
