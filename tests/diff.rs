@@ -163,3 +163,60 @@ fn git_diff_driver_form() {
     let (code, lines) = run(&[p, Path::new("/dev/null"), h, m, b.as_path(), h, m]);
     assert_eq!((code, lines[1].as_str()), (0, "+ new graph file"));
 }
+
+/// Graph parameters, bindings and subgraph references (format v2).
+#[test]
+fn parameters_bindings_and_subgraphs_are_reported() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let lib = dir.path().join("lib");
+    std::fs::create_dir_all(&lib).expect("lib");
+    for f in ["coastline", "mountain_range", "river_valley"] {
+        std::fs::copy(
+            repo().join(format!("graphs/lib/{f}.json")),
+            lib.join(format!("{f}.json")),
+        )
+        .expect("copy");
+    }
+    std::fs::copy(
+        repo().join("graphs/lib/river_valley.json"),
+        lib.join("river_valley_v2.json"),
+    )
+    .expect("copy");
+    let text = std::fs::read_to_string(repo().join("graphs/coast_range.json")).expect("read");
+    let a = dir.path().join("a.json");
+    std::fs::write(&a, &text).expect("a");
+    let mut g: Value = serde_json::from_str(&text).expect("json");
+    g["parameters"]["sea_level_m"]["default"] = json!(100.0);
+    g["parameters"]["detail"] =
+        json!({"type": "int", "default": 6, "min": 1, "max": 16, "doc": "Octaves."});
+    node(&mut g, "range")["bind"] = json!({"detail": "detail"});
+    node(&mut g, "range")["params"]
+        .as_object_mut()
+        .expect("params")
+        .remove("detail");
+    node(&mut g, "coast")["params"]["beach_width_m"] = json!(90.0);
+    node(&mut g, "valleys")["graph"] = json!("lib/river_valley_v2.json");
+    node(&mut g, "valleys")["hash"] =
+        json!("blake3:0000000000000000000000000000000000000000000000000000000000000000");
+    let b = dir.path().join("b.json");
+    std::fs::write(&b, serde_json::to_vec_pretty(&g).expect("json")).expect("b");
+    let (code, lines) = run(&[a.as_path(), b.as_path()]);
+    assert_eq!(code, 1);
+    let hash = serde_json::from_str::<Value>(&text).expect("json")["nodes"]
+        .as_array()
+        .and_then(|n| n.iter().find(|n| n["id"] == "valleys"))
+        .and_then(|n| n["hash"].as_str())
+        .expect("hash")[..19]
+        .to_owned();
+    assert_eq!(
+        lines,
+        vec![
+            "+ graph parameter \"detail\" = 6 (an integer in [1, 16])".to_owned(),
+            "~ graph parameter \"sea_level_m\": 420 m (a number in [-300, 2600]) → 100 m (a number in [-300, 2600])".to_owned(),
+            "~ coast.beach_width_m: 150.0 m → 90.0 m".to_owned(),
+            "~ range.detail bound to: (its own value) → graph parameter \"detail\"".to_owned(),
+            "~ node \"valleys\": subgraph file lib/river_valley.json → lib/river_valley_v2.json".to_owned(),
+            format!("~ node \"valleys\": subgraph content {hash} → blake3:000000000000"),
+        ]
+    );
+}

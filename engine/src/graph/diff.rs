@@ -1,7 +1,8 @@
 //! Semantic diff of two graphs (`orogen diff`): what a reviewer needs to know — nodes added,
 //! removed, renamed or retyped, parameters changed (old → new, with units), wires and outputs
-//! changed, world, seed, resolution and name — and nothing else (node positions are layout,
-//! counted on one line).
+//! changed, world, seed, resolution and name, graph parameters and what is bound to them,
+//! the subgraph files nodes use and their recorded content — and nothing else (node
+//! positions are layout, counted on one line).
 
 use super::{Graph, NodeInstance, PortRef};
 use crate::io::graph_file::param_to_json;
@@ -50,6 +51,26 @@ pub enum Change {
         name: String,
         old: Option<String>,
         new: Option<String>,
+    },
+    /// A graph parameter's declaration (`None`: not declared): value and accepted values.
+    Parameter {
+        name: String,
+        old: Option<String>,
+        new: Option<String>,
+    },
+    /// What graph parameter a node parameter is bound to (`None`: not bound).
+    Binding {
+        node: String,
+        param: String,
+        old: Option<String>,
+        new: Option<String>,
+    },
+    /// A subgraph node's file (`what` = "file") or the content recorded for it ("content").
+    Subgraph {
+        node: String,
+        what: &'static str,
+        old: String,
+        new: String,
     },
     /// Nodes moved on the canvas (layout only).
     Moved(usize),
@@ -104,6 +125,36 @@ impl fmt::Display for Change {
                     or_none(new.as_ref())
                 ),
             },
+            Change::Parameter { name, old, new } => match (old, new) {
+                (None, Some(n)) => write!(f, "+ graph parameter \"{name}\" = {n}"),
+                (Some(o), None) => write!(f, "- graph parameter \"{name}\" (was {o})"),
+                _ => write!(
+                    f,
+                    "~ graph parameter \"{name}\": {} → {}",
+                    or_none(old.as_ref()),
+                    or_none(new.as_ref())
+                ),
+            },
+            Change::Binding {
+                node,
+                param,
+                old,
+                new,
+            } => {
+                let b = |v: &Option<String>| {
+                    v.as_ref().map_or_else(
+                        || "(its own value)".to_owned(),
+                        |g| format!("graph parameter \"{g}\""),
+                    )
+                };
+                write!(f, "~ {node}.{param} bound to: {} → {}", b(old), b(new))
+            }
+            Change::Subgraph {
+                node,
+                what,
+                old,
+                new,
+            } => write!(f, "~ node \"{node}\": subgraph {what} {old} → {new}"),
             Change::Moved(n) => write!(
                 f,
                 "  {n} node{} moved on the canvas (layout only)",
@@ -113,13 +164,37 @@ impl fmt::Display for Change {
     }
 }
 
-fn params_json(n: &NodeInstance) -> Vec<String> {
+/// A node's parameters as files write them, by name; bound ones left out (they follow the
+/// graph parameter, whose change is reported once).
+fn params_json(n: &NodeInstance) -> BTreeMap<&'static str, (String, &'static str)> {
     n.def
         .params
         .iter()
         .zip(&n.params)
-        .map(|(s, v)| param_to_json(s, v).to_string())
+        .filter(|(s, _)| !n.bindings.contains_key(s.name))
+        .map(|(s, v)| (s.name, (param_to_json(s, v).to_string(), s.unit)))
         .collect()
+}
+
+/// The names, each once, in the order first met.
+fn in_order(names: impl Iterator<Item = &'static str>) -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for n in names {
+        if !out.contains(&n) {
+            out.push(n);
+        }
+    }
+    out
+}
+
+/// A graph parameter as `8 (an integer in [1, 16])`.
+fn parameter_text(p: &super::GraphParam) -> String {
+    let unit = if p.spec.unit.is_empty() {
+        String::new()
+    } else {
+        format!(" {}", p.spec.unit)
+    };
+    format!("{}{unit} ({})", p.value.display(p.spec), p.spec.expected())
 }
 
 /// The differences from `a` to `b`, in a stable order: settings, removed, renamed, added
@@ -157,6 +232,32 @@ pub fn diff(a: &Graph, b: &Graph) -> Vec<Change> {
         format!("{} … {} m", a.world.height_min_m, a.world.height_max_m),
         format!("{} … {} m", b.world.height_min_m, b.world.height_max_m),
     );
+    let short = |d: &str| {
+        let t: String = d.chars().take(60).collect();
+        if t.len() < d.len() {
+            format!("{t:?}…")
+        } else {
+            format!("{t:?}")
+        }
+    };
+    setting(&mut out, "doc", short(&a.doc), short(&b.doc));
+    let names: BTreeSet<&str> = a
+        .parameters
+        .iter()
+        .chain(&b.parameters)
+        .map(|p| p.spec.name)
+        .collect();
+    for name in names {
+        let old = a.parameter(name).map(parameter_text);
+        let new = b.parameter(name).map(parameter_text);
+        if old != new {
+            out.push(Change::Parameter {
+                name: name.to_owned(),
+                old,
+                new,
+            });
+        }
+    }
     let ida: BTreeMap<&str, &NodeInstance> = a.nodes.iter().map(|n| (n.id.as_str(), n)).collect();
     let idb: BTreeMap<&str, &NodeInstance> = b.nodes.iter().map(|n| (n.id.as_str(), n)).collect();
     let removed: Vec<&str> = ida
@@ -172,7 +273,12 @@ pub fn diff(a: &Graph, b: &Graph) -> Vec<Change> {
     // A removed node and an added one of the same type, parameters and wiring, each the only
     // such match of the other, is a rename.
     let same = |x: &NodeInstance, y: &NodeInstance| {
-        x.def.spec.id == y.def.spec.id && x.params == y.params && x.inputs == y.inputs
+        x.def.spec.id == y.def.spec.id
+            && x.params == y.params
+            && x.inputs == y.inputs
+            && x.bindings == y.bindings
+            && x.subgraph.as_ref().map(|s| (&s.path, &s.recorded_hash))
+                == y.subgraph.as_ref().map(|s| (&s.path, &s.recorded_hash))
     };
     let mut renamed: BTreeMap<&str, &str> = BTreeMap::new();
     for r in &removed {
@@ -229,23 +335,72 @@ pub fn diff(a: &Graph, b: &Graph) -> Vec<Change> {
             });
             continue;
         }
-        for ((spec, old), new) in x.def.params.iter().zip(params_json(x)).zip(params_json(y)) {
-            if old != new {
-                out.push(Change::Param {
+        if let (Some(sx), Some(sy)) = (&x.subgraph, &y.subgraph) {
+            if sx.path != sy.path {
+                out.push(Change::Subgraph {
                     node: node.clone(),
-                    param: spec.name,
-                    old,
-                    new,
-                    unit: spec.unit,
+                    what: "file",
+                    old: sx.path.clone(),
+                    new: sy.path.clone(),
+                });
+            }
+            let h = |s: &str| s.get(..19).unwrap_or(s).to_owned();
+            if sx.recorded_hash != sy.recorded_hash {
+                out.push(Change::Subgraph {
+                    node: node.clone(),
+                    what: "content",
+                    old: h(&sx.recorded_hash),
+                    new: h(&sy.recorded_hash),
                 });
             }
         }
-        for ((port, old), new) in x.def.spec.inputs.iter().zip(&x.inputs).zip(&y.inputs) {
-            let (old, new) = (old.as_ref().map(map), new.as_ref().map(ToString::to_string));
+        let (px, py) = (params_json(x), params_json(y));
+        let pnames = in_order(x.def.params.iter().chain(y.def.params).map(|p| p.name));
+        for param in pnames {
+            let bx = x.bindings.get(param);
+            let by = y.bindings.get(param);
+            if bx != by {
+                out.push(Change::Binding {
+                    node: node.clone(),
+                    param: param.to_owned(),
+                    old: bx.cloned(),
+                    new: by.cloned(),
+                });
+            }
+            let (old, new) = (px.get(param), py.get(param));
+            if old.map(|o| &o.0) != new.map(|n| &n.0)
+                && (old.is_some() && new.is_some() || bx == by)
+            {
+                let unit = new.or(old).map_or("", |v| v.1);
+                out.push(Change::Param {
+                    node: node.clone(),
+                    param,
+                    old: old.map_or_else(|| "(none)".to_owned(), |v| v.0.clone()),
+                    new: new.map_or_else(|| "(none)".to_owned(), |v| v.0.clone()),
+                    unit,
+                });
+            }
+        }
+        let ports = in_order(
+            x.def
+                .spec
+                .inputs
+                .iter()
+                .chain(y.def.spec.inputs)
+                .map(|p| p.name),
+        );
+        let wire = |n: &NodeInstance, port: &str| {
+            n.def
+                .input_index(port)
+                .and_then(|i| n.inputs.get(i).cloned().flatten())
+        };
+        for port in ports {
+            let old = wire(x, port).as_ref().map(map);
+            let new = wire(y, port).as_ref().map(ToString::to_string);
             if old != new {
                 out.push(Change::Wire {
                     node: node.clone(),
-                    port: port.name,
+                    port,
                     old,
                     new,
                 });
