@@ -137,6 +137,8 @@ pub enum Purpose {
     Open,
     SaveAs,
     BuildFolder,
+    /// The file a selection is collapsed into.
+    Collapse,
 }
 
 /// A minimal file chooser: a folder listing plus a path field.
@@ -177,6 +179,7 @@ impl Chooser {
             Purpose::Open => "Open graph",
             Purpose::SaveAs => "Save graph as",
             Purpose::BuildFolder => "Choose build folder",
+            Purpose::Collapse => "Save the new subgraph as",
         };
         let mut result = None;
         egui::Window::new(title)
@@ -210,9 +213,10 @@ impl Chooser {
                                 let show = !name.starts_with('.')
                                     && (is_dir
                                         || (self.purpose != Purpose::BuildFolder
-                                            && Path::new(&name)
-                                                .extension()
-                                                .is_some_and(|e| e.eq_ignore_ascii_case("json"))));
+                                            && Path::new(&name).extension().is_some_and(|e| {
+                                                e.eq_ignore_ascii_case("json")
+                                                    || e.eq_ignore_ascii_case("orogen")
+                                            })));
                                 show.then_some((is_dir, name))
                             })
                             .collect()
@@ -259,6 +263,7 @@ impl Chooser {
                         Purpose::Open => "Open",
                         Purpose::SaveAs => "Save",
                         Purpose::BuildFolder => "Use this folder",
+                        Purpose::Collapse => "Collapse",
                     };
                     if ui.button(ok).clicked() || enter {
                         result = Some(self.confirm());
@@ -288,7 +293,7 @@ impl Chooser {
         } else {
             self.dir.join(name)
         };
-        if self.purpose == Purpose::SaveAs && p.extension().is_none() {
+        if matches!(self.purpose, Purpose::SaveAs | Purpose::Collapse) && p.extension().is_none() {
             p.set_extension("json");
         }
         if self.purpose == Purpose::Open && !p.is_file() {

@@ -36,7 +36,14 @@ pub fn node_panel(ui: &mut Ui, doc: &mut Document, id: &str) {
             for (spec, value) in def.params.iter().zip(values.iter().cloned()) {
                 // Parameters that do not apply to the chosen mode are hidden, not greyed.
                 if spec.applies(def.params, &values) {
-                    param_row(ui, doc, id, spec, value);
+                    let bound = doc
+                        .graph()
+                        .node(id)
+                        .and_then(|n| n.bindings.get(spec.name).cloned());
+                    match bound {
+                        Some(g) => bound_row(ui, doc, id, spec, &value, &g),
+                        None => param_row(ui, doc, Target::Node(id), spec, value),
+                    }
                     ui.end_row();
                 }
             }
@@ -109,7 +116,58 @@ fn resolution_badge(ui: &mut Ui, r: orogen::node::ResolutionBehaviour) {
         .on_hover_text(tip);
 }
 
-fn param_row(ui: &mut Ui, doc: &mut Document, id: &str, spec: &ParamSpec, value: ParamValue) {
+/// What a parameter row edits.
+#[derive(Clone, Copy)]
+pub enum Target<'a> {
+    /// A node's parameter.
+    Node(&'a str),
+    /// A graph parameter.
+    Graph,
+}
+
+/// A node parameter bound to graph parameter `g`: its value, read-only, and "unbind".
+fn bound_row(
+    ui: &mut Ui,
+    doc: &mut Document,
+    id: &str,
+    spec: &ParamSpec,
+    value: &ParamValue,
+    g: &str,
+) {
+    ui.scope(|ui| {
+        ui.set_max_width(LABEL_WIDTH);
+        ui.add(egui::Label::new(spec.label()).wrap())
+    })
+    .inner
+    .on_hover_text(spec.doc_text());
+    ui.label(format!(
+        "{}{}  ⇐ {g}",
+        value.display(spec),
+        suffix(spec.unit)
+    ))
+    .on_hover_text(format!(
+        "Bound to the graph parameter \"{g}\": set it under Graph parameters."
+    ));
+    if ui
+        .small_button("⛓")
+        .on_hover_text("Unbind: this node keeps the value as its own")
+        .clicked()
+    {
+        let (id, name) = (id.to_owned(), spec.name);
+        doc.apply(None, |g| {
+            if let Some(n) = g.node_mut(&id) {
+                n.bindings.remove(name);
+            }
+        });
+    }
+}
+
+/// One graph parameter's row: the value widget of its kind and range.
+pub fn graph_param_row(ui: &mut Ui, doc: &mut Document, p: &orogen::graph::GraphParam) {
+    param_row(ui, doc, Target::Graph, p.spec, p.value.clone());
+}
+
+fn param_row(ui: &mut Ui, doc: &mut Document, target: Target, spec: &ParamSpec, value: ParamValue) {
     let doc_text = spec.doc_text();
     // Long labels wrap in a column of their own width, so the panel keeps its size.
     ui.scope(|ui| {
@@ -123,7 +181,10 @@ fn param_row(ui: &mut Ui, doc: &mut Document, id: &str, spec: &ParamSpec, value:
         spec.expected(),
         spec.default_text()
     ));
-    let key = format!("{id}.{}", spec.name);
+    let key = match target {
+        Target::Node(id) => format!("{id}.{}", spec.name),
+        Target::Graph => format!("graph-parameter.{}", spec.name),
+    };
     let refusal_id = egui::Id::new(("orogen-param-refused", &key));
     let mut refused: Option<String> = None;
     let mut new = None;
@@ -220,17 +281,33 @@ fn param_row(ui: &mut Ui, doc: &mut Document, id: &str, spec: &ParamSpec, value:
         resp.on_hover_text(format!("{doc_text}\n\nAccepts {}.", spec.expected()));
     }
     let default = spec.default_value();
-    let reset = ui
-        .add_enabled(value != default, egui::Button::new("⟲").small())
-        .on_hover_text(format!("Reset to {}", spec.default_text()))
-        .clicked();
+    let mut reset = false;
+    let mut promote = false;
+    ui.horizontal(|ui| {
+        reset = ui
+            .add_enabled(value != default, egui::Button::new("⟲").small())
+            .on_hover_text(format!("Reset to {}", spec.default_text()))
+            .clicked();
+        if let Target::Node(_) = target {
+            promote = ui
+                .small_button("⤴")
+                .on_hover_text("Promote to a graph parameter: `orogen build --param` and a subgraph's users can set it")
+                .clicked();
+        }
+    });
     if reset {
         new = Some(default);
     }
     if let Some(v) = new {
         let gesture = (!reset).then_some(key.as_str());
         // A failure is kept by the document and shown in the status bar.
-        let _ = doc.edit(gesture, |g| g.set_param(id, spec.name, v));
+        let _ = match target {
+            Target::Node(id) => doc.edit(gesture, |g| g.set_param(id, spec.name, v)),
+            Target::Graph => doc.edit(gesture, |g| g.set_parameter(spec.name, v)),
+        };
+    }
+    if let (true, Target::Node(id)) = (promote, target) {
+        let _ = doc.edit(None, |g| g.promote_parameter(id, spec.name));
     }
     // A typed value outside the hard range is not applied: the range is shown instead.
     let now = ui.input(|i| i.time);

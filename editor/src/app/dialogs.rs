@@ -26,6 +26,7 @@ impl EditorApp {
                                 b.folder = p.display().to_string();
                             }
                         }
+                        Purpose::Collapse => self.collapse_into(&p),
                     }
                 }
             }

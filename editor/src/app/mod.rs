@@ -3,6 +3,7 @@
 
 mod dialogs;
 mod panels;
+mod sharing;
 
 use crate::build_dialog::BuildDialog;
 use crate::canvas::{Badge, Canvas, Looks};
@@ -118,6 +119,11 @@ pub struct EditorApp {
     ui_ms: f32,
     started: Instant,
     allow_close: bool,
+    /// The documents "Open subgraph" came from, outermost first, each with the id of the
+    /// subgraph node that was opened (the breadcrumb).
+    pub parents: Vec<(Document, String)>,
+    /// The nodes "Collapse to subgraph" is about to move into the file being chosen.
+    collapsing: Vec<String>,
 }
 
 impl EditorApp {
@@ -192,6 +198,8 @@ impl EditorApp {
             ui_ms: 0.0,
             started: Instant::now(),
             allow_close: false,
+            parents: Vec::new(),
+            collapsing: Vec::new(),
         };
         if let Some(p) = &options.open {
             app.open(p);
@@ -199,8 +207,27 @@ impl EditorApp {
         app
     }
 
-    /// Opens a graph file, replacing the document.
+    /// Opens a graph file, replacing the document. A bundle (`.orogen`) is unpacked into a
+    /// folder of its name next to it (files already there with the same content are kept,
+    /// others are never replaced) and its graph opened from there.
     pub fn open(&mut self, path: &Path) {
+        let unpacked;
+        let path = if orogen::io::bundle::is_bundle(path) {
+            match orogen::io::bundle::unpack(path, &path.with_extension(""), false) {
+                Ok(p) => {
+                    unpacked = p;
+                    unpacked.as_path()
+                }
+                Err(e) => {
+                    self.status = format!("Cannot open the bundle: {e}");
+                    self.canvas.notify(self.status.clone());
+                    return;
+                }
+            }
+        } else {
+            path
+        };
+        self.parents.clear();
         match Document::open(path) {
             Ok(d) => {
                 self.replace(d);
@@ -403,6 +430,9 @@ impl EditorApp {
         self.close_guard(&ctx);
 
         egui::Panel::top("orogen-menu").show(ui, |ui| self.menu(ui));
+        if !self.parents.is_empty() {
+            egui::Panel::top("orogen-breadcrumb").show(ui, |ui| self.breadcrumb(ui));
+        }
         egui::Panel::bottom("orogen-status").show(ui, |ui| self.status_bar(ui));
         egui::Panel::left("orogen-params")
             .default_size(300.0)
@@ -737,6 +767,11 @@ impl EditorApp {
                 }
                 if ui.button("Delete      Del").clicked() {
                     self.delete_selected(&ctx);
+                    ui.close();
+                }
+                ui.separator();
+                if ui.button("Collapse to subgraph…").clicked() {
+                    self.start_collapse(&ctx);
                     ui.close();
                 }
             });

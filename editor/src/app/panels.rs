@@ -35,10 +35,13 @@ impl EditorApp {
         egui::CollapsingHeader::new("Graph settings")
             .default_open(self.selected.is_none())
             .show(ui, |ui| crate::params::graph_panel(ui, &mut self.doc));
+        self.graph_parameters(ui);
+        self.library_panel(ui);
         ui.separator();
         match self.selected.clone() {
             Some(id) if self.doc.graph().node(&id).is_some() => {
                 crate::params::node_panel(ui, &mut self.doc, &id);
+                self.subgraph_panel(ui, &id);
                 match self.badges().get(&id) {
                     Some(Badge::Error(msg)) => {
                         ui.separator();

@@ -265,6 +265,64 @@ impl Graph {
         }
     }
 
+    /// Promotes parameter `param` of node `node` to a graph parameter with the same
+    /// declaration (name, doc, unit, kind and ranges) and its current value, and binds it.
+    /// The graph parameter is named like the node parameter, or `node_param` when that name
+    /// is taken. Returns its name.
+    pub fn promote_parameter(&mut self, node: &str, param: &str) -> Result<String, String> {
+        let n = self
+            .node(node)
+            .ok_or_else(|| format!("no node \"{node}\""))?;
+        let i = n
+            .def
+            .param_index(param)
+            .ok_or_else(|| format!("node \"{node}\" has no parameter \"{param}\""))?;
+        if let Some(g) = n.bindings.get(param) {
+            return Err(format!(
+                "{node}.{param} is already bound to graph parameter \"{g}\""
+            ));
+        }
+        let spec = n.def.params[i];
+        let value = n.params[i].clone();
+        let mut name = param.to_owned();
+        if self.parameter(&name).is_some() {
+            name = format!("{node}_{param}");
+            let base = name.clone();
+            let mut k = 2;
+            while self.parameter(&name).is_some() {
+                name = format!("{base}_{k}");
+                k += 1;
+            }
+        }
+        let kind = match spec.kind {
+            ParamKind::Float { soft, hard, .. } => ParamKind::Float {
+                default: match value {
+                    ParamValue::Float(x) => x,
+                    _ => hard.0,
+                },
+                soft,
+                hard,
+            },
+            other => other,
+        };
+        let spec = intern::param_spec(&name, spec.doc, spec.unit, kind);
+        self.parameters.push(GraphParam { spec, value });
+        self.parameters.sort_by(|a, b| a.spec.name.cmp(b.spec.name));
+        if let Some(n) = self.node_mut(node) {
+            n.bindings.insert(param.to_owned(), name.clone());
+        }
+        Ok(name)
+    }
+
+    /// Removes graph parameter `name`; the node parameters bound to it keep its value as
+    /// their own.
+    pub fn remove_parameter(&mut self, name: &str) {
+        self.parameters.retain(|p| p.spec.name != name);
+        for n in &mut self.nodes {
+            n.bindings.retain(|_, g| g != name);
+        }
+    }
+
     /// Whether any node is a subgraph.
     #[must_use]
     pub fn has_subgraphs(&self) -> bool {

@@ -11,3 +11,4 @@ pub mod manifest;
 pub mod mesh;
 pub mod plan;
 pub mod render;
+pub mod subgraphs;
