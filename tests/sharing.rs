@@ -727,3 +727,72 @@ fn walk(dir: &Path) -> Vec<String> {
     }
     out
 }
+
+/// Collapsing several nodes (one bound to a graph parameter) into a subgraph file keeps the
+/// terrain byte for byte, and the binding: the inner graph declares the parameter and the
+/// subgraph node is bound to the outer one.
+#[test]
+fn collapsing_nodes_keeps_the_terrain_and_the_bindings() {
+    let dir = temp("collapse");
+    let file = dir.join("g.json");
+    std::fs::write(
+        &file,
+        r#"{
+  "format": "orogen-graph", "version": 2, "seed": 9,
+  "world": { "size_m": 5000.0, "height_min_m": 0.0, "height_max_m": 900.0 },
+  "parameters": { "detail": { "type": "int", "default": 5, "min": 1, "max": 12 } },
+  "nodes": [
+    { "id": "mask", "type": "radial_gradient" },
+    { "id": "hills", "type": "noise", "bind": { "octaves": "detail" } },
+    { "id": "steps", "type": "terrace", "inputs": { "in": "hills" } },
+    { "id": "mix", "type": "lerp", "inputs": { "a": "hills", "b": "steps", "mask": "mask" } }
+  ],
+  "outputs": { "height": "mix.out", "raw": "hills.out" }
+}
+"#,
+    )
+    .expect("write");
+    let mut g = load_with(&file, &[]);
+    let want = bits(&evaluate_outputs(&g, Some(40)).expect("eval"));
+    let c = orogen::io::subgraphs::collapse(
+        &mut g,
+        &["hills".into(), "steps".into(), "mix".into()],
+        &dir,
+        &dir.join("lib/shaped.json"),
+    )
+    .expect("collapse");
+    assert_eq!(c.node, "shaped");
+    assert_eq!(bits(&evaluate_outputs(&g, Some(40)).expect("eval")), want);
+    let inner = load_with(&dir.join("lib/shaped.json"), &[]);
+    assert!(inner.parameter("detail").is_some());
+    assert_eq!(
+        inner
+            .nodes
+            .iter()
+            .filter(|n| n.def.spec.id == "graph_input_mask")
+            .count(),
+        1
+    );
+    assert_eq!(
+        inner.outputs.keys().collect::<Vec<_>>(),
+        ["hills_out", "mix_out"]
+    );
+    let node = g.node("shaped").expect("node");
+    assert_eq!(
+        node.bindings.get("detail").map(String::as_str),
+        Some("detail")
+    );
+    // Saved and loaded again, it is the same terrain; the graph parameter still drives it.
+    orogen::io::graph_file::save_file(&file, &g).expect("save");
+    let again = load_with(&file, &[("detail".into(), serde_json::json!(2))]);
+    assert_ne!(
+        bits(&evaluate_outputs(&again, Some(40)).expect("eval")),
+        want
+    );
+    let again = load_with(&file, &[]);
+    assert_eq!(
+        bits(&evaluate_outputs(&again, Some(40)).expect("eval")),
+        want
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -821,3 +821,210 @@ fn a_tiled_build_from_the_dialog_equals_the_cli() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+// ---- Sharing: graph parameters, subgraphs (issue 26) ----
+
+fn write_graph(dir: &std::path::Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).expect("write graph");
+    p
+}
+
+const SMALL: &str = r#"{
+  "format": "orogen-graph", "version": 2, "name": "small", "seed": 5,
+  "world": { "size_m": 4000.0, "height_min_m": 0.0, "height_max_m": 800.0 },
+  "resolution": 64,
+  "nodes": [
+    { "id": "hills", "type": "noise", "position": [0, 0], "params": { "octaves": 5 } },
+    { "id": "steps", "type": "terrace", "position": [320, 0], "inputs": { "in": "hills" } },
+    { "id": "soft", "type": "blur", "position": [640, 0], "inputs": { "in": "steps" } }
+  ],
+  "outputs": { "height": "soft.out", "terraced": "steps.out" }
+}
+"#;
+
+#[test]
+fn promote_a_parameter_to_the_graph_and_undo() {
+    let dir = temp_dir("promote");
+    let file = write_graph(&dir, "small.json", SMALL);
+    let mut h = harness(&dir, Some(file));
+    select_node(&mut h, "hills");
+    // One ⤴ per parameter row shown, in the node's order: octaves is the fourth shown.
+    h.get_all_by_label("⤴")
+        .nth(3)
+        .expect("a promote button per parameter")
+        .click();
+    h.run_steps(3);
+    let g = h.state().doc.graph().clone();
+    assert_eq!(
+        g.parameters.iter().map(|p| p.spec.name).collect::<Vec<_>>(),
+        ["octaves"]
+    );
+    assert_eq!(
+        g.parameter("octaves").map(|p| p.value.clone()),
+        Some(ParamValue::Int(5))
+    );
+    assert_eq!(
+        g.node("hills")
+            .and_then(|n| n.bindings.get("octaves"))
+            .map(String::as_str),
+        Some("octaves")
+    );
+    // The panel shows the binding and the graph parameter.
+    h.get_by_label_contains("⇐ octaves");
+    h.get_by_label_contains("Graph parameters (1)");
+    // Setting the graph parameter sets the node's (the panel's widget calls this).
+    h.state_mut()
+        .doc
+        .edit(None, |g| g.set_parameter("octaves", ParamValue::Int(3)))
+        .expect("set");
+    assert_eq!(
+        h.state()
+            .doc
+            .graph()
+            .node("hills")
+            .and_then(|n| n.param("octaves").cloned()),
+        Some(ParamValue::Int(3))
+    );
+    // Two undo steps: the value, then the promotion.
+    h.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    h.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    h.run_steps(2);
+    let g = h.state().doc.graph();
+    assert!(g.parameters.is_empty());
+    assert!(g.node("hills").is_some_and(|n| n.bindings.is_empty()));
+    assert!(!h.state().doc.dirty(), "undone back to the file");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn collapse_a_node_to_a_subgraph_and_undo() {
+    let dir = temp_dir("collapse");
+    let file = write_graph(&dir, "small.json", SMALL);
+    let before = orogen::io::graph_file::load_file(&file).expect("load");
+    let want = orogen::build::evaluate_outputs(&before, Some(48)).expect("eval");
+    let mut h = harness(&dir, Some(file.clone()));
+    select_node(&mut h, "steps");
+    h.get_by_label("Edit").click();
+    h.run_steps(2);
+    h.get_by_label("Collapse to subgraph…").click();
+    h.run_steps(2);
+    let target = dir.join("lib/terraces.json");
+    choose_file(&mut h, "subgraph.json", &target, "Collapse");
+    assert!(target.is_file(), "{}", h.state().status);
+    let g = h.state().doc.graph().clone();
+    assert!(g.node("steps").is_none());
+    let sub = g.node("terraces").expect("the subgraph node");
+    assert_eq!(sub.def.spec.id, "subgraph");
+    assert_eq!(
+        sub.subgraph.as_ref().map(|s| s.path.as_str()),
+        Some("lib/terraces.json")
+    );
+    assert_eq!(g.outputs["terraced"].to_string(), "terraces.steps_out");
+    assert_eq!(
+        g.node("soft")
+            .and_then(|n| n.inputs[0].as_ref())
+            .map(ToString::to_string),
+        Some("terraces.steps_out".to_owned())
+    );
+    // The same terrain, byte for byte.
+    assert_eq!(
+        orogen::build::evaluate_outputs(&g, Some(48)).expect("eval"),
+        want
+    );
+    h.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    h.run_steps(2);
+    assert_eq!(
+        orogen::io::graph_file::to_string(h.state().doc.graph()),
+        orogen::io::graph_file::to_string(&before),
+        "one undo step brings the nodes back"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn open_a_subgraph_edit_it_and_go_back() {
+    let dir = temp_dir("open-subgraph");
+    std::fs::create_dir_all(dir.join("lib")).expect("lib");
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    std::fs::copy(
+        repo.join("graphs/lib/coastline.json"),
+        dir.join("lib/coastline.json"),
+    )
+    .expect("copy");
+    let outer = write_graph(
+        &dir,
+        "outer.json",
+        r#"{
+  "format": "orogen-graph", "version": 2, "name": "outer", "seed": 4,
+  "world": { "size_m": 8000.0, "height_min_m": -200.0, "height_max_m": 1200.0 },
+  "resolution": 64,
+  "nodes": [
+    { "id": "land", "type": "noise", "position": [0, 0], "params": { "base": 0.3 } },
+    { "id": "coast", "type": "subgraph", "graph": "lib/coastline.json", "position": [320, 0],
+      "inputs": { "terrain": "land" } }
+  ],
+  "outputs": { "height": "coast.height" }
+}
+"#,
+    );
+    let mut h = harness(&dir, Some(outer));
+    select_node(&mut h, "coast");
+    let old_hash = h
+        .state()
+        .doc
+        .graph()
+        .node("coast")
+        .and_then(|n| n.subgraph.clone())
+        .expect("sub")
+        .hash
+        .clone();
+    h.get_by_label("Open subgraph").click();
+    h.run_steps(3);
+    assert!(h
+        .state()
+        .doc
+        .path()
+        .is_some_and(|p| p.ends_with("lib/coastline.json")));
+    assert_eq!(h.state().parents.len(), 1);
+    h.get_by_label_contains("outer.json › coast › coastline.json");
+    // Edit the inner graph, then go back: the file is saved and the parent uses it.
+    h.state_mut()
+        .doc
+        .edit(None, |g| {
+            g.set_param("sea", "beach_slope_deg", ParamValue::Float(20.0))
+        })
+        .expect("edit");
+    h.get_by_label_contains("Back").click();
+    h.run_steps(3);
+    assert!(h.state().parents.is_empty());
+    assert!(h
+        .state()
+        .doc
+        .path()
+        .is_some_and(|p| p.ends_with("outer.json")));
+    let saved = std::fs::read_to_string(dir.join("lib/coastline.json")).expect("read");
+    assert!(saved.contains("\"beach_slope_deg\": 20.0"), "{saved}");
+    let sub = h
+        .state()
+        .doc
+        .graph()
+        .node("coast")
+        .and_then(|n| n.subgraph.clone())
+        .expect("sub");
+    assert_ne!(sub.hash, old_hash);
+    assert!(!sub.is_stale(), "the edit is recorded in the parent");
+    assert_eq!(
+        sub.graph
+            .node("sea")
+            .and_then(|n| n.param("beach_slope_deg").cloned()),
+        Some(ParamValue::Float(20.0))
+    );
+    assert!(
+        h.state().doc.dirty(),
+        "the parent records the new content: unsaved"
+    );
+    assert_eq!(h.state().selected.as_deref(), Some("coast"));
+    settle(&mut h);
+    let _ = std::fs::remove_dir_all(&dir);
+}
