@@ -796,3 +796,23 @@ fn collapsing_nodes_keeps_the_terrain_and_the_bindings() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Preview–build parity holds through a subgraph (its erosion node judged as erosion, the
+/// subgraph's results as what they hand on).
+#[test]
+fn a_subgraph_previews_what_it_builds() {
+    let path = repo().join("tests/data/subgraphs/outer.json");
+    let g = load_with(&path, &[]);
+    let rows = orogen::parity::compare(&g, path.parent(), 256, 1024, &[]).expect("parity");
+    assert!(rows
+        .iter()
+        .any(|r| r.node == "range/weathered" && r.change.is_some()));
+    let range = rows
+        .iter()
+        .find(|r| r.node == "range" && r.output == "height")
+        .expect("the subgraph's own row");
+    assert_eq!(range.tolerance.map(|t| t.mean_abs_diff), Some(0.015));
+    for r in &rows {
+        assert!(r.ok(), "{} {}.{}: {r:?}", r.kind, r.node, r.output);
+    }
+}

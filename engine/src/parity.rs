@@ -17,7 +17,9 @@
 //! stochastic at each resolution); the water nodes' terrains and surfaces (lakes, rivers, sea,
 //! snow) within 0.25% and their masks within 1.5%; flow accumulation shown for information (a
 //! channel is one cell wide at every resolution); `sky_view` within 1% (its horizons read the
-//! terrain's finest octaves, which a coarser grid point-samples).
+//! terrain's finest octaves, which a coarser grid point-samples). A height computed downstream
+//! of an erosion node is judged at the erosion tolerance; a subgraph's results and graph inputs
+//! at the tolerance of what they hand on.
 
 use crate::eval::{EvalOptions, EvalResult, Evaluator, Targets};
 use crate::field::Field;
@@ -107,6 +109,77 @@ pub fn tolerance(category: Category, type_id: &str, is_first_output: bool) -> Op
     }
 }
 
+/// The tolerance of output `k` of `node`.
+///
+/// - Nodes that only hand a field on — a subgraph's results, a `graph_input` — take the
+///   tolerance of the output they hand on (followed back through any chain of them): a
+///   subgraph's erosion result is judged as erosion.
+/// - A height output computed from heights that an erosion node changed upstream is judged
+///   at that erosion node's height tolerance: a filter cannot be closer to its build than its
+///   input is (the generators' 0.25% is for fields sampled from continuous functions of
+///   world position). Masks keep their own tolerance: a threshold on an eroded terrain that
+///   flips more cells than that is reported.
+fn inherited_tolerance(
+    graph: &Graph,
+    node: &crate::graph::NodeInstance,
+    k: usize,
+) -> Option<Tolerance> {
+    let (src, k) = handed_on(graph, node, k);
+    let own = tolerance(src.def.spec.category, src.def.spec.id, k == 0);
+    let is_height = src
+        .def
+        .spec
+        .outputs
+        .get(k)
+        .is_some_and(|p| p.kind == PortKind::Height);
+    if !is_height || src.def.spec.category == Category::Erosion {
+        return own;
+    }
+    let upstream = graph
+        .upstream(&src.id)
+        .into_iter()
+        .filter_map(|id| graph.node(&id))
+        .filter(|n| n.id != src.id && n.def.spec.category == Category::Erosion)
+        .filter_map(|n| tolerance(n.def.spec.category, n.def.spec.id, true))
+        .map(|t| t.mean_abs_diff)
+        .fold(0.0, f64::max);
+    own.map(|t| Tolerance {
+        mean_abs_diff: t.mean_abs_diff.max(upstream),
+        ..t
+    })
+}
+
+/// The node and output a pass-through node's output `k` comes from (itself when it is not
+/// a pass-through).
+fn handed_on<'g>(
+    graph: &'g Graph,
+    node: &'g crate::graph::NodeInstance,
+    k: usize,
+) -> (&'g crate::graph::NodeInstance, usize) {
+    let (mut node, mut k) = (node, k);
+    for _ in 0..graph.nodes.len() {
+        let id = node.def.spec.id;
+        let port = if id == crate::graph::SUBGRAPH_TYPE {
+            k
+        } else if crate::nodes::io::graph_input::is_graph_input(id) {
+            0
+        } else {
+            break;
+        };
+        let Some(src) = node
+            .inputs
+            .get(port)
+            .and_then(Option::as_ref)
+            .and_then(|r| Some((graph.node(&r.node)?, r)))
+            .and_then(|(n, r)| Some((n, n.def.output_index(&r.output)?)))
+        else {
+            break;
+        };
+        (node, k) = src;
+    }
+    (node, k)
+}
+
 /// Evaluates `graph` at `from`² and `to`² (`to` > `from`) and compares every output of the
 /// nodes in `nodes` (all nodes when empty), sorted by node and output.
 pub fn compare(
@@ -178,7 +251,7 @@ pub fn compare(
             } else {
                 1.0
             };
-            let tolerance = tolerance(node.def.spec.category, node.def.spec.id, k == 0);
+            let tolerance = inherited_tolerance(graph, node, k);
             let change = match (&input, tolerance.and_then(|t| t.change)) {
                 (Some((ic, fi)), Some(_)) if port.kind == PortKind::Height => {
                     let fi_down = fi.resample_area(c.width(), c.height());
