@@ -441,7 +441,7 @@ impl EditorApp {
             .show(ui, |ui| {
                 // Sliders leave room for the labels: the panel keeps its width whatever node
                 // is selected, so the canvas does not jump.
-                ui.spacing_mut().slider_width = 90.0;
+                ui.spacing_mut().slider_width = 72.0;
                 egui::ScrollArea::vertical()
                     .auto_shrink([false, false])
                     .show(ui, |ui| self.params(ui));
