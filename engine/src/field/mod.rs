@@ -10,30 +10,51 @@ use rayon::prelude::*;
 // The row loops below are generic over the caller's closure and multiversioned, so each
 // node's per-sample closure is inlined into AVX-512, AVX2 and baseline clones (floor, min
 // and max become single vector instructions instead of library calls on baseline x86-64).
-#[multiversion::multiversion(targets(
-    "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
-    "x86_64+avx2+fma+sse4.1"
-))]
+#[cfg_attr(
+    not(any(feature = "simd-max-avx2", feature = "simd-portable")),
+    multiversion::multiversion(targets(
+        "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
+        "x86_64+avx2+fma+sse4.1"
+    ))
+)]
+#[cfg_attr(
+    all(feature = "simd-max-avx2", not(feature = "simd-portable")),
+    multiversion::multiversion(targets("x86_64+avx2+fma+sse4.1"))
+)]
 fn map_row<F: Fn(f32) -> f32>(src: &[f32], dst: &mut [f32], f: &F) {
     for (o, &v) in dst.iter_mut().zip(src) {
         *o = f(v);
     }
 }
 
-#[multiversion::multiversion(targets(
-    "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
-    "x86_64+avx2+fma+sse4.1"
-))]
+#[cfg_attr(
+    not(any(feature = "simd-max-avx2", feature = "simd-portable")),
+    multiversion::multiversion(targets(
+        "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
+        "x86_64+avx2+fma+sse4.1"
+    ))
+)]
+#[cfg_attr(
+    all(feature = "simd-max-avx2", not(feature = "simd-portable")),
+    multiversion::multiversion(targets("x86_64+avx2+fma+sse4.1"))
+)]
 fn zip_row<F: Fn(f32, f32) -> f32>(a: &[f32], b: &[f32], dst: &mut [f32], f: &F) {
     for ((o, &x), &y) in dst.iter_mut().zip(a).zip(b) {
         *o = f(x, y);
     }
 }
 
-#[multiversion::multiversion(targets(
-    "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
-    "x86_64+avx2+fma+sse4.1"
-))]
+#[cfg_attr(
+    not(any(feature = "simd-max-avx2", feature = "simd-portable")),
+    multiversion::multiversion(targets(
+        "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
+        "x86_64+avx2+fma+sse4.1"
+    ))
+)]
+#[cfg_attr(
+    all(feature = "simd-max-avx2", not(feature = "simd-portable")),
+    multiversion::multiversion(targets("x86_64+avx2+fma+sse4.1"))
+)]
 fn zip3_row<F: Fn(f32, f32, f32) -> f32>(a: &[f32], b: &[f32], c: &[f32], dst: &mut [f32], f: &F) {
     for (((o, &x), &y), &z) in dst.iter_mut().zip(a).zip(b).zip(c) {
         *o = f(x, y, z);

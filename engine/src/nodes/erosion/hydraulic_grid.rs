@@ -196,10 +196,17 @@ impl Rain {
 
 /// Stage A for one row (Olsen 2004 steps 1–2): rain W += K_r, dissolve H −= K_s·W,
 /// S += K_s·W, and the surface a = h + w.
-#[multiversion::multiversion(targets(
-    "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
-    "x86_64+avx2+fma+sse4.1"
-))]
+#[cfg_attr(
+    not(any(feature = "simd-max-avx2", feature = "simd-portable")),
+    multiversion::multiversion(targets(
+        "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
+        "x86_64+avx2+fma+sse4.1"
+    ))
+)]
+#[cfg_attr(
+    all(feature = "simd-max-avx2", not(feature = "simd-portable")),
+    multiversion::multiversion(targets("x86_64+avx2+fma+sse4.1"))
+)]
 #[expect(clippy::too_many_arguments)]
 fn rain_row(
     h: &[f32],
@@ -246,10 +253,17 @@ fn rain_cell(h: f32, w: f32, s: f32, kr: f32, ks: f32) -> (f32, f32, f32, f32) {
 /// (m/d_total and m·s/(w·d_total)) and what the cell keeps; one division per cell, by
 /// k·d_total·w, gives all four. Blocks of `LANES` cells stay in registers across the eight
 /// directions.
-#[multiversion::multiversion(targets(
-    "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
-    "x86_64+avx2+fma+sse4.1"
-))]
+#[cfg_attr(
+    not(any(feature = "simd-max-avx2", feature = "simd-portable")),
+    multiversion::multiversion(targets(
+        "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
+        "x86_64+avx2+fma+sse4.1"
+    ))
+)]
+#[cfg_attr(
+    all(feature = "simd-max-avx2", not(feature = "simd-portable")),
+    multiversion::multiversion(targets("x86_64+avx2+fma+sse4.1"))
+)]
 fn send_row(a: [&[f32]; 3], [w, s]: [&[f32]; 2], nb: usize, out: [&mut [f32]; 4]) {
     let nbrs = around(a, nb);
     let (centre, w, s) = (
@@ -305,10 +319,17 @@ fn send_row(a: [&[f32]; 3], [w, s]: [&[f32]; 2], nb: usize, out: [&mut [f32]; 4]
 /// their shares with the comparison they made; then evaporation W := (1 − K_e)·W and
 /// deposition of what exceeds K_c·W; then the next iteration's steps 1–2 with `rain`.
 /// Writes (h, w, s, a) for the row's `width` cells into `out`.
-#[multiversion::multiversion(targets(
-    "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
-    "x86_64+avx2+fma+sse4.1"
-))]
+#[cfg_attr(
+    not(any(feature = "simd-max-avx2", feature = "simd-portable")),
+    multiversion::multiversion(targets(
+        "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
+        "x86_64+avx2+fma+sse4.1"
+    ))
+)]
+#[cfg_attr(
+    all(feature = "simd-max-avx2", not(feature = "simd-portable")),
+    multiversion::multiversion(targets("x86_64+avx2+fma+sse4.1"))
+)]
 fn receive_row(
     a: [&[f32]; 3],
     share: [&[f32]; 3],

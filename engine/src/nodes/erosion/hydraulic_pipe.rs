@@ -119,10 +119,17 @@ const MIN_DEPTH: f32 = 1e-3;
 
 /// Step 2 for one row: `surface` = the water surface stencil (see `stencil`), `d1` the
 /// cells' water; `f` = the four outflow fluxes (updated in place).
-#[multiversion::multiversion(targets(
-    "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
-    "x86_64+avx2+fma+sse4.1"
-))]
+#[cfg_attr(
+    not(any(feature = "simd-max-avx2", feature = "simd-portable")),
+    multiversion::multiversion(targets(
+        "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
+        "x86_64+avx2+fma+sse4.1"
+    ))
+)]
+#[cfg_attr(
+    all(feature = "simd-max-avx2", not(feature = "simd-portable")),
+    multiversion::multiversion(targets("x86_64+avx2+fma+sse4.1"))
+)]
 fn flux_row(k: &PipeSettings, damp: f32, surface: [&[f32]; 5], d1: &[f32], f: [&mut [f32]; 4]) {
     let [c, l, r, u, d] = surface;
     let w = c.len();
@@ -183,10 +190,17 @@ struct WaterIn<'a> {
 
 /// Steps 3–5 for one row (Eqs. 5–12): water, velocity, capacity, erosion or deposition.
 /// `out` = new bed, new water, new suspended sediment, speed, Δt/d₁.
-#[multiversion::multiversion(targets(
-    "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
-    "x86_64+avx2+fma+sse4.1"
-))]
+#[cfg_attr(
+    not(any(feature = "simd-max-avx2", feature = "simd-portable")),
+    multiversion::multiversion(targets(
+        "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
+        "x86_64+avx2+fma+sse4.1"
+    ))
+)]
+#[cfg_attr(
+    all(feature = "simd-max-avx2", not(feature = "simd-portable")),
+    multiversion::multiversion(targets("x86_64+avx2+fma+sse4.1"))
+)]
 fn water_row(k: &PipeSettings, inp: &WaterIn, out: [&mut [f32]; 5]) {
     let w = inp.d1.len();
     let [fl, fr, ft, fb] = inp.own.map(|v| &v[..w]);
@@ -246,10 +260,17 @@ struct SedimentIn<'a> {
 
 /// Step 6 for one row: each cell keeps the share of its sediment whose water stays and gains
 /// its neighbours' sediment in the share of their water that flows to it.
-#[multiversion::multiversion(targets(
-    "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
-    "x86_64+avx2+fma+sse4.1"
-))]
+#[cfg_attr(
+    not(any(feature = "simd-max-avx2", feature = "simd-portable")),
+    multiversion::multiversion(targets(
+        "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
+        "x86_64+avx2+fma+sse4.1"
+    ))
+)]
+#[cfg_attr(
+    all(feature = "simd-max-avx2", not(feature = "simd-portable")),
+    multiversion::multiversion(targets("x86_64+avx2+fma+sse4.1"))
+)]
 fn sediment_row(inp: &SedimentIn, out: &mut [f32]) {
     let w = out.len();
     let [s, sl, sr, su, sd] = inp.s1.map(|v| &v[..w]);

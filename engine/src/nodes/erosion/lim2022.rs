@@ -531,10 +531,17 @@ fn fluvial_cell<const PAPER: bool>(
 /// Steps 4 and 5a on the row starting at tile `row` ([`fluvial_cell`]). A tile without a
 /// receiver is its own (no drop). Inner rows pick the receiver's surface among the four
 /// neighbours with selects instead of a gather, so the loop vectorises.
-#[multiversion::multiversion(targets(
-    "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
-    "x86_64+avx2+fma+sse4.1"
-))]
+#[cfg_attr(
+    not(any(feature = "simd-max-avx2", feature = "simd-portable")),
+    multiversion::multiversion(targets(
+        "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
+        "x86_64+avx2+fma+sse4.1"
+    ))
+)]
+#[cfg_attr(
+    all(feature = "simd-max-avx2", not(feature = "simd-portable")),
+    multiversion::multiversion(targets("x86_64+avx2+fma+sse4.1"))
+)]
 fn fluvial_row(t: &Tiles, row: usize, w: usize, k: &LimSettings, out: &mut [f32]) {
     if k.n == 1.0 && k.m == 2.0 {
         fluvial_row_with::<true>(t, row, w, k, out);
@@ -599,10 +606,17 @@ fn fluvial_row_with<const PAPER: bool>(
 }
 
 /// Donors of every tile of row `y`: how many of its four neighbours drain to it.
-#[multiversion::multiversion(targets(
-    "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
-    "x86_64+avx2+fma+sse4.1"
-))]
+#[cfg_attr(
+    not(any(feature = "simd-max-avx2", feature = "simd-portable")),
+    multiversion::multiversion(targets(
+        "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
+        "x86_64+avx2+fma+sse4.1"
+    ))
+)]
+#[cfg_attr(
+    all(feature = "simd-max-avx2", not(feature = "simd-portable")),
+    multiversion::multiversion(targets("x86_64+avx2+fma+sse4.1"))
+)]
 fn donors_row(rcv: &[u32], w: usize, y: usize, out: &mut [u32]) {
     let h = rcv.len() / w;
     let row = y * w;
@@ -658,10 +672,17 @@ fn pass_on(kd: f32, leaf: u64, d: f32, rd: &mut f32, rleaf: &mut u64, rpending: 
 /// Step 5b (§3.6) on row `y`: `h ← (1 − s_g)·h + s_g·mean_n(h_n + c − c_n)` over the four
 /// neighbours (summed up, left, right, down — [`flow::D4`]'s order — as many as lie on the
 /// map), then step 6: the water that brings the tile up to sea level.
-#[multiversion::multiversion(targets(
-    "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
-    "x86_64+avx2+fma+sse4.1"
-))]
+#[cfg_attr(
+    not(any(feature = "simd-max-avx2", feature = "simd-portable")),
+    multiversion::multiversion(targets(
+        "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
+        "x86_64+avx2+fma+sse4.1"
+    ))
+)]
+#[cfg_attr(
+    all(feature = "simd-max-avx2", not(feature = "simd-portable")),
+    multiversion::multiversion(targets("x86_64+avx2+fma+sse4.1"))
+)]
 #[expect(clippy::too_many_arguments)]
 fn gradient_row(
     land: &[f32],

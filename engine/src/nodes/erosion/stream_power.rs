@@ -437,10 +437,17 @@ impl StreamPower {
 /// ground, as does a cell that is not a number) and, when `reached` is given, a walk reached
 /// it. Returns the row's lake cells. Branch-free (lakes are data, not a pattern); the new
 /// heights are read through `get_mut`, plain loads, so the loop vectorises.
-#[multiversion::multiversion(targets(
-    "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
-    "x86_64+avx2+fma+sse4.1"
-))]
+#[cfg_attr(
+    not(any(feature = "simd-max-avx2", feature = "simd-portable")),
+    multiversion::multiversion(targets(
+        "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
+        "x86_64+avx2+fma+sse4.1"
+    ))
+)]
+#[cfg_attr(
+    all(feature = "simd-max-avx2", not(feature = "simd-portable")),
+    multiversion::multiversion(targets("x86_64+avx2+fma+sse4.1"))
+)]
 fn write_row(z: &mut [f32], f: &mut [f32], h: &mut [AtomicU32], reached: Option<&[bool]>) -> usize {
     let n = z.len();
     let (f, h) = (&mut f[..n], &mut h[..n]);
@@ -468,10 +475,17 @@ fn pack(z: f32, f: f32, d: f32) -> u64 {
 /// routing left the distances unwritten, 1 to a side neighbour and √2 to a diagonal one
 /// (told by the index step to the receiver, in 32-bit arithmetic so that it vectorises; a
 /// root's distance is never read).
-#[multiversion::multiversion(targets(
-    "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
-    "x86_64+avx2+fma+sse4.1"
-))]
+#[cfg_attr(
+    not(any(feature = "simd-max-avx2", feature = "simd-portable")),
+    multiversion::multiversion(targets(
+        "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
+        "x86_64+avx2+fma+sse4.1"
+    ))
+)]
+#[cfg_attr(
+    all(feature = "simd-max-avx2", not(feature = "simd-portable")),
+    multiversion::multiversion(targets("x86_64+avx2+fma+sse4.1"))
+)]
 fn pack_row_uniform(z: &[f32], f: &[f32], r: &[u32], at: usize, w: usize, out: &mut [u64]) {
     let n = out.len();
     let (z, f, r, w) = (&z[..n], &f[..n], &r[..n], w as u32);

@@ -112,10 +112,17 @@ fn load_row(h: &[f32], w: usize, rows: usize, y: isize, dst: &mut [f32]) {
 /// the amount sent (Olsen), `dir` = the steepest direction (Olsen). Branch-free over blocks
 /// of `LANES` cells kept in registers across the eight directions; the variant is chosen
 /// once per row, outside the loop.
-#[multiversion::multiversion(targets(
-    "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
-    "x86_64+avx2+fma+sse4.1"
-))]
+#[cfg_attr(
+    not(any(feature = "simd-max-avx2", feature = "simd-portable")),
+    multiversion::multiversion(targets(
+        "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
+        "x86_64+avx2+fma+sse4.1"
+    ))
+)]
+#[cfg_attr(
+    all(feature = "simd-max-avx2", not(feature = "simd-portable")),
+    multiversion::multiversion(targets("x86_64+avx2+fma+sse4.1"))
+)]
 #[expect(clippy::too_many_arguments)]
 fn send_row(
     rows: [&[f32]; 3],
@@ -213,10 +220,17 @@ fn send_blocks<const OLSEN: bool>(
 /// it (recomputed from their shares: a neighbour j at direction k sends (h_j − h)·share_j
 /// when h_j − h exceeds the talus drop; Olsen: its amount when its steepest direction points
 /// here, 7 − k).
-#[multiversion::multiversion(targets(
-    "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
-    "x86_64+avx2+fma+sse4.1"
-))]
+#[cfg_attr(
+    not(any(feature = "simd-max-avx2", feature = "simd-portable")),
+    multiversion::multiversion(targets(
+        "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
+        "x86_64+avx2+fma+sse4.1"
+    ))
+)]
+#[cfg_attr(
+    all(feature = "simd-max-avx2", not(feature = "simd-portable")),
+    multiversion::multiversion(targets("x86_64+avx2+fma+sse4.1"))
+)]
 #[expect(clippy::too_many_arguments)]
 fn receive_row(
     rows: [&[f32]; 3],

@@ -80,7 +80,14 @@ fn run_body<const K: usize, const METRIC: u8>(
 }
 
 /// Heights of one run of samples that share a grid cell (`fxs`: positions inside the cell).
-#[multiversion::multiversion(targets("x86_64+avx512f+avx512vl+avx2+fma", "x86_64+avx2+fma"))]
+#[cfg_attr(
+    not(any(feature = "simd-max-avx2", feature = "simd-portable")),
+    multiversion::multiversion(targets("x86_64+avx512f+avx512vl+avx2+fma", "x86_64+avx2+fma"))
+)]
+#[cfg_attr(
+    all(feature = "simd-max-avx2", not(feature = "simd-portable")),
+    multiversion::multiversion(targets("x86_64+avx2+fma"))
+)]
 fn run<const K: usize, const METRIC: u8>(
     cand: &[(f32, f32); 9],
     fxs: &[f32],

@@ -12,10 +12,17 @@ use std::sync::atomic::{AtomicU32, Ordering};
 /// Masks of row `y` of basin labels: bit `d` is set when the neighbour at [`D8`]`[d]` has a
 /// higher label (`NONE`, outside every basin, is the highest), so each pair of adjacent
 /// cells in different basins is seen once, from the lower label's side.
-#[multiversion::multiversion(targets(
-    "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
-    "x86_64+avx2+fma+sse4.1"
-))]
+#[cfg_attr(
+    not(any(feature = "simd-max-avx2", feature = "simd-portable")),
+    multiversion::multiversion(targets(
+        "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
+        "x86_64+avx2+fma+sse4.1"
+    ))
+)]
+#[cfg_attr(
+    all(feature = "simd-max-avx2", not(feature = "simd-portable")),
+    multiversion::multiversion(targets("x86_64+avx2+fma+sse4.1"))
+)]
 pub(super) fn higher_d8_row(label: &[u32], w: usize, y: usize, out: &mut [u8]) {
     mask_d8_row(label, w, y, out, |l, _, own| l > own);
 }
@@ -451,10 +458,17 @@ pub(super) fn row_pits(r: &[u32], at: usize) -> Vec<u32> {
 /// A row of [`Depressions::route`]'s last phase: where a basin cell (label `b` not `NONE`)
 /// still has no receiver `r`, the descent on the heights, `rz` (and its distance, when the
 /// distances are kept). Branch-free selects (lakes are data, not a pattern), vectorised.
-#[multiversion::multiversion(targets(
-    "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
-    "x86_64+avx2+fma+sse4.1"
-))]
+#[cfg_attr(
+    not(any(feature = "simd-max-avx2", feature = "simd-portable")),
+    multiversion::multiversion(targets(
+        "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
+        "x86_64+avx2+fma+sse4.1"
+    ))
+)]
+#[cfg_attr(
+    all(feature = "simd-max-avx2", not(feature = "simd-portable")),
+    multiversion::multiversion(targets("x86_64+avx2+fma+sse4.1"))
+)]
 #[expect(clippy::needless_bitwise_bool)] // `&`, not `&&`: no branch between the flags.
 pub(super) fn lake_row(r: &mut [u32], b: &[u32], rz: &[u32], dist: Option<(&mut [f32], &[f32])>) {
     let n = r.len();

@@ -142,10 +142,17 @@ macro_rules! steeper {
 /// Receivers of row `y` among the four neighbours (up, left, right, down — [`D4`]'s order,
 /// which breaks ties). `wall` is a row of +∞: the surface beyond the map's top and bottom
 /// edges, which never drains anything.
-#[multiversion::multiversion(targets(
-    "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
-    "x86_64+avx2+fma+sse4.1"
-))]
+#[cfg_attr(
+    not(any(feature = "simd-max-avx2", feature = "simd-portable")),
+    multiversion::multiversion(targets(
+        "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
+        "x86_64+avx2+fma+sse4.1"
+    ))
+)]
+#[cfg_attr(
+    all(feature = "simd-max-avx2", not(feature = "simd-portable")),
+    multiversion::multiversion(targets("x86_64+avx2+fma+sse4.1"))
+)]
 pub(super) fn receivers_d4_row(
     z: &[f32],
     w: usize,
@@ -339,10 +346,17 @@ impl D8Distances {
 /// Receivers of the inner cells of inner row `y` among the eight neighbours ([`D8`]'s order,
 /// which breaks ties): every neighbour exists, so the whole row is one branch-free loop
 /// over equal-length slices.
-#[multiversion::multiversion(targets(
-    "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
-    "x86_64+avx2+fma+sse4.1"
-))]
+#[cfg_attr(
+    not(any(feature = "simd-max-avx2", feature = "simd-portable")),
+    multiversion::multiversion(targets(
+        "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
+        "x86_64+avx2+fma+sse4.1"
+    ))
+)]
+#[cfg_attr(
+    all(feature = "simd-max-avx2", not(feature = "simd-portable")),
+    multiversion::multiversion(targets("x86_64+avx2+fma+sse4.1"))
+)]
 pub(super) fn receivers_d8_row(
     z: &[f32],
     w: usize,
@@ -462,10 +476,17 @@ pub(super) fn receivers_d8_full_row(
 /// [`receivers_d8_row`] with every node at its cell's centre: the slope to a side
 /// neighbour is its drop, to a diagonal one its drop times 1/√2, compared with the best
 /// slope so far — no distances to read or multiply.
-#[multiversion::multiversion(targets(
-    "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
-    "x86_64+avx2+fma+sse4.1"
-))]
+#[cfg_attr(
+    not(any(feature = "simd-max-avx2", feature = "simd-portable")),
+    multiversion::multiversion(targets(
+        "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
+        "x86_64+avx2+fma+sse4.1"
+    ))
+)]
+#[cfg_attr(
+    all(feature = "simd-max-avx2", not(feature = "simd-portable")),
+    multiversion::multiversion(targets("x86_64+avx2+fma+sse4.1"))
+)]
 pub(super) fn receivers_d8_row_uniform(
     z: &[f32],
     w: usize,

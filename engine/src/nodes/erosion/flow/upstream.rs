@@ -6,10 +6,17 @@ use rayon::prelude::*;
 
 /// Donor masks of row `y`: bit `d` of a cell's mask is set when its neighbour at [`D8`]`[d]`
 /// drains to it.
-#[multiversion::multiversion(targets(
-    "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
-    "x86_64+avx2+fma+sse4.1"
-))]
+#[cfg_attr(
+    not(any(feature = "simd-max-avx2", feature = "simd-portable")),
+    multiversion::multiversion(targets(
+        "x86_64+avx512f+avx512vl+avx2+fma+sse4.1",
+        "x86_64+avx2+fma+sse4.1"
+    ))
+)]
+#[cfg_attr(
+    all(feature = "simd-max-avx2", not(feature = "simd-portable")),
+    multiversion::multiversion(targets("x86_64+avx2+fma+sse4.1"))
+)]
 pub(super) fn donors_d8_row(rcv: &[u32], w: usize, y: usize, out: &mut [u8]) {
     mask_d8_row(rcv, w, y, out, |r, i, _| r == i);
 }

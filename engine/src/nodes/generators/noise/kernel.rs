@@ -6,8 +6,6 @@
 // compile its own copy of the body with that clone's target features.
 #![expect(clippy::inline_always)]
 
-use multiversion::multiversion;
-
 /// Samples per chunk of a row.
 pub const CHUNK: usize = 1024;
 /// Cells per chunk's coefficient tables (a power of two, so `& MASK` proves every index in bounds).
@@ -101,6 +99,11 @@ pub fn kernel4(idx: &[u32], fx: &[f32], q: &[f32], k: &Coeffs, out: &mut [f32], 
         avx512::kernel(idx, fx, q, k, out, true, w);
         return;
     }
+    #[cfg(target_arch = "x86_64")]
+    if avx2::available() {
+        avx2::kernel(idx, fx, q, k, out, true, w);
+        return;
+    }
     kernel4_auto(idx, fx, q, k, out, w);
 }
 
@@ -111,17 +114,28 @@ pub fn kernel3(idx: &[u32], fx: &[f32], q: &[f32], k: &Coeffs, out: &mut [f32], 
         avx512::kernel(idx, fx, q, k, out, false, w);
         return;
     }
+    #[cfg(target_arch = "x86_64")]
+    if avx2::available() {
+        avx2::kernel(idx, fx, q, k, out, false, w);
+        return;
+    }
     kernel3_auto(idx, fx, q, k, out, w);
 }
 
 /// [`kernel4`]'s autovectorised body, for AVX2 and the baseline.
-#[multiversion(targets("x86_64+avx2+fma"))]
+#[cfg_attr(
+    not(feature = "simd-portable"),
+    multiversion::multiversion(targets("x86_64+avx2+fma"))
+)]
 pub fn kernel4_auto(idx: &[u32], fx: &[f32], q: &[f32], k: &Coeffs, out: &mut [f32], w: Write) {
     body4(idx, fx, q, k, out, w);
 }
 
 /// [`kernel3`]'s autovectorised body, for AVX2 and the baseline.
-#[multiversion(targets("x86_64+avx2+fma"))]
+#[cfg_attr(
+    not(feature = "simd-portable"),
+    multiversion::multiversion(targets("x86_64+avx2+fma"))
+)]
 pub fn kernel3_auto(idx: &[u32], fx: &[f32], q: &[f32], k: &Coeffs, out: &mut [f32], w: Write) {
     body3(idx, fx, q, k, out, w);
 }
@@ -145,7 +159,10 @@ mod avx512 {
     };
 
     pub fn available() -> bool {
-        std::is_x86_feature_detected!("avx512f")
+        cfg!(not(any(
+            feature = "simd-max-avx2",
+            feature = "simd-portable"
+        ))) && std::is_x86_feature_detected!("avx512f")
     }
 
     pub fn kernel(
@@ -266,6 +283,146 @@ mod avx512 {
     }
 }
 
+/// Gather-free AVX2 kernels: the AVX-512 kernels' idea on 8 lanes.
+///
+/// Because `idx` is non-decreasing, 8 consecutive samples need at most 16 consecutive table
+/// entries: a window of fewer than 8 cells (every octave coarser than about one cell per
+/// sample) is one load and one `vpermps` per coefficient; a wider one two loads, two
+/// `vpermps` and a blend. They replace `vgatherdps`. Same IEEE operations in the same order
+/// as `body4`/`body3` (no FMA), so results are bit-identical (tested).
+#[cfg(target_arch = "x86_64")]
+#[expect(unsafe_code)]
+pub(crate) mod avx2 {
+    use super::{body3, body4, Coeffs, Write, TABLE};
+    use std::arch::x86_64::{
+        __m256, __m256i, _mm256_add_epi32, _mm256_add_ps, _mm256_blendv_ps, _mm256_castsi256_ps,
+        _mm256_cmpgt_epi32, _mm256_loadu_ps, _mm256_loadu_si256, _mm256_mul_ps,
+        _mm256_permutevar8x32_ps, _mm256_set1_epi32, _mm256_set1_ps, _mm256_storeu_ps,
+    };
+
+    pub fn available() -> bool {
+        cfg!(not(feature = "simd-portable")) && std::is_x86_feature_detected!("avx2")
+    }
+
+    pub fn kernel(
+        idx: &[u32],
+        fx: &[f32],
+        q: &[f32],
+        k: &Coeffs,
+        out: &mut [f32],
+        four: bool,
+        w: Write,
+    ) {
+        if !available() {
+            if four {
+                body4(idx, fx, q, k, out, w);
+            } else {
+                body3(idx, fx, q, k, out, w);
+            }
+            return;
+        }
+        // SAFETY: AVX2 is available (checked just above).
+        unsafe { kernel_avx2(idx, fx, q, k, out, four, w) }
+    }
+
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    unsafe fn kernel_avx2(
+        idx: &[u32],
+        fx: &[f32],
+        q: &[f32],
+        k: &Coeffs,
+        out: &mut [f32],
+        four: bool,
+        w: Write,
+    ) {
+        let n = out.len().min(idx.len()).min(fx.len()).min(q.len());
+        let mut i = 0;
+        while i + 8 <= n {
+            let first = idx[i] as usize;
+            let last = idx[i + 7] as usize;
+            if last >= first && last - first < 16 && first < TABLE {
+                // SAFETY: i + 8 <= n bounds the loads from idx, fx, q and the store to out;
+                // first < TABLE and the tables hold TABLE + 32 entries, so the 8-wide loads at
+                // `first` and `first + 8` stay inside each table.
+                unsafe {
+                    let rel: __m256i = _mm256_add_epi32(
+                        _mm256_loadu_si256(idx.as_ptr().add(i).cast()),
+                        _mm256_set1_epi32(-(first as i32)),
+                    );
+                    let narrow = last - first < 8;
+                    // Lanes whose entry is in the upper 8 (vpermps reads the low 3 bits only).
+                    let upper = _mm256_castsi256_ps(_mm256_cmpgt_epi32(rel, _mm256_set1_epi32(7)));
+                    let look = |tab: &[f32]| -> __m256 {
+                        let lo =
+                            _mm256_permutevar8x32_ps(_mm256_loadu_ps(tab.as_ptr().add(first)), rel);
+                        if narrow {
+                            lo
+                        } else {
+                            let hi = _mm256_permutevar8x32_ps(
+                                _mm256_loadu_ps(tab.as_ptr().add(first + 8)),
+                                rel,
+                            );
+                            _mm256_blendv_ps(lo, hi, upper)
+                        }
+                    };
+                    let t = _mm256_loadu_ps(fx.as_ptr().add(i));
+                    let qq = _mm256_loadu_ps(q.as_ptr().add(i));
+                    let k0 = look(&k.k0[..]);
+                    let k1 = look(&k.k1[..]);
+                    let k2 = look(&k.k2[..]);
+                    // Same order as the scalar bodies: (k0 + k1·t) + q·(k2 + k3·t), or (k0 + k1·t) + k2·q.
+                    let r = if four {
+                        let k3 = look(&k.k3[..]);
+                        _mm256_add_ps(
+                            _mm256_add_ps(k0, _mm256_mul_ps(k1, t)),
+                            _mm256_mul_ps(qq, _mm256_add_ps(k2, _mm256_mul_ps(k3, t))),
+                        )
+                    } else {
+                        _mm256_add_ps(
+                            _mm256_add_ps(k0, _mm256_mul_ps(k1, t)),
+                            _mm256_mul_ps(k2, qq),
+                        )
+                    };
+                    let r = match w {
+                        Write::Store => r,
+                        Write::Accumulate(amp) => _mm256_add_ps(
+                            _mm256_loadu_ps(out.as_ptr().add(i)),
+                            _mm256_mul_ps(_mm256_set1_ps(amp), r),
+                        ),
+                    };
+                    _mm256_storeu_ps(out.as_mut_ptr().add(i), r);
+                }
+            } else if four {
+                body4(
+                    &idx[i..i + 8],
+                    &fx[i..i + 8],
+                    &q[i..i + 8],
+                    k,
+                    &mut out[i..i + 8],
+                    w,
+                );
+            } else {
+                body3(
+                    &idx[i..i + 8],
+                    &fx[i..i + 8],
+                    &q[i..i + 8],
+                    k,
+                    &mut out[i..i + 8],
+                    w,
+                );
+            }
+            i += 8;
+        }
+        if four {
+            body4(&idx[i..n], &fx[i..n], &q[i..n], k, &mut out[i..n], w);
+        } else {
+            body3(&idx[i..n], &fx[i..n], &q[i..n], k, &mut out[i..n], w);
+        }
+    }
+}
+
 /// [`kernel4`] without any target feature.
 #[inline(never)]
 pub fn kernel4_portable(idx: &[u32], fx: &[f32], q: &[f32], k: &Coeffs, out: &mut [f32], w: Write) {
@@ -295,7 +452,14 @@ fn gradient_xy(h: u32) -> (f32, f32) {
 }
 
 /// Gradients of lattice columns `base ..` on lattice row `yi`.
-#[multiversion(targets("x86_64+avx512f+avx512vl+avx2+fma", "x86_64+avx2+fma"))]
+#[cfg_attr(
+    not(any(feature = "simd-max-avx2", feature = "simd-portable")),
+    multiversion::multiversion(targets("x86_64+avx512f+avx512vl+avx2+fma", "x86_64+avx2+fma"))
+)]
+#[cfg_attr(
+    all(feature = "simd-max-avx2", not(feature = "simd-portable")),
+    multiversion::multiversion(targets("x86_64+avx2+fma"))
+)]
 pub fn gradients(base: i32, yi: i32, seed: u32, gx: &mut [f32], gy: &mut [f32]) {
     for (c, (x, y)) in gx.iter_mut().zip(gy.iter_mut()).enumerate() {
         (*x, *y) = gradient_xy(super::hash2(seed, base.wrapping_add(c as i32), yi));
@@ -303,7 +467,14 @@ pub fn gradients(base: i32, yi: i32, seed: u32, gx: &mut [f32], gy: &mut [f32]) 
 }
 
 /// Random heights in [−1, 1] of lattice columns `base ..` on lattice row `yi`.
-#[multiversion(targets("x86_64+avx512f+avx512vl+avx2+fma", "x86_64+avx2+fma"))]
+#[cfg_attr(
+    not(any(feature = "simd-max-avx2", feature = "simd-portable")),
+    multiversion::multiversion(targets("x86_64+avx512f+avx512vl+avx2+fma", "x86_64+avx2+fma"))
+)]
+#[cfg_attr(
+    all(feature = "simd-max-avx2", not(feature = "simd-portable")),
+    multiversion::multiversion(targets("x86_64+avx2+fma"))
+)]
 pub fn heights(base: i32, yi: i32, seed: u32, h: &mut [f32]) {
     for (c, v) in h.iter_mut().enumerate() {
         *v = super::unit_f32(super::hash2(seed, base.wrapping_add(c as i32), yi));
@@ -315,7 +486,14 @@ pub fn heights(base: i32, yi: i32, seed: u32, h: &mut [f32]) {
 /// Per column c the noise along the column's edge is `α_c·t + β_c` (t = x − c), lerped in y;
 /// in cell c, `n = p0 + S(fx)(p1 − p0)` with `p0 = α_c fx + β_c` and
 /// `p1 = α_{c+1}(fx − 1) + β_{c+1}`, i.e. `K0 + K1·fx + S(fx)·(K2 + K3·fx)`.
-#[multiversion(targets("x86_64+avx512f+avx512vl+avx2+fma", "x86_64+avx2+fma"))]
+#[cfg_attr(
+    not(any(feature = "simd-max-avx2", feature = "simd-portable")),
+    multiversion::multiversion(targets("x86_64+avx512f+avx512vl+avx2+fma", "x86_64+avx2+fma"))
+)]
+#[cfg_attr(
+    all(feature = "simd-max-avx2", not(feature = "simd-portable")),
+    multiversion::multiversion(targets("x86_64+avx2+fma"))
+)]
 pub fn perlin_cells(g: [&[f32]; 4], fy: f32, sy: f32, k: &mut Coeffs) {
     let [g0x, g0y, g1x, g1y] = g;
     let n = g0x
@@ -348,7 +526,14 @@ pub fn perlin_cells(g: [&[f32]; 4], fy: f32, sy: f32, k: &mut Coeffs) {
 }
 
 /// Value-noise cell coefficients: `n = v_c + S(fx)·(v_{c+1} − v_c)` with `v` lerped in y.
-#[multiversion(targets("x86_64+avx512f+avx512vl+avx2+fma", "x86_64+avx2+fma"))]
+#[cfg_attr(
+    not(any(feature = "simd-max-avx2", feature = "simd-portable")),
+    multiversion::multiversion(targets("x86_64+avx512f+avx512vl+avx2+fma", "x86_64+avx2+fma"))
+)]
+#[cfg_attr(
+    all(feature = "simd-max-avx2", not(feature = "simd-portable")),
+    multiversion::multiversion(targets("x86_64+avx2+fma"))
+)]
 pub fn value_cells(r0: &[f32], r1: &[f32], sy: f32, k: &mut Coeffs) {
     let n = r0.len().min(r1.len()).min(TABLE).saturating_sub(1);
     let (l0, r0r, l1, r1r) = (&r0[..n], &r0[1..=n], &r1[..n], &r1[1..=n]);
@@ -369,7 +554,14 @@ pub fn value_cells(r0: &[f32], r1: &[f32], sy: f32, k: &mut Coeffs) {
 /// The text prints "+ x·y"; with "+" the corner h(1, 1) = h11 fails (it gives
 /// h10 + h01 − h00 + 3A), so the sign is a typo: solving Eqs. 8–15 with all gradients zero
 /// gives c11 = −A, i.e. "− x·y".
-#[multiversion(targets("x86_64+avx512f+avx512vl+avx2+fma", "x86_64+avx2+fma"))]
+#[cfg_attr(
+    not(any(feature = "simd-max-avx2", feature = "simd-portable")),
+    multiversion::multiversion(targets("x86_64+avx512f+avx512vl+avx2+fma", "x86_64+avx2+fma"))
+)]
+#[cfg_attr(
+    all(feature = "simd-max-avx2", not(feature = "simd-portable")),
+    multiversion::multiversion(targets("x86_64+avx2+fma"))
+)]
 pub fn zero_gradient_cells(r0: &[f32], r1: &[f32], fy: f32, k: &mut Coeffs) {
     let n = r0.len().min(r1.len()).min(TABLE).saturating_sub(1);
     let sy = fy * fy * (3.0 - 2.0 * fy);

@@ -10,8 +10,6 @@
 // compile its own copy of the body with that clone's target features.
 #![expect(clippy::inline_always)]
 
-use multiversion::multiversion;
-
 const F2: f64 = 0.366_025_403_784_438_6; // (√3 − 1) / 2
 const G2: f32 = 0.211_324_87; // (3 − √3) / 6
 
@@ -129,7 +127,14 @@ fn body(xs: &[f64], y: f64, seed: u32, out: &mut [f32]) {
 }
 
 /// Noise at lattice coordinates `(xs[i], y)` into `out`.
-#[multiversion(targets("x86_64+avx512f+avx512vl+avx2+fma", "x86_64+avx2+fma"))]
+#[cfg_attr(
+    not(any(feature = "simd-max-avx2", feature = "simd-portable")),
+    multiversion::multiversion(targets("x86_64+avx512f+avx512vl+avx2+fma", "x86_64+avx2+fma"))
+)]
+#[cfg_attr(
+    all(feature = "simd-max-avx2", not(feature = "simd-portable")),
+    multiversion::multiversion(targets("x86_64+avx2+fma"))
+)]
 pub fn row(xs: &[f64], y: f64, seed: u32, out: &mut [f32]) {
     body(xs, y, seed, out);
 }

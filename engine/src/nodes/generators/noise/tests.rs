@@ -172,21 +172,60 @@ fn dispatched_kernels_equal_portable_kernels_bit_for_bit() {
         k.k3[j] = unit_f32(hash2(4, j as i32, 0));
     }
     let (mut a, mut b) = (vec![0.0; n], vec![0.0; n]);
-    for w in [kernel::Write::Store, kernel::Write::Accumulate(0.37)] {
-        a.fill(0.25);
-        b.fill(0.25);
-        kernel::kernel4(&idx, &fx, &q, &k, &mut a, w);
-        kernel::kernel4_portable(&idx, &fx, &q, &k, &mut b, w);
-        assert!(
-            a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()),
-            "kernel4 {w:?}"
-        );
-        kernel::kernel3(&idx, &fx, &q, &k, &mut a, w);
-        kernel::kernel3_portable(&idx, &fx, &q, &k, &mut b, w);
-        assert!(
-            a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()),
-            "kernel3 {w:?}"
-        );
+    // Every path the machine can run against the portable body: the dispatched kernel (the
+    // AVX-512 permutes, else the AVX2 permutes), the AVX2 permutes themselves, and the
+    // autovectorised body (gathers); over windows of < 8 cells, 8–15 cells (two loads and a
+    // blend) and wider (the scalar fallback).
+    type Kernel = fn(&[u32], &[f32], &[f32], &Coeffs, &mut [f32], kernel::Write);
+    let mut paths4: Vec<(&str, Kernel)> = vec![
+        ("dispatched", kernel::kernel4),
+        ("autovectorised", kernel::kernel4_auto),
+    ];
+    let mut paths3: Vec<(&str, Kernel)> = vec![
+        ("dispatched", kernel::kernel3),
+        ("autovectorised", kernel::kernel3_auto),
+    ];
+    #[cfg(target_arch = "x86_64")]
+    if kernel::avx2::available() {
+        paths4.push(("avx2", |i, f, q, k, o, w| {
+            kernel::avx2::kernel(i, f, q, k, o, true, w);
+        }));
+        paths3.push(("avx2", |i, f, q, k, o, w| {
+            kernel::avx2::kernel(i, f, q, k, o, false, w);
+        }));
+    }
+    for step in [1.0 / 7.0, 1.5, 2.5] {
+        let idx: Vec<u32> = (0..n).map(|i| (i as f64 * step) as u32 % 1900).collect();
+        // Keep it non-decreasing (the kernels' contract): restart only at chunk-like breaks.
+        let idx: Vec<u32> = idx
+            .iter()
+            .scan(0u32, |m, &v| {
+                *m = (*m).max(v);
+                Some(*m)
+            })
+            .collect();
+        for w in [kernel::Write::Store, kernel::Write::Accumulate(0.37)] {
+            b.fill(0.25);
+            kernel::kernel4_portable(&idx, &fx, &q, &k, &mut b, w);
+            for (name, f) in &paths4 {
+                a.fill(0.25);
+                f(&idx, &fx, &q, &k, &mut a, w);
+                assert!(
+                    a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()),
+                    "kernel4 {name} step {step} {w:?}"
+                );
+            }
+            b.fill(0.25);
+            kernel::kernel3_portable(&idx, &fx, &q, &k, &mut b, w);
+            for (name, f) in &paths3 {
+                a.fill(0.25);
+                f(&idx, &fx, &q, &k, &mut a, w);
+                assert!(
+                    a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()),
+                    "kernel3 {name} step {step} {w:?}"
+                );
+            }
+        }
     }
     for h in [
         0u32,
