@@ -160,8 +160,8 @@ fn every_basis_is_bounded_and_continuous() {
 
 #[test]
 fn dispatched_kernels_equal_portable_kernels_bit_for_bit() {
+    type Kernel = fn(&[u32], &[f32], &[f32], &Coeffs, &mut [f32], kernel::Write);
     let n = 1000;
-    let idx: Vec<u32> = (0..n).map(|i| (i / 7) as u32).collect();
     let fx: Vec<f32> = (0..n).map(|i| (i % 7) as f32 / 7.0 + 0.013).collect();
     let q: Vec<f32> = fx.iter().map(|&t| Smooth::S5.apply(t)).collect();
     let mut k = Coeffs::new();
@@ -176,7 +176,6 @@ fn dispatched_kernels_equal_portable_kernels_bit_for_bit() {
     // AVX-512 permutes, else the AVX2 permutes), the AVX2 permutes themselves, and the
     // autovectorised body (gathers); over windows of < 8 cells, 8–15 cells (two loads and a
     // blend) and wider (the scalar fallback).
-    type Kernel = fn(&[u32], &[f32], &[f32], &Coeffs, &mut [f32], kernel::Write);
     let mut paths4: Vec<(&str, Kernel)> = vec![
         ("dispatched", kernel::kernel4),
         ("autovectorised", kernel::kernel4_auto),
