@@ -99,10 +99,15 @@ impl Scratch {
 /// Copies map row `y` into a row padded with `PAD` on both sides (`PAD` everywhere off the
 /// map).
 fn load_row(h: &[f32], w: usize, rows: usize, y: isize, dst: &mut [f32]) {
-    dst.fill(PAD);
     if y >= 0 && y < rows as isize {
         let y = y as usize;
+        // Only the cells outside the map are padding: filling the whole row first cost a
+        // second pass over it.
+        dst[0] = PAD;
         dst[1..=w].copy_from_slice(&h[y * w..(y + 1) * w]);
+        dst[w + 1..].fill(PAD);
+    } else {
+        dst.fill(PAD);
     }
 }
 
