@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Every SIMD path gives the same bits (issue 27): rebuilds the engine with its kernels capped
+# at AVX2 (`simd-max-avx2`) and at baseline x86-64 (`simd-portable`) and runs the pinned
+# hashes of every example and test graph (all node types) and the noise kernels' path test
+# with each. The default build (widest path the CPU has) is checked by `cargo test`.
+# Only the `orogen` crate is rebuilt per variant (its dependencies keep their features).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+for feature in simd-max-avx2 simd-portable; do
+  echo "== --features $feature"
+  cargo test -q -p orogen --features "$feature" --test e2e example_graph_outputs_are_pinned_to_the_byte
+  cargo test -q -p orogen --features "$feature" --lib dispatched_kernels_equal_portable_kernels_bit_for_bit
+done
