@@ -89,6 +89,16 @@ fn body3(idx: &[u32], fx: &[f32], q: &[f32], k: &Coeffs, out: &mut [f32], w: Wri
     }
 }
 
+/// `body4` when `four`, else `body3`: the scalar path the permute kernels fall back to.
+#[inline(always)]
+fn body(four: bool, idx: &[u32], fx: &[f32], q: &[f32], k: &Coeffs, out: &mut [f32], w: Write) {
+    if four {
+        body4(idx, fx, q, k, out, w);
+    } else {
+        body3(idx, fx, q, k, out, w);
+    }
+}
+
 /// `out[i] = K0 + K1·fx + q·(K2 + K3·fx)` with the coefficients of cell `idx[i]`.
 ///
 /// `idx` must be non-decreasing (it is: samples are sorted along x). On AVX-512 CPUs this
@@ -151,7 +161,7 @@ pub fn kernel3_auto(idx: &[u32], fx: &[f32], q: &[f32], k: &Coeffs, out: &mut [f
 #[cfg(target_arch = "x86_64")]
 #[expect(unsafe_code)]
 mod avx512 {
-    use super::{body3, body4, Coeffs, Write, TABLE};
+    use super::{body, Coeffs, Write, TABLE};
     use std::arch::x86_64::{
         __m512, __m512i, _mm512_add_epi32, _mm512_add_ps, _mm512_loadu_epi32, _mm512_loadu_ps,
         _mm512_mul_ps, _mm512_permutex2var_ps, _mm512_permutexvar_ps, _mm512_set1_epi32,
@@ -176,11 +186,7 @@ mod avx512 {
     ) {
         if !available() {
             // Unreachable from kernel3/kernel4, which check first; keeps this function safe to call.
-            if four {
-                body4(idx, fx, q, k, out, w);
-            } else {
-                body3(idx, fx, q, k, out, w);
-            }
+            body(four, idx, fx, q, k, out, w);
             return;
         }
         // SAFETY: AVX-512F is available (checked just above).
@@ -254,32 +260,13 @@ mod avx512 {
                     };
                     _mm512_storeu_ps(out.as_mut_ptr().add(i), r);
                 }
-            } else if four {
-                body4(
-                    &idx[i..i + 16],
-                    &fx[i..i + 16],
-                    &q[i..i + 16],
-                    k,
-                    &mut out[i..i + 16],
-                    w,
-                );
             } else {
-                body3(
-                    &idx[i..i + 16],
-                    &fx[i..i + 16],
-                    &q[i..i + 16],
-                    k,
-                    &mut out[i..i + 16],
-                    w,
-                );
+                let (a, b) = (i, i + 16);
+                body(four, &idx[a..b], &fx[a..b], &q[a..b], k, &mut out[a..b], w);
             }
             i += 16;
         }
-        if four {
-            body4(&idx[i..n], &fx[i..n], &q[i..n], k, &mut out[i..n], w);
-        } else {
-            body3(&idx[i..n], &fx[i..n], &q[i..n], k, &mut out[i..n], w);
-        }
+        body(four, &idx[i..n], &fx[i..n], &q[i..n], k, &mut out[i..n], w);
     }
 }
 
@@ -293,7 +280,7 @@ mod avx512 {
 #[cfg(target_arch = "x86_64")]
 #[expect(unsafe_code)]
 pub(crate) mod avx2 {
-    use super::{body3, body4, Coeffs, Write, TABLE};
+    use super::{body, Coeffs, Write, TABLE};
     use std::arch::x86_64::{
         __m256, __m256i, _mm256_add_epi32, _mm256_add_ps, _mm256_blendv_ps, _mm256_castsi256_ps,
         _mm256_cmpgt_epi32, _mm256_loadu_ps, _mm256_loadu_si256, _mm256_mul_ps,
@@ -314,11 +301,7 @@ pub(crate) mod avx2 {
         w: Write,
     ) {
         if !available() {
-            if four {
-                body4(idx, fx, q, k, out, w);
-            } else {
-                body3(idx, fx, q, k, out, w);
-            }
+            body(four, idx, fx, q, k, out, w);
             return;
         }
         // SAFETY: AVX2 is available (checked just above).
@@ -394,32 +377,13 @@ pub(crate) mod avx2 {
                     };
                     _mm256_storeu_ps(out.as_mut_ptr().add(i), r);
                 }
-            } else if four {
-                body4(
-                    &idx[i..i + 8],
-                    &fx[i..i + 8],
-                    &q[i..i + 8],
-                    k,
-                    &mut out[i..i + 8],
-                    w,
-                );
             } else {
-                body3(
-                    &idx[i..i + 8],
-                    &fx[i..i + 8],
-                    &q[i..i + 8],
-                    k,
-                    &mut out[i..i + 8],
-                    w,
-                );
+                let (a, b) = (i, i + 8);
+                body(four, &idx[a..b], &fx[a..b], &q[a..b], k, &mut out[a..b], w);
             }
             i += 8;
         }
-        if four {
-            body4(&idx[i..n], &fx[i..n], &q[i..n], k, &mut out[i..n], w);
-        } else {
-            body3(&idx[i..n], &fx[i..n], &q[i..n], k, &mut out[i..n], w);
-        }
+        body(four, &idx[i..n], &fx[i..n], &q[i..n], k, &mut out[i..n], w);
     }
 }
 
