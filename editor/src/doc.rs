@@ -248,21 +248,7 @@ pub fn fresh_id(graph: &Graph, base: &str) -> String {
     unique_name(base, |id| graph.node(id).is_some())
 }
 
-/// `base`, else `base_2`, `base_3`, … — the first name `taken` says is free.
-#[must_use]
-pub fn unique_name(base: &str, taken: impl Fn(&str) -> bool) -> String {
-    if !taken(base) {
-        return base.to_owned();
-    }
-    let mut i = 2u64;
-    loop {
-        let name = format!("{base}_{i}");
-        if !taken(&name) {
-            return name;
-        }
-        i += 1;
-    }
-}
+pub use orogen::graph::unique_name;
 
 /// Why a wire from `from` (node, output) into `to` (node, input) is refused, if it is.
 #[must_use]

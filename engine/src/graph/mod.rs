@@ -114,6 +114,23 @@ fn by_incomplete_node(problems: Vec<Diagnostic>) -> BTreeMap<String, Vec<Diagnos
     out
 }
 
+/// `base`, else `base_2`, `base_3`, … — the first name `taken` says is free (node ids, output
+/// and parameter names).
+#[must_use]
+pub fn unique_name(base: &str, taken: impl Fn(&str) -> bool) -> String {
+    if !taken(base) {
+        return base.to_owned();
+    }
+    let mut i = 2u64;
+    loop {
+        let name = format!("{base}_{i}");
+        if !taken(&name) {
+            return name;
+        }
+        i += 1;
+    }
+}
+
 /// Whether a string is a valid node id or output name.
 #[must_use]
 pub fn is_valid_id(id: &str) -> bool {

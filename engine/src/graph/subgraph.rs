@@ -284,16 +284,11 @@ impl Graph {
         }
         let spec = n.def.params[i];
         let value = n.params[i].clone();
-        let mut name = param.to_owned();
-        if self.parameter(&name).is_some() {
-            name = format!("{node}_{param}");
-            let base = name.clone();
-            let mut k = 2;
-            while self.parameter(&name).is_some() {
-                name = format!("{base}_{k}");
-                k += 1;
-            }
-        }
+        let name = if self.parameter(param).is_some() {
+            super::unique_name(&format!("{node}_{param}"), |c| self.parameter(c).is_some())
+        } else {
+            param.to_owned()
+        };
         let kind = match spec.kind {
             ParamKind::Float { soft, hard, .. } => ParamKind::Float {
                 default: match value {

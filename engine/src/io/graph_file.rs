@@ -466,6 +466,22 @@ fn number(v: Option<&Value>, field: &str, default: f64, diags: &mut Vec<Diagnost
     }
 }
 
+/// A top-level string field (`""` when absent; an error when not a string).
+fn string_field(root: &Map<String, Value>, key: &str, diags: &mut Vec<Diagnostic>) -> String {
+    match root.get(key) {
+        None => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => {
+            diags.push(Diagnostic::at(
+                None,
+                key.into(),
+                format!("expected a string, found {}", kind_of(other)),
+            ));
+            String::new()
+        }
+    }
+}
+
 /// Builds the runtime graph from a (migrated) value, pushing every problem into `diags`.
 fn from_value(
     value: &Value,
@@ -475,32 +491,10 @@ fn from_value(
 ) -> Option<Graph> {
     let root = value.as_object()?;
     check_keys(root, TOP_KEYS, None, "", diags);
-    let doc = match root.get("doc") {
-        None => String::new(),
-        Some(Value::String(s)) => s.clone(),
-        Some(other) => {
-            diags.push(Diagnostic::at(
-                None,
-                "doc".into(),
-                format!("expected a string, found {}", kind_of(other)),
-            ));
-            String::new()
-        }
-    };
+    let doc = string_field(root, "doc", diags);
     let parameters = parse_parameters(root.get("parameters"), param_overrides, diags);
 
-    let name = match root.get("name") {
-        None => String::new(),
-        Some(Value::String(s)) => s.clone(),
-        Some(other) => {
-            diags.push(Diagnostic::at(
-                None,
-                "name".into(),
-                format!("expected a string, found {}", kind_of(other)),
-            ));
-            String::new()
-        }
-    };
+    let name = string_field(root, "name", diags);
     let seed = match root.get("seed") {
         None => 0,
         Some(v) => v.as_u64().unwrap_or_else(|| {

@@ -77,13 +77,7 @@ pub fn fresh_id(g: &Graph, stem: &str) -> String {
     } else {
         stem
     };
-    if g.node(&stem).is_none() {
-        return stem;
-    }
-    (2..1_000_000)
-        .map(|k| format!("{stem}_{k}"))
-        .find(|c| g.node(c).is_none())
-        .unwrap_or(stem)
+    crate::graph::unique_name(&stem, |c| g.node(c).is_some())
 }
 
 /// Reloads every subgraph file of `g` (relative to `base_dir`) whose content changed, keeping
@@ -189,13 +183,9 @@ pub fn collapse(
             let name = if let Some(name) = sources.get(r) {
                 name.clone()
             } else {
-                let mut name = format!("{}_{}", r.node, r.output);
-                let base = name.clone();
-                let mut k = 2;
-                while taken.contains(&name) {
-                    name = format!("{base}_{k}");
-                    k += 1;
-                }
+                let name = crate::graph::unique_name(&format!("{}_{}", r.node, r.output), |c| {
+                    taken.contains(c)
+                });
                 taken.insert(name.clone());
                 sources.insert(r.clone(), name.clone());
                 let ty = match kind {
@@ -238,13 +228,9 @@ pub fn collapse(
         if outs.contains_key(&r) {
             continue;
         }
-        let mut name = format!("{}_{}", r.node, r.output);
-        let base = name.clone();
-        let mut k = 2;
-        while outs.values().any(|v| *v == name) {
-            name = format!("{base}_{k}");
-            k += 1;
-        }
+        let name = crate::graph::unique_name(&format!("{}_{}", r.node, r.output), |c| {
+            outs.values().any(|v| v == c)
+        });
         inner.outputs.insert(name.clone(), r.clone());
         outs.insert(r, name);
     }
