@@ -422,8 +422,8 @@ fn example_graph_outputs_are_pinned_to_the_byte() {
     // The examples, and the test graphs that hold every erosion, water and colour node: run
     // with `--features simd-max-avx2` or `simd-portable`, this checks that the AVX2 and the
     // baseline code paths give the very bits the widest path gives.
-    let extra =
-        ["parity/hills", "water", "color"].map(|n| repo().join(format!("tests/data/{n}.json")));
+    let extra = ["parity/hills", "water", "color", "deposits"]
+        .map(|n| repo().join(format!("tests/data/{n}.json")));
     for path in example_graphs().into_iter().chain(extra) {
         let graph = load(&path);
         let name = path

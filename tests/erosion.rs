@@ -931,3 +931,52 @@ fn thermal_erosion_smooths_and_leaves_no_ripples() {
         );
     }
 }
+
+/// The deposit masks of tests/data/deposits.json (sediment depth and scree of a thermal
+/// erosion) at 256² match their golden PNGs in tests/golden/deposits/.
+#[test]
+fn golden_images_of_the_deposit_masks() {
+    common::check_goldens(&common::load("tests/data/deposits.json"), "deposits");
+}
+
+/// `orogen parity` 256² → 1024² on tests/data/deposits.json: the erosion and the sediment
+/// depth within tolerance; the scree masks, measured over `scale_m` (30 m) of terrain, within
+/// 1% with the deposit and 3.5% on slope alone, and each at least 2.5 times closer than
+/// the same mask measured over the grid's own cells (`scale_m` = 0).
+#[test]
+fn deposit_masks_previews_predict_builds() {
+    let path = common::repo().join("tests/data/deposits.json");
+    let mut g = common::load("tests/data/deposits.json");
+    let rows =
+        |g: &Graph| orogen::parity::compare(g, path.parent(), 256, 1024, &[]).expect("parity");
+    let find = |rows: &[orogen::parity::Row], node: &str, out: &str| {
+        rows.iter()
+            .find(|r| r.node == node && r.output == out)
+            .cloned()
+            .expect("row")
+    };
+    let scaled = rows(&g);
+    for (node, out) in [
+        ("thermal", "out"),
+        ("sediment", "depth"),
+        ("sediment", "worn"),
+    ] {
+        let r = find(&scaled, node, out);
+        assert!(r.tolerance.is_some() && r.ok(), "{node}.{out}: {r:?}");
+    }
+    for id in ["scree", "slopes"] {
+        g.set_param(id, "scale_m", ParamValue::Float(0.0))
+            .expect("param");
+    }
+    let grid = rows(&g);
+    for (node, bound) in [("scree", 0.01), ("slopes", 0.035)] {
+        let (a, b) = (find(&scaled, node, "out"), find(&grid, node, "out"));
+        assert!(a.mean_abs_diff <= bound, "{node}: {a:?}");
+        assert!(
+            a.mean_abs_diff * 2.5 <= b.mean_abs_diff,
+            "{node}: over 30 m {} vs over the cells {}",
+            a.mean_abs_diff,
+            b.mean_abs_diff
+        );
+    }
+}

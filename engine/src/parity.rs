@@ -17,7 +17,8 @@
 //! stochastic at each resolution); the water nodes' terrains and surfaces (lakes, rivers, sea,
 //! snow) within 0.25% and their masks within 1.5%; flow accumulation shown for information (a
 //! channel is one cell wide at every resolution); `sky_view` within 1% (its horizons read the
-//! terrain's finest octaves, which a coarser grid point-samples). A height computed downstream
+//! terrain's finest octaves, which a coarser grid point-samples); `sediment_depth` (an
+//! erosion's change in metres) within the erosion's 1.5%. A height computed downstream
 //! of an erosion node is judged at the erosion tolerance; a subgraph's results and graph inputs
 //! at the tolerance of what they hand on.
 
@@ -92,6 +93,13 @@ pub fn tolerance(category: Category, type_id: &str, is_first_output: bool) -> Op
         // resolution: shown for information.
         (type_id != "flow_accumulation").then_some(Tolerance {
             mean_abs_diff: if is_first_output { 0.0025 } else { 0.015 },
+            change: None,
+        })
+    } else if type_id == "sediment_depth" {
+        // The depth an erosion node laid down or took away: that node's change, judged at the
+        // erosion heights' 1.5% (as a share of the mask's own range, full_depth_m).
+        Some(Tolerance {
+            mean_abs_diff: 0.015,
             change: None,
         })
     } else if type_id == "sky_view" {

@@ -1204,7 +1204,7 @@ fn run_parity(
         );
     }
     println!(
-        "tolerances: mean|Δ| ≤ 0.25% of the range (sky view 1%, erosion heights, water and snow masks 1.5%); \
+        "tolerances: mean|Δ| ≤ 0.25% of the range (sky view 1%, erosion heights, water and snow masks, sediment depth 1.5%); \
          erosion amount 0.85–1.15, Δcorr ≥ 0.9 (droplets 0.85); info: masks whose definition \
          depends on the grid (flow accumulation, erosion state)"
     );

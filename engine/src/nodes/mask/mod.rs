@@ -1,6 +1,7 @@
 //! Masks: nodes whose output is a weight in [0, 1].
 
 pub mod algebra;
+pub mod deposits;
 pub mod occlusion;
 pub mod terrain_masks;
 pub mod to_mask;
@@ -17,4 +18,6 @@ pub fn register(reg: &mut Registry) {
     reg.register::<algebra::MaskGrow>();
     reg.register::<algebra::MaskBlur>();
     reg.register::<occlusion::SkyView>();
+    reg.register::<deposits::SedimentDepth>();
+    reg.register::<deposits::TalusMask>();
 }

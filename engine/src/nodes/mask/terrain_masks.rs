@@ -8,7 +8,7 @@ use crate::nodes::combine::select::step;
 
 /// 1 inside [lo, hi], 0 beyond `falloff` outside it, smoothstep between.
 #[inline]
-fn band(v: f32, lo: f32, hi: f32, falloff: f32) -> f32 {
+pub(crate) fn band(v: f32, lo: f32, hi: f32, falloff: f32) -> f32 {
     if falloff <= 0.0 {
         return f32::from(u8::from(v >= lo && v <= hi));
     }
