@@ -10,6 +10,9 @@
 //!   routing + drainage area (what `flow_accumulation` with d8 does before its masks) against
 //!   fastscapelib's `FlowGraph` with `SingleFlowRouter` + `PFloodSinkResolver` and
 //!   `accumulate` on the same terrain, three runs of each, best and median compared.
+//! * With them, depression filling (the priority flood under `lakes`) against richdem 0.3.4's
+//!   `PriorityFlood_Barnes2014` and `PriorityFlood_Zhou2016` (C++, built from its PyPI source
+//!   by `benches/peers/richdem.sh`), three runs each, and the filled surfaces compared.
 //! * Then colour, occlusion and water at 4096²: a graph noise → colorize (by height) →
 //!   color_blend (mix with a solid colour by a mask), sky_view, lakes and flow_accumulation
 //!   (mfd), evaluated three times; each node's own time from the evaluation's timings.
@@ -88,6 +91,7 @@ fn whole_runs(n: usize, peers: bool) {
         return;
     }
     let path = std::env::temp_dir().join("orogen-water-bench.f32");
+    fill_against_richdem(input.data(), n, &path);
     let bytes: Vec<u8> = input.data().iter().flat_map(|v| v.to_le_bytes()).collect();
     if let Err(e) = std::fs::write(&path, bytes) {
         println!("fastscapelib peer not run: {e}");
@@ -102,6 +106,54 @@ fn whole_runs(n: usize, peers: bool) {
             .args([n.to_string(), cell.to_string(), RUNS.to_string()]),
         &ours,
     );
+}
+
+/// Depression filling — the priority flood `lakes` is built on — against richdem 0.3.4's
+/// `PriorityFlood_Barnes2014` (the same algorithm, Barnes' reference code) and
+/// `PriorityFlood_Zhou2016`, three runs each in the same run, and the filled surfaces compared
+/// cell for cell. Ours also records each cell's flood parent and the flood order (what the
+/// routing needs); richdem's only fill.
+fn fill_against_richdem(z: &[f32], n: usize, raw: &std::path::Path) {
+    let mut ours: Vec<f64> = (0..RUNS)
+        .map(|_| {
+            let t = Instant::now();
+            black_box(priority_flood(z, n, n));
+            t.elapsed().as_secs_f64()
+        })
+        .collect();
+    ours.sort_by(f64::total_cmp);
+    println!(
+        "depression filling {n}²: orogen priority_flood {} s",
+        common::seconds(&ours, 3)
+    );
+    let bytes: Vec<u8> = z.iter().flat_map(|v| v.to_le_bytes()).collect();
+    if let Err(e) = std::fs::write(raw, bytes) {
+        println!("richdem peer not run: {e}");
+        return;
+    }
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/peers/richdem.sh");
+    let filled = std::env::temp_dir().join("orogen-water-bench-filled.f32");
+    for algorithm in ["barnes2014", "zhou2016"] {
+        let mut cmd = std::process::Command::new(script);
+        cmd.arg(raw)
+            .args([n.to_string(), RUNS.to_string(), algorithm.to_string()]);
+        if algorithm == "barnes2014" {
+            cmd.arg(&filled);
+        }
+        common::compare_with_peer(&format!("richdem {algorithm}"), &mut cmd, &ours);
+    }
+    // The same water surface: richdem's filled heights against ours, cell for cell.
+    if let Ok(bytes) = std::fs::read(&filled) {
+        let level = priority_flood(z, n, n).level;
+        let theirs = bytes
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+        let differ = level.iter().zip(theirs).filter(|(a, b)| **a != *b).count();
+        println!(
+            "filled surfaces: {differ} of {} cells differ from richdem's",
+            n * n
+        );
+    }
 }
 
 /// Colour, occlusion and water nodes at 4096²: each node's own time over three evaluations.
