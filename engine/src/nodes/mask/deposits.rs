@@ -1,9 +1,7 @@
 //! What erosion leaves lying on the terrain: the depth of the material it moved (soil,
 //! sediment) and the scree slopes where loose rock rests at its angle of repose.
 
-use super::terrain_masks::band;
-use crate::field::blur::gaussian_at;
-use crate::field::derive::slope_deg;
+use super::terrain_masks::{band, slope_over};
 use crate::field::Field;
 use crate::node::{unit, EvalCtx, Node, NodeError};
 
@@ -102,9 +100,7 @@ impl Node for TalusMask {
         inputs: TalusMaskIn,
         p: &TalusMaskParams,
     ) -> Result<TalusMaskOut, NodeError> {
-        let cell = ctx.cell_size_m();
-        let smooth = gaussian_at(inputs.r#in, p.scale_m / 2.0 / cell, ctx.origin());
-        let s = slope_deg(&smooth, cell);
+        let s = slope_over(ctx, inputs.r#in, p.scale_m);
         let lo = (p.talus_deg - p.below_deg) as f32;
         let hi = (p.talus_deg + p.above_deg) as f32;
         let f = p.falloff_deg as f32;
@@ -209,6 +205,23 @@ mod tests {
                 (at(35.0, Some(&half)) - 0.5).abs() < 1e-4,
                 "{n}²: times the deposit"
             );
+        }
+    }
+
+    /// slope_mask over a scale: a plane reads its angle whatever the scale and resolution
+    /// (the smoothing leaves a plane a plane away from the map edge).
+    #[test]
+    fn slope_mask_over_a_scale_reads_a_plane_at_every_resolution() {
+        for n in [64, 256] {
+            for scale in [0.0, 40.0, 100.0] {
+                let at = |deg: f64| {
+                    let params = [("min_deg", 30.0), ("falloff_deg", 4.0), ("scale_m", scale)];
+                    let out = run("slope_mask", &[Some(&ramp(n, deg))], &params);
+                    out[0].data()[n / 2 * n + n / 2]
+                };
+                assert!((at(40.0) - 1.0).abs() < 1e-4, "{n}², scale {scale}: 40°");
+                assert_eq!(at(20.0), 0.0, "{n}², scale {scale}: 20°");
+            }
         }
     }
 }

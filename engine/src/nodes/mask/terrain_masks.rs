@@ -17,6 +17,21 @@ pub(crate) fn band(v: f32, lo: f32, hi: f32, falloff: f32) -> f32 {
     (up * down).clamp(0.0, 1.0)
 }
 
+/// Slope angles in degrees of `terrain` measured over `scale_m` metres: after a Gaussian of
+/// σ = `scale_m` / 2 (none at 0, the grid's own cells), central differences over the real cell
+/// size.
+pub(crate) fn slope_over(ctx: &EvalCtx, terrain: &Field, scale_m: f64) -> Field {
+    let cell = ctx.cell_size_m();
+    if scale_m > 0.0 {
+        slope_deg(
+            &gaussian_at(terrain, scale_m / 2.0 / cell, ctx.origin()),
+            cell,
+        )
+    } else {
+        slope_deg(terrain, cell)
+    }
+}
+
 crate::params! {
     pub struct HeightMaskParams {
         /// Bottom of the band, as a fraction of the graph's height range.
@@ -74,6 +89,8 @@ crate::params! {
         max_deg: f64 = float(90.0, [0.0, 90.0], [0.0, 90.0], "°") as "Max slope",
         /// Width of the fade outside [min_deg, max_deg], in degrees.
         falloff_deg: f64 = float(5.0, [0.0, 30.0], [0.0, 90.0], "°"),
+        /// Distance the slope is measured over, in metres: the terrain is smoothed over about this distance first (0 = the grid's own cells). At least the preview's cell size lets the preview predict the build; 0 reads finer, steeper detail at finer resolutions.
+        scale_m: f64 = float(0.0, [0.0, 500.0], [0.0, 10_000_000.0], "m") as "Scale",
     }
 }
 
@@ -84,7 +101,7 @@ crate::node! {
         label: "Slope mask",
         category: Mask,
         version: 1,
-        doc: "1 where the slope angle lies in [min_deg, max_deg], fading over falloff_deg. Slopes come from central differences of metres over the real cell size (world size / resolution), so a 30° hillside reads 30° at every resolution.",
+        doc: "1 where the slope angle lies in [min_deg, max_deg], fading over falloff_deg. Slopes come from central differences of metres over the real cell size (world size / resolution), so a 30° hillside reads 30° at every resolution; with scale_m > 0 the terrain is first smoothed over that distance (a Gaussian of σ = scale_m / 2, as curvature_mask), so the slope is measured over the same stretch of land at every resolution — set it to at least the preview's cell size and the preview predicts the build (with 0, a finer build resolves steeper detail the preview cannot see).",
         params: SlopeMaskParams,
         inputs: SlopeMaskIn {
             /// Terrain to measure.
@@ -98,8 +115,10 @@ crate::node! {
 }
 
 impl Node for SlopeMask {
-    fn footprint(_p: &SlopeMaskParams, _cell_m: f64, _n: usize) -> crate::node::Footprint {
-        crate::node::Footprint::Stencil(1)
+    fn footprint(p: &SlopeMaskParams, cell_m: f64, _n: usize) -> crate::node::Footprint {
+        crate::node::Footprint::Stencil(
+            crate::field::blur::support_px(p.scale_m / 2.0 / cell_m) + 1,
+        )
     }
 
     fn eval(
@@ -107,7 +126,7 @@ impl Node for SlopeMask {
         inputs: SlopeMaskIn,
         p: &SlopeMaskParams,
     ) -> Result<SlopeMaskOut, NodeError> {
-        let s = slope_deg(inputs.r#in, ctx.cell_size_m());
+        let s = slope_over(ctx, inputs.r#in, p.scale_m);
         let (lo, hi, f) = (p.min_deg as f32, p.max_deg as f32, p.falloff_deg as f32);
         Ok(SlopeMaskOut {
             out: s.map(|v| band(v, lo, hi, f)),
