@@ -73,16 +73,10 @@ fn whole_runs(n: usize, peers: bool) {
         "\n== flow routing {n}² ({} threads) ==",
         rayon::current_num_threads()
     );
-    let mut ours: Vec<f64> = (0..RUNS)
-        .map(|_| {
-            let t = Instant::now();
-            let flood = priority_flood(input.data(), n, n);
-            let area = Routes::new(&flood, n, n, None).accumulate(cell * cell, None);
-            black_box(area);
-            t.elapsed().as_secs_f64()
-        })
-        .collect();
-    ours.sort_by(f64::total_cmp);
+    let ours = common::timed_runs(RUNS, || {
+        let flood = priority_flood(input.data(), n, n);
+        black_box(Routes::new(&flood, n, n, None).accumulate(cell * cell, None));
+    });
     println!(
         "priority flood + d8 + drainage area: orogen {} s",
         common::seconds(&ours, 3)
@@ -90,13 +84,14 @@ fn whole_runs(n: usize, peers: bool) {
     if !peers {
         return;
     }
+    // The terrain for the peers: f32 little-endian, row-major.
     let path = std::env::temp_dir().join("orogen-water-bench.f32");
-    fill_against_richdem(input.data(), n, &path);
     let bytes: Vec<u8> = input.data().iter().flat_map(|v| v.to_le_bytes()).collect();
     if let Err(e) = std::fs::write(&path, bytes) {
-        println!("fastscapelib peer not run: {e}");
+        println!("peers not run: {e}");
         return;
     }
+    fill_against_richdem(input.data(), n, &path);
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/peers/fastscape.sh");
     common::compare_with_peer(
         "fastscapelib",
@@ -126,11 +121,6 @@ fn fill_against_richdem(z: &[f32], n: usize, raw: &std::path::Path) {
         "depression filling {n}²: orogen priority_flood {} s",
         common::seconds(&ours, 3)
     );
-    let bytes: Vec<u8> = z.iter().flat_map(|v| v.to_le_bytes()).collect();
-    if let Err(e) = std::fs::write(raw, bytes) {
-        println!("richdem peer not run: {e}");
-        return;
-    }
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/peers/richdem.sh");
     let filled = std::env::temp_dir().join("orogen-water-bench-filled.f32");
     for algorithm in ["barnes2014", "zhou2016"] {

@@ -74,6 +74,19 @@ pub fn noise_field(n: usize, world: World, params: &[(&str, ParamValue)]) -> Arc
     r.field(&g, &g.outputs["h"]).expect("field")
 }
 
+/// Wall times in seconds of `runs` calls of `f`, sorted (best first).
+pub fn timed_runs(runs: usize, mut f: impl FnMut()) -> Vec<f64> {
+    let mut times: Vec<f64> = (0..runs)
+        .map(|_| {
+            let t = std::time::Instant::now();
+            f();
+            t.elapsed().as_secs_f64()
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times
+}
+
 /// Run times in seconds, `a / b / c`, with `decimals` places.
 pub fn seconds(runs: &[f64], decimals: usize) -> String {
     let all: Vec<String> = runs.iter().map(|s| format!("{s:.decimals$}")).collect();
