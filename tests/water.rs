@@ -116,7 +116,7 @@ fn routing_follows_its_definition_on_random_terrains() {
                     .map(|k| (t.cells[k] as usize, t.shares[k]))
                     .collect();
                 if lower.is_empty() {
-                    let p = flood.parent[i];
+                    let p = flood.receiver[i];
                     if p == NONE {
                         assert!(got.is_empty(), "an outlet sends nothing");
                     } else {

@@ -106,8 +106,9 @@ fn whole_runs(n: usize, peers: bool) {
 /// Depression filling — the priority flood `lakes` is built on — against richdem 0.3.4's
 /// `PriorityFlood_Barnes2014` (the same algorithm, Barnes' reference code) and
 /// `PriorityFlood_Zhou2016`, three runs each in the same run, and the filled surfaces compared
-/// cell for cell. Ours also records each cell's flood parent and the flood order (what the
-/// routing needs); richdem's only fill.
+/// cell for cell. Ours (Barnes 2016's strips, one per thread) also gives every cell its
+/// single-direction receiver, flats routed to their outlets (what the routing needs);
+/// richdem's only fill, on one thread.
 fn fill_against_richdem(z: &[f32], n: usize, raw: &std::path::Path) {
     let mut ours: Vec<f64> = (0..RUNS)
         .map(|_| {

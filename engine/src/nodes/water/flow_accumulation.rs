@@ -1,6 +1,6 @@
 //! `flow_accumulation`: how much land drains through each cell, and which way water flows.
 
-use super::{for_each_lake, priority_flood, Flood, NONE};
+use super::{for_each_lake, priority_flood, Flood, Grid, NONE};
 use crate::field::Field;
 use crate::node::{unit, EvalCtx, Node, NodeError};
 use crate::nodes::erosion::flow::D8;
@@ -57,7 +57,7 @@ crate::node! {
 }
 
 impl Node for FlowAccumulation {
-    /// Levels, order and parents of the flood (3), its closed flags and queues (~1), the
+    /// The flood's levels and flat parents (2), receivers (1), sender counts and queues (~1), the
     /// area (f64: 2).
     const SCRATCH_FIELDS: u32 = 6;
 
@@ -107,7 +107,7 @@ impl Node for FlowAccumulation {
 
 /// Where each cell's water goes over a flooded surface: to its lower neighbours by
 /// slope^p (`exponent` `Some(p)`, Freeman 1991) or all to the steepest (`None`); a cell with
-/// no lower neighbour (on a flat or a lake) sends everything towards its flood parent; an edge
+/// no lower neighbour (on a flat or a lake) sends everything towards its flat parent (towards the outlet); an edge
 /// cell without a lower neighbour is an outlet. Computed per cell when asked, so routing
 /// holds nothing beyond the flood.
 pub struct Routes<'a> {
@@ -126,6 +126,9 @@ pub struct Targets {
     pub offsets: [(i32, i32); 8],
     pub len: usize,
 }
+
+/// A cell whose water has been passed on.
+const DONE: u8 = u8::MAX;
 
 /// Distance to a D8 neighbour at offset `(dx, dy)`, in cells.
 fn distance((dx, dy): (i32, i32)) -> f64 {
@@ -178,7 +181,7 @@ impl<'a> Routes<'a> {
         let total: f64 = weights[..t.len].iter().sum();
         if t.len == 0 {
             // Nothing lower: follow the flood back towards the outlet (none on the edge).
-            let parent = self.flood.parent[i];
+            let parent = self.flood.receiver[i];
             if parent != NONE {
                 let j = parent as usize;
                 t.cells[0] = parent;
@@ -203,8 +206,10 @@ impl<'a> Routes<'a> {
     }
 
     /// Drainage area per cell: `cell_area` (times `rain`) of its own plus what every cell
-    /// upstream passes on, taken in reverse flood order (every cell after those it drains
-    /// to), in f64 so that millions of cells add up without loss.
+    /// upstream passes on, in f64 so that millions of cells add up without loss. A cell passes
+    /// its water on once every cell that can send it water has (a count per cell of such
+    /// senders); cells are started in row order and each finished cell goes on down to the
+    /// cells it has completed, so the sums — and their bits — depend only on the terrain.
     #[must_use]
     pub fn accumulate(&self, cell_area: f64, rain: Option<&[f32]>) -> Vec<f64> {
         let mut area: Vec<f64> = match rain {
@@ -215,74 +220,99 @@ impl<'a> Routes<'a> {
             None => vec![cell_area; self.w * self.h],
         };
         if self.exponent.is_none() {
-            // Single direction: the receivers first, rows in parallel (the per-cell work),
-            // then one sequential pass that only adds (the same sums in the same order as
-            // below, so the same bits).
+            // Single direction: the receivers and the counts rows in parallel (the per-cell
+            // work), then one sequential walk that only adds along the receivers.
             let receivers = self.receivers();
-            for &c in self.flood.order.iter().rev() {
-                let (c, r) = (c as usize, receivers[c as usize]);
-                if r != NONE {
-                    area[r as usize] += area[c];
+            let mut pending = self.senders(|i, j| receivers[i] == j as u32);
+            for start in 0..area.len() {
+                if pending[start] != 0 {
+                    continue;
+                }
+                let mut c = start;
+                loop {
+                    pending[c] = DONE;
+                    let r = receivers[c];
+                    if r == NONE {
+                        break;
+                    }
+                    let r = r as usize;
+                    area[r] += area[c];
+                    pending[r] -= 1;
+                    if pending[r] != 0 {
+                        break;
+                    }
+                    c = r;
                 }
             }
             return area;
         }
-        for &c in self.flood.order.iter().rev() {
-            let c = c as usize;
-            let a = area[c];
-            if a == 0.0 {
+        // Several directions: a cell waits for every higher neighbour (each may send it a
+        // share) and, on a flat, for the flat cells whose parent it is.
+        let level = &self.flood.level;
+        let receiver = &self.flood.receiver;
+        // A flat cell's receiver is level with it; any other cell's is lower.
+        let mut pending = self.senders(|i, j| level[i] > level[j] || receiver[i] == j as u32);
+        let mut stack = Vec::new();
+        let grid = Grid::new(self.w, self.h);
+        for start in 0..area.len() {
+            if pending[start] != 0 {
                 continue;
             }
-            let t = self.targets(c);
-            for k in 0..t.len {
-                area[t.cells[k] as usize] += a * t.shares[k];
+            stack.push(start);
+            while let Some(c) = stack.pop() {
+                pending[c] = DONE;
+                let a = area[c];
+                let t = self.targets(c);
+                for k in 0..t.len {
+                    area[t.cells[k] as usize] += a * t.shares[k];
+                }
+                let mut release = |j: usize| {
+                    pending[j] -= 1;
+                    if pending[j] == 0 {
+                        stack.push(j);
+                    }
+                };
+                let r = receiver[c];
+                if r != NONE && level[r as usize] == level[c] {
+                    release(r as usize);
+                } else {
+                    let (cells, len) = grid.around(c % self.w, c / self.w);
+                    for &j in &cells[..len] {
+                        if level[j] < level[c] {
+                            release(j);
+                        }
+                    }
+                }
             }
         }
         area
     }
 
-    /// Single direction: the one cell each cell sends its water to ([`NONE`] for outlets),
-    /// computed rows in parallel.
-    #[must_use]
-    pub fn receivers(&self) -> Vec<u32> {
+    /// For every cell, how many of its neighbours `i` satisfy `sends(i, cell)`, rows in
+    /// parallel.
+    fn senders(&self, sends: impl Fn(usize, usize) -> bool + Sync) -> Vec<u8> {
         use rayon::prelude::*;
-        let mut r = vec![NONE; self.w * self.h];
         let (w, h) = (self.w, self.h);
-        let level = &self.flood.level;
-        let offsets: [isize; 8] = D8.map(|(dx, dy)| dy as isize * w as isize + dx as isize);
-        let dist: [f64; 8] = D8.map(distance);
-        r.par_chunks_mut(w.max(1)).enumerate().for_each(|(y, row)| {
-            for (x, v) in row.iter_mut().enumerate() {
-                let i = y * w + x;
-                if x == 0 || y == 0 || x + 1 == w || y + 1 == h {
-                    let t = self.targets(i);
-                    if t.len > 0 {
-                        *v = t.cells[0];
-                    }
-                    continue;
+        let mut count = vec![0u8; w * h];
+        let grid = Grid::new(w, h);
+        count
+            .par_chunks_mut(w.max(1))
+            .enumerate()
+            .for_each(|(y, row)| {
+                for (x, v) in row.iter_mut().enumerate() {
+                    let j = y * w + x;
+                    let (cells, len) = grid.around(x, y);
+                    *v = cells[..len].iter().filter(|&&i| sends(i, j)).count() as u8;
                 }
-                // What `targets` decides, without building its arrays: the steepest
-                // lower neighbour (the first in D8 order on a tie), else the flood parent.
-                let zi = f64::from(level[i]);
-                let mut best = (0.0f64, NONE);
-                for k in 0..8 {
-                    let j = i.wrapping_add_signed(offsets[k]);
-                    let drop = zi - f64::from(level[j]);
-                    if drop > 0.0 {
-                        let slope = drop / dist[k];
-                        if slope > best.0 {
-                            best = (slope, j as u32);
-                        }
-                    }
-                }
-                *v = if best.1 == NONE {
-                    self.flood.parent[i]
-                } else {
-                    best.1
-                };
-            }
-        });
-        r
+            });
+        count
+    }
+
+    /// Single direction: the one cell each cell sends its water to ([`NONE`] for outlets) —
+    /// the flood's receivers.
+    #[must_use]
+    pub fn receivers(&self) -> &[u32] {
+        &self.flood.receiver
     }
 
     /// The flow-map channels: 0.5 + 0.5 · the unit vector of the shares' weighted direction.

@@ -40,7 +40,7 @@ crate::node! {
 }
 
 impl Node for Lakes {
-    /// Levels, order and parents of the flood (3), closed flags and queues (~1), lake labels (1).
+    /// Levels and flat parents of the flood (2), strip labels and queues (~2), lake labels (1).
     const SCRATCH_FIELDS: u32 = 5;
 
     fn eval(ctx: &EvalCtx, inputs: LakesIn, p: &LakesParams) -> Result<LakesOut, NodeError> {

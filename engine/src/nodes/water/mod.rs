@@ -3,20 +3,21 @@
 //! river or an avalanche depends on terrain far away), so in a tiled build they run once over
 //! the world at the coarse size.
 //!
-//! Shared here: the priority flood every water node starts from (Barnes et al. 2014) and an
-//! exact Euclidean distance transform (Felzenszwalb & Huttenlocher 2012).
+//! Shared here: the priority flood every water node starts from ([`flood`]: Barnes et al. 2014,
+//! in parallel strips after Barnes 2016) and an exact Euclidean distance transform
+//! (Felzenszwalb & Huttenlocher 2012).
 
+pub mod flood;
 pub mod flow_accumulation;
 pub mod lakes;
 pub mod rivers;
 pub mod sea;
 pub mod snow;
 
+pub use flood::{priority_flood, Flood};
+
 use crate::node::Registry;
-use crate::nodes::erosion::flow::{order_key, D8};
-use dary_heap::QuaternaryHeap;
-use std::cmp::Reverse;
-use std::collections::VecDeque;
+use crate::nodes::erosion::flow::D8;
 
 /// Registers the water nodes.
 pub fn register(reg: &mut Registry) {
@@ -47,87 +48,43 @@ pub fn neighbours(c: usize, w: usize, h: usize) -> impl Iterator<Item = usize> {
     })
 }
 
-/// A depression-filled surface and how the flood reached it.
-pub struct Flood {
-    /// The filled level of every cell: the lowest, over all paths to the map edge, of the
-    /// highest cell on the path (the water surface of a landscape whose every pit is full).
-    pub level: Vec<f32>,
-    /// Cells in the order the flood took them: levels never decrease along it, so every cell
-    /// comes after the cells it drains to.
-    pub order: Vec<u32>,
-    /// The cell each cell was reached from ([`NONE`] on the map edge): on a flat or a lake it
-    /// leads, level with it, towards the outlet.
-    pub parent: Vec<u32>,
+/// The 8-neighbours of the cells of a `w × h` grid, at fixed offsets off the map edge (the
+/// per-cell loops of flat routing and accumulation).
+#[derive(Clone, Copy, Debug)]
+pub struct Grid {
+    w: usize,
+    h: usize,
+    offsets: [isize; 8],
 }
 
-/// Fills every depression of the `w × h` terrain `z` that has no outlet to the map edge:
-/// Barnes, Lehman & Mulla 2014's Priority-Flood with a plain queue for the cells it raises
-/// (their Algorithm 2). The edge cells seed the flood; ties are taken in cell order, so the
-/// result depends only on the terrain.
-#[must_use]
-pub fn priority_flood(z: &[f32], w: usize, h: usize) -> Flood {
-    let n = w * h;
-    let mut level = z.to_vec();
-    // One bit per cell: 2 MiB at 4096², small enough to stay in cache as the flood wanders.
-    let mut closed = vec![0u64; n.div_ceil(64)];
-    let mut parent = vec![NONE; n];
-    let mut order = Vec::with_capacity(n);
-    // Keys: the level's order key above the cell index, so one u64 comparison orders by
-    // level, then by cell. A 4-ary heap (`dary_heap`) took the flood from 1.35 to 1.24 s at
-    // 4096² against std's binary heap (8-ary: 1.84 s; the monotone `radix-heap` 0.4: 1.70 s).
-    let key = |v: f32, i: usize| (u64::from(order_key(v)) << 32) | i as u64;
-    let mut open: QuaternaryHeap<Reverse<u64>> = QuaternaryHeap::new();
-    let mut pit: VecDeque<u32> = VecDeque::new();
-    for i in 0..n {
-        if is_edge(i, w, h) {
-            closed[i >> 6] |= 1 << (i & 63);
-            open.push(Reverse(key(level[i], i)));
+impl Grid {
+    #[must_use]
+    pub fn new(w: usize, h: usize) -> Self {
+        Self {
+            w,
+            h,
+            offsets: D8.map(|(dx, dy)| dy as isize * w as isize + dx as isize),
         }
     }
-    // Interior cells have all eight neighbours at fixed offsets, in D8 order.
-    let offsets: [isize; 8] = D8.map(|(dx, dy)| dy as isize * w as isize + dx as isize);
-    let mut next = [0usize; 8];
-    loop {
-        let c = if let Some(c) = pit.pop_front() {
-            c
-        } else if let Some(Reverse(k)) = open.pop() {
-            k as u32
-        } else {
-            break;
-        };
-        order.push(c);
-        let c = c as usize;
-        let count = if is_edge(c, w, h) {
-            let mut k = 0;
-            for j in neighbours(c, w, h) {
-                next[k] = j;
-                k += 1;
-            }
-            k
-        } else {
-            for (n, o) in next.iter_mut().zip(offsets) {
+
+    /// The neighbours on the map of the cell at `(x, y)`, in [`D8`] order: the first `count`.
+    #[inline]
+    #[must_use]
+    pub fn around(&self, x: usize, y: usize) -> ([usize; 8], usize) {
+        let c = y * self.w + x;
+        let mut cells = [0usize; 8];
+        if x > 0 && y > 0 && x + 1 < self.w && y + 1 < self.h {
+            for (n, o) in cells.iter_mut().zip(self.offsets) {
                 *n = c.wrapping_add_signed(o);
             }
-            8
-        };
-        for &j in &next[..count] {
-            if closed[j >> 6] & (1 << (j & 63)) != 0 {
-                continue;
-            }
-            closed[j >> 6] |= 1 << (j & 63);
-            parent[j] = c as u32;
-            if level[j] <= level[c] {
-                level[j] = level[c];
-                pit.push_back(j as u32);
-            } else {
-                open.push(Reverse(key(level[j], j)));
-            }
+            return (cells, 8);
         }
-    }
-    Flood {
-        level,
-        order,
-        parent,
+        let mut count = 0;
+        for j in neighbours(c, self.w, self.h) {
+            cells[count] = j;
+            count += 1;
+        }
+        (cells, count)
     }
 }
 
@@ -273,28 +230,5 @@ mod tests {
         assert!(squared_distance(&[false; 12], 4, 3)
             .iter()
             .all(|v| v.is_infinite()));
-    }
-
-    #[test]
-    fn the_flood_order_never_goes_down_and_parents_come_first() {
-        let (w, h) = (31, 29);
-        let z: Vec<f32> = (0..w * h)
-            .map(|i| (crate::node::splitmix64(i as u64) % 1000) as f32)
-            .collect();
-        let f = priority_flood(&z, w, h);
-        assert_eq!(f.order.len(), w * h);
-        let mut seen = vec![false; w * h];
-        let mut last = f32::NEG_INFINITY;
-        for &c in &f.order {
-            let c = c as usize;
-            assert!(f.level[c] >= last);
-            last = f.level[c];
-            if f.parent[c] != NONE {
-                assert!(seen[f.parent[c] as usize]);
-                assert!(f.level[f.parent[c] as usize] <= f.level[c]);
-            }
-            assert!(f.level[c] >= z[c]);
-            seen[c] = true;
-        }
     }
 }

@@ -65,7 +65,7 @@ struct Reach {
 }
 
 impl Node for Rivers {
-    /// The flood's levels, order and parents (3), its flags and queues (~1), the area (f64: 2).
+    /// The flood's levels and flat parents (2), receivers and counts (~2), the area (f64: 2).
     const SCRATCH_FIELDS: u32 = 6;
 
     fn eval(ctx: &EvalCtx, inputs: RiversIn, p: &RiversParams) -> Result<RiversOut, NodeError> {
