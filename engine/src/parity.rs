@@ -18,9 +18,9 @@
 //! snow) within 0.25% and their masks within 1.5%; flow accumulation shown for information (a
 //! channel is one cell wide at every resolution); `sky_view` within 1% (its horizons read the
 //! terrain's finest octaves, which a coarser grid point-samples); `sediment_depth` (an
-//! erosion's change in metres) within the erosion's 1.5%. A height computed downstream
-//! of an erosion node is judged at the erosion tolerance; a subgraph's results and graph inputs
-//! at the tolerance of what they hand on.
+//! erosion's change in metres) within the erosion's 1.5%. Anything computed downstream of an
+//! erosion node (a height, a mask, a colour) is judged at the erosion tolerance at least; a
+//! subgraph's results and graph inputs at the tolerance of what they hand on.
 
 use crate::eval::{EvalOptions, EvalResult, Evaluator, Targets};
 use crate::field::Field;
@@ -122,11 +122,13 @@ pub fn tolerance(category: Category, type_id: &str, is_first_output: bool) -> Op
 /// - Nodes that only hand a field on — a subgraph's results, a `graph_input` — take the
 ///   tolerance of the output they hand on (followed back through any chain of them): a
 ///   subgraph's erosion result is judged as erosion.
-/// - A height output computed from heights that an erosion node changed upstream is judged
-///   at that erosion node's height tolerance: a filter cannot be closer to its build than its
-///   input is (the generators' 0.25% is for fields sampled from continuous functions of
-///   world position). Masks keep their own tolerance: a threshold on an eroded terrain that
-///   flips more cells than that is reported.
+/// - An output computed from a terrain that an erosion node changed upstream — a height, a
+///   mask, a colour — is judged at that erosion node's height tolerance (1.5%) when its own
+///   is tighter: a filter cannot be closer to its build than its input is (the generators'
+///   0.25% is for fields sampled from continuous functions of world position), and a mask
+///   thresholding an eroded terrain amplifies the terrain's difference (the water nodes'
+///   masks are held to the same 1.5%). Masks measured over the grid's own cells (slopes at
+///   `scale_m` 0) typically miss even that: the finer build resolves steeper detail.
 fn inherited_tolerance(
     graph: &Graph,
     node: &crate::graph::NodeInstance,
@@ -134,13 +136,7 @@ fn inherited_tolerance(
 ) -> Option<Tolerance> {
     let (src, k) = handed_on(graph, node, k);
     let own = tolerance(src.def.spec.category, src.def.spec.id, k == 0);
-    let is_height = src
-        .def
-        .spec
-        .outputs
-        .get(k)
-        .is_some_and(|p| p.kind == PortKind::Height);
-    if !is_height || src.def.spec.category == Category::Erosion {
+    if src.def.spec.category == Category::Erosion {
         return own;
     }
     let upstream = graph

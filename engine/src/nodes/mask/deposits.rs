@@ -91,7 +91,7 @@ crate::node! {
 impl Node for TalusMask {
     fn footprint(p: &TalusMaskParams, cell_m: f64, _n: usize) -> crate::node::Footprint {
         crate::node::Footprint::Stencil(
-            crate::field::blur::support_px(p.scale_m / 2.0 / cell_m) + 1,
+            crate::field::blur::support_px(p.scale_m / 2.0 / cell_m) + 2,
         )
     }
 

@@ -17,6 +17,10 @@ crate::params! {
         directions: i64 = int(16, [4, 64], [1, 256], "") as "Directions",
         /// Contrast: the output is the sky view factor raised to this power.
         contrast: f64 = float(1.0, [0.25, 8.0], [0.0, 100.0], "") as "Contrast",
+        /// Relief finer than this is smoothed away before the horizons are searched, in metres
+        /// (a Gaussian of σ = detail_m / 2); at least one sample spacing (radius_m / 32), which
+        /// is what 0 gives.
+        detail_m: f64 = float(0.0, [0.0, 500.0], [0.0, 10_000_000.0], "m") as "Smallest detail",
     }
 }
 
@@ -27,7 +31,7 @@ crate::node! {
         label: "Sky view (ambient occlusion)",
         category: Mask,
         version: 1,
-        doc: "The sky view factor of every cell (Dozier & Frew 1990): for a horizontal surface, the mean over directions of cos²(H), where H is the angle of the highest horizon found within radius_m in that direction (0 when nothing rises above the cell). 1 on open ground and crests, lower in valleys, pits and at the foot of cliffs: an ambient occlusion map, or with a small radius a cavity map. Horizons are searched along directions evenly spaced around the compass, 32 samples evenly spread over the radius (the same places in metres at every resolution), heights read bilinearly from the terrain smoothed over one sample spacing (radius_m / 32, so a finer grid adds no horizons a coarser one cannot see); beyond the map edge the terrain is mirrored. The output is the factor raised to contrast. Distances are in metres, so the map is the same at every resolution.",
+        doc: "The sky view factor of every cell (Dozier & Frew 1990): for a horizontal surface, the mean over directions of cos²(H), where H is the angle of the highest horizon found within radius_m in that direction (0 when nothing rises above the cell). 1 on open ground and crests, lower in valleys, pits and at the foot of cliffs: an ambient occlusion map, or with a small radius a cavity map. Horizons are searched along directions evenly spaced around the compass, 32 samples evenly spread over the radius (the same places in metres at every resolution), heights read bilinearly from the terrain smoothed over one sample spacing (radius_m / 32) or over detail_m if larger (a Gaussian of σ = half of it), so that a finer grid adds no horizons a coarser one cannot see as long as the coarser grid's cells are no larger than that distance — set detail_m to a few of the preview's cells for a preview that predicts the build; beyond the map edge the terrain is mirrored. The output is the factor raised to contrast. Distances are in metres, so the map is the same at every resolution.",
         params: SkyViewParams,
         inputs: SkyViewIn {
             /// Terrain.
@@ -45,7 +49,7 @@ impl Node for SkyView {
     const SCRATCH_FIELDS: u32 = 1;
 
     fn footprint(p: &SkyViewParams, cell_m: f64, _n: usize) -> Footprint {
-        let smoothing = support_px(p.radius_m / STEPS as f64 / 2.0 / cell_m);
+        let smoothing = support_px(smoothing_m(p) / 2.0 / cell_m);
         Footprint::Stencil((p.radius_m / cell_m).ceil() as usize + 2 + smoothing)
     }
 
@@ -53,8 +57,7 @@ impl Node for SkyView {
         let cell = ctx.cell_size_m();
         // Detail finer than the samples' spacing is smoothed away first (a Gaussian of radius
         // one spacing), so that a finer grid does not add horizons a coarser one cannot see.
-        let spacing = p.radius_m / STEPS as f64;
-        let src = gaussian_at(inputs.r#in, spacing / 2.0 / cell, ctx.origin());
+        let src = gaussian_at(inputs.r#in, smoothing_m(p) / 2.0 / cell, ctx.origin());
         let out = sky_view(&src, cell, p.radius_m, p.directions.max(1) as usize);
         ctx.check_cancel()?;
         let contrast = p.contrast as f32;
@@ -66,6 +69,12 @@ impl Node for SkyView {
             },
         })
     }
+}
+
+/// The distance relief is smoothed over before the horizon search: one sample spacing, or
+/// detail_m if larger.
+fn smoothing_m(p: &SkyViewParams) -> f64 {
+    (p.radius_m / STEPS as f64).max(p.detail_m)
 }
 
 /// One sample along a direction: the cell offset of its bilinear footprint's corner, the

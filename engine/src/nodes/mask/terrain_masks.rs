@@ -1,7 +1,7 @@
 //! Masks read from a terrain: height band, slope, curvature, aspect.
 
 use crate::field::blur::gaussian_at;
-use crate::field::derive::{gradient, laplacian, slope_deg};
+use crate::field::derive::{gradient, laplacian, slope_deg, slope_deg4};
 use crate::field::Field;
 use crate::node::{EvalCtx, Node, NodeError};
 use crate::nodes::combine::select::step;
@@ -18,12 +18,14 @@ pub(crate) fn band(v: f32, lo: f32, hi: f32, falloff: f32) -> f32 {
 }
 
 /// Slope angles in degrees of `terrain` measured over `scale_m` metres: after a Gaussian of
-/// σ = `scale_m` / 2 (none at 0, the grid's own cells), central differences over the real cell
-/// size.
+/// σ = `scale_m` / 2 then four-point central differences ([`slope_deg4`]); at 0, the grid's own
+/// cells (two-point differences over the real cell size).
 pub(crate) fn slope_over(ctx: &EvalCtx, terrain: &Field, scale_m: f64) -> Field {
     let cell = ctx.cell_size_m();
     if scale_m > 0.0 {
-        slope_deg(
+        // Smooth at the grid's scale after the blur: the four-point slope, which reads the
+        // same angle on a coarse preview as on a fine build.
+        slope_deg4(
             &gaussian_at(terrain, scale_m / 2.0 / cell, ctx.origin()),
             cell,
         )
@@ -117,7 +119,7 @@ crate::node! {
 impl Node for SlopeMask {
     fn footprint(p: &SlopeMaskParams, cell_m: f64, _n: usize) -> crate::node::Footprint {
         crate::node::Footprint::Stencil(
-            crate::field::blur::support_px(p.scale_m / 2.0 / cell_m) + 1,
+            crate::field::blur::support_px(p.scale_m / 2.0 / cell_m) + 2,
         )
     }
 

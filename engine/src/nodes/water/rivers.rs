@@ -1,9 +1,9 @@
 //! `rivers`: a river network carved into the terrain, sized by its drainage area.
 
 use super::flow_accumulation::Routes;
-use super::priority_flood;
+use super::{priority_flood, NONE};
 use crate::field::Field;
-use crate::node::{unit, EvalCtx, Node, NodeError};
+use crate::node::{EvalCtx, Node, NodeError};
 use rayon::prelude::*;
 
 crate::params! {
@@ -54,7 +54,8 @@ crate::node! {
     }
 }
 
-/// A river cell: its position, water surface, half width and depth (metres).
+/// A river cell: its position, water surface, half width and depth (metres), and the length
+/// of its step to the next cell downstream in cells (1 along a row or column, √2 diagonally).
 #[derive(Clone, Copy, Debug)]
 struct Reach {
     x: usize,
@@ -62,6 +63,7 @@ struct Reach {
     surface: f32,
     half_width: f64,
     depth: f64,
+    step: f64,
 }
 
 impl Node for Rivers {
@@ -86,12 +88,19 @@ impl Node for Rivers {
             .filter_map(|i| {
                 let q = area[i] / 1.0e7;
                 let depth = p.depth_m * q.powf(0.4);
+                let r = routes.receivers()[i];
+                let diagonal = r != NONE && r as usize % w != i % w && r as usize / w != i / w;
                 (f64::from(flood.level[i] - z[i]) <= depth).then(|| Reach {
                     x: i % w,
                     y: i / w,
                     surface: flood.level[i],
                     half_width: 0.5 * p.width_m * q.sqrt(),
                     depth,
+                    step: if diagonal {
+                        std::f64::consts::SQRT_2
+                    } else {
+                        1.0
+                    },
                 })
             })
             .collect();
@@ -174,8 +183,14 @@ impl Carve {
         {
             let dx = ((x0 + x) as f64 - r.x as f64) * self.cell;
             let d = (dx * dx + dy * dy).sqrt();
-            // Coverage: the share of the cell within the half width (a one-cell ramp).
-            let share = unit(((r.half_width - d) / self.cell + 0.5) as f32);
+            // Coverage: the share of the cell's width, across the river, that lies within
+            // the half width, times the river's length in the cell (its step downstream, √2
+            // on a diagonal) — a one-cell ramp at the edges of a wide river, 2 · half width ·
+            // step ÷ cell size for a river narrower than a cell, so a coarse preview's river
+            // covers as much land as the finer build's.
+            let half_cell = 0.5 * self.cell;
+            let across = (d + half_cell).min(r.half_width) - (d - half_cell).max(-r.half_width);
+            let share = (across * r.step / self.cell).clamp(0.0, 1.0) as f32;
             *c = c.max(share);
             let target = if d <= r.half_width {
                 let t = if r.half_width > 0.0 {

@@ -1,7 +1,7 @@
 //! `snow`: snow cover by altitude, slope and aspect, settling in hollows.
 
 use crate::field::blur::gaussian_at;
-use crate::field::derive::gradient;
+use crate::field::derive::{gradient, gradient4};
 use crate::field::Field;
 use crate::node::{unit, EvalCtx, Node, NodeError};
 
@@ -30,6 +30,10 @@ crate::params! {
         /// Extra snow per metre a cell lies below its surroundings (averaged over
         /// hollow_radius_m), in metres of snow; at most twice the full depth in all.
         hollow_gain: f64 = float(0.5, [0.0, 2.0], [0.0, 100.0], "") as "Hollow gain",
+        /// The distance slope and aspect are measured over, in metres: the terrain is first
+        /// smoothed by a Gaussian of σ = scale_m / 2. 0 measures over the grid's own cells
+        /// (crisper, but a finer build then resolves steep detail its preview cannot see).
+        scale_m: f64 = float(0.0, [0.0, 500.0], [0.0, 10_000_000.0], "m") as "Slope scale",
     }
 }
 
@@ -40,7 +44,7 @@ crate::node! {
         label: "Snow",
         category: Water,
         version: 1,
-        doc: "Snow cover. By altitude: none below the snow line, building up (smoothstep) over fade_m above it to depth_m. By aspect: the line rises by aspect_m · sin(slope) on slopes facing the sun (sun_azimuth_deg, clockwise from north) and falls as much on slopes facing away, so shaded faces hold snow lower. By slope: snow slides off slopes of max_slope_deg and more (none stays there) and only part of it stays over the slope_fade_deg below (smoothstep); what cannot stay slides down the steepest descent, cell by cell from the highest down, and settles where the ground lets it, up to twice depth_m per cell (the rest slides on; what slides below the snow line melts): avalanche cones at the foot of steep faces and filled gullies. Hollows gather snow: where snow falls, hollow_gain metres of snow per metre the cell lies below its surroundings' mean (a Gaussian over hollow_radius_m), up to twice depth_m of snowfall. Slopes come from the real cell size and every distance is in metres, so the cover is the same at every resolution. Outputs: out = terrain + snow, depth = snow depth ÷ depth_m (at most 1), mask = 1 where the snow is at least a tenth of depth_m deep (smoothstep from 0).",
+        doc: "Snow cover. By altitude: none below the snow line, building up (smoothstep) over fade_m above it to depth_m. By aspect: the line rises by aspect_m · sin(slope) on slopes facing the sun (sun_azimuth_deg, clockwise from north) and falls as much on slopes facing away, so shaded faces hold snow lower. By slope: snow slides off slopes of max_slope_deg and more (none stays there) and only part of it stays over the slope_fade_deg below (smoothstep); what cannot stay slides down the steepest descent, cell by cell from the highest down, and settles where the ground lets it, up to twice depth_m per cell (the rest slides on; what slides below the snow line melts): avalanche cones at the foot of steep faces and filled gullies. Hollows gather snow: where snow falls, hollow_gain metres of snow per metre the cell lies below its surroundings' mean (a Gaussian over hollow_radius_m), up to twice depth_m of snowfall. Slopes come from the real cell size and every distance is in metres; with scale_m > 0 slope and aspect are measured after smoothing the terrain over that distance (a Gaussian of σ = scale_m / 2), the same stretch of land at every resolution — set it to a few of the preview's cells and the preview's snow predicts the build's (with 0, a finer grid resolves steep detail, and sheds snow from it, that the preview cannot see). Outputs: out = terrain + snow, depth = snow depth ÷ depth_m (at most 1), mask = 1 where the snow is at least a tenth of depth_m deep (smoothstep from 0).",
         params: SnowParams,
         inputs: SnowIn {
             /// Terrain.
@@ -196,7 +200,14 @@ impl Node for Snow {
         let src = inputs.r#in;
         let cell = ctx.cell_size_m();
         let model = Model::new(p);
-        let (gx, gy) = gradient(src, cell);
+        let (gx, gy) = if p.scale_m > 0.0 {
+            gradient4(
+                &gaussian_at(src, p.scale_m / 2.0 / cell, ctx.origin()),
+                cell,
+            )
+        } else {
+            gradient(src, cell)
+        };
         let around = gaussian_at(src, p.hollow_radius_m / 2.0 / cell, ctx.origin());
         ctx.check_cancel()?;
         let n = src.data().len();
@@ -251,6 +262,7 @@ mod tests {
             aspect_m: 300.0,
             hollow_radius_m: 50.0,
             hollow_gain: 0.5,
+            scale_m: 0.0,
         })
     }
 
