@@ -385,10 +385,27 @@ fn sea_shore_and_beach_masks() {
         let x = (i % n) as f32 * cell;
         let below = f.data()[i] < 0.0;
         let west = x < 600.0;
-        assert_eq!(sea[i], f32::from(u8::from(below && west)), "cell {i}");
-        assert_eq!(surface[i], if sea[i] == 1.0 { 0.0 } else { f.data()[i] });
+        let is_sea = below && west;
+        // Antialiased along the coast (x = 600 m on this plane): the share of the cell west of
+        // the waterline, exactly; 0 or 1 elsewhere.
+        let (col, row) = (i % n, i / n);
+        let coastal = (col > 0 && col + 1 < n)
+            && [col - 1, col + 1]
+                .iter()
+                .any(|&c| (f.data()[row * n + c] < 0.0 && (c as f32 * cell) < 600.0) != is_sea);
+        let want = if coastal {
+            (0.5 - (x - 600.0) / cell).clamp(0.0, 1.0)
+        } else {
+            f32::from(u8::from(is_sea))
+        };
+        assert!(
+            (sea[i] - want).abs() < 1e-4,
+            "cell {i}: sea {} vs {want}",
+            sea[i]
+        );
+        assert_eq!(surface[i], if is_sea { 0.0 } else { f.data()[i] });
         assert!((0.0..=1.0).contains(&shore[i]) && (0.0..=1.0).contains(&beach[i]));
-        if sea[i] == 1.0 {
+        if is_sea && !coastal {
             assert_eq!(shore[i], 0.0);
         }
         // The coast is at x = 600 m; 200 m inland the shore is gone.

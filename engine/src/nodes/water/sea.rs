@@ -1,7 +1,7 @@
 //! `sea`: the sea below a level in metres, its shore and its beaches.
 
 use super::{is_edge, neighbours, squared_distance};
-use crate::field::derive::slope_deg;
+use crate::field::derive::{gradient, slope_deg};
 use crate::field::Field;
 use crate::node::{unit, EvalCtx, Node, NodeError};
 use crate::nodes::combine::select::step;
@@ -29,7 +29,7 @@ crate::node! {
         label: "Sea",
         category: Water,
         version: 1,
-        doc: "The sea: every cell below level_m (connected to the map edge through such cells, unless connected is off). Outputs: surface = the sea surface over the sea, the terrain elsewhere; sea = 1 on the sea; shore = 1 at the waterline fading linearly to 0 at shore_width_m inland (Euclidean distance, Felzenszwalb & Huttenlocher 2012); beach = the shore where the land is at most beach_height_m above the sea and no steeper than beach_slope_deg (both with a smooth fade: 25% of the height, 4° of slope). All distances are in metres, so the bands keep their width at every resolution.",
+        doc: "The sea: every cell below level_m (connected to the map edge through such cells, unless connected is off). Outputs: surface = the sea surface over the sea, the terrain elsewhere; sea = 1 on the sea, and along the coast the share of the cell seaward of the waterline, placed within the cell from its height and slope ((z − level) / |∇z|, exact on a plane), so a coarse preview's sea covers what a finer build's does; shore = 1 at the waterline fading linearly to 0 at shore_width_m inland (Euclidean distance, Felzenszwalb & Huttenlocher 2012); beach = the shore where the land is at most beach_height_m above the sea and no steeper than beach_slope_deg (both with a smooth fade: 25% of the height, 4° of slope). All distances are in metres, so the bands keep their width at every resolution.",
         params: SeaParams,
         inputs: SeaIn {
             /// Terrain.
@@ -65,6 +65,29 @@ impl Node for Sea {
         ctx.check_cancel()?;
         let cell = ctx.cell_size_m();
         let d2 = squared_distance(&sea, w, h);
+        // Signed distance from each cell's centre to the waterline, in metres (positive
+        // inland), for the sea's coverage: at the coast — a cell with a neighbour on the other
+        // side — the waterline is placed within the cell from its height and slope,
+        // (z − level) / |∇z| (exact on a plane); elsewhere the cell is wholly sea or land.
+        let (gx, gy) = gradient(src, cell);
+        let signed: Vec<f64> = (0..w * h)
+            .map(|i| {
+                let coast = neighbours(i, w, h).any(|j| sea[j] != sea[i]);
+                if coast {
+                    let g = f64::from(gx.data()[i]).hypot(f64::from(gy.data()[i]));
+                    let d = f64::from(z[i] - level) / g.max(1e-9);
+                    if sea[i] {
+                        d.clamp(-1.5 * cell, 0.0)
+                    } else {
+                        d.clamp(0.0, 1.5 * cell)
+                    }
+                } else if sea[i] {
+                    f64::NEG_INFINITY
+                } else {
+                    f64::INFINITY
+                }
+            })
+            .collect();
         let reach = p.shore_width_m / cell;
         let shore: Vec<f32> = d2
             .iter()
@@ -100,7 +123,11 @@ impl Node for Sea {
             .zip(&sea)
             .map(|(&v, &s)| if s { level } else { v })
             .collect();
-        let sea = sea.iter().map(|&s| f32::from(u8::from(s))).collect();
+        // The share of each cell under the sea: the box filter of the waterline across it.
+        let sea = signed
+            .iter()
+            .map(|&d| (0.5 - d / cell).clamp(0.0, 1.0) as f32)
+            .collect();
         let size = || NodeError::Failed("internal error: field size".into());
         Ok(SeaOut {
             surface: Field::from_vec(w, h, surface).ok_or_else(size)?,
