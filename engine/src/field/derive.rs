@@ -70,14 +70,9 @@ pub fn slope_deg(f: &Field, cell_size_m: f64) -> Field {
     angle(&gx, &gy)
 }
 
-/// Slope angle in degrees of a field smooth at the grid's scale, from [`gradient4`].
+/// Slope angle in degrees from a gradient (m/m).
 #[must_use]
-pub fn slope_deg4(f: &Field, cell_size_m: f64) -> Field {
-    let (gx, gy) = gradient4(f, cell_size_m);
-    angle(&gx, &gy)
-}
-
-fn angle(gx: &Field, gy: &Field) -> Field {
+pub fn angle(gx: &Field, gy: &Field) -> Field {
     Field::zip_map(gx, gy, |a, b| {
         libm::atanf((a * a + b * b).sqrt()).to_degrees()
     })
@@ -109,7 +104,8 @@ mod tests {
         let t = libm::tan(30f64.to_radians()) as f32;
         let f = Field::from_fn(32, 32, |x, _| t * 2.0 * x as f32);
         let s = slope_deg(&f, 2.0);
-        let s4 = slope_deg4(&f, 2.0);
+        let (gx, gy) = gradient4(&f, 2.0);
+        let s4 = angle(&gx, &gy);
         assert!(
             s4.data().iter().all(|&v| (v - 30.0).abs() < 1e-3),
             "{:?}",

@@ -1,7 +1,7 @@
 //! Masks read from a terrain: height band, slope, curvature, aspect.
 
 use crate::field::blur::gaussian_at;
-use crate::field::derive::{gradient, laplacian, slope_deg, slope_deg4};
+use crate::field::derive::{angle, gradient, gradient4, laplacian};
 use crate::field::Field;
 use crate::node::{EvalCtx, Node, NodeError};
 use crate::nodes::combine::select::step;
@@ -17,21 +17,26 @@ pub(crate) fn band(v: f32, lo: f32, hi: f32, falloff: f32) -> f32 {
     (up * down).clamp(0.0, 1.0)
 }
 
-/// Slope angles in degrees of `terrain` measured over `scale_m` metres: after a Gaussian of
-/// σ = `scale_m` / 2 then four-point central differences ([`slope_deg4`]); at 0, the grid's own
-/// cells (two-point differences over the real cell size).
-pub(crate) fn slope_over(ctx: &EvalCtx, terrain: &Field, scale_m: f64) -> Field {
+/// The gradient (m/m) of `terrain` measured over `scale_m` metres: after a Gaussian of
+/// σ = `scale_m` / 2, four-point central differences ([`gradient4`]: smooth at the grid's
+/// scale, they read the same slope on a coarse preview as on a fine build); at 0, the grid's
+/// own cells (two-point differences over the real cell size).
+pub(crate) fn gradient_over(ctx: &EvalCtx, terrain: &Field, scale_m: f64) -> (Field, Field) {
     let cell = ctx.cell_size_m();
     if scale_m > 0.0 {
-        // Smooth at the grid's scale after the blur: the four-point slope, which reads the
-        // same angle on a coarse preview as on a fine build.
-        slope_deg4(
+        gradient4(
             &gaussian_at(terrain, scale_m / 2.0 / cell, ctx.origin()),
             cell,
         )
     } else {
-        slope_deg(terrain, cell)
+        gradient(terrain, cell)
     }
+}
+
+/// Slope angles in degrees of `terrain` measured over `scale_m` metres ([`gradient_over`]).
+pub(crate) fn slope_over(ctx: &EvalCtx, terrain: &Field, scale_m: f64) -> Field {
+    let (gx, gy) = gradient_over(ctx, terrain, scale_m);
+    angle(&gx, &gy)
 }
 
 crate::params! {
@@ -207,6 +212,9 @@ crate::params! {
         spread_deg: f64 = float(45.0, [5.0, 180.0], [0.0, 180.0], "°"),
         /// Slopes flatter than this are ignored (their aspect is noise), in degrees.
         min_slope_deg: f64 = float(2.0, [0.0, 20.0], [0.0, 90.0], "°"),
+        /// The distance the aspect is measured over, in metres (a Gaussian of σ = scale_m / 2
+        /// first); 0 = the grid's own cells.
+        scale_m: f64 = float(0.0, [0.0, 500.0], [0.0, 10_000_000.0], "m") as "Scale",
     }
 }
 
@@ -217,7 +225,7 @@ crate::node! {
         label: "Aspect mask",
         category: Mask,
         version: 1,
-        doc: "Slopes facing a direction (the downhill direction, clockwise from north = top of the map): 1 when facing direction_deg, falling linearly to 0 at ± spread_deg, and faded in between 0 and min_slope_deg of slope so flats are not selected.",
+        doc: "Slopes facing a direction (the downhill direction, clockwise from north = top of the map): 1 when facing direction_deg, falling linearly to 0 at ± spread_deg, and faded in between 0 and min_slope_deg of slope so flats are not selected. With scale_m > 0 the aspect is measured after smoothing the terrain over that distance (as slope_mask), the same stretch of land at every resolution; with 0, over the grid's own cells, where a finer build resolves small faces its preview cannot see.",
         params: AspectMaskParams,
         inputs: AspectMaskIn {
             /// Terrain to measure.
@@ -231,8 +239,10 @@ crate::node! {
 }
 
 impl Node for AspectMask {
-    fn footprint(_p: &AspectMaskParams, _cell_m: f64, _n: usize) -> crate::node::Footprint {
-        crate::node::Footprint::Stencil(1)
+    fn footprint(p: &AspectMaskParams, cell_m: f64, _n: usize) -> crate::node::Footprint {
+        crate::node::Footprint::Stencil(
+            crate::field::blur::support_px(p.scale_m / 2.0 / cell_m) + 2,
+        )
     }
 
     fn eval(
@@ -240,7 +250,7 @@ impl Node for AspectMask {
         inputs: AspectMaskIn,
         p: &AspectMaskParams,
     ) -> Result<AspectMaskOut, NodeError> {
-        let (gx, gy) = gradient(inputs.r#in, ctx.cell_size_m());
+        let (gx, gy) = gradient_over(ctx, inputs.r#in, p.scale_m);
         let dir = p.direction_deg as f32;
         let spread = p.spread_deg.max(1e-6) as f32;
         let min_t = libm::tan(p.min_slope_deg.to_radians()) as f32;

@@ -1,9 +1,9 @@
 //! `snow`: snow cover by altitude, slope and aspect, settling in hollows.
 
 use crate::field::blur::gaussian_at;
-use crate::field::derive::{gradient, gradient4};
 use crate::field::Field;
 use crate::node::{unit, EvalCtx, Node, NodeError};
+use crate::nodes::mask::terrain_masks::gradient_over;
 
 crate::params! {
     pub struct SnowParams {
@@ -200,14 +200,7 @@ impl Node for Snow {
         let src = inputs.r#in;
         let cell = ctx.cell_size_m();
         let model = Model::new(p);
-        let (gx, gy) = if p.scale_m > 0.0 {
-            gradient4(
-                &gaussian_at(src, p.scale_m / 2.0 / cell, ctx.origin()),
-                cell,
-            )
-        } else {
-            gradient(src, cell)
-        };
+        let (gx, gy) = gradient_over(ctx, src, p.scale_m);
         let around = gaussian_at(src, p.hollow_radius_m / 2.0 / cell, ctx.origin());
         ctx.check_cancel()?;
         let n = src.data().len();
