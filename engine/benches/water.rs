@@ -23,7 +23,6 @@ use orogen::nodes::water::flow_accumulation::Routes;
 use orogen::nodes::water::priority_flood;
 use orogen::World;
 use std::hint::black_box;
-use std::time::Instant;
 
 mod common;
 
@@ -110,14 +109,9 @@ fn whole_runs(n: usize, peers: bool) {
 /// single-direction receiver, flats routed to their outlets (what the routing needs);
 /// richdem's only fill, on one thread.
 fn fill_against_richdem(z: &[f32], n: usize, raw: &std::path::Path) {
-    let mut ours: Vec<f64> = (0..RUNS)
-        .map(|_| {
-            let t = Instant::now();
-            black_box(priority_flood(z, n, n));
-            t.elapsed().as_secs_f64()
-        })
-        .collect();
-    ours.sort_by(f64::total_cmp);
+    let ours = common::timed_runs(RUNS, || {
+        black_box(priority_flood(z, n, n));
+    });
     println!(
         "depression filling {n}²: orogen priority_flood {} s",
         common::seconds(&ours, 3)

@@ -158,7 +158,6 @@ impl<'a> Routes<'a> {
         let (x, y) = ((i % self.w) as isize, (i / self.w) as isize);
         let mut t = Targets::default();
         let mut weights = [0.0f64; 8];
-        let mut best = (0.0f64, usize::MAX);
         for &(dx, dy) in &D8 {
             let (nx, ny) = (x + dx as isize, y + dy as isize);
             if nx < 0 || ny < 0 || nx >= w || ny >= h {
@@ -170,21 +169,24 @@ impl<'a> Routes<'a> {
                 continue;
             }
             let slope = drop / distance((dx, dy));
-            if slope > best.0 {
-                best = (slope, t.len);
-            }
             weights[t.len] = self.exponent.map_or(0.0, |p| slope.powf(p));
             t.cells[t.len] = j as u32;
             t.offsets[t.len] = (dx, dy);
             t.len += 1;
         }
         let total: f64 = weights[..t.len].iter().sum();
-        if t.len == 0 {
-            // Nothing lower: follow the flood back towards the outlet (none on the edge).
-            let parent = self.flood.receiver[i];
-            if parent != NONE {
-                let j = parent as usize;
-                t.cells[0] = parent;
+        if self.exponent.is_some() && total > 0.0 {
+            for (share, weight) in t.shares.iter_mut().zip(&weights).take(t.len) {
+                *share = weight / total;
+            }
+        } else {
+            // One direction: the flood's receiver — the steepest lower neighbour, on a flat
+            // the next cell towards the outlet, none for an outlet on the edge.
+            t.len = 0;
+            let r = self.flood.receiver[i];
+            if r != NONE {
+                let j = r as usize;
+                t.cells[0] = r;
                 t.shares[0] = 1.0;
                 t.offsets[0] = (
                     ((j % self.w) as isize - x) as i32,
@@ -192,15 +194,6 @@ impl<'a> Routes<'a> {
                 );
                 t.len = 1;
             }
-        } else if self.exponent.is_some() && total > 0.0 {
-            for (share, weight) in t.shares.iter_mut().zip(&weights).take(t.len) {
-                *share = weight / total;
-            }
-        } else {
-            t.cells[0] = t.cells[best.1];
-            t.offsets[0] = t.offsets[best.1];
-            t.shares[0] = 1.0;
-            t.len = 1;
         }
         t
     }
