@@ -119,6 +119,55 @@ fn data_range_uses_all_16_bits_and_records_its_range() {
     }
 }
 
+/// A scalar output (flow_accumulation's drainage area in m²) is written in its own unit:
+/// exactly by exr and f32, over its own range by png16 (the graph's range means nothing to
+/// it), recorded in the manifest; its preview is a colour picture.
+#[test]
+fn scalar_outputs_keep_their_unit() {
+    let g = common::load("tests/data/water.json");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let r = run(
+        &g,
+        dir.path(),
+        Exports {
+            formats: vec![Format::Png16, Format::F32, Format::Exr],
+            ..Exports::default()
+        },
+        64,
+    );
+    let out = r
+        .manifest
+        .outputs
+        .iter()
+        .find(|o| o.name == "flow_area")
+        .expect("flow_area");
+    assert_eq!(out.kind, "scalar");
+    assert_eq!(out.range_m, [f64::from(out.min), f64::from(out.max)]);
+    let truth = &evaluate_outputs(&g, Some(64)).expect("eval")["flow_area"];
+    // The smallest drainage area is one cell's own: (4000 m / 64)².
+    assert_eq!(out.min, 62.5 * 62.5);
+    let f32s: Vec<f32> = std::fs::read(dir.path().join("flow_area.f32"))
+        .expect("f32")
+        .chunks(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect();
+    assert_eq!(f32s, truth.data());
+    let (exr, _) = heightmap::read(&dir.path().join("flow_area.exr")).expect("exr");
+    assert_eq!(exr.data(), truth.data());
+    let (png, _) = heightmap::read(&dir.path().join("flow_area.png")).expect("png");
+    assert_eq!(
+        png.min_max(),
+        Some((0.0, 1.0)),
+        "its own range spans 0 … 65535"
+    );
+    let span = (out.range_m[1] - out.range_m[0]) as f32;
+    for (a, b) in truth.data().iter().zip(png.data()) {
+        assert!((a - (out.range_m[0] as f32 + b * span)).abs() <= span / 65535.0);
+    }
+    let preview = image::open(dir.path().join("flow_area.preview.png")).expect("preview");
+    assert_eq!(preview.color(), image::ColorType::Rgb8);
+}
+
 #[test]
 fn glb_parses_back_with_matching_vertices_and_bounds_and_obj_parses() {
     let g = small_graph();

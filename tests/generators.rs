@@ -35,6 +35,10 @@ fn every_generator_shows_the_same_terrain_at_every_resolution() {
         let span = match kind {
             orogen::node::PortKind::Height => g.world.height_span_m() as f32,
             orogen::node::PortKind::Mask | orogen::node::PortKind::Color => 1.0,
+            orogen::node::PortKind::Scalar => {
+                let (lo, hi) = a.min_max().expect("values");
+                (hi - lo).max(f32::MIN_POSITIVE)
+            }
         };
         let b = hi[name].downsample_box(4);
         let mut d: Vec<f32> = a

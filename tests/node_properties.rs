@@ -26,7 +26,8 @@ fn graph_for(def: &'static NodeDef, draws: &[(f64, bool)], resolution: usize) ->
     }
     for (i, port) in def.spec.inputs.iter().enumerate() {
         let (src_type, id) = match port.kind {
-            PortKind::Height => ("perlin_fbm", format!("src{i}")),
+            // A height is a quantity in metres, so it feeds scalar inputs too.
+            PortKind::Height | PortKind::Scalar => ("perlin_fbm", format!("src{i}")),
             PortKind::Mask => ("radial_gradient", format!("src{i}")),
             PortKind::Color => ("solid_color", format!("src{i}")),
         };
@@ -95,7 +96,7 @@ fn check(def: &'static NodeDef, draws: &[(f64, bool)]) -> Result<(), TestCaseErr
             def.spec.id,
             port.name
         );
-        if port.kind != PortKind::Height {
+        if matches!(port.kind, PortKind::Mask | PortKind::Color) {
             prop_assert!(
                 a.data().iter().all(|v| (0.0..=1.0).contains(v)),
                 "{}.{}: {} outside [0, 1]",

@@ -157,7 +157,7 @@ fn check(g: &Graph, edit: (f64, f64, bool)) -> Result<(), String> {
                     if f.channels() != port.kind.channels() {
                         return Err(format!("{}.{}: wrong channel count", n.id, port.name));
                     }
-                    if port.kind != PortKind::Height
+                    if matches!(port.kind, PortKind::Mask | PortKind::Color)
                         && !f.data().iter().all(|v| (0.0..=1.0).contains(v))
                     {
                         return Err(format!(

@@ -125,6 +125,48 @@ fn a_tiled_build_writes_colour_outputs_like_the_whole_map() {
     assert!(colours >= 7, "{colours}");
 }
 
+/// Scalar outputs (a drainage area in m²) tile in float formats: the stitched f32 of
+/// tests/data/water.json's `flow_area` is the whole map's, its preview is drawn once every
+/// tile is in, and an integer format (whose range would be the unknown whole-map range) is
+/// refused with the reason.
+#[test]
+fn a_tiled_build_writes_scalar_outputs_in_float_formats() {
+    let rel = "tests/data/water.json";
+    let n = 192;
+    let grid = Grid::new(n, Layout::Plain, TileRequest::Count(3, 3)).expect("grid");
+    let g = load(rel);
+    let err = Plan::new(
+        &g,
+        &repo().join(rel),
+        grid,
+        2048,
+        exports("plain", &["png16"], &[]),
+    )
+    .expect_err("png16 scalar tiles");
+    assert_eq!(
+        err,
+        "output \"flow_area\" is a scalar (a quantity in its own unit): tiled builds write it as exr or f32 only, not png16 (an integer format spans the output's whole-map range, unknown until every tile is built)"
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let g = tiled(
+        rel,
+        dir.path(),
+        grid,
+        2048,
+        exports("plain", &["exr"], &["f32"]),
+    );
+    let whole = evaluate_outputs(&g, Some(n)).expect("whole map");
+    let area = &whole["flow_area"];
+    assert_eq!(read_f32(&dir.path().join("flow_area.f32")), area.data());
+    let (lo, hi) = area.min_max().expect("values");
+    assert!(
+        lo > 0.0 && hi > 1.0e4 * lo,
+        "drainage areas span decades: {lo} … {hi}"
+    );
+    let preview = image::open(dir.path().join("flow_area.preview.png")).expect("preview");
+    assert_eq!(preview.color(), image::ColorType::Rgb8);
+}
+
 /// A tiled build of a graph of local nodes (generators, combiners, warps, blurs, slope and
 /// curvature masks: `shaping.json`) stitches to the very bits of the whole-map build, on
 /// uneven tiles (200 = 3 × 67 − 1).

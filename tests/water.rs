@@ -227,8 +227,31 @@ fn a_tilted_plane_drains_along_its_rows() {
             ("min_area_m2", ParamValue::Float(50.0)),
         ],
     );
-    let (flow, dir_x, dir_y, wetness) = (&out[0], &out[1], &out[2], &out[3]);
+    let (flow, dir_x, dir_y, wetness, area) = (&out[0], &out[1], &out[2], &out[3], &out[4]);
     let scale = (640.0f64 * 640.0 / 50.0).ln();
+    // The raw drainage area in m², and the documented inversion of the mask through
+    // scalar_to_mask (log from min_area_m2 to the world's area) gives the mask back.
+    let remapped = &run(
+        "scalar_to_mask",
+        area,
+        world,
+        &[
+            ("low", ParamValue::Float(50.0)),
+            ("high", ParamValue::Float(640.0 * 640.0)),
+            ("scale", ParamValue::Choice(1)),
+        ],
+    )[0];
+    for y in 1..n - 1 {
+        for x in 0..n {
+            let i = y * n + x;
+            assert_eq!(area.data()[i], 100.0 * (x + 1) as f32, "area ({x}, {y})");
+            let (a, b) = (remapped.data()[i], flow.data()[i]);
+            assert!(
+                (a - b).abs() < 1e-6,
+                "scalar_to_mask ({x}, {y}): {a} vs {b}"
+            );
+        }
+    }
     for y in 1..n - 1 {
         for x in 0..n {
             let a = 100.0 * (x + 1) as f64;
@@ -252,6 +275,64 @@ fn a_tilted_plane_drains_along_its_rows() {
             }
         }
     }
+}
+
+/// `scalar_to_mask`: linear and log maps onto [0, 1], a step when low == high, and a log scale
+/// over values that are not all positive refused with the parameter named.
+#[test]
+fn scalar_to_mask_maps_a_quantity_onto_a_mask() {
+    let world = World {
+        size_m: 100.0,
+        height_min_m: 0.0,
+        height_max_m: 1.0,
+    };
+    let values = Field::from_vec(4, 1, vec![-5.0, 10.0, 1_000.0, 1.0e5]).expect("size");
+    let map = |low: f64, high: f64, log: bool| {
+        run(
+            "scalar_to_mask",
+            &values,
+            world,
+            &[
+                ("low", ParamValue::Float(low)),
+                ("high", ParamValue::Float(high)),
+                ("scale", ParamValue::Choice(usize::from(log))),
+            ],
+        )[0]
+        .data()
+        .to_vec()
+    };
+    assert_eq!(map(0.0, 1_000.0, false), [0.0, 0.01, 1.0, 1.0]);
+    let log = map(10.0, 1.0e5, true);
+    assert_eq!(log[0], 0.0);
+    assert_eq!(log[1], 0.0);
+    assert!((log[2] - 0.5).abs() < 1e-6, "{log:?}");
+    assert_eq!(log[3], 1.0);
+    assert_eq!(map(1_000.0, 1_000.0, false), [0.0, 0.0, 1.0, 1.0]);
+    let def = Registry::builtin()
+        .get("scalar_to_mask")
+        .expect("node type");
+    let mut p = def.default_values();
+    p[def.param_index("scale").expect("scale")] = ParamValue::Choice(1);
+    let cancel = CancelToken::new();
+    let progress = |_: f32| {};
+    let ctx = EvalCtx {
+        resolution: 4,
+        window: Window::full(4),
+        world,
+        graph_seed: 1,
+        node_id: "test",
+        base_dir: None,
+        cancel: &cancel,
+        progress: &progress,
+        upstream: None,
+    };
+    let err = def
+        .eval(&ctx, &[Some(Arc::new(values.clone()))], &p)
+        .expect_err("log from 0");
+    assert_eq!(
+        err.to_string(),
+        "parameter \"low\": scale log needs low and high above 0 (got low 0, high 1)"
+    );
 }
 
 /// With no minimum depth or area, the lakes' water surface is exactly a priority flood

@@ -32,6 +32,7 @@ pub fn kind_color(kind: PortKind) -> Color32 {
         PortKind::Height => Color32::from_rgb(222, 172, 92),
         PortKind::Mask => Color32::from_rgb(168, 122, 236),
         PortKind::Color => Color32::from_rgb(96, 200, 140),
+        PortKind::Scalar => Color32::from_rgb(96, 170, 230),
     }
 }
 
@@ -1187,6 +1188,7 @@ fn pin_info(kind: PortKind) -> PinInfo {
         PortKind::Height => PinInfo::circle(),
         PortKind::Mask => PinInfo::square(),
         PortKind::Color => PinInfo::star(),
+        PortKind::Scalar => PinInfo::triangle(),
     };
     info.with_fill(kind_color(kind))
         .with_wire_color(kind_color(kind))

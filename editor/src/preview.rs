@@ -113,8 +113,16 @@ pub fn picture(shown: &Shown, look: Look) -> ColorImage {
             let base = shown.base.as_deref().filter(|b| b.width() == w);
             color_rgb8(f, base.filter(|_| look.hillshade).map(|b| (b, cell)))
         }
+        PortKind::Scalar => scalar_rgb(f, look.colormap),
     };
     ColorImage::from_rgb([w, h], &rgb)
+}
+
+/// A scalar over its own range (on a log scale when it spans decades, as drainage areas do).
+fn scalar_rgb(f: &Field, map: Colormap) -> Vec<u8> {
+    let (lo, hi) = f.min_max().unwrap_or((0.0, 1.0));
+    let (shown, lo, hi) = orogen::io::render::scalar_display(f, lo, hi);
+    preview_rgb(&shown, lo, hi, map, None)
 }
 
 /// A mask in orange over the grey hillshade of `base`.
@@ -168,7 +176,7 @@ impl Picture {
             None => self.texture = Some(ctx.load_texture("orogen-preview", image, options)),
         }
         self.stats = Some(match shown.kind {
-            PortKind::Height => stats(&shown.field, 64),
+            PortKind::Height | PortKind::Scalar => stats(&shown.field, 64),
             PortKind::Mask => stats_over(&shown.field, 32, Some((0.0, 1.0))),
             PortKind::Color => stats_over(&luminance(&shown.field), 32, Some((0.0, 1.0))),
         });
@@ -261,6 +269,7 @@ impl Picture {
             match s.kind {
                 PortKind::Height => format!("x {xm:.0} m, y {ym:.0} m: height {value:.2} m"),
                 PortKind::Mask => format!("x {xm:.0} m, y {ym:.0} m: mask {value:.3}"),
+                PortKind::Scalar => format!("x {xm:.0} m, y {ym:.0} m: value {value}"),
                 PortKind::Color => {
                     let rgb: [f32; 3] =
                         std::array::from_fn(|c| f.plane(c.min(f.channels() - 1))[i]);
@@ -355,6 +364,7 @@ pub fn thumbnail(field: &Field, kind: PortKind, world: &World) -> ColorImage {
         }
         PortKind::Mask => preview_rgb(&small, 0.0, 1.0, Colormap::Magma, None),
         PortKind::Color => color_rgb8(&small, None),
+        PortKind::Scalar => scalar_rgb(&small, Colormap::Magma),
     };
     ColorImage::from_rgb([THUMB, THUMB], &rgb)
 }

@@ -69,6 +69,17 @@ pub fn mesh(
     albedo: Option<&Field>,
 ) -> (Vec<f32>, Vec<u32>) {
     let n = f.width().clamp(2, MAX_GRID);
+    // A scalar is drawn like a mask: its own range (log when it spans decades) onto [0, 1].
+    let scaled;
+    let (f, kind) = if kind == PortKind::Scalar {
+        let (lo, hi) = f.min_max().unwrap_or((0.0, 1.0));
+        let (shown, lo, hi) = orogen::io::render::scalar_display(f, lo, hi);
+        let inv = if hi > lo { 1.0 / (hi - lo) } else { 0.0 };
+        scaled = shown.map(|v| (v - lo) * inv);
+        (&scaled, PortKind::Mask)
+    } else {
+        (f, kind)
+    };
     let g = if f.width() == n {
         f.clone()
     } else {
@@ -83,12 +94,12 @@ pub fn mesh(
     });
     let (lo, hi) = match kind {
         PortKind::Height => orogen::io::render::display_range(world),
-        PortKind::Mask | PortKind::Color => (0.0, 1.0),
+        PortKind::Mask | PortKind::Color | PortKind::Scalar => (0.0, 1.0),
     };
     // Masks are drawn as a relief one tenth of the world wide.
     let metres = |v: f32| match kind {
         PortKind::Height => f64::from(v - lo),
-        PortKind::Mask | PortKind::Color => f64::from(v) * world.size_m * 0.1,
+        PortKind::Mask | PortKind::Color | PortKind::Scalar => f64::from(v) * world.size_m * 0.1,
     };
     let scale = (2.0 / world.size_m) as f32 * exaggeration;
     let y = |i: usize| metres(g.data()[i]) as f32 * scale;

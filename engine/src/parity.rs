@@ -20,7 +20,10 @@
 //! terrain's finest octaves, which a coarser grid point-samples); `sediment_depth` (an
 //! erosion's change in metres) within the erosion's 1.5%. Anything computed downstream of an
 //! erosion node (a height, a mask, a colour) is judged at the erosion tolerance at least; a
-//! subgraph's results and graph inputs at the tolerance of what they hand on.
+//! subgraph's results and graph inputs at the tolerance of what they hand on. Anything computed
+//! from an output shown for information (flow accumulation's, an erosion node's state masks)
+//! is shown for information too. Scalars (a drainage area in m²) are measured as a share of
+//! their own range at the coarser size.
 
 use crate::eval::{EvalOptions, EvalResult, Evaluator, Targets};
 use crate::field::Field;
@@ -139,6 +142,9 @@ fn inherited_tolerance(
     if src.def.spec.category == Category::Erosion {
         return own;
     }
+    if fed_by_information(graph, src) {
+        return None;
+    }
     let upstream = graph
         .upstream(&src.id)
         .into_iter()
@@ -151,6 +157,32 @@ fn inherited_tolerance(
         mean_abs_diff: t.mean_abs_diff.max(upstream),
         ..t
     })
+}
+
+/// Whether anything `node` computes from comes, by any path, from an output shown for
+/// information only (flow accumulation's cell-wide channels and drainage area, an erosion
+/// node's state masks): what is computed from a grid-defined field is grid-defined too.
+fn fed_by_information(graph: &Graph, node: &crate::graph::NodeInstance) -> bool {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        for r in n.inputs.iter().flatten() {
+            let Some(src) = graph.node(&r.node) else {
+                continue;
+            };
+            let Some(k) = src.def.output_index(&r.output) else {
+                continue;
+            };
+            let (orig, k) = handed_on(graph, src, k);
+            if tolerance(orig.def.spec.category, orig.def.spec.id, k == 0).is_none() {
+                return true;
+            }
+            if seen.insert(src.id.as_str()) {
+                stack.push(src);
+            }
+        }
+    }
+    false
 }
 
 /// The node and output a pass-through node's output `k` comes from (itself when it is not
@@ -250,10 +282,14 @@ pub fn compare(
                 continue;
             };
             let down = f.resample_area(c.width(), c.height());
-            let range = if port.kind == PortKind::Height {
-                span
-            } else {
-                1.0
+            let range = match port.kind {
+                PortKind::Height => span,
+                // A quantity in its own unit: a share of its own range at the coarser size.
+                PortKind::Scalar => c
+                    .min_max()
+                    .map_or(1.0, |(lo, hi)| f64::from(hi - lo))
+                    .max(f64::MIN_POSITIVE),
+                PortKind::Mask | PortKind::Color => 1.0,
             };
             let tolerance = inherited_tolerance(graph, node, k);
             let change = match (&input, tolerance.and_then(|t| t.change)) {

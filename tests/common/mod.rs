@@ -49,13 +49,32 @@ pub fn check_goldens(graph: &Graph, dir: &str) {
     let mut failures = Vec::new();
     for (name, field) in &outputs {
         let kind = graph.output_kind(&graph.outputs[name]).expect("kind");
-        let frame = match kind {
-            PortKind::Height => graph.world,
-            PortKind::Mask | PortKind::Color => World {
-                height_min_m: 0.0,
-                height_max_m: 1.0,
-                ..graph.world
-            },
+        // Scalars are compared as they are shown: over their own range, on a log scale
+        // when they span decades (a drainage area), so small values count too.
+        let scalar;
+        let (field, frame) = match kind {
+            PortKind::Height => (field, graph.world),
+            PortKind::Mask | PortKind::Color => (
+                field,
+                World {
+                    height_min_m: 0.0,
+                    height_max_m: 1.0,
+                    ..graph.world
+                },
+            ),
+            PortKind::Scalar => {
+                let (lo, hi) = field.min_max().expect("values");
+                let (shown, lo, hi) = orogen::io::render::scalar_display(field, lo, hi);
+                scalar = shown;
+                (
+                    &scalar,
+                    World {
+                        height_min_m: f64::from(lo),
+                        height_max_m: f64::from(hi),
+                        ..graph.world
+                    },
+                )
+            }
         };
         let path = repo().join(format!("tests/golden/{dir}/{name}.png"));
         // Colours: 16-bit sRGB codes, plane by plane.

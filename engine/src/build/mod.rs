@@ -421,7 +421,7 @@ fn check_splats(graph: &Graph, ex: &Exports) -> Result<(), BuildError> {
         for n in names {
             match graph.outputs.get(n).map(|r| graph.output_kind(r)) {
                 Some(Some(PortKind::Mask) | None) => {}
-                Some(Some(k @ (PortKind::Height | PortKind::Color))) => {
+                Some(Some(k @ (PortKind::Height | PortKind::Color | PortKind::Scalar))) => {
                     return fail(format!("output \"{n}\" is a {}, not a mask", k.name()));
                 }
                 None => return fail(format!("no output \"{n}\"")),
@@ -515,6 +515,9 @@ fn write_output(
         let rgb = if kind == PortKind::Color {
             let ground = out.ground.filter(|g| g.width() == field.width());
             render::color_rgb8(field, ground.map(|g| (g, cell)))
+        } else if kind == PortKind::Scalar {
+            let (shown, lo, hi) = render::scalar_display(field, lo, hi);
+            render::preview_rgb(&shown, lo, hi, map, None)
         } else {
             render::preview_rgb(field, lo, hi, map, relief)
         };
@@ -557,7 +560,8 @@ fn write_output(
 }
 
 /// The heights integer formats map onto 0 … 65535: masks over [0, 1], heights over the
-/// graph's height range or (with [`Range::Data`]) the output's own.
+/// graph's height range or (with [`Range::Data`]) the output's own, scalars always over their
+/// own (the manifest's `range_m` decodes them).
 pub(crate) fn output_frame(graph: &Graph, kind: PortKind, range: Range, field: &Field) -> World {
     match (kind, range, field.min_max()) {
         (PortKind::Height, Range::Data, Some((lo, hi))) if hi > lo => World {
@@ -571,6 +575,19 @@ pub(crate) fn output_frame(graph: &Graph, kind: PortKind, range: Range, field: &
             height_max_m: 1.0,
             ..graph.world
         },
+        // A quantity has no graph range: integer formats always span its own values.
+        (PortKind::Scalar, _, range) => {
+            let (lo, hi) = range.unwrap_or((0.0, 1.0));
+            World {
+                height_min_m: f64::from(lo),
+                height_max_m: if hi > lo {
+                    f64::from(hi)
+                } else {
+                    f64::from(lo) + 1.0
+                },
+                ..graph.world
+            }
+        }
     }
 }
 

@@ -207,6 +207,19 @@ pub fn display_range(world: &World) -> (f32, f32) {
     (world.height_min_m as f32, world.height_max_m as f32)
 }
 
+/// How a scalar (a quantity in its own unit) between `lo` and `hi` is shown: on a log scale
+/// when every value is above 0 and they span more than two decades (drainage areas), else
+/// as is. Returns the field to colour and its display range.
+#[must_use]
+pub fn scalar_display(field: &Field, lo: f32, hi: f32) -> (Field, f32, f32) {
+    if lo > 0.0 && hi > 100.0 * lo {
+        let shown = field.map(|v| v.max(lo).ln());
+        (shown, lo.ln(), hi.ln())
+    } else {
+        (field.clone(), lo, hi)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -192,6 +192,7 @@ pub fn collapse(
                     PortKind::Height => "graph_input",
                     PortKind::Mask => "graph_input_mask",
                     PortKind::Color => "graph_input_color",
+                    PortKind::Scalar => "graph_input_scalar",
                 };
                 let def = reg
                     .get(ty)

@@ -26,6 +26,9 @@ use std::sync::Arc;
 /// * `Mask`: weights in `[0, 1]`.
 /// * `Color`: linear RGB (not sRGB-encoded), each channel nominally in `[0, 1]`; a field of
 ///   three planes R, G, B.
+/// * `Scalar`: a measured quantity per cell in the unit its port's doc names (drainage area
+///   in m², …): not a terrain and not a weight, so it is never drawn as relief, never mapped
+///   onto the height range and never clamped.
 ///
 /// Connections: the same kind passes unchanged. `Mask → Height` is coerced implicitly by
 /// mapping 0 to the graph's `height_min_m` and 1 to `height_max_m`; `Mask → Color` gives the
@@ -33,12 +36,15 @@ use std::sync::Arc;
 /// `Y = 0.2126 R + 0.7152 G + 0.0722 B` (ITU-R BT.709 primaries, linear), clamped to
 /// `[0, 1]`. `Height → Mask` and `Height → Color` are refused: insert a `to_mask` or a
 /// `colorize` node to choose how heights become weights or colours. `Color → Height` is
-/// refused too: a colour is not a shape.
+/// refused too: a colour is not a shape. A height (metres) or a mask (a dimensionless weight)
+/// passes unchanged into a `Scalar` input; a `Scalar` goes into a height, mask or colour
+/// input only through a `scalar_to_mask` node, which says how its units become weights.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PortKind {
     Height,
     Mask,
     Color,
+    Scalar,
 }
 
 impl PortKind {
@@ -48,6 +54,7 @@ impl PortKind {
             PortKind::Height => "height",
             PortKind::Mask => "mask",
             PortKind::Color => "color",
+            PortKind::Scalar => "scalar",
         }
     }
 
@@ -55,7 +62,7 @@ impl PortKind {
     #[must_use]
     pub fn channels(self) -> usize {
         match self {
-            PortKind::Height | PortKind::Mask => 1,
+            PortKind::Height | PortKind::Mask | PortKind::Scalar => 1,
             PortKind::Color => 3,
         }
     }
@@ -67,7 +74,7 @@ pub const LUMINANCE: [f32; 3] = [0.2126, 0.7152, 0.0722];
 /// How a value travels along a wire from an output of kind `from` into an input of kind `to`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Coercion {
-    /// Same kind: the field is passed as is.
+    /// Same kind, or a height or mask into a scalar input: the field is passed as is.
     None,
     /// Mask to height: `h = height_min_m + m · (height_max_m − height_min_m)`.
     MaskToHeight,
@@ -81,13 +88,18 @@ impl Coercion {
     /// The coercion for a wire, or `None` when the connection is not allowed.
     #[must_use]
     pub fn between(from: PortKind, to: PortKind) -> Option<Coercion> {
-        use PortKind::{Color, Height, Mask};
+        use PortKind::{Color, Height, Mask, Scalar};
         match (from, to) {
-            (Height, Height) | (Mask, Mask) | (Color, Color) => Some(Coercion::None),
+            (Height, Height) | (Mask, Mask) | (Color, Color) | (Scalar, Scalar) => {
+                Some(Coercion::None)
+            }
+            (Height | Mask, Scalar) => Some(Coercion::None),
             (Mask, Height) => Some(Coercion::MaskToHeight),
             (Mask, Color) => Some(Coercion::MaskToColor),
             (Color, Mask) => Some(Coercion::ColorToMask),
-            (Height, Mask | Color) | (Color, Height) => None,
+            (Height, Mask | Color) | (Color, Height | Scalar) | (Scalar, Height | Mask | Color) => {
+                None
+            }
         }
     }
 
@@ -100,6 +112,12 @@ impl Coercion {
             }
             (PortKind::Color, PortKind::Height) => {
                 "a colour is not a terrain; wire it into a mask input (its luminance) if that is what you mean"
+            }
+            (PortKind::Color, PortKind::Scalar) => {
+                "a colour is not a measured quantity; wire it into a mask input (its luminance) if that is what you mean"
+            }
+            (PortKind::Scalar, _) => {
+                "insert a \"scalar_to_mask\" node to say which values become 0 and 1"
             }
             _ => "insert a \"to_mask\" node to turn heights into a mask",
         }
@@ -177,6 +195,16 @@ impl PortSpec {
         Self {
             name,
             kind: PortKind::Color,
+            required: true,
+            doc,
+        }
+    }
+
+    #[must_use]
+    pub const fn scalar(name: &'static str, doc: &'static str) -> Self {
+        Self {
+            name,
+            kind: PortKind::Scalar,
             required: true,
             doc,
         }
@@ -863,5 +891,19 @@ mod tests {
             Some(Coercion::MaskToHeight)
         );
         assert_eq!(Coercion::between(PortKind::Height, PortKind::Mask), None);
+        // A height or mask is a quantity too; a scalar becomes a weight only explicitly.
+        assert_eq!(
+            Coercion::between(PortKind::Height, PortKind::Scalar),
+            Some(Coercion::None)
+        );
+        assert_eq!(
+            Coercion::between(PortKind::Mask, PortKind::Scalar),
+            Some(Coercion::None)
+        );
+        for to in [PortKind::Height, PortKind::Mask, PortKind::Color] {
+            assert_eq!(Coercion::between(PortKind::Scalar, to), None);
+            assert!(Coercion::refusal_hint(PortKind::Scalar, to).contains("scalar_to_mask"));
+        }
+        assert_eq!(Coercion::between(PortKind::Color, PortKind::Scalar), None);
     }
 }

@@ -213,6 +213,29 @@ impl Grid {
     }
 }
 
+/// Refuses a scalar output (a quantity in its own unit, such as a drainage area) written by
+/// tiles in an integer format: whole-map builds span its own minimum and maximum, which a
+/// tile does not know before every tile is built (the stitched preview, made after them all,
+/// does).
+fn scalars_in_float(graph: &Graph, exports: &TileExports) -> Result<(), String> {
+    let integer: Vec<&str> = exports
+        .formats
+        .iter()
+        .chain(&exports.stitch)
+        .map(String::as_str)
+        .filter(|f| !matches!(*f, "exr" | "f32"))
+        .collect();
+    for (name, r) in &graph.outputs {
+        if graph.output_kind(r) != Some(crate::node::PortKind::Scalar) {
+            continue;
+        }
+        if let Some(f) = integer.first() {
+            return Err(format!("output \"{name}\" is a scalar (a quantity in its own unit): tiled builds write it as exr or f32 only, not {f} (an integer format spans the output's whole-map range, unknown until every tile is built)"));
+        }
+    }
+    Ok(())
+}
+
 impl Plan {
     /// Plans `orogen build --tiles` with a whole build's [`Exports`](crate::build::Exports):
     /// `--preset unreal|unity` picks that layout (and its format), `godot` plain EXR tiles,
@@ -293,6 +316,7 @@ impl Plan {
             ));
         }
         exports.check()?;
+        scalars_in_float(graph, &exports)?;
         let n = grid.resolution;
         let cell = graph.world.cell_size_m(n);
         let needed = crate::eval::Targets::Outputs.node_set(graph);

@@ -554,24 +554,30 @@ impl Ctx<'_> {
                 }
             }
         }
-        if kind == PortKind::Color {
-            let img = Field::from_planes(&planes).ok_or("preview planes differ")?;
-            let png = image::RgbImage::from_raw(p as u32, p as u32, render::color_rgb8(&img, None))
-                .ok_or_else(|| "preview size mismatch".to_owned())?;
-            let mut out = Vec::new();
-            png.write_to(&mut std::io::Cursor::new(&mut out), image::ImageFormat::Png)
-                .map_err(|e| e.to_string())?;
-            return Ok(out);
-        }
-        let img = planes.swap_remove(0);
-        let (lo, hi) = render::display_range(if kind == PortKind::Height {
-            &self.graph.world
-        } else {
-            frame
-        });
-        let cell = self.graph.world.size_m / p as f64;
-        let relief = (kind == PortKind::Height).then_some((&img, cell));
-        let rgb = render::preview_rgb(&img, lo, hi, map, relief);
+        let rgb = match kind {
+            PortKind::Color => {
+                let img = Field::from_planes(&planes).ok_or("preview planes differ")?;
+                render::color_rgb8(&img, None)
+            }
+            PortKind::Scalar => {
+                // Every tile's patch is in: the scalar's whole-world range is known here.
+                let img = planes.swap_remove(0);
+                let (lo, hi) = img.min_max().unwrap_or((0.0, 1.0));
+                let (shown, lo, hi) = render::scalar_display(&img, lo, hi);
+                render::preview_rgb(&shown, lo, hi, map, None)
+            }
+            PortKind::Height | PortKind::Mask => {
+                let img = planes.swap_remove(0);
+                let (lo, hi) = render::display_range(if kind == PortKind::Height {
+                    &self.graph.world
+                } else {
+                    frame
+                });
+                let cell = self.graph.world.size_m / p as f64;
+                let relief = (kind == PortKind::Height).then_some((&img, cell));
+                render::preview_rgb(&img, lo, hi, map, relief)
+            }
+        };
         let png = image::RgbImage::from_raw(p as u32, p as u32, rgb)
             .ok_or_else(|| "preview size mismatch".to_owned())?;
         let mut out = Vec::new();

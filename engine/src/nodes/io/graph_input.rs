@@ -1,4 +1,4 @@
-//! `graph_input`, `graph_input_mask`, `graph_input_color`: where a graph used as a subgraph
+//! `graph_input`, `graph_input_mask`, `graph_input_color`, `graph_input_scalar`: where a graph used as a subgraph
 //! takes its inputs. In the including graph the subgraph node has one input port per
 //! `graph_input` node, named by the node's id; the wire into that port feeds the node. Built
 //! on its own, the graph feeds the node from its `default` input (a preview source).
@@ -108,11 +108,43 @@ impl Node for GraphInputColor {
     }
 }
 
+crate::node! {
+    /// Graph input (scalar).
+    pub struct GraphInputScalar {
+        id: "graph_input_scalar",
+        label: "Graph input (scalar)",
+        category: Io,
+        version: 1,
+        doc: "A scalar input of this graph (a quantity in its own unit, such as a drainage area in m²) when it is used as a subgraph: the subgraph node gets an input port named like this node. Built on its own, the graph reads the `default` input instead.",
+        params: GraphInputParams,
+        inputs: GraphInputScalarIn {
+            /// What this input is when the graph is built on its own; where the graph is used as a subgraph, the wire into the subgraph node replaces it.
+            default: scalar,
+        },
+        outputs: GraphInputScalarOut {
+            /// The input, in its own unit.
+            out: scalar,
+        },
+    }
+}
+
+impl Node for GraphInputScalar {
+    fn eval(
+        _: &EvalCtx,
+        i: GraphInputScalarIn,
+        _: &GraphInputParams,
+    ) -> Result<GraphInputScalarOut, NodeError> {
+        Ok(GraphInputScalarOut {
+            out: i.default.clone(),
+        })
+    }
+}
+
 /// Whether a node type is one of the graph inputs.
 #[must_use]
 pub fn is_graph_input(type_id: &str) -> bool {
     matches!(
         type_id,
-        "graph_input" | "graph_input_mask" | "graph_input_color"
+        "graph_input" | "graph_input_mask" | "graph_input_color" | "graph_input_scalar"
     )
 }

@@ -10,4 +10,5 @@ pub fn register(reg: &mut Registry) {
     reg.register::<graph_input::GraphInput>();
     reg.register::<graph_input::GraphInputMask>();
     reg.register::<graph_input::GraphInputColor>();
+    reg.register::<graph_input::GraphInputScalar>();
 }

@@ -10,6 +10,7 @@ use crate::node::Registry;
 
 pub fn register(reg: &mut Registry) {
     reg.register::<to_mask::ToMask>();
+    reg.register::<to_mask::ScalarToMask>();
     reg.register::<terrain_masks::HeightMask>();
     reg.register::<terrain_masks::SlopeMask>();
     reg.register::<terrain_masks::CurvatureMask>();
