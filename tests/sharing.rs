@@ -687,7 +687,12 @@ fn hostile_bundles_are_refused_and_never_write_outside_their_folder() {
     let real = dir.join("real.orogen");
     bundle::pack(&repo().join("graphs/coast_range.json"), &real).expect("pack");
     let bytes = std::fs::read(&real).expect("read");
-    for cut in (0..bytes.len()).step_by(97) {
+    // Every 97th prefix, and the whole bundle but its gzip trailer (CRC and length: every
+    // file is complete and matches its hash, yet the file was cut).
+    let cuts = (0..bytes.len())
+        .step_by(97)
+        .chain([bytes.len() - 8, bytes.len() - 1]);
+    for cut in cuts {
         let file = dir.join("cut.orogen");
         std::fs::write(&file, &bytes[..cut]).expect("write");
         let target = dir.join("cut");
@@ -795,6 +800,30 @@ fn collapsing_nodes_keeps_the_terrain_and_the_bindings() {
         want
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Parity follows fields, not nodes, through subgraphs: in graphs/coast_range.json the
+/// coast's sea is computed from the valleys subgraph's eroded height — judged at the
+/// erosion's 1.5% — although that subgraph also hands on a grid-defined rivers mask (shown
+/// for information); a pass-through's own share is that of the node it hands on.
+#[test]
+fn parity_judges_what_a_subgraph_output_is_computed_from() {
+    let path = repo().join("graphs/coast_range.json");
+    let g = load_with(&path, &[]);
+    let rows = orogen::parity::compare(&g, path.parent(), 128, 256, &[]).expect("parity");
+    let find = |node: &str, out: &str| {
+        rows.iter()
+            .find(|r| r.node == node && r.output == out)
+            .unwrap_or_else(|| panic!("no row {node}.{out}"))
+    };
+    for out in ["surface", "sea", "shore", "beach"] {
+        let r = find("coast/sea", out);
+        assert_eq!(r.tolerance.map(|t| t.mean_abs_diff), Some(0.015), "{out}");
+    }
+    assert_eq!(find("valleys/eroded", "rivers").tolerance, None);
+    assert_eq!(find("valleys", "rivers").tolerance, None);
+    assert_eq!(find("coast", "sea").own, find("coast/sea", "sea").own);
+    assert!(find("coast/sea", "sea").own.is_some());
 }
 
 /// Preview–build parity holds through a subgraph (its erosion node judged as erosion, the

@@ -27,8 +27,13 @@ fn terrain(w: usize, h: usize, seed: u64) -> Vec<f32> {
 }
 
 /// Runs node type `id` on `field` (its first input) over `world`, with `params` set over
-/// the defaults; its outputs in port order.
-fn run(id: &str, field: &Field, world: World, params: &[(&str, ParamValue)]) -> Vec<Field> {
+/// the defaults; its outputs in port order, or its error.
+fn try_run(
+    id: &str,
+    field: &Field,
+    world: World,
+    params: &[(&str, ParamValue)],
+) -> Result<Vec<Field>, orogen::node::NodeError> {
     let def = Registry::builtin().get(id).expect("node type");
     let mut values = def.default_values();
     for (name, v) in params {
@@ -50,7 +55,12 @@ fn run(id: &str, field: &Field, world: World, params: &[(&str, ParamValue)]) -> 
         progress: &progress,
         upstream: None,
     };
-    def.eval(&ctx, &inputs, &values).expect("eval")
+    def.eval(&ctx, &inputs, &values)
+}
+
+/// [`try_run`] that must succeed.
+fn run(id: &str, field: &Field, world: World, params: &[(&str, ParamValue)]) -> Vec<Field> {
+    try_run(id, field, world, params).expect("eval")
 }
 
 /// One cell's drainage area by recursion over its senders (see [`area_by_definition`]).
@@ -308,27 +318,13 @@ fn scalar_to_mask_maps_a_quantity_onto_a_mask() {
     assert!((log[2] - 0.5).abs() < 1e-6, "{log:?}");
     assert_eq!(log[3], 1.0);
     assert_eq!(map(1_000.0, 1_000.0, false), [0.0, 0.0, 1.0, 1.0]);
-    let def = Registry::builtin()
-        .get("scalar_to_mask")
-        .expect("node type");
-    let mut p = def.default_values();
-    p[def.param_index("scale").expect("scale")] = ParamValue::Choice(1);
-    let cancel = CancelToken::new();
-    let progress = |_: f32| {};
-    let ctx = EvalCtx {
-        resolution: 4,
-        window: Window::full(4),
+    let err = try_run(
+        "scalar_to_mask",
+        &values,
         world,
-        graph_seed: 1,
-        node_id: "test",
-        base_dir: None,
-        cancel: &cancel,
-        progress: &progress,
-        upstream: None,
-    };
-    let err = def
-        .eval(&ctx, &[Some(Arc::new(values.clone()))], &p)
-        .expect_err("log from 0");
+        &[("scale", ParamValue::Choice(1))],
+    )
+    .expect_err("log from 0");
     assert_eq!(
         err.to_string(),
         "parameter \"low\": scale log needs low and high above 0 (got low 0, high 1)"
@@ -422,8 +418,9 @@ fn lakes_below_the_minimum_depth_or_area_stay_dry() {
 
 /// The sea is what lies below its level and reaches the map edge; an inland basin below the
 /// level is sea only with `connected` off. The shore is 0 on the sea and beyond shore_width_m,
-/// falls with distance from the waterline, and keeps its width in metres at every
-/// resolution; beaches lie on the shore, low and gentle.
+/// falls linearly with distance from the waterline (placed within the coast cells, as the
+/// sea's coverage is) over the land share of each cell, and keeps its width in metres at
+/// every resolution; beaches lie on the shore, low and gentle.
 #[test]
 fn sea_shore_and_beach_masks() {
     let world = World {
@@ -485,6 +482,15 @@ fn sea_shore_and_beach_masks() {
             sea[i]
         );
         assert_eq!(surface[i], if is_sea { 0.0 } else { f.data()[i] });
+        // The shore over the land share of the cell, from the waterline itself (x = 600 m,
+        // placed within the coast cells): exact on a plane.
+        let band = (1.0 - (x - 600.0).max(0.0) / 200.0).clamp(0.0, 1.0);
+        let shore_want = (1.0 - want) * band;
+        assert!(
+            (shore[i] - shore_want).abs() < 1e-4,
+            "cell {i} (x = {x} m): shore {} vs {shore_want}",
+            shore[i]
+        );
         assert!((0.0..=1.0).contains(&shore[i]) && (0.0..=1.0).contains(&beach[i]));
         if is_sea && !coastal {
             assert_eq!(shore[i], 0.0);
@@ -547,7 +553,22 @@ fn water_previews_predict_builds() {
     assert!(checked.iter().any(|r| r.kind == "sea"));
     for r in &rows {
         assert!(r.ok(), "{} {}.{}: {r:?}", r.kind, r.node, r.output);
+        // Every node with inputs also gets its own share, run on the build's inputs.
+        assert_eq!(
+            r.own.is_some(),
+            r.kind != "noise",
+            "{}.{}",
+            r.node,
+            r.output
+        );
     }
+    // A mask computed from a per-cell drainage area is grid-defined like the area itself.
+    let basins = rows
+        .iter()
+        .find(|r| r.node == "large_basins")
+        .expect("large_basins row");
+    assert_eq!(basins.tolerance, None);
+    assert_eq!(basins.verdict(), orogen::parity::Verdict::Info);
 }
 
 /// The test graph's terrain (`hills`: smooth noise with depressions) at `n²`.

@@ -43,6 +43,11 @@ pub struct Row {
     pub correlation: f64,
     /// Erosion nodes' first output: (amount ratio, correlation of the change).
     pub change: Option<(f64, f64)>,
+    /// The node's own share: mean |difference| ÷ the value range between the build's output
+    /// brought down and the node run at the preview size on the build's inputs brought down —
+    /// what the node itself changes between resolutions, apart from what its inputs do.
+    /// `None` for nodes without inputs (their whole difference is their own).
+    pub own: Option<f64>,
     /// `None` for outputs shown for information only: an erosion node's state and change
     /// masks (water, flow, drainage, rivers, wear), whose very definitions (a river one cell
     /// wide, a mask relative to its largest value) depend on the grid.
@@ -57,8 +62,58 @@ pub struct Tolerance {
     pub change: Option<((f64, f64), f64)>,
 }
 
+/// What `orogen parity` says of a row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Within its tolerance.
+    Ok,
+    /// Outside its tolerance, but the node run on the build's inputs brought down is within
+    /// it: the difference is its inputs', amplified (a sea level on a gentle coast, a slope
+    /// of detail finer than the preview's cells), not the node's.
+    Inherited,
+    /// The node itself gives a different result at the two resolutions.
+    Outside,
+    /// Shown for information only.
+    Info,
+}
+
+impl Verdict {
+    /// How the CLI prints it.
+    #[must_use]
+    pub fn label(self) -> &'static str {
+        match self {
+            Verdict::Ok => "ok",
+            Verdict::Inherited => "inherited",
+            Verdict::Outside => "OUTSIDE TOLERANCE",
+            Verdict::Info => "info",
+        }
+    }
+}
+
 impl Row {
-    /// Whether the row is within its tolerance.
+    /// The row's verdict (see [`Verdict`]).
+    #[must_use]
+    pub fn verdict(&self) -> Verdict {
+        let Some(t) = &self.tolerance else {
+            return Verdict::Info;
+        };
+        if self.ok() {
+            return Verdict::Ok;
+        }
+        let change_ok = match (self.change, t.change) {
+            (Some((amount, corr)), Some(((lo, hi), min_corr))) => {
+                (lo..=hi).contains(&amount) && corr >= min_corr
+            }
+            _ => true,
+        };
+        match self.own {
+            Some(own) if change_ok && own <= t.mean_abs_diff => Verdict::Inherited,
+            _ => Verdict::Outside,
+        }
+    }
+
+    /// Whether the row is within its tolerance, end to end (the node and everything upstream
+    /// of it); see [`Row::verdict`] for the node's own share.
     #[must_use]
     pub fn ok(&self) -> bool {
         let Some(t) = &self.tolerance else {
@@ -159,9 +214,10 @@ fn inherited_tolerance(
     })
 }
 
-/// Whether anything `node` computes from comes, by any path, from an output shown for
-/// information only (flow accumulation's cell-wide channels and drainage area, an erosion
-/// node's state masks): what is computed from a grid-defined field is grid-defined too.
+/// Whether anything `node` computes from comes, by any path not crossing an erosion node's
+/// height, from an output shown for information only (flow accumulation's cell-wide
+/// channels and drainage area, an erosion node's state masks): what is computed from a
+/// grid-defined field is grid-defined too.
 fn fed_by_information(graph: &Graph, node: &crate::graph::NodeInstance) -> bool {
     let mut seen = std::collections::BTreeSet::new();
     let mut stack = vec![node];
@@ -177,8 +233,10 @@ fn fed_by_information(graph: &Graph, node: &crate::graph::NodeInstance) -> bool 
             if tolerance(orig.def.spec.category, orig.def.spec.id, k == 0).is_none() {
                 return true;
             }
-            if seen.insert(src.id.as_str()) {
-                stack.push(src);
+            // Through pass-throughs to the node that computed the field; an erosion node's
+            // height is judged on its own, whatever it was fed.
+            if orig.def.spec.category != Category::Erosion && seen.insert(orig.id.as_str()) {
+                stack.push(orig);
             }
         }
     }
@@ -277,6 +335,9 @@ pub fn compare(
             .find(|(p, _)| p.kind == PortKind::Height)
             .and_then(|(_, r)| r.as_ref())
             .and_then(|r| Some((coarse.field(graph, r)?, fine.field(graph, r)?)));
+        let own_fields = cf
+            .first()
+            .and_then(|c| own_run(graph, node, &fine, from, c.width(), c.height(), base_dir));
         for (k, port) in node.def.spec.outputs.iter().enumerate() {
             let (Some(c), Some(f)) = (cf.get(k), ff.get(k)) else {
                 continue;
@@ -309,6 +370,11 @@ pub fn compare(
                 }
                 _ => None,
             };
+            let own = own_fields
+                .as_ref()
+                .and_then(|o| o.get(k))
+                .filter(|o| o.width() == c.width() && o.height() == c.height())
+                .map(|o| mean_abs_diff(o.data(), down.data()) / range);
             rows.push(Row {
                 node: id.to_owned(),
                 kind: node.def.spec.id,
@@ -316,11 +382,76 @@ pub fn compare(
                 mean_abs_diff: mean_abs_diff(c.data(), down.data()) / range,
                 correlation: correlation(c.data(), down.data()),
                 change,
+                own,
                 tolerance,
             });
         }
     }
+    // A pass-through (a subgraph's result, a graph input) owns nothing itself: its share is
+    // that of the node whose output it hands on (when that node was compared).
+    let owns: std::collections::HashMap<(String, &str), Option<f64>> = rows
+        .iter()
+        .map(|r| ((r.node.clone(), r.output), r.own))
+        .collect();
+    for r in &mut rows {
+        let Some(node) = graph.node(&r.node) else {
+            continue;
+        };
+        let Some(k) = node.def.output_index(r.output) else {
+            continue;
+        };
+        let (src, k) = handed_on(graph, node, k);
+        if src.id != node.id {
+            r.own = src
+                .def
+                .spec
+                .outputs
+                .get(k)
+                .and_then(|p| owns.get(&(src.id.clone(), p.name)).copied().flatten());
+        }
+    }
     Ok(rows)
+}
+
+/// `node` run at `resolution` on the build's (`fine`) inputs brought down to `w × h` by area
+/// averaging; `None` for a node without inputs or when it fails.
+fn own_run(
+    graph: &Graph,
+    node: &crate::graph::NodeInstance,
+    fine: &EvalResult,
+    resolution: usize,
+    w: usize,
+    h: usize,
+    base_dir: Option<&Path>,
+) -> Option<Vec<Field>> {
+    if node.inputs.iter().all(Option::is_none) {
+        return None;
+    }
+    let mut inputs = Vec::with_capacity(node.inputs.len());
+    for (port, r) in node.def.spec.inputs.iter().zip(&node.inputs) {
+        let Some(r) = r else {
+            inputs.push(None);
+            continue;
+        };
+        let f = fine.field(graph, r)?;
+        let coerce = crate::node::Coercion::between(graph.output_kind(r)?, port.kind)?;
+        let f = coerce.apply(&f, &graph.world);
+        inputs.push(Some(std::sync::Arc::new(f.resample_area(w, h))));
+    }
+    let cancel = crate::node::CancelToken::new();
+    let progress = |_: f32| {};
+    let ctx = crate::node::EvalCtx {
+        resolution,
+        window: crate::node::Window::full(resolution),
+        world: graph.world,
+        graph_seed: graph.seed,
+        node_id: &node.id,
+        base_dir,
+        cancel: &cancel,
+        progress: &progress,
+        upstream: None,
+    };
+    node.def.eval(&ctx, &inputs, &node.params).ok()
 }
 
 fn mean_abs(v: &[f32]) -> f64 {
@@ -377,5 +508,39 @@ mod tests {
         assert_eq!(f.resample_area(6, 6), f.downsample_box(2));
         assert!((correlation(&[1.0, 2.0, 3.0], &[2.0, 4.0, 6.0]) - 1.0).abs() < 1e-12);
         assert!((correlation(&[1.0, 2.0, 3.0], &[3.0, 2.0, 1.0]) + 1.0).abs() < 1e-12);
+    }
+
+    /// A row outside its tolerance is inherited when the node on the build's inputs is
+    /// within it, outside when it is not (or has no own share), info without a tolerance.
+    #[test]
+    fn verdicts() {
+        let row = |diff: f64, own: Option<f64>, tol: Option<f64>| Row {
+            node: "n".into(),
+            kind: "slope_mask",
+            output: "out",
+            mean_abs_diff: diff,
+            correlation: 1.0,
+            change: None,
+            own,
+            tolerance: tol.map(|t| Tolerance {
+                mean_abs_diff: t,
+                change: None,
+            }),
+        };
+        assert_eq!(row(0.001, Some(0.001), Some(0.0025)).verdict(), Verdict::Ok);
+        assert_eq!(
+            row(0.01, Some(0.002), Some(0.0025)).verdict(),
+            Verdict::Inherited
+        );
+        assert_eq!(
+            row(0.01, Some(0.004), Some(0.0025)).verdict(),
+            Verdict::Outside
+        );
+        assert_eq!(row(0.01, None, Some(0.0025)).verdict(), Verdict::Outside);
+        assert_eq!(row(0.5, Some(0.5), None).verdict(), Verdict::Info);
+        assert!(
+            !row(0.01, Some(0.002), Some(0.0025)).ok(),
+            "ok() stays end to end"
+        );
     }
 }

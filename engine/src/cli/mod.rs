@@ -1176,42 +1176,51 @@ fn run_parity(
         t0.elapsed().as_secs_f64()
     );
     println!(
-        "{:<22} {:<24} {:<12} {:>9} {:>6} {:>7} {:>8} {:>8}  verdict",
-        "node", "type", "output", "mean|Δ|", "tol", "corr", "amount", "Δcorr"
+        "{:<22} {:<24} {:<12} {:>9} {:>9} {:>6} {:>7} {:>8} {:>8}  verdict",
+        "node", "type", "output", "mean|Δ|", "own", "tol", "corr", "amount", "Δcorr"
     );
     let mut all_ok = true;
+    let mut inherited = false;
     for r in &rows {
         let (amount, dcorr) = r.change.map_or_else(
             || (String::new(), String::new()),
             |(a, c)| (format!("{a:.3}"), format!("{c:.3}")),
         );
-        let ok = r.ok();
-        all_ok &= ok;
+        let verdict = r.verdict();
+        all_ok &= verdict != orogen::parity::Verdict::Outside;
+        inherited |= verdict == orogen::parity::Verdict::Inherited;
+        let own = r
+            .own
+            .map_or_else(String::new, |o| format!("{:.3}%", 100.0 * o));
         let tol = r.tolerance.map_or_else(
             || "—".to_string(),
             |t| format!("{:.2}%", 100.0 * t.mean_abs_diff),
         );
         println!(
-            "{:<22} {:<24} {:<12} {:>8.3}% {:>6} {:>7.3} {:>8} {:>8}  {}",
+            "{:<22} {:<24} {:<12} {:>8.3}% {:>9} {:>6} {:>7.3} {:>8} {:>8}  {}",
             r.node,
             r.kind,
             r.output,
             100.0 * r.mean_abs_diff,
+            own,
             tol,
             r.correlation,
             amount,
             dcorr,
-            match (&r.tolerance, ok) {
-                (None, _) => "info",
-                (Some(_), true) => "ok",
-                (Some(_), false) => "OUTSIDE TOLERANCE",
-            }
+            verdict.label()
+        );
+    }
+    if inherited {
+        println!(
+            "inherited: the node run on the build's inputs brought down (own) is within its tolerance; \
+             the difference end to end (mean|Δ|) is its inputs', amplified — a threshold on a gentle slope, \
+             a slope of detail finer than the preview's cells. What you see in the preview moves by that much in the build."
         );
     }
     println!(
         "tolerances (tol): mean|Δ| ≤ 0.25% of the range (sky view 1%, erosion heights, water and snow masks, sediment depth 1.5%; \
          anything computed from an eroded terrain 1.5% at least); erosion amount 0.85–1.15, Δcorr ≥ 0.9 (droplets 0.85); \
-         info: masks whose definition depends on the grid (flow accumulation, erosion state)"
+         info: masks whose definition depends on the grid (flow accumulation, erosion state) and anything computed from them"
     );
     ExitCode::from(if all_ok { 0 } else { EXIT_FAILED })
 }

@@ -325,6 +325,10 @@ fn read_checked(
         }
         seen.insert(name, hash);
     }
+    // The end of the archive and the gzip trailer (its CRC and length) must be there too: a
+    // bundle cut after its last file is still a truncated file.
+    std::io::copy(&mut archive.into_inner(), &mut std::io::sink())
+        .map_err(|e| fail(format!("damaged or truncated archive: {e}")))?;
     let m = manifest.ok_or_else(|| fail("empty archive: not a bundle".into()))?;
     for f in &m.files {
         if !seen.contains_key(&f.path) {

@@ -29,7 +29,7 @@ crate::node! {
         label: "Sea",
         category: Water,
         version: 1,
-        doc: "The sea: every cell below level_m (connected to the map edge through such cells, unless connected is off). Outputs: surface = the sea surface over the sea, the terrain elsewhere; sea = 1 on the sea, and along the coast the share of the cell seaward of the waterline, placed within the cell from its height and slope ((z − level) / |∇z|, exact on a plane), so a coarse preview's sea covers what a finer build's does; shore = 1 at the waterline fading linearly to 0 at shore_width_m inland (Euclidean distance, Felzenszwalb & Huttenlocher 2012); beach = the shore where the land is at most beach_height_m above the sea and no steeper than beach_slope_deg (both with a smooth fade: 25% of the height, 4° of slope). All distances are in metres, so the bands keep their width at every resolution.",
+        doc: "The sea: every cell below level_m (connected to the map edge through such cells, unless connected is off). Outputs: surface = the sea surface over the sea, the terrain elsewhere; sea = 1 on the sea, and along the coast the share of the cell seaward of the waterline, placed within the cell from its height and slope ((z − level) / |∇z|, exact on a plane), so a coarse preview's sea covers what a finer build's does; shore = 1 at the waterline fading linearly to 0 at shore_width_m inland, over the land share of each cell (the Euclidean distance to the waterline itself, placed within the coast cells as for the sea, carried inland by Grevera 2004's dead reckoning; exact on a plane); beach = the shore where the land is at most beach_height_m above the sea and no steeper than beach_slope_deg (both with a smooth fade: 25% of the height, 4° of slope). All distances are in metres, so the bands keep their width at every resolution.",
         params: SeaParams,
         inputs: SeaIn {
             /// Terrain.
@@ -89,22 +89,27 @@ impl Node for Sea {
             })
             .collect();
         let reach = p.shore_width_m / cell;
-        let shore: Vec<f32> = d2
+        // The sea's share of each cell: the box filter of the waterline across it.
+        let cover: Vec<f32> = signed
             .iter()
-            .zip(&sea)
-            .map(|(&d, &s)| {
-                if s || !d.is_finite() {
-                    0.0
-                } else if reach <= 0.0 {
-                    // A zero-width shore is the waterline: the land cells touching the sea.
-                    f32::from(u8::from(d <= 2.0))
-                } else {
-                    // Distance to the waterline: half a cell from the nearest sea cell's centre.
-                    let dist = f64::from(d).sqrt() - 0.5;
-                    unit((1.0 - dist / reach) as f32)
-                }
-            })
+            .map(|&d| (0.5 - d / cell).clamp(0.0, 1.0) as f32)
             .collect();
+        let shore: Vec<f32> = if reach <= 0.0 {
+            // A zero-width shore is the waterline: the land cells touching the sea.
+            d2.iter()
+                .zip(&sea)
+                .map(|(&d, &s)| f32::from(u8::from(!s && d <= 2.0)))
+                .collect()
+        } else {
+            // 1 at the waterline, falling linearly to 0 at shore_width_m inland, over the land
+            // share of each cell; distances to the waterline itself, placed within the coast
+            // cells as for the sea's coverage, so the band does not move with the grid.
+            let dist = waterline_distance(&signed, &gx, &gy, cell, reach + 2.0);
+            dist.iter()
+                .zip(&cover)
+                .map(|(&d, &c)| (1.0 - c) * unit((1.0 - f64::from(d) / reach) as f32))
+                .collect()
+        };
         ctx.check_cancel()?;
         let slope = slope_deg(src, cell);
         let (bh, bs) = (p.beach_height_m as f32, p.beach_slope_deg as f32);
@@ -123,11 +128,7 @@ impl Node for Sea {
             .zip(&sea)
             .map(|(&v, &s)| if s { level } else { v })
             .collect();
-        // The share of each cell under the sea: the box filter of the waterline across it.
-        let sea = signed
-            .iter()
-            .map(|&d| (0.5 - d / cell).clamp(0.0, 1.0) as f32)
-            .collect();
+        let sea = cover;
         let size = || NodeError::Failed("internal error: field size".into());
         Ok(SeaOut {
             surface: Field::from_vec(w, h, surface).ok_or_else(size)?,
@@ -136,6 +137,94 @@ impl Node for Sea {
             beach: Field::from_vec(w, h, beach).ok_or_else(size)?,
         })
     }
+}
+
+/// Each cell's distance (in cells) from its centre to the nearest waterline point, up to
+/// `reach` cells (beyond: infinity); 0 for centres on the sea side of the waterline. The
+/// waterline points are placed within the coast cells (finite `signed`, metres, positive
+/// inland) at `signed` down the terrain's gradient (`gx`, `gy`), and carried to every cell
+/// by Grevera 2004's dead reckoning: two raster passes, each cell taking the nearer of its
+/// own point and its already-visited neighbours' points.
+fn waterline_distance(signed: &[f64], gx: &Field, gy: &Field, cell: f64, reach: f64) -> Vec<f32> {
+    let (w, h) = (gx.width(), gx.height());
+    let far = (f64::INFINITY, f64::INFINITY);
+    let mut point: Vec<(f64, f64)> = (0..w * h)
+        .map(|i| {
+            let d = signed[i];
+            if !d.is_finite() {
+                return far;
+            }
+            let (x, y) = ((i % w) as f64, (i / w) as f64);
+            let (a, b) = (f64::from(gx.data()[i]), f64::from(gy.data()[i]));
+            let g = a.hypot(b);
+            if g <= 1e-12 {
+                (x, y)
+            } else {
+                let t = d / cell / g;
+                (x - a * t, y - b * t)
+            }
+        })
+        .collect();
+    let mut dist: Vec<f64> = (0..w * h)
+        .map(|i| {
+            let (px, py) = point[i];
+            if px.is_finite() {
+                ((i % w) as f64 - px).hypot((i / w) as f64 - py)
+            } else {
+                f64::INFINITY
+            }
+        })
+        .collect();
+    let relax = |i: usize, j: usize, point: &mut [(f64, f64)], dist: &mut [f64]| {
+        let (px, py) = point[j];
+        if !px.is_finite() {
+            return;
+        }
+        let d = ((i % w) as f64 - px).hypot((i / w) as f64 - py);
+        if d < dist[i] {
+            dist[i] = d;
+            point[i] = (px, py);
+        }
+    };
+    for y in 0..h {
+        for x in 0..w {
+            let i = y * w + x;
+            if y > 0 {
+                for nx in x.saturating_sub(1)..(x + 2).min(w) {
+                    relax(i, (y - 1) * w + nx, &mut point, &mut dist);
+                }
+            }
+            if x > 0 {
+                relax(i, i - 1, &mut point, &mut dist);
+            }
+        }
+    }
+    for y in (0..h).rev() {
+        for x in (0..w).rev() {
+            let i = y * w + x;
+            if y + 1 < h {
+                for nx in x.saturating_sub(1)..(x + 2).min(w) {
+                    relax(i, (y + 1) * w + nx, &mut point, &mut dist);
+                }
+            }
+            if x + 1 < w {
+                relax(i, i + 1, &mut point, &mut dist);
+            }
+        }
+    }
+    signed
+        .iter()
+        .zip(&dist)
+        .map(|(&s, &d)| {
+            if s < 0.0 {
+                0.0
+            } else if d <= reach {
+                d as f32
+            } else {
+                f32::INFINITY
+            }
+        })
+        .collect()
 }
 
 /// Cells below `level` reachable from the map edge through cells below `level` (8-neighbours).
