@@ -155,6 +155,45 @@ fn slope_of_a_tilted_plane_is_its_true_angle_at_256_and_2048() {
     }
 }
 
+/// `mask_grow` moves a hard edge by exactly distance_m at every resolution: a half-plane
+/// mask (its edge at the world's centre) grown or shrunk by 100 m covers 2148 m or 1948 m of
+/// the 4096 m world's width at 256² (16 m cells: 6.25 cells, the last covered by a quarter)
+/// and at 2048² (2 m cells: 50 cells) alike.
+#[test]
+fn mask_grow_moves_an_edge_by_its_distance_at_every_resolution() {
+    for (distance, width) in [(100.0, 2148.0), (-100.0, 1948.0)] {
+        let g = graph(
+            &[
+                (
+                    "edge",
+                    "linear_gradient",
+                    vec![
+                        ("start", ParamValue::Float(-1e-4)),
+                        ("end", ParamValue::Float(1e-4)),
+                    ],
+                    vec![],
+                ),
+                (
+                    "grown",
+                    "mask_grow",
+                    vec![("distance_m", ParamValue::Float(distance))],
+                    vec![("in", "edge")],
+                ),
+            ],
+            &["grown"],
+        );
+        for res in [256, 2048] {
+            let out = &evaluate_outputs(&g, Some(res)).expect("eval")["grown"];
+            let area = mean(out) * 4096.0 * 4096.0;
+            let want = width * 4096.0;
+            assert!(
+                (area / want - 1.0).abs() < 1e-5,
+                "{res}², {distance} m: {area} m² vs {want} m²"
+            );
+        }
+    }
+}
+
 #[test]
 fn normalize_is_idempotent() {
     let g = graph(

@@ -19,6 +19,10 @@ crate::params! {
         threshold_deg: f64 = float(30.0, [0.0, 90.0], [0.0, 90.0], "°") as "Slope threshold" if criterion in ["slope"],
         /// Width of the transition: fraction of the height range (height) or degrees (slope).
         falloff: f64 = float(0.05, [0.0, 0.5], [0.0, 100.0], ""),
+        /// Slope criterion: distance the slope is measured over, in metres (the control is
+        /// smoothed over about this distance first, as in slope_mask; 0 = the grid's own
+        /// cells). At least the preview's cell size lets the preview predict the build.
+        scale_m: f64 = float(0.0, [0.0, 500.0], [0.0, 10_000_000.0], "m") as "Slope scale" if criterion in ["slope"],
     }
 }
 
@@ -29,7 +33,7 @@ crate::node! {
         label: "Select",
         category: Combine,
         version: 1,
-        doc: "Chooses b where the control terrain is above the threshold (height as a fraction of the height range, or slope in degrees computed with the real cell size) and a below it, with a smoothstep transition `falloff` wide centred on the threshold. The control defaults to a.",
+        doc: "Chooses b where the control terrain is above the threshold (height as a fraction of the height range, or slope in degrees computed with the real cell size, measured over scale_m metres when it is above 0) and a below it, with a smoothstep transition `falloff` wide centred on the threshold. The control defaults to a.",
         params: SelectParams,
         inputs: SelectIn {
             /// Terrain below the threshold.
@@ -47,8 +51,13 @@ crate::node! {
 }
 
 impl Node for Select {
-    fn footprint(_p: &SelectParams, _cell_m: f64, _n: usize) -> crate::node::Footprint {
-        crate::node::Footprint::Stencil(1)
+    fn footprint(p: &SelectParams, cell_m: f64, _n: usize) -> crate::node::Footprint {
+        match p.criterion {
+            Criterion::Slope if p.scale_m > 0.0 => crate::node::Footprint::Stencil(
+                crate::field::blur::support_px(p.scale_m / 2.0 / cell_m) + 2,
+            ),
+            _ => crate::node::Footprint::Stencil(1),
+        }
     }
 
     fn eval(ctx: &EvalCtx, inputs: SelectIn, p: &SelectParams) -> Result<SelectOut, NodeError> {
@@ -60,6 +69,11 @@ impl Node for Select {
                 control.clone(),
                 ctx.world.relative_to_m(p.threshold) as f32,
                 (p.falloff * ctx.world.height_span_m()) as f32,
+            ),
+            Criterion::Slope if p.scale_m > 0.0 => (
+                crate::nodes::mask::terrain_masks::slope_over(ctx, control, p.scale_m),
+                p.threshold_deg as f32,
+                p.falloff as f32,
             ),
             Criterion::Slope => (
                 slope_deg(control, ctx.cell_size_m()),

@@ -111,7 +111,7 @@ crate::node! {
         label: "Grow / shrink mask",
         category: Mask,
         version: 1,
-        doc: "Morphological dilation (distance_m > 0) or erosion (< 0) by a square of half-side |distance_m| in metres: each cell takes the maximum (minimum) of the mask around it. Separable running extremum, O(1) per cell whatever the distance.",
+        doc: "Morphological dilation (distance_m > 0) or erosion (< 0) by a square of half-side |distance_m| in metres: each cell takes the maximum (minimum) of the mask around it. A distance that is not a whole number of cells r blends the results at ⌊r⌋ and ⌊r⌋ + 1 cells by the fraction, so a hard edge moves by exactly distance_m (the last cell covered by the fraction it reaches) at every resolution. Separable running extremum, O(1) per cell whatever the distance.",
         params: MaskGrowParams,
         inputs: MaskGrowIn {
             /// Mask to grow or shrink.
@@ -126,7 +126,7 @@ crate::node! {
 
 impl Node for MaskGrow {
     fn footprint(p: &MaskGrowParams, cell_m: f64, _n: usize) -> crate::node::Footprint {
-        crate::node::Footprint::Stencil((p.distance_m.abs() / cell_m).round() as usize)
+        crate::node::Footprint::Stencil((p.distance_m.abs() / cell_m).ceil() as usize)
     }
 
     fn eval(
@@ -135,14 +135,24 @@ impl Node for MaskGrow {
         p: &MaskGrowParams,
     ) -> Result<MaskGrowOut, NodeError> {
         let m = inputs.r#in.map(|v| v.clamp(0.0, 1.0));
-        let r = (p.distance_m.abs() / ctx.cell_size_m()).round() as usize;
-        if r == 0 {
-            return Ok(MaskGrowOut { out: m });
-        }
+        let cells = p.distance_m.abs() / ctx.cell_size_m();
         let grow = p.distance_m > 0.0;
-        let rows = extremum_rows(&m, r, grow);
+        let square = |r: usize| {
+            if r == 0 {
+                return m.clone();
+            }
+            let rows = extremum_rows(&m, r, grow);
+            transpose(&extremum_rows(&transpose(&rows), r, grow))
+        };
+        let r0 = cells.floor() as usize;
+        let t = (cells - r0 as f64) as f32;
+        let inner = square(r0);
+        if t <= 0.0 {
+            return Ok(MaskGrowOut { out: inner });
+        }
+        let outer = square(r0 + 1);
         Ok(MaskGrowOut {
-            out: transpose(&extremum_rows(&transpose(&rows), r, grow)),
+            out: Field::zip_map(&inner, &outer, |a, b| a + t * (b - a)),
         })
     }
 }
