@@ -5,6 +5,7 @@ use crate::field::derive::{gradient, slope_deg};
 use crate::field::Field;
 use crate::node::{unit, EvalCtx, Node, NodeError};
 use crate::nodes::combine::select::step;
+use rayon::prelude::*;
 
 crate::params! {
     pub struct SeaParams {
@@ -147,15 +148,17 @@ impl Node for Sea {
 /// own point and its already-visited neighbours' points.
 fn waterline_distance(signed: &[f64], gx: &Field, gy: &Field, cell: f64, reach: f64) -> Vec<f32> {
     let (w, h) = (gx.width(), gx.height());
-    let far = (f64::INFINITY, f64::INFINITY);
-    let mut point: Vec<(f64, f64)> = (0..w * h)
-        .map(|i| {
-            let d = signed[i];
+    let (gx, gy) = (gx.data(), gy.data());
+    // Each cell's nearest waterline point so far (NaN: none) and its squared distance.
+    let mut point: Vec<(f64, f64)> = signed
+        .par_iter()
+        .enumerate()
+        .map(|(i, &d)| {
             if !d.is_finite() {
-                return far;
+                return (f64::NAN, f64::NAN);
             }
             let (x, y) = ((i % w) as f64, (i / w) as f64);
-            let (a, b) = (f64::from(gx.data()[i]), f64::from(gy.data()[i]));
+            let (a, b) = (f64::from(gx[i]), f64::from(gy[i]));
             let g = a.hypot(b);
             if g <= 1e-12 {
                 (x, y)
@@ -165,61 +168,67 @@ fn waterline_distance(signed: &[f64], gx: &Field, gy: &Field, cell: f64, reach: 
             }
         })
         .collect();
-    let mut dist: Vec<f64> = (0..w * h)
-        .map(|i| {
-            let (px, py) = point[i];
-            if px.is_finite() {
-                ((i % w) as f64 - px).hypot((i / w) as f64 - py)
-            } else {
+    let mut dist2: Vec<f64> = point
+        .par_iter()
+        .enumerate()
+        .map(|(i, &(px, py))| {
+            let (dx, dy) = ((i % w) as f64 - px, (i / w) as f64 - py);
+            if px.is_nan() {
                 f64::INFINITY
+            } else {
+                dx * dx + dy * dy
             }
         })
         .collect();
-    let relax = |i: usize, j: usize, point: &mut [(f64, f64)], dist: &mut [f64]| {
-        let (px, py) = point[j];
-        if !px.is_finite() {
-            return;
-        }
-        let d = ((i % w) as f64 - px).hypot((i / w) as f64 - py);
-        if d < dist[i] {
-            dist[i] = d;
-            point[i] = (px, py);
-        }
-    };
+    // Beyond the shore nothing needs a point: carry them only this far.
+    let limit = (reach + 2.0) * (reach + 2.0);
+    let relax =
+        |i: usize, j: usize, x: f64, y: f64, point: &mut [(f64, f64)], dist2: &mut [f64]| {
+            let (px, py) = point[j];
+            let (dx, dy) = (x - px, y - py);
+            let d = dx * dx + dy * dy;
+            // NaN (no point) compares false.
+            if d < dist2[i] && d <= limit {
+                dist2[i] = d;
+                point[i] = (px, py);
+            }
+        };
     for y in 0..h {
+        let fy = y as f64;
         for x in 0..w {
-            let i = y * w + x;
+            let (i, fx) = (y * w + x, x as f64);
             if y > 0 {
                 for nx in x.saturating_sub(1)..(x + 2).min(w) {
-                    relax(i, (y - 1) * w + nx, &mut point, &mut dist);
+                    relax(i, (y - 1) * w + nx, fx, fy, &mut point, &mut dist2);
                 }
             }
             if x > 0 {
-                relax(i, i - 1, &mut point, &mut dist);
+                relax(i, i - 1, fx, fy, &mut point, &mut dist2);
             }
         }
     }
     for y in (0..h).rev() {
+        let fy = y as f64;
         for x in (0..w).rev() {
-            let i = y * w + x;
+            let (i, fx) = (y * w + x, x as f64);
             if y + 1 < h {
                 for nx in x.saturating_sub(1)..(x + 2).min(w) {
-                    relax(i, (y + 1) * w + nx, &mut point, &mut dist);
+                    relax(i, (y + 1) * w + nx, fx, fy, &mut point, &mut dist2);
                 }
             }
             if x + 1 < w {
-                relax(i, i + 1, &mut point, &mut dist);
+                relax(i, i + 1, fx, fy, &mut point, &mut dist2);
             }
         }
     }
     signed
-        .iter()
-        .zip(&dist)
-        .map(|(&s, &d)| {
+        .par_iter()
+        .zip(dist2.par_iter())
+        .map(|(&s, &d2)| {
             if s < 0.0 {
                 0.0
-            } else if d <= reach {
-                d as f32
+            } else if d2 <= reach * reach {
+                d2.sqrt() as f32
             } else {
                 f32::INFINITY
             }
