@@ -102,18 +102,22 @@ fn data_range_uses_all_16_bits_and_records_its_range() {
         },
         64,
     );
-    let out = r
-        .manifest
-        .outputs
-        .iter()
-        .find(|o| o.name == "height")
-        .expect("height");
+    let out = entry(&r, "height");
     assert_eq!(out.range_m, [f64::from(out.min), f64::from(out.max)]);
     let (f, _) = heightmap::read(&dir.path().join("height.png")).expect("png");
     assert_eq!(f.min_max(), Some((0.0, 1.0)), "data range spans 0 … 65535");
     // Back to metres with the recorded range.
     let truth = &evaluate_outputs(&g, Some(64)).expect("eval")["height"];
     assert_decodes(truth, &f, out.range_m);
+}
+
+/// The manifest entry of output `name`.
+fn entry<'a>(r: &'a BuildReport, name: &str) -> &'a orogen::io::manifest::OutputEntry {
+    r.manifest
+        .outputs
+        .iter()
+        .find(|o| o.name == name)
+        .unwrap_or_else(|| panic!("no output {name} in the manifest"))
 }
 
 /// `png` (16-bit codes read back as 0 … 1) decodes to `truth` within one step of `range`.
@@ -140,12 +144,7 @@ fn scalar_outputs_keep_their_unit() {
         },
         64,
     );
-    let out = r
-        .manifest
-        .outputs
-        .iter()
-        .find(|o| o.name == "flow_area")
-        .expect("flow_area");
+    let out = entry(&r, "flow_area");
     assert_eq!(out.kind, "scalar");
     assert_eq!(out.range_m, [f64::from(out.min), f64::from(out.max)]);
     let truth = &evaluate_outputs(&g, Some(64)).expect("eval")["flow_area"];
