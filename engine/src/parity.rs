@@ -100,15 +100,19 @@ impl Row {
         if self.ok() {
             return Verdict::Ok;
         }
-        let change_ok = match (self.change, t.change) {
+        match self.own {
+            Some(own) if self.change_ok(t) && own <= t.mean_abs_diff => Verdict::Inherited,
+            _ => Verdict::Outside,
+        }
+    }
+
+    /// Whether an erosion node's change (amount ratio and correlation) meets `t`.
+    fn change_ok(&self, t: &Tolerance) -> bool {
+        match (self.change, t.change) {
             (Some((amount, corr)), Some(((lo, hi), min_corr))) => {
                 (lo..=hi).contains(&amount) && corr >= min_corr
             }
             _ => true,
-        };
-        match self.own {
-            Some(own) if change_ok && own <= t.mean_abs_diff => Verdict::Inherited,
-            _ => Verdict::Outside,
         }
     }
 
@@ -119,14 +123,7 @@ impl Row {
         let Some(t) = &self.tolerance else {
             return true;
         };
-        let diff_ok = self.mean_abs_diff <= t.mean_abs_diff;
-        let change_ok = match (self.change, t.change) {
-            (Some((amount, corr)), Some(((lo, hi), min_corr))) => {
-                (lo..=hi).contains(&amount) && corr >= min_corr
-            }
-            _ => true,
-        };
-        diff_ok && change_ok
+        self.mean_abs_diff <= t.mean_abs_diff && self.change_ok(t)
     }
 }
 

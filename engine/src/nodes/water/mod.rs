@@ -4,8 +4,7 @@
 //! the world at the coarse size.
 //!
 //! Shared here: the priority flood every water node starts from ([`flood`]: Barnes et al. 2014,
-//! in parallel strips after Barnes 2016) and an exact Euclidean distance transform
-//! (Felzenszwalb & Huttenlocher 2012).
+//! in parallel strips after Barnes 2016).
 
 pub mod flood;
 pub mod flow_accumulation;
@@ -112,123 +111,5 @@ pub fn for_each_lake(z: &[f32], level: &[f32], w: usize, h: usize, mut f: impl F
             }
         }
         f(&lake);
-    }
-}
-
-/// Squared Euclidean distance, in cells, from every cell to the nearest cell where `inside`
-/// is true (`f32::INFINITY` when there is none): Felzenszwalb & Huttenlocher 2012's exact
-/// transform, one pass along the rows and one along the columns.
-#[must_use]
-pub fn squared_distance(inside: &[bool], w: usize, h: usize) -> Vec<f32> {
-    use rayon::prelude::*;
-    const FAR: f32 = 1.0e20;
-    let mut d: Vec<f32> = inside.iter().map(|&b| if b { 0.0 } else { FAR }).collect();
-    d.par_chunks_mut(w).for_each(|row| {
-        let mut s = Scratch::new(w);
-        s.transform(row);
-    });
-    let mut cols = vec![0.0f32; w * h];
-    // Transpose, transform the columns as rows, transpose back.
-    for y in 0..h {
-        for x in 0..w {
-            cols[x * h + y] = d[y * w + x];
-        }
-    }
-    cols.par_chunks_mut(h).for_each(|col| {
-        let mut s = Scratch::new(h);
-        s.transform(col);
-    });
-    for y in 0..h {
-        for x in 0..w {
-            let v = cols[x * h + y];
-            d[y * w + x] = if v >= FAR / 2.0 { f32::INFINITY } else { v };
-        }
-    }
-    d
-}
-
-/// The lower envelope of parabolas of one 1-D transform.
-struct Scratch {
-    v: Vec<usize>,
-    z: Vec<f32>,
-    f: Vec<f32>,
-}
-
-impl Scratch {
-    fn new(n: usize) -> Self {
-        Self {
-            v: vec![0; n],
-            z: vec![0.0; n + 1],
-            f: vec![0.0; n],
-        }
-    }
-
-    /// `row[q] ← min_p (q − p)² + row[p]` (Felzenszwalb & Huttenlocher 2012, Algorithm 1).
-    fn transform(&mut self, row: &mut [f32]) {
-        let n = row.len();
-        if n == 0 {
-            return;
-        }
-        self.f[..n].copy_from_slice(row);
-        let (v, z, f) = (&mut self.v, &mut self.z, &self.f);
-        let mut k = 0usize;
-        v[0] = 0;
-        z[0] = f32::NEG_INFINITY;
-        z[1] = f32::INFINITY;
-        let sq = |q: usize| (q * q) as f32;
-        for q in 1..n {
-            // z[0] is −∞, so this stops at k = 0 at the latest.
-            let mut s;
-            loop {
-                let p = v[k];
-                s = ((f[q] + sq(q)) - (f[p] + sq(p))) / (2.0 * (q - p) as f32);
-                if s <= z[k] {
-                    k -= 1;
-                } else {
-                    break;
-                }
-            }
-            k += 1;
-            v[k] = q;
-            z[k] = s;
-            z[k + 1] = f32::INFINITY;
-        }
-        k = 0;
-        for (q, out) in row.iter_mut().enumerate() {
-            while z[k + 1] < q as f32 {
-                k += 1;
-            }
-            let p = v[k];
-            let d = q as f32 - p as f32;
-            *out = d * d + f[p];
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn distance_transform_equals_brute_force() {
-        let (w, h) = (23, 17);
-        let inside: Vec<bool> = (0..w * h)
-            .map(|i| crate::node::splitmix64(i as u64).is_multiple_of(29))
-            .collect();
-        let d = squared_distance(&inside, w, h);
-        for (i, &got) in d.iter().enumerate() {
-            let (x, y) = ((i % w) as f32, (i / w) as f32);
-            let best = (0..w * h)
-                .filter(|&j| inside[j])
-                .map(|j| {
-                    let (a, b) = ((j % w) as f32 - x, (j / w) as f32 - y);
-                    a * a + b * b
-                })
-                .fold(f32::INFINITY, f32::min);
-            assert_eq!(got, best, "cell {i}");
-        }
-        assert!(squared_distance(&[false; 12], 4, 3)
-            .iter()
-            .all(|v| v.is_infinite()));
     }
 }

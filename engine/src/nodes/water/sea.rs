@@ -1,6 +1,6 @@
 //! `sea`: the sea below a level in metres, its shore and its beaches.
 
-use super::{is_edge, neighbours, squared_distance};
+use super::{is_edge, neighbours};
 use crate::field::derive::{gradient, slope_deg};
 use crate::field::Field;
 use crate::node::{unit, EvalCtx, Node, NodeError};
@@ -65,7 +65,6 @@ impl Node for Sea {
         };
         ctx.check_cancel()?;
         let cell = ctx.cell_size_m();
-        let d2 = squared_distance(&sea, w, h);
         // Signed distance from each cell's centre to the waterline, in metres (positive
         // inland), for the sea's coverage: at the coast — a cell with a neighbour on the other
         // side — the waterline is placed within the cell from its height and slope,
@@ -97,9 +96,8 @@ impl Node for Sea {
             .collect();
         let shore: Vec<f32> = if reach <= 0.0 {
             // A zero-width shore is the waterline: the land cells touching the sea.
-            d2.iter()
-                .zip(&sea)
-                .map(|(&d, &s)| f32::from(u8::from(!s && d <= 2.0)))
+            (0..w * h)
+                .map(|i| f32::from(u8::from(!sea[i] && neighbours(i, w, h).any(|j| sea[j]))))
                 .collect()
         } else {
             // 1 at the waterline, falling linearly to 0 at shore_width_m inland, over the land
@@ -254,4 +252,52 @@ fn flood_from_edge(z: &[f32], w: usize, h: usize, level: f32) -> Vec<bool> {
         }
     }
     sea
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Dead reckoning against the brute-force distance to the nearest waterline point, on
+    /// random scattered points (flat terrain: each point at its cell's centre): the two
+    /// passes are approximate (a cell may keep a neighbour's point when another lies a little
+    /// nearer) — measured 0.17 cell at worst and 0.00015 cell on average here — and infinite
+    /// beyond the reach.
+    #[test]
+    fn waterline_distance_equals_brute_force() {
+        let (w, h) = (41, 29);
+        let signed: Vec<f64> = (0..w * h)
+            .map(|i| {
+                if crate::node::splitmix64(i as u64).is_multiple_of(37) {
+                    0.0
+                } else {
+                    f64::INFINITY
+                }
+            })
+            .collect();
+        let flat = Field::filled(w, h, 0.0);
+        let reach = 6.0;
+        let d = waterline_distance(&signed, &flat, &flat, 1.0, reach);
+        let (mut worst, mut sum, mut count) = (0.0f64, 0.0f64, 0usize);
+        for (i, &got) in d.iter().enumerate() {
+            let (x, y) = ((i % w) as f64, (i / w) as f64);
+            let best = (0..w * h)
+                .filter(|&j| signed[j].is_finite())
+                .map(|j| ((j % w) as f64 - x).hypot((j / w) as f64 - y))
+                .fold(f64::INFINITY, f64::min);
+            if best <= reach - 0.01 {
+                let e = (f64::from(got) - best).abs();
+                worst = worst.max(e);
+                sum += e;
+                count += 1;
+            } else if best > reach + 0.01 {
+                assert!(got.is_infinite(), "cell {i}: {got} beyond the reach");
+            }
+        }
+        let mean = sum / count.max(1) as f64;
+        assert!(
+            worst < 0.25 && mean < 1e-3,
+            "error {worst} cells at worst, {mean} on average"
+        );
+    }
 }
