@@ -59,6 +59,11 @@ fn every_generator_shows_the_same_terrain_at_every_resolution() {
             mean < 0.01 && p99 < 0.03,
             "{name}: mean {mean}, p99 {p99}\n{report:#?}"
         );
+        // Diamond-square's cells are exact area means of one lattice surface: a preview is
+        // what the build averages to, to float rounding.
+        if name == "diamond" {
+            assert!(mean < 1e-5 && p99 < 1e-4, "diamond: mean {mean}, p99 {p99}");
+        }
     }
     println!("{report:#?}");
 }

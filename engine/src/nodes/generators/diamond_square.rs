@@ -29,7 +29,7 @@ crate::node! {
         label: "Diamond-square",
         category: Generator,
         version: 1,
-        doc: "The diamond-square algorithm of Olsen 2004: random corners, then alternating diamond steps (square centres = mean of 4 corners + random offset) and square steps (edge midpoints = mean of their neighbours + offset), halving the step and multiplying the offset range by `persistence` each time. Resolution independence: the algorithm is non-local, so it runs on a lattice fixed in world space — 2^L + 1 points per side spanning the world, L = ceil(log2(world size / cell_m)) capped at 12 — never on the output grid; its random offsets are hashed from each point's position on a 2^16 master lattice, so coarse levels do not change with cell_m either. The lattice is stretched so its lowest point is −1 and its highest +1. The output samples that lattice bilinearly at the cell centres, so a 256² preview and a 4096² build show the same terrain.",
+        doc: "The diamond-square algorithm of Olsen 2004: random corners, then alternating diamond steps (square centres = mean of 4 corners + random offset) and square steps (edge midpoints = mean of their neighbours + offset), halving the step and multiplying the offset range by `persistence` each time. Resolution independence: the algorithm is non-local, so it runs on a lattice fixed in world space — 2^L + 1 points per side spanning the world, L = ceil(log2(world size / cell_m)) capped at 12 — never on the output grid; its random offsets are hashed from each point's position on a 2^16 master lattice, so coarse levels do not change with cell_m either. The lattice is stretched so its lowest point is −1 and its highest +1. The output samples that lattice bilinearly at the cell centres where cells are no wider than the lattice's; wider cells take the mean of the bilinear surface over their area (exactly, by the hat functions' integrals), so a 256² preview is what a 4096² build averages to.",
         params: DiamondSquareParams,
         inputs: DiamondSquareIn {
         },
@@ -155,14 +155,86 @@ impl Node for DiamondSquare {
         let lat = Field::from_vec(m + 1, m + 1, g)
             .ok_or_else(|| NodeError::Failed("lattice size".into()))?;
         let scale = m as f64 / ctx.world.size_m;
-        let at = |c: Vec<f64>| -> Vec<f32> { c.iter().map(|c| (c * scale) as f32 + 0.5).collect() };
-        let (xs, ys) = (at(ctx.xs_m()), at(ctx.ys_m()));
-        // Lattice point k sits at world k / scale; sample_bilinear puts pixel centres at k + 0.5.
-        let v = Field::from_fn(ctx.width(), ctx.height(), |x, y| {
-            lat.sample_bilinear(xs[x], ys[y])
-        });
+        let span = ctx.cell_size_m() * scale;
+        let v = if span > 1.0 {
+            // Cells wider than the lattice's: each cell is the mean of the bilinear surface
+            // over its area, so a coarse preview is what a finer build averages to.
+            let weights = |c: Vec<f64>| -> Vec<(usize, Vec<f32>)> {
+                c.iter()
+                    .map(|c| hat_means(c * scale - span / 2.0, c * scale + span / 2.0, m))
+                    .collect()
+            };
+            area_means(&lat, &weights(ctx.xs_m()), &weights(ctx.ys_m()))
+        } else {
+            let at =
+                |c: Vec<f64>| -> Vec<f32> { c.iter().map(|c| (c * scale) as f32 + 0.5).collect() };
+            let (xs, ys) = (at(ctx.xs_m()), at(ctx.ys_m()));
+            // Lattice point k sits at world k / scale; sample_bilinear puts pixel centres at
+            // k + 0.5.
+            Field::from_fn(ctx.width(), ctx.height(), |x, y| {
+                lat.sample_bilinear(xs[x], ys[y])
+            })
+        };
         Ok(DiamondSquareOut {
             out: to_heights(ctx, v, p.amplitude, p.base),
         })
     }
+}
+
+/// The means over `[a, b]` (lattice units, within `[0, m]`) of the hat functions of lattice
+/// points `first, first + 1, …`: the weights that average a piecewise-linear interpolant of
+/// the points over the interval exactly.
+fn hat_means(a: f64, b: f64, m: usize) -> (usize, Vec<f32>) {
+    let (a, b) = (a.clamp(0.0, m as f64), b.clamp(0.0, m as f64));
+    // The integral of the hat centred at 0 from −∞ to t.
+    let integral = |t: f64| {
+        if t <= -1.0 {
+            0.0
+        } else if t <= 0.0 {
+            0.5 * (t + 1.0) * (t + 1.0)
+        } else if t <= 1.0 {
+            1.0 - 0.5 * (1.0 - t) * (1.0 - t)
+        } else {
+            1.0
+        }
+    };
+    let first = (a.floor() as usize).min(m);
+    let last = (b.ceil() as usize).min(m);
+    let len = (b - a).max(f64::MIN_POSITIVE);
+    let w = (first..=last)
+        .map(|k| ((integral(b - k as f64) - integral(a - k as f64)) / len) as f32)
+        .collect();
+    (first, w)
+}
+
+/// `lat` averaged with per-column weights `wx` and per-row weights `wy` (see [`hat_means`]):
+/// the rows the output needs first, then the columns, rows in parallel.
+fn area_means(lat: &Field, wx: &[(usize, Vec<f32>)], wy: &[(usize, Vec<f32>)]) -> Field {
+    let lw = lat.width();
+    let g = lat.data();
+    let top = wy.iter().map(|(f, _)| *f).min().unwrap_or(0);
+    let bottom = wy.iter().map(|(f, w)| f + w.len()).max().unwrap_or(0);
+    let rows: Vec<Vec<f32>> = (top..bottom)
+        .into_par_iter()
+        .map(|j| {
+            let row = &g[j * lw..(j + 1) * lw];
+            wx.iter()
+                .map(|(f, w)| w.iter().zip(&row[*f..]).map(|(a, b)| a * b).sum())
+                .collect()
+        })
+        .collect();
+    let width = wx.len();
+    let data: Vec<f32> = wy
+        .par_iter()
+        .flat_map_iter(|(f, w)| {
+            let rows = &rows;
+            (0..width).map(move |x| {
+                w.iter()
+                    .enumerate()
+                    .map(|(k, a)| a * rows[f + k - top][x])
+                    .sum::<f32>()
+            })
+        })
+        .collect();
+    Field::from_vec(width, wy.len(), data).unwrap_or_else(|| Field::filled(width, wy.len(), 0.0))
 }
