@@ -1100,3 +1100,43 @@ fn a_window_of_a_local_graph_is_bit_identical_to_the_whole_map() {
         "local example graphs checked: {checked:?}"
     );
 }
+
+/// `orogen stats` describes a scalar (a drainage area in m²) by its values only — no slope,
+/// hypsometry, spectrum or coastline, which would read it as a terrain — and a height with them.
+#[test]
+fn stats_treats_a_scalar_as_a_quantity_not_a_terrain() {
+    let graph = repo().join("tests/data/water.json");
+    let run = |output: &str| {
+        let out = orogen()
+            .args([
+                "stats",
+                graph.to_str().expect("path"),
+                output,
+                "--size",
+                "64",
+            ])
+            .output()
+            .expect("run orogen");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let area = run("flow_area");
+    assert!(area.contains("min 3906.250"), "{area}");
+    assert!(
+        area.contains("a scalar in its own unit: no slope, hypsometry, spectrum or coastline"),
+        "{area}"
+    );
+    assert!(
+        !area.contains("slope mean") && !area.contains("coastline fractal"),
+        "{area}"
+    );
+    let lake = run("lake_surface");
+    assert!(
+        lake.contains("slope mean") && lake.contains("hypsometric integral"),
+        "{lake}"
+    );
+}

@@ -1098,33 +1098,39 @@ fn run_stats(
             "  min {:.3}  max {:.3}  mean {:.3}  std {:.3}  median {:.3}",
             s.min, s.max, s.mean, s.std_dev, s.median
         );
-        let [p50, p90, p99] = s.slope_percentiles_deg;
-        println!(
-            "  slope mean {:.2}°  p50 {p50:.1}°  p90 {p90:.1}°  p99 {p99:.1}°  hypsometric integral {:.3}",
-            s.mean_slope_deg, s.hypsometric_integral
-        );
-        let cell = graph.world.cell_size_m(field.width());
-        let spectrum = (kind == Some(orogen::node::PortKind::Height))
-            .then(|| orogen::analysis::spectrum(&field, cell))
-            .flatten();
-        if let Some(sp) = spectrum {
+        if kind == Some(orogen::node::PortKind::Scalar) {
+            // A quantity in its own unit (a drainage area): slopes, hypsometry and a coastline
+            // would describe it as if it were a terrain.
+            println!("  a scalar in its own unit: no slope, hypsometry, spectrum or coastline");
+        } else {
+            let [p50, p90, p99] = s.slope_percentiles_deg;
             println!(
-                "  height spectrum P(k) ∝ k^-β: β = {:.2} over wavelengths {:.0} m … {:.0} m",
-                sp.beta, sp.band_m.0, sp.band_m.1
+                "  slope mean {:.2}°  p50 {p50:.1}°  p90 {p90:.1}°  p99 {p99:.1}°  hypsometric integral {:.3}",
+                s.mean_slope_deg, s.hypsometric_integral
             );
-        }
-        match &s.coastline {
-            Some(c) => println!(
-                "  coastline fractal dimension at sea level {:.3}: D = {:.4}  (boxes: {})",
-                s.sea_level,
-                c.dimension,
-                c.counts
-                    .iter()
-                    .map(|(e, n)| format!("ε={e}: {n}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-            None => println!("  no coastline at sea level {:.3}", s.sea_level),
+            let cell = graph.world.cell_size_m(field.width());
+            let spectrum = (kind == Some(orogen::node::PortKind::Height))
+                .then(|| orogen::analysis::spectrum(&field, cell))
+                .flatten();
+            if let Some(sp) = spectrum {
+                println!(
+                    "  height spectrum P(k) ∝ k^-β: β = {:.2} over wavelengths {:.0} m … {:.0} m",
+                    sp.beta, sp.band_m.0, sp.band_m.1
+                );
+            }
+            match &s.coastline {
+                Some(c) => println!(
+                    "  coastline fractal dimension at sea level {:.3}: D = {:.4}  (boxes: {})",
+                    s.sea_level,
+                    c.dimension,
+                    c.counts
+                        .iter()
+                        .map(|(e, n)| format!("ε={e}: {n}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                None => println!("  no coastline at sea level {:.3}", s.sea_level),
+            }
         }
         let peak = s.histogram.iter().copied().max().unwrap_or(1).max(1);
         let width = (s.max - s.min) / s.histogram.len() as f32;
