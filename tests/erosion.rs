@@ -749,6 +749,7 @@ fn erosion_nodes_stop_soon_after_cancellation() {
                 graph_seed: 1,
                 node_id: "e",
                 base_dir: None,
+                allow_outside: &[],
                 cancel: &cancel,
                 progress: &report,
                 upstream: None,

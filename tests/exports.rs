@@ -352,6 +352,7 @@ fn normal_maps_previews_and_splats_have_the_right_shape() {
             exports: bad,
             resolution: Some(16),
             graph_file: None,
+            allow_outside: &[],
             keep_going: false,
             cancel: CancelToken::new(),
             progress: None,

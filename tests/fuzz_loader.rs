@@ -134,6 +134,10 @@ fn nasty() -> impl Strategy<Value = Value> {
         Just(json!({})),
         Just(json!([1, "a", null])),
         Just(json!({"id": "n", "type": "blur"})),
+        // References a stranger's file may make: out of the project, devices, absolute.
+        Just(Value::from("../../../../../../etc/hostname")),
+        Just(Value::from("../../../../../../dev/zero")),
+        Just(Value::from("/dev/urandom")),
     ]
 }
 

@@ -27,8 +27,14 @@ fn temp(name: &str) -> PathBuf {
 }
 
 fn load_with(path: &Path, params: &[(String, serde_json::Value)]) -> Graph {
-    graph_file::load_file_opts(path, &LoadOptions { set: &[], params })
-        .unwrap_or_else(|d| panic!("{d}"))
+    graph_file::load_file_opts(
+        path,
+        &LoadOptions {
+            params,
+            ..LoadOptions::default()
+        },
+    )
+    .unwrap_or_else(|d| panic!("{d}"))
 }
 
 fn bits(outputs: &BTreeMap<String, orogen::field::Field>) -> BTreeMap<String, Vec<u32>> {

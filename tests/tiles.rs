@@ -224,6 +224,7 @@ fn tiled_normal_maps_equal_the_whole_map_normal_map() {
             },
             resolution: Some(n),
             graph_file: None,
+            allow_outside: &[],
             keep_going: false,
             cancel: orogen::eval::CancelToken::new(),
             progress: None,

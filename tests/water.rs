@@ -51,6 +51,7 @@ fn try_run(
         graph_seed: 1,
         node_id: "test",
         base_dir: None,
+        allow_outside: &[],
         cancel: &cancel,
         progress: &progress,
         upstream: None,

@@ -201,6 +201,7 @@ impl BuildDialog {
                     exports,
                     resolution,
                     graph_file: file.as_deref(),
+                    allow_outside: &[],
                     keep_going,
                     cancel: c.clone(),
                     progress: Some(&on_progress),

@@ -28,6 +28,7 @@ struct Job {
     generation: u64,
     graph: Graph,
     base_dir: Option<PathBuf>,
+    allow_outside: Vec<PathBuf>,
     resolutions: Vec<usize>,
     cancel: CancelToken,
     sent: Instant,
@@ -62,6 +63,9 @@ pub struct Worker {
     progress: Arc<Mutex<Progress>>,
     current: Option<CancelToken>,
     generation: u64,
+    /// Folders outside the graph's project the user allowed reading from in this session
+    /// (never saved, never taken from a file).
+    allow_outside: Vec<PathBuf>,
 }
 
 impl Worker {
@@ -85,6 +89,7 @@ impl Worker {
             progress,
             current: None,
             generation: 0,
+            allow_outside: Vec::new(),
         }
     }
 
@@ -106,6 +111,7 @@ impl Worker {
             generation: self.generation,
             graph: graph.clone(),
             base_dir,
+            allow_outside: self.allow_outside.clone(),
             resolutions: resolutions.to_vec(),
             cancel,
             sent: Instant::now(),
@@ -113,6 +119,14 @@ impl Worker {
         // A closed channel means the thread is gone; the UI then simply shows no new results.
         let _ = self.jobs.send(job);
         self.generation
+    }
+
+    /// Lets evaluations read below `folder` although it is outside the graph's project (the
+    /// user's explicit opt-in after a refusal; see docs/security.md).
+    pub fn allow_outside(&mut self, folder: PathBuf) {
+        if !self.allow_outside.contains(&folder) {
+            self.allow_outside.push(folder);
+        }
     }
 
     /// Cancels whatever is running.
@@ -231,6 +245,7 @@ fn run(
                 cancel: job.cancel.clone(),
                 progress: Some(&on_progress),
                 base_dir: job.base_dir.as_deref(),
+                allow_outside: &job.allow_outside,
                 keep_all: true,
                 window: None,
                 coarse: None,

@@ -444,6 +444,7 @@ fn own_run(
         graph_seed: graph.seed,
         node_id: &node.id,
         base_dir,
+        allow_outside: &[],
         cancel: &cancel,
         progress: &progress,
         upstream: None,

@@ -26,6 +26,7 @@ pub fn build_into(graph: &Graph, dir: &Path, exports: Exports, size: usize) -> B
             exports,
             resolution: Some(size),
             graph_file: None,
+            allow_outside: &[],
             keep_going: false,
             cancel: orogen::eval::CancelToken::new(),
             progress: None,

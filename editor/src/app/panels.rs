@@ -4,6 +4,7 @@
 use super::{preview, Badge, Colormap, EditorApp, Mode, NodeStatus, PortKind, Shown, Ui};
 use orogen::Field;
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 impl EditorApp {
     pub(super) fn status_bar(&mut self, ui: &mut Ui) {
@@ -46,6 +47,20 @@ impl EditorApp {
                     Some(Badge::Error(msg)) => {
                         ui.separator();
                         ui.colored_label(egui::Color32::from_rgb(235, 70, 60), format!("⚠ {msg}"));
+                        // A reference refused for leaving the project: offer the opt-in,
+                        // for this session only (docs/security.md).
+                        if let Some(folder) = msg.split("--allow-outside ").nth(1) {
+                            let folder = folder.trim().to_owned();
+                            if ui
+                                .button(format!("Allow reading {folder} (this session only)"))
+                                .on_hover_text("Only if you trust this graph: it names a file outside its project folder. Nothing is saved; the next session refuses it again.")
+                                .clicked()
+                            {
+                                self.worker.allow_outside(PathBuf::from(&folder));
+                                self.submitted = None;
+                                self.status = format!("reading from {folder} allowed for this session");
+                            }
+                        }
                     }
                     Some(Badge::Incomplete(msg)) => {
                         ui.separator();

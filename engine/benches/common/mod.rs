@@ -43,6 +43,7 @@ pub fn node_runner(
             graph_seed: 1,
             node_id: "n",
             base_dir: None,
+            allow_outside: &[],
             cancel: &cancel,
             progress: &|_| {},
             upstream: None,

@@ -181,6 +181,8 @@ pub struct BuildOptions<'a> {
     pub resolution: Option<usize>,
     /// The graph file's folder (for relative paths in parameters) and its name for the manifest.
     pub graph_file: Option<&'a Path>,
+    /// Folders outside the graph's project that imports may read (`--allow-outside`).
+    pub allow_outside: &'a [PathBuf],
     /// Write the outputs that can be built even when others cannot (an incomplete node on
     /// their chain, a node that fails). Without it a build writes every output or nothing.
     pub keep_going: bool,
@@ -282,6 +284,7 @@ pub fn build(graph: &Graph, opts: &BuildOptions) -> Result<BuildReport, BuildErr
                 cancel: opts.cancel.clone(),
                 progress: opts.progress,
                 base_dir: opts.graph_file.and_then(Path::parent),
+                allow_outside: opts.allow_outside,
                 keep_all: false,
                 window: None,
                 coarse: None,

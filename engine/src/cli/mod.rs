@@ -1,4 +1,5 @@
-//! The `orogen` command line: `build`, `check`, `nodes`.
+//! The `orogen` command line: `build`, `plan`, `run-task`, `check`, `stats`, `parity`, `pack`,
+//! `unpack`, `diff`, `nodes`.
 //!
 //! Exit codes: 0 success, 1 evaluation failed (some output could not be computed or written),
 //! 2 invalid input (unreadable or invalid graph file, bad arguments).
@@ -115,6 +116,10 @@ enum Command {
         /// (rewritten atomically), which silences the "changed since" warning.
         #[arg(long)]
         accept: bool,
+        /// Let the graph's references (subgraph files, imported images) reach into FOLDER although
+        /// it is outside the graph's project (docs/security.md). Repeatable. Only for files you trust.
+        #[arg(long = "allow-outside", value_name = "FOLDER")]
+        allow_outside: Vec<PathBuf>,
     },
     /// Print statistics of each output: range, mean, spread, histogram, slope (mean and
     /// 50/90/99th percentiles), hypsometric integral (Strahler 1952), the height
@@ -302,6 +307,10 @@ struct GraphArgs {
     /// three quarters of physical memory).
     #[arg(long, value_name = "SIZE")]
     max_memory: Option<String>,
+    /// Let the graph's references (subgraph files, imported images) reach into FOLDER although
+    /// it is outside the graph's project (docs/security.md). Repeatable. Only for files you trust.
+    #[arg(long = "allow-outside", value_name = "FOLDER")]
+    allow_outside: Vec<PathBuf>,
 }
 
 /// Runs the CLI and returns the process exit code.
@@ -329,13 +338,17 @@ pub fn main() -> ExitCode {
         }
         Command::Pack { graph, out } => run_pack(&graph, &out),
         Command::Unpack { bundle, out, force } => run_unpack(&bundle, out, force),
-        Command::Check { graphs, accept } => {
+        Command::Check {
+            graphs,
+            accept,
+            allow_outside,
+        } => {
             let ok = graphs
                 .iter()
                 .map(|p| {
                     let mut p = p.clone();
                     match open_bundle(&mut p) {
-                        Ok(_bundle) => check_one(&p, accept),
+                        Ok(_bundle) => check_one(&p, accept, &allow_outside),
                         Err(_) => false,
                     }
                 })
@@ -417,8 +430,12 @@ pub fn main() -> ExitCode {
 
 /// `orogen check` of one file: errors, warnings (incomplete nodes, saying whether they feed an
 /// output), outputs that cannot be built, the memory estimate. True when every output builds.
-fn check_one(path: &std::path::Path, accept: bool) -> bool {
-    let mut g = match graph_file::load_file(path) {
+fn check_one(path: &std::path::Path, accept: bool, allow_outside: &[PathBuf]) -> bool {
+    let opts = graph_file::LoadOptions {
+        allow_outside,
+        ..graph_file::LoadOptions::default()
+    };
+    let mut g = match graph_file::load_file_opts(path, &opts) {
         Ok(g) => g,
         Err(d) => {
             eprintln!("{d}");
@@ -536,11 +553,16 @@ fn open_bundle(path: &mut PathBuf) -> Result<Option<orogen::io::bundle::Opened>,
 
 /// `orogen pack`.
 fn run_pack(graph: &std::path::Path, out: &std::path::Path) -> ExitCode {
-    match orogen::io::bundle::pack(graph, out) {
-        Ok(m) => {
+    let packed = orogen::io::bundle::needed_files(graph).and_then(|needed| {
+        orogen::io::bundle::pack_needed(graph, &needed, out).map(|m| (m, needed))
+    });
+    match packed {
+        Ok((m, mut needed)) => {
             let bytes: u64 = m.files.iter().map(|f| f.size).sum();
-            for f in &m.files {
-                println!("  {} ({} bytes)", f.path, f.size);
+            // The bundle lists its files by path text below one root: the same order.
+            needed.sort_by_key(|n| n.file.to_string_lossy().into_owned());
+            for (f, n) in m.files.iter().zip(&needed) {
+                println!("  {} ({} bytes): {}", f.path, f.size, n.why.join("; "));
             }
             println!(
                 "{}: {} files, {bytes} bytes before compression; main graph {}",
@@ -674,6 +696,7 @@ fn load_graph(args: &GraphArgs, memory_side: Option<usize>) -> Result<orogen::Gr
     let opts = graph_file::LoadOptions {
         set: &overrides,
         params: &params,
+        allow_outside: &args.allow_outside,
     };
     let mut graph = graph_file::load_file_opts(graph_path, &opts).map_err(|d| {
         eprintln!("{d}");
@@ -824,7 +847,11 @@ fn run_tiled(
         Ok(e) => e,
         Err(e) => return fail(&e),
     };
-    let probe = match graph_file::load_file(&input.graph) {
+    let probe_opts = graph_file::LoadOptions {
+        allow_outside: &input.allow_outside,
+        ..graph_file::LoadOptions::default()
+    };
+    let probe = match graph_file::load_file_opts(&input.graph, &probe_opts) {
         Ok(g) => g,
         Err(d) => {
             eprintln!("{d}");
@@ -842,7 +869,7 @@ fn run_tiled(
         Ok(g) => g,
         Err(code) => return code,
     };
-    let plan = match Plan::for_build(
+    let mut plan = match Plan::for_build(
         &graph,
         Some(&input.graph),
         n,
@@ -859,6 +886,11 @@ fn run_tiled(
             return ExitCode::from(EXIT_INVALID);
         }
     };
+    plan.allow_outside = input
+        .allow_outside
+        .iter()
+        .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()))
+        .collect();
     let grid = plan.grid;
     if let Err(e) = plan.write(out, &graph) {
         eprintln!("error: {e}");
@@ -962,6 +994,7 @@ fn run_build(
             exports,
             resolution: size,
             graph_file: Some(graph_path),
+            allow_outside: &input.allow_outside,
             keep_going,
             cancel,
             progress: Some(&on_progress),
@@ -1057,6 +1090,7 @@ fn run_stats(
         &orogen::eval::EvalOptions {
             resolution: size,
             base_dir: graph_path.parent(),
+            allow_outside: &input.allow_outside,
             ..orogen::eval::EvalOptions::default()
         },
     );
@@ -1163,6 +1197,7 @@ fn run_parity(
         set: set.to_vec(),
         param: param.to_vec(),
         max_memory: None,
+        allow_outside: Vec::new(),
     };
     let graph = match load_graph(&args, None) {
         Ok(g) => g,

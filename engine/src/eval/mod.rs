@@ -17,7 +17,7 @@ use crate::graph::{Diagnostic, Graph, PortRef};
 use crate::node::{Coercion, EvalCtx, Footprint, NodeError, Window};
 use rayon::prelude::*;
 use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -87,6 +87,8 @@ pub struct EvalOptions<'a> {
     pub progress: Option<&'a (dyn Fn(ProgressEvent) + Sync)>,
     /// Folder that relative paths in parameters resolve against (the graph file's folder).
     pub base_dir: Option<&'a Path>,
+    /// Folders outside the graph's project that files may be read from (`--allow-outside`).
+    pub allow_outside: &'a [PathBuf],
     /// Keep every computed field in the result (editor previews), instead of freeing
     /// intermediates once their last consumer has run (headless builds).
     pub keep_all: bool,
@@ -107,6 +109,7 @@ impl Default for EvalOptions<'_> {
             cancel: CancelToken::new(),
             progress: None,
             base_dir: None,
+            allow_outside: &[],
             keep_all: false,
             window: None,
             coarse: None,
@@ -154,6 +157,7 @@ impl Coarse {
                     cancel: opts.cancel.clone(),
                     progress: opts.progress,
                     base_dir: opts.base_dir,
+                    allow_outside: opts.allow_outside,
                     keep_all: true,
                     window: None,
                     coarse: None,
@@ -489,6 +493,7 @@ fn upstream_at(
                 cancel: opts.cancel.clone(),
                 progress: None,
                 base_dir: opts.base_dir,
+                allow_outside: opts.allow_outside,
                 keep_all: false,
                 window: None,
                 coarse: None,
@@ -783,6 +788,7 @@ impl Evaluator {
             graph_seed: graph.seed,
             node_id: &n.id,
             base_dir: opts.base_dir,
+            allow_outside: opts.allow_outside,
             cancel: &opts.cancel,
             progress: &report,
             upstream: None,
@@ -896,6 +902,7 @@ impl Evaluator {
             graph_seed: graph.seed,
             node_id: &n.id,
             base_dir: opts.base_dir,
+            allow_outside: opts.allow_outside,
             cancel: &opts.cancel,
             progress: &report,
             upstream: Some(&upstream),

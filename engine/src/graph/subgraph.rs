@@ -324,6 +324,24 @@ impl Graph {
         self.nodes.iter().any(|n| n.subgraph.is_some())
     }
 
+    /// The number of nodes once every subgraph is expanded (each subgraph node counting
+    /// itself, as [`Graph::flattened`] keeps it as the hand-on node), counted only up to just
+    /// past `cap`: the work is bounded by `cap` however much a graph expands.
+    #[must_use]
+    pub fn expanded_len(&self, cap: usize) -> usize {
+        let mut n = 0usize;
+        for node in &self.nodes {
+            n += 1;
+            if let Some(sg) = &node.subgraph {
+                n = n.saturating_add(sg.graph.expanded_len(cap.saturating_sub(n)));
+            }
+            if n > cap {
+                return n;
+            }
+        }
+        n
+    }
+
     /// Subgraph nodes whose file changed since this graph recorded its hash, by node id
     /// (nested ones as `outer/inner`).
     #[must_use]

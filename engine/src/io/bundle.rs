@@ -17,6 +17,7 @@
 
 use crate::graph::Graph;
 use crate::io::graph_file;
+use crate::io::trust::{self, Project};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
@@ -62,32 +63,74 @@ pub fn is_bundle(path: &Path) -> bool {
     path.extension().is_some_and(|e| e == EXTENSION)
 }
 
+/// A file a bundle holds, and which nodes need it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Needed {
+    /// Canonical path.
+    pub file: PathBuf,
+    /// Why it is packed: "the main graph", or the nodes referring to it (saying when no
+    /// output uses a node: an unwired scratch node's file is packed too).
+    pub why: Vec<String>,
+}
+
 /// The files a graph needs (itself, its subgraph files at any depth, its imported images),
-/// canonical paths; absolute import paths and missing files are errors naming the node.
-fn needed_files(graph_file: &Path) -> Result<Vec<PathBuf>, String> {
+/// sorted by canonical path. Every reference must stay inside the graph's project (see
+/// `io::trust`; packing takes no opt-in: a bundle holds only the project's own files);
+/// absolute import paths and missing files are errors naming the node.
+pub fn needed_files(graph_file: &Path) -> Result<Vec<Needed>, String> {
     let graph = graph_file::load_file(graph_file).map_err(|d| d.to_string())?;
     let main =
         std::fs::canonicalize(graph_file).map_err(|e| format!("{}: {e}", graph_file.display()))?;
-    let mut out = vec![main.clone()];
     let dir = main.parent().map(Path::to_path_buf).unwrap_or_default();
-    collect(&graph, &dir, &graph_file.display().to_string(), &mut out)?;
-    out.sort();
-    out.dedup();
-    Ok(out)
+    let project = Project::of_folder(&dir, &[]);
+    let mut out = BTreeMap::new();
+    out.insert(main.clone(), vec!["the main graph".to_owned()]);
+    collect(
+        &graph,
+        &dir,
+        &graph_file.display().to_string(),
+        &project,
+        true,
+        &mut out,
+    )?;
+    Ok(out
+        .into_iter()
+        .map(|(file, mut why)| {
+            why.dedup();
+            Needed { file, why }
+        })
+        .collect())
 }
 
-fn collect(g: &Graph, dir: &Path, label: &str, out: &mut Vec<PathBuf>) -> Result<(), String> {
+fn collect(
+    g: &Graph,
+    dir: &Path,
+    label: &str,
+    project: &Project,
+    wired: bool,
+    out: &mut BTreeMap<PathBuf, Vec<String>>,
+) -> Result<(), String> {
+    let feeding: std::collections::BTreeSet<String> = g
+        .outputs
+        .values()
+        .flat_map(|r| g.upstream(&r.node))
+        .collect();
     for n in &g.nodes {
+        let used = wired && feeding.contains(&n.id);
+        let why = |what: &str| {
+            format!(
+                "{what} of node \"{}\" in {label}{}",
+                n.id,
+                if used { "" } else { " (no output uses it)" }
+            )
+        };
         if let Some(sg) = &n.subgraph {
-            let file = std::fs::canonicalize(dir.join(&sg.path)).map_err(|e| {
-                format!(
-                    "{label}: node \"{}\": subgraph file \"{}\": {e}",
-                    n.id, sg.path
-                )
-            })?;
+            let file = project
+                .resolve(dir, &sg.path)
+                .map_err(|e| format!("{label}: node \"{}\": graph: subgraph file {e}", n.id))?;
             let inner_dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
-            out.push(file);
-            collect(&sg.graph, &inner_dir, &sg.path, out)?;
+            out.entry(file).or_default().push(why("subgraph"));
+            collect(&sg.graph, &inner_dir, &sg.path, project, used, out)?;
         }
         if n.def.spec.id == "import" {
             let Some(crate::node::ParamValue::Text(p)) = n.param("path") else {
@@ -102,9 +145,10 @@ fn collect(g: &Graph, dir: &Path, label: &str, out: &mut Vec<PathBuf>) -> Result
                     n.id
                 ));
             }
-            let file = std::fs::canonicalize(dir.join(p))
-                .map_err(|e| format!("{label}: node \"{}\": params.path: \"{p}\": {e}", n.id))?;
-            out.push(file);
+            let file = project
+                .resolve(dir, p)
+                .map_err(|e| format!("{label}: node \"{}\": params.path: {e}", n.id))?;
+            out.entry(file).or_default().push(why("image imported"));
         }
     }
     Ok(())
@@ -150,11 +194,27 @@ fn header(path: &str, size: u64) -> Result<tar::Header, String> {
 /// Packs `graph_file` and everything it uses into the bundle `out` (written atomically).
 /// Returns the manifest.
 pub fn pack(graph_file: &Path, out: &Path) -> Result<BundleManifest, String> {
-    let files = needed_files(graph_file)?;
+    pack_needed(graph_file, &needed_files(graph_file)?, out)
+}
+
+/// Packs the files [`needed_files`] listed for `graph_file` into the bundle `out`. Paths in
+/// the bundle are relative to the deepest folder holding them all, which is inside the
+/// project: never a folder name from above it.
+pub fn pack_needed(
+    graph_file: &Path,
+    needed: &[Needed],
+    out: &Path,
+) -> Result<BundleManifest, String> {
+    let files: Vec<PathBuf> = needed.iter().map(|n| n.file.clone()).collect();
     let root = common_root(&files);
     let mut entries = Vec::new();
     for f in &files {
-        let bytes = std::fs::read(f).map_err(|e| format!("{}: {e}", f.display()))?;
+        let limit = if f.extension().is_some_and(|e| e == "json") {
+            trust::MAX_GRAPH_BYTES
+        } else {
+            trust::MAX_IMAGE_BYTES
+        };
+        let bytes = trust::read_file(f, limit, None)?;
         let rel = f
             .strip_prefix(&root)
             .map_err(|_| format!("{}: outside the bundle's root", f.display()))?;

@@ -11,10 +11,13 @@ use crate::graph::{
     is_valid_id, Diagnostic, Diagnostics, Graph, GraphParam, NodeInstance, PortRef, Subgraph,
     SUBGRAPH_TYPE,
 };
+use crate::io::trust::{self, Project};
 use crate::node::{intern, nearest, quoted_list, ParamKind, ParamSpec, ParamValue, Registry};
 use serde_json::{Map, Value};
+use std::cell::RefCell;
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::sync::Arc;
 
 /// The `format` tag of graph files.
@@ -49,23 +52,34 @@ const PARAM_KEYS: &[&str] = &[
 /// The `type`s of graph parameters, as files name them.
 pub const PARAM_TYPES: &[&str] = &["float", "int", "bool", "choice", "seed", "text"];
 
-/// What a load applies besides the file: `--set` and `--param` overrides.
+/// What a load applies besides the file: `--set` and `--param` overrides, and the folders
+/// outside the project the user allowed references into (`--allow-outside`).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LoadOptions<'a> {
     /// `(node, param, value)`: a node parameter's value (`--set node.param=value`).
     pub set: &'a [(String, String, Value)],
     /// `(name, value)`: a graph parameter's value (`--param name=value`).
     pub params: &'a [(String, Value)],
+    /// Folders outside the project that subgraph references may reach (see [`Project`]).
+    pub allow_outside: &'a [PathBuf],
 }
 
+/// A subgraph file loaded once in this load: its graph and content hash, or why it failed.
+/// A file used many times (at any depth) is read, parsed and hashed once.
+type Loaded = Result<(Graph, String), String>;
+
 /// Where a file being loaded sits: its folder (subgraph paths are relative to it) and the
-/// files including it, outermost first (to refuse include cycles).
+/// files including it, outermost first (to refuse include cycles and bound the depth).
 #[derive(Clone, Debug, Default)]
 struct Ctx {
     base: Option<PathBuf>,
     chain: Vec<PathBuf>,
     /// The outermost file's folder: messages name files relative to it.
     root: Option<PathBuf>,
+    /// Where references may point; `None` when there is no file (nothing can be read).
+    project: Option<Arc<Project>>,
+    /// Subgraph files already loaded in this load, by canonical path.
+    loaded: Rc<RefCell<BTreeMap<PathBuf, Loaded>>>,
 }
 
 impl Ctx {
@@ -74,8 +88,14 @@ impl Ctx {
         let Some(root) = &self.root else {
             return path.display().to_string();
         };
+        // A file named without a folder sits in the current one.
+        let root = if root.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            root.as_path()
+        };
         let canonical = std::fs::canonicalize(root).ok();
-        [Some(root.clone()), canonical]
+        [Some(root.to_path_buf()), canonical]
             .into_iter()
             .flatten()
             .find_map(|r| path.strip_prefix(r).ok().map(|p| p.display().to_string()))
@@ -98,7 +118,7 @@ pub fn load_file_with(
         path,
         &LoadOptions {
             set: overrides,
-            params: &[],
+            ..LoadOptions::default()
         },
     )
 }
@@ -106,7 +126,7 @@ pub fn load_file_with(
 /// Reads a graph file, applies `--set` and `--param` overrides, and validates it.
 pub fn load_file_opts(path: &Path, opts: &LoadOptions) -> Result<Graph, Diagnostics> {
     let label = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| Diagnostics {
+    let text = trust::read_text(path, trust::MAX_GRAPH_BYTES, None).map_err(|e| Diagnostics {
         file: label.clone(),
         items: vec![Diagnostic::at(
             None,
@@ -117,8 +137,10 @@ pub fn load_file_opts(path: &Path, opts: &LoadOptions) -> Result<Graph, Diagnost
     let base = path.parent().map_or_else(PathBuf::new, Path::to_path_buf);
     let ctx = Ctx {
         root: Some(base.clone()),
+        project: Some(Arc::new(Project::of_folder(&base, opts.allow_outside))),
         base: Some(base),
         chain: vec![std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())],
+        loaded: Rc::default(),
     };
     load_text(&text, &label, opts, &ctx)
 }
@@ -135,6 +157,8 @@ pub fn load_str_in(
         base: base.map(Path::to_path_buf),
         chain: Vec::new(),
         root: base.map(Path::to_path_buf),
+        project: base.map(|b| Arc::new(Project::of_folder(b, opts.allow_outside))),
+        loaded: Rc::default(),
     };
     load_text(text, label, opts, &ctx)
 }
@@ -157,7 +181,7 @@ pub fn load_str_with(
         None,
         &LoadOptions {
             set: overrides,
-            params: &[],
+            ..LoadOptions::default()
         },
     )
 }
@@ -587,6 +611,28 @@ fn from_value(
     };
     graph.apply_parameters();
     diags.extend(graph.validate_refs(&|id| broken.contains(id)));
+    // Each level checks its own expansion (bounded work: the count stops at the limit), so a
+    // subgraph used twice at each of many levels is refused where it crosses the limit.
+    if graph.expanded_len(trust::MAX_EXPANDED_NODES) > trust::MAX_EXPANDED_NODES {
+        let here = ctx.chain.last().cloned().unwrap_or_default();
+        let chain = if ctx.chain.len() > 1 {
+            let outer = Ctx {
+                chain: ctx.chain[..ctx.chain.len() - 1].to_vec(),
+                ..ctx.clone()
+            };
+            format!(" ({})", chain_summary(&outer, &here))
+        } else {
+            String::new()
+        };
+        diags.push(Diagnostic::at(
+            None,
+            "nodes".into(),
+            format!(
+                "with its subgraphs expanded this graph{chain} has more than {} nodes: Orogen refuses graphs that large (a subgraph used more than once at each of several levels multiplies)",
+                trust::MAX_EXPANDED_NODES
+            ),
+        ));
+    }
     Some(graph)
 }
 
@@ -1220,15 +1266,15 @@ fn parse_bindings(
     out
 }
 
-/// The content hash of a graph as a subgraph: BLAKE3 of its canonical text with its own
-/// subgraphs embedded, so reformatting a file changes nothing and editing anything it uses
-/// (at any depth) does.
+/// The content hash of a graph as a subgraph: BLAKE3 of its canonical text in which each
+/// subgraph node carries its own graph's content hash (a Merkle tree), so reformatting a file
+/// changes nothing, editing anything it uses (at any depth) does, and hashing costs the size
+/// of the graph itself however deep or often its subgraphs are used.
 #[must_use]
 pub fn content_hash(g: &Graph) -> String {
-    format!(
-        "blake3:{}",
-        blake3::hash(to_string_embedded(g).as_bytes()).to_hex()
-    )
+    let text =
+        serde_json::to_string(&canonical(to_value_as(g, SubgraphsAs::Current))).unwrap_or_default();
+    format!("blake3:{}", blake3::hash(text.as_bytes()).to_hex())
 }
 
 /// Loads the graph a subgraph node uses: its `embedded` copy if it has one, else the file
@@ -1289,7 +1335,7 @@ fn load_subgraph(
             diags,
         );
     };
-    let graph = if let Some(embedded) = obj.get("embedded") {
+    let (graph, hash) = if let Some(embedded) = obj.get("embedded") {
         let value = match migrate(embedded.clone()) {
             Ok(v) => v,
             Err(d) => {
@@ -1309,12 +1355,22 @@ fn load_subgraph(
             );
             return None;
         }
-        g?
+        let g = g?;
+        let hash = content_hash(&g);
+        (g, hash)
     } else {
         let Some(base) = &ctx.base else {
             err(
                 "graph",
                 format!("subgraph \"{path}\" cannot be found: this graph was not loaded from a file, so it has no folder to look in (embed the subgraph, or load the graph from its file)"),
+                diags,
+            );
+            return None;
+        };
+        let Some(project) = &ctx.project else {
+            err(
+                "graph",
+                format!("subgraph \"{path}\" cannot be found: no project folder to look in"),
                 diags,
             );
             return None;
@@ -1334,6 +1390,10 @@ fn load_subgraph(
                 return None;
             }
         };
+        if let Err(e) = project.check(&path, &canonical) {
+            err("graph", format!("subgraph file {e}"), diags);
+            return None;
+        }
         if let Some(k) = ctx.chain.iter().position(|c| *c == canonical) {
             let names: Vec<String> = ctx.chain[k..]
                 .iter()
@@ -1350,46 +1410,102 @@ fn load_subgraph(
             );
             return None;
         }
-        let text = match std::fs::read_to_string(&canonical) {
-            Ok(t) => t,
+        if ctx.chain.len() >= trust::MAX_SUBGRAPH_DEPTH {
+            err(
+                "graph",
+                format!(
+                    "subgraphs nested more than {} deep: {} (Orogen refuses deeper nesting)",
+                    trust::MAX_SUBGRAPH_DEPTH,
+                    chain_summary(ctx, &canonical)
+                ),
+                diags,
+            );
+            return None;
+        }
+        let memo = ctx.loaded.borrow().get(&canonical).cloned();
+        let loaded = if let Some(l) = memo {
+            // Said once: a file used many times that fails would otherwise repeat its
+            // message at every use, multiplying at every level.
+            l.map_err(|_| {
+                format!("subgraph \"{path}\" cannot be loaded (the same file is refused for another node: see its message)")
+            })
+        } else {
+            let l = load_subgraph_file(&canonical, &path, ctx);
+            ctx.loaded.borrow_mut().insert(canonical.clone(), l.clone());
+            l
+        };
+        match loaded {
+            Ok(l) => l,
             Err(e) => {
-                err(
-                    "graph",
-                    format!(
-                        "cannot read subgraph file \"{path}\" ({}): {e}",
-                        ctx.show(&canonical)
-                    ),
-                    diags,
-                );
-                return None;
-            }
-        };
-        let mut chain = ctx.chain.clone();
-        chain.push(canonical.clone());
-        let inner_ctx = Ctx {
-            base: Some(
-                canonical
-                    .parent()
-                    .map_or_else(PathBuf::new, Path::to_path_buf),
-            ),
-            chain,
-            root: ctx.root.clone(),
-        };
-        match load_text(&text, &path, &LoadOptions::default(), &inner_ctx) {
-            Ok(g) => g,
-            Err(d) => {
-                inner_diags(d, diags);
+                err("graph", e, diags);
                 return None;
             }
         }
     };
-    let hash = content_hash(&graph);
     Some(Subgraph {
         path,
         recorded_hash,
         hash,
         graph,
     })
+}
+
+/// Reads, parses and hashes one subgraph file (already resolved inside the project), its own
+/// subgraphs included. The error is the message for the node using it.
+fn load_subgraph_file(canonical: &Path, path: &str, ctx: &Ctx) -> Loaded {
+    let text = trust::read_text(canonical, trust::MAX_GRAPH_BYTES, None)
+        .map_err(|e| format!("cannot read subgraph file \"{path}\": {e}"))?;
+    let mut chain = ctx.chain.clone();
+    chain.push(canonical.to_path_buf());
+    let inner_ctx = Ctx {
+        base: Some(
+            canonical
+                .parent()
+                .map_or_else(PathBuf::new, Path::to_path_buf),
+        ),
+        chain,
+        root: ctx.root.clone(),
+        project: ctx.project.clone(),
+        loaded: Rc::clone(&ctx.loaded),
+    };
+    match load_text(&text, path, &LoadOptions::default(), &inner_ctx) {
+        Ok(g) => {
+            let hash = content_hash(&g);
+            Ok((g, hash))
+        }
+        Err(d) => {
+            let problems: Vec<String> = d
+                .items
+                .iter()
+                .filter(|x| x.is_error())
+                .map(ToString::to_string)
+                .collect();
+            Err(format!(
+                "subgraph \"{path}\" cannot be loaded: {}",
+                problems.join("; ")
+            ))
+        }
+    }
+}
+
+/// The chain of files from the outermost to `last`, the middle elided when long.
+fn chain_summary(ctx: &Ctx, last: &Path) -> String {
+    let names: Vec<String> = ctx
+        .chain
+        .iter()
+        .map(PathBuf::as_path)
+        .chain(std::iter::once(last))
+        .map(|p| ctx.show(p))
+        .collect();
+    if names.len() <= 8 {
+        return names.join(" → ");
+    }
+    format!(
+        "{} → … ({} more) … → {}",
+        names[..3].join(" → "),
+        names.len() - 6,
+        names[names.len() - 3..].join(" → ")
+    )
 }
 
 /// A relative path with `/` separators, no empty or `.` parts (`..` allowed: a library next
@@ -1552,6 +1668,29 @@ fn parameter_to_json(p: &GraphParam) -> Value {
 /// document: build copies, tiled plans, recovery files).
 #[must_use]
 pub fn to_value_with(g: &Graph, embed: bool) -> Value {
+    to_value_as(
+        g,
+        if embed {
+            SubgraphsAs::Embedded
+        } else {
+            SubgraphsAs::Recorded
+        },
+    )
+}
+
+/// How [`to_value_as`] writes a subgraph node.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum SubgraphsAs {
+    /// Its path and the hash the file recorded (the file as saved).
+    Recorded,
+    /// Its path, the recorded hash and the whole graph embedded.
+    Embedded,
+    /// Its path and the content hash of the graph as loaded now: what [`content_hash`] hashes,
+    /// so a graph's hash covers its subgraphs at any depth without serialising them again.
+    Current,
+}
+
+fn to_value_as(g: &Graph, how: SubgraphsAs) -> Value {
     let mut nodes: Vec<&NodeInstance> = g.nodes.iter().collect();
     nodes.sort_by(|a, b| a.id.cmp(&b.id));
     let nodes: Vec<Value> = nodes
@@ -1594,9 +1733,14 @@ pub fn to_value_with(g: &Graph, embed: bool) -> Value {
                 }
                 if let Some(sg) = &n.subgraph {
                     o.insert("graph".into(), Value::from(sg.path.as_str()));
-                    o.insert("hash".into(), Value::from(sg.recorded_hash.as_str()));
-                    if embed {
-                        o.insert("embedded".into(), to_value_with(&sg.graph, true));
+                    let hash = if how == SubgraphsAs::Current {
+                        &sg.hash
+                    } else {
+                        &sg.recorded_hash
+                    };
+                    o.insert("hash".into(), Value::from(hash.as_str()));
+                    if how == SubgraphsAs::Embedded {
+                        o.insert("embedded".into(), to_value_as(&sg.graph, how));
                     }
                 }
             }

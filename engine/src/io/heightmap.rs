@@ -11,7 +11,9 @@
 //! channels `R`, `G`, `B`; F32 interleaved) store the linear values unchanged.
 
 use super::atomic::write_atomic;
+use super::trust;
 use crate::field::{Field, World};
+use crate::node::CancelToken;
 use std::io::{self, Write};
 use std::path::Path;
 
@@ -69,6 +71,9 @@ pub enum HeightmapError {
     Io { path: String, source: io::Error },
     #[error("{path}: cannot decode image: {message}")]
     Decode { path: String, message: String },
+    /// Refused before decoding (not a regular file, too large, outside limits) or cancelled.
+    #[error("{0}")]
+    Refused(String),
 }
 
 /// Quantises metres to 16 bits over the world's height range.
@@ -303,45 +308,86 @@ pub fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), HeightmapError> {
 /// Reads an 8/16-bit PNG or TIFF (grayscale or colour: the luma is used) or an EXR (channel `Y`,
 /// else `R`, else the first channel).
 pub fn read(path: &Path) -> Result<(Field, SampleScale), HeightmapError> {
+    read_with(path, None)
+}
+
+/// [`read`], stopping when `cancel` is tripped (between chunks of the file and between the
+/// decoder's reads). Only a regular file of at most [`trust::MAX_IMAGE_BYTES`] is read, and
+/// an image of more than [`trust::MAX_IMAGE_PIXELS`] pixels is refused from its header.
+pub fn read_with(
+    path: &Path,
+    cancel: Option<&CancelToken>,
+) -> Result<(Field, SampleScale), HeightmapError> {
     let p = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|source| HeightmapError::Io {
+    let bytes =
+        trust::read_file(path, trust::MAX_IMAGE_BYTES, cancel).map_err(HeightmapError::Refused)?;
+    let decode = |message: String| HeightmapError::Decode {
         path: p.clone(),
-        source,
-    })?;
+        message,
+    };
     if bytes.starts_with(&[0x76, 0x2f, 0x31, 0x01]) {
-        return read_exr(&bytes)
+        return read_exr(&bytes, cancel)
             .map(|f| (f, SampleScale::Raw))
-            .map_err(|message| HeightmapError::Decode { path: p, message });
+            .map_err(decode);
     }
-    let img = image::load_from_memory(&bytes).map_err(|e| HeightmapError::Decode {
-        path: p.clone(),
-        message: e.to_string(),
-    })?;
+    let img = decode_image(&bytes, cancel).map_err(decode)?;
     let luma = img.to_luma32f();
     let (w, h) = (luma.width() as usize, luma.height() as usize);
-    let field = Field::from_vec(w, h, luma.into_raw()).ok_or(HeightmapError::Decode {
-        path: p,
-        message: "image size mismatch".into(),
-    })?;
+    let field = Field::from_vec(w, h, luma.into_raw())
+        .ok_or_else(|| decode("image size mismatch".into()))?;
     Ok((field, SampleScale::Normalized))
+}
+
+/// The refusal for an image of `w × h` pixels, if it is too large to import.
+fn image_size_problem(w: u64, h: u64) -> Option<String> {
+    let side = u64::from(trust::MAX_IMAGE_SIDE);
+    (w > side || h > side || w.saturating_mul(h) > trust::MAX_IMAGE_PIXELS).then(|| {
+        format!(
+            "the image is {w} × {h} pixels; Orogen imports at most {} pixels (16384²) and {side} per side",
+            trust::MAX_IMAGE_PIXELS
+        )
+    })
+}
+
+/// Decodes a PNG or TIFF after checking its size from the header, with the decoder's own
+/// allocation limit, through a reader that stops on `cancel`.
+fn decode_image(bytes: &[u8], cancel: Option<&CancelToken>) -> Result<image::DynamicImage, String> {
+    let reader = || {
+        image::ImageReader::new(io::BufReader::new(trust::CancelRead::new(
+            io::Cursor::new(bytes),
+            cancel,
+        )))
+        .with_guessed_format()
+        .map_err(|e| e.to_string())
+    };
+    let (w, h) = reader()?.into_dimensions().map_err(|e| e.to_string())?;
+    if let Some(problem) = image_size_problem(u64::from(w), u64::from(h)) {
+        return Err(problem);
+    }
+    let mut r = reader()?;
+    let mut limits = image::Limits::default();
+    limits.max_image_width = Some(trust::MAX_IMAGE_SIDE);
+    limits.max_image_height = Some(trust::MAX_IMAGE_SIDE);
+    // Four 16-bit channels of the largest image accepted.
+    limits.max_alloc = Some(trust::MAX_IMAGE_PIXELS * 8);
+    r.limits(limits);
+    r.decode().map_err(|e| e.to_string())
 }
 
 /// Reads a colour image as linear RGB planes: 8/16-bit PNG or TIFF (sRGB-decoded; grey
 /// images give three equal planes) or EXR (channels `R`, `G`, `B` as stored).
 pub fn read_color(path: &Path) -> Result<Field, HeightmapError> {
     let p = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|source| HeightmapError::Io {
-        path: p.clone(),
-        source,
-    })?;
+    let bytes =
+        trust::read_file(path, trust::MAX_IMAGE_BYTES, None).map_err(HeightmapError::Refused)?;
     let decode = |message: String| HeightmapError::Decode {
         path: p.clone(),
         message,
     };
     let (w, h, planes) = if bytes.starts_with(&[0x76, 0x2f, 0x31, 0x01]) {
-        read_exr_rgb(&bytes).map_err(decode)?
+        read_exr_rgb(&bytes, None).map_err(decode)?
     } else {
-        let img = image::load_from_memory(&bytes).map_err(|e| decode(e.to_string()))?;
+        let img = decode_image(&bytes, None).map_err(decode)?;
         let rgb = img.to_rgb32f();
         let (w, h) = (rgb.width() as usize, rgb.height() as usize);
         let raw = rgb.into_raw();
@@ -367,16 +413,23 @@ pub fn read_color(path: &Path) -> Result<Field, HeightmapError> {
 type ExrLayer = (usize, usize, Vec<(String, Vec<f32>)>);
 
 /// The first valid layer of an EXR file.
-fn read_exr_channels(bytes: &[u8]) -> Result<ExrLayer, String> {
+fn read_exr_channels(bytes: &[u8], cancel: Option<&CancelToken>) -> Result<ExrLayer, String> {
     use exr::prelude::ReadChannels;
     use exr::prelude::ReadLayers;
+    let meta = exr::meta::MetaData::read_from_buffered(io::Cursor::new(bytes), false)
+        .map_err(|e| e.to_string())?;
+    for h in &meta.headers {
+        if let Some(problem) = image_size_problem(h.layer_size.0 as u64, h.layer_size.1 as u64) {
+            return Err(problem);
+        }
+    }
     let image = exr::prelude::read()
         .no_deep_data()
         .largest_resolution_level()
         .all_channels()
         .first_valid_layer()
         .all_attributes()
-        .from_buffered(io::Cursor::new(bytes))
+        .from_buffered(trust::CancelRead::new(io::Cursor::new(bytes), cancel))
         .map_err(|e| e.to_string())?;
     let layer = &image.layer_data;
     let channels = layer
@@ -389,8 +442,11 @@ fn read_exr_channels(bytes: &[u8]) -> Result<ExrLayer, String> {
 }
 
 /// The `R`, `G`, `B` channels of an EXR file.
-fn read_exr_rgb(bytes: &[u8]) -> Result<(usize, usize, [Vec<f32>; 3]), String> {
-    let (w, h, mut channels) = read_exr_channels(bytes)?;
+fn read_exr_rgb(
+    bytes: &[u8],
+    cancel: Option<&CancelToken>,
+) -> Result<(usize, usize, [Vec<f32>; 3]), String> {
+    let (w, h, mut channels) = read_exr_channels(bytes, cancel)?;
     let mut take = |n: &str| {
         channels
             .iter()
@@ -402,8 +458,8 @@ fn read_exr_rgb(bytes: &[u8]) -> Result<(usize, usize, [Vec<f32>; 3]), String> {
 }
 
 /// A heightmap from an EXR file: its channel `Y`, else `R`, else the first.
-fn read_exr(bytes: &[u8]) -> Result<Field, String> {
-    let (w, h, mut channels) = read_exr_channels(bytes)?;
+fn read_exr(bytes: &[u8], cancel: Option<&CancelToken>) -> Result<Field, String> {
+    let (w, h, mut channels) = read_exr_channels(bytes, cancel)?;
     let i = ["Y", "R"]
         .iter()
         .find_map(|n| channels.iter().position(|(name, _)| name == n))

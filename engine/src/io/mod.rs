@@ -12,3 +12,4 @@ pub mod mesh;
 pub mod plan;
 pub mod render;
 pub mod subgraphs;
+pub mod trust;

@@ -59,6 +59,10 @@ pub struct Plan {
     pub coarse_resolution: Option<usize>,
     pub exports: TileExports,
     pub tasks: Vec<Task>,
+    /// Folders outside the graph's project its imports may read (the planner's
+    /// `--allow-outside`, absolute), so every task reads what the plan's author allowed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow_outside: Vec<std::path::PathBuf>,
 }
 
 /// A task's record (`.work/<key>/<task>.json`): the files it wrote with their hashes, and what the stitch needs.

@@ -16,7 +16,7 @@ pub use param::{
 
 use crate::field::{Field, World};
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -397,6 +397,9 @@ pub struct EvalCtx<'a> {
     pub node_id: &'a str,
     /// Folder of the graph file; relative paths in parameters resolve against it.
     pub base_dir: Option<&'a Path>,
+    /// Folders outside the graph's project that files may be read from (the user's
+    /// `--allow-outside`; see `io::trust`).
+    pub allow_outside: &'a [PathBuf],
     pub cancel: &'a CancelToken,
     pub progress: &'a (dyn Fn(f32) + Sync),
     /// Evaluates what feeds input `port` at another resolution (the graph upstream of it,

@@ -380,6 +380,7 @@ impl Plan {
             coarse_resolution,
             exports,
             tasks,
+            allow_outside: Vec::new(),
         })
     }
 
@@ -533,6 +534,7 @@ pub fn evaluate_region(
                 cancel: opts.cancel.clone(),
                 progress: opts.progress,
                 base_dir: opts.base_dir,
+                allow_outside: opts.allow_outside,
                 keep_all: opts.keep_all,
             },
         )

@@ -128,6 +128,7 @@ impl Ctx<'_> {
             cancel: self.opts.cancel.clone(),
             progress: self.opts.progress,
             base_dir: base,
+            allow_outside: &self.plan.allow_outside,
             ..EvalOptions::default()
         }
     }

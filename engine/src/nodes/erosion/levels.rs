@@ -79,6 +79,7 @@ fn at_level<'a>(
         graph_seed: ctx.graph_seed,
         node_id: ctx.node_id,
         base_dir: ctx.base_dir,
+        allow_outside: ctx.allow_outside,
         cancel: ctx.cancel,
         progress: report,
         upstream: ctx.upstream,

@@ -1,6 +1,7 @@
 //! `import`: read a heightmap file (8/16-bit PNG or EXR) and resample it to the build resolution.
 
 use crate::io::heightmap::{self, SampleScale};
+use crate::io::trust::Project;
 use crate::node::{EvalCtx, Node, NodeError};
 use std::path::{Path, PathBuf};
 
@@ -11,7 +12,7 @@ crate::choice_enum! {
 
 crate::params! {
     pub struct ImportParams {
-        /// Path of the heightmap (PNG or EXR), relative to the graph file's folder or absolute.
+        /// Path of the heightmap (PNG or EXR), relative to the graph file's folder (absolute paths work too); it must be inside the graph's project folder (docs/security.md).
         path: String = text(""),
         /// EXR samples are metres (as `orogen build --format exr` writes them) or fractions of the height range. PNG samples always span the height range (0 → height_min_m, full white → height_max_m).
         exr_values: ExrValues = choice(ExrValues::Metres) as "EXR values",
@@ -51,10 +52,14 @@ impl Node for Import {
                 "parameter \"path\" is empty: name a PNG or EXR file".into(),
             ));
         }
-        let path = resolve(ctx.base_dir, &p.path);
-        let (field, scale) =
-            heightmap::read(&path).map_err(|e| NodeError::Failed(e.to_string()))?;
+        let base = ctx.base_dir.unwrap_or(Path::new(""));
+        let project = Project::of_folder(base, ctx.allow_outside);
+        let path = project
+            .resolve(base, &p.path)
+            .map_err(|e| NodeError::Failed(format!("params.path: {e}")))?;
+        let read = heightmap::read_with(&path, Some(ctx.cancel));
         ctx.check_cancel()?;
+        let (field, scale) = read.map_err(|e| NodeError::Failed(e.to_string()))?;
         let w = ctx.window;
         let mut out =
             field.resample_bilinear_window(ctx.resolution, (w.x0, w.y0, w.width, w.height));

@@ -149,6 +149,7 @@ mod tests {
             graph_seed: 1,
             node_id: "test",
             base_dir: None,
+            allow_outside: &[],
             cancel: &cancel,
             progress: &progress,
             upstream: None,
