@@ -18,16 +18,23 @@ fn temp_dir(name: &str) -> PathBuf {
 }
 
 fn harness(config: &std::path::Path, open: Option<PathBuf>) -> Harness<'static, EditorApp> {
+    harness_with(Options {
+        config_dir: config.to_path_buf(),
+        open,
+        ..Options::default()
+    })
+}
+
+/// [`harness`] with other options (small previews, as every test uses).
+fn harness_with(options: Options) -> Harness<'static, EditorApp> {
     let ctx = egui::Context::default();
     let app = EditorApp::with_context(
         &ctx,
         None,
         Options {
-            config_dir: config.to_path_buf(),
-            open,
             preview_resolution: 64,
             refine_resolution: 128,
-            ..Options::default()
+            ..options
         },
     );
     let mut h = Harness::builder()
@@ -378,6 +385,72 @@ fn unsaved_work_is_offered_back_after_a_crash() {
         "restored"
     );
     assert!(h.state().doc.dirty(), "restored work is unsaved");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The last edit reaches the recovery file although no input follows it: an edit made within
+/// the autosave interval asks for a frame when the write is due (issue: a talus dragged to 42°,
+/// then 25 s idle and a crash, restored a value from mid-drag).
+#[test]
+fn the_last_edit_reaches_the_recovery_file_without_further_input() {
+    let dir = temp_dir("recover-idle");
+    let every = Duration::from_secs(3);
+    let mut h = harness_with(Options {
+        config_dir: dir.clone(),
+        autosave_every: every,
+        ..Options::default()
+    });
+    add_from_menu(&mut h, Pos2::new(400.0, 300.0), "perlin", "Perlin fBm  ·");
+    settle(&mut h);
+    let rev = h.state().doc.revision();
+    let delay = |h: &Harness<'static, EditorApp>| {
+        h.output()
+            .viewport_output
+            .values()
+            .map(|v| v.repaint_delay)
+            .min()
+            .unwrap_or(Duration::MAX)
+    };
+    // Frames until the evaluation's own progress frames (every 100 ms) are over.
+    let mut wait = delay(&h);
+    for _ in 0..200 {
+        h.run_steps(1);
+        wait = delay(&h);
+        if h.state().autosaved_revision() == rev || wait > Duration::from_millis(300) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    if h.state().autosaved_revision() != rev {
+        // The edit came less than `every` after the app started: it waits, but the app has
+        // asked for the frame that will write it (before, nothing asked: it waited for input).
+        assert!(
+            wait <= every,
+            "no frame is asked for: the edit would wait for input ({wait:?})"
+        );
+        // Sleep as asked, run the frame asked for, until the write is due (a few at most).
+        let until = std::time::Instant::now() + every + Duration::from_secs(2);
+        while std::time::Instant::now() < until {
+            std::thread::sleep(wait.min(every));
+            h.run_steps(1);
+            if h.state().autosaved_revision() == rev {
+                break;
+            }
+            wait = delay(&h);
+            assert!(wait <= every, "no frame asked for ({wait:?})");
+        }
+    }
+    assert_eq!(
+        h.state().autosaved_revision(),
+        rev,
+        "the last edit is saved"
+    );
+    drop(h);
+    let mut h = harness(&dir, None);
+    assert!(h.state().offers_recovery());
+    h.get_by_label("Restore").click();
+    h.run_steps(3);
+    assert!(h.state().doc.graph().node("perlin_fbm").is_some());
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -469,7 +469,7 @@ impl EditorApp {
         }
         self.doc.end_frame();
         self.submit(&ctx);
-        self.autosave();
+        self.autosave(&ctx);
         self.update_title(&ctx);
         self.ui_ms = start.elapsed().as_secs_f32() * 1000.0;
     }
@@ -792,20 +792,37 @@ impl EditorApp {
         });
     }
 
-    fn autosave(&mut self) {
+    /// Writes the recovery file at most every `autosave_every` while there is unsaved work.
+    /// An edit made less than that after the last write is not left waiting for input: the
+    /// app asks for a frame when it is due, so the last edit reaches the file even when the
+    /// user then leaves mouse and keyboard alone (a frame only comes with input otherwise).
+    fn autosave(&mut self, ctx: &egui::Context) {
         let rev = self.doc.revision();
-        if self.doc.dirty()
-            && rev != self.autosaved.0
-            && self.autosaved.1.elapsed() >= self.options.autosave_every
-        {
-            match self.store.autosave(self.doc.path(), self.doc.graph()) {
-                Ok(()) => self.autosaved = (rev, Instant::now()),
-                Err(e) => {
-                    self.status = format!("Autosave failed: {e}");
-                    self.autosaved.1 = Instant::now();
-                }
+        if !self.doc.dirty() || rev == self.autosaved.0 {
+            return;
+        }
+        let due_in = self
+            .options
+            .autosave_every
+            .saturating_sub(self.autosaved.1.elapsed());
+        if !due_in.is_zero() {
+            ctx.request_repaint_after(due_in);
+            return;
+        }
+        match self.store.autosave(self.doc.path(), self.doc.graph()) {
+            Ok(()) => self.autosaved = (rev, Instant::now()),
+            Err(e) => {
+                self.status = format!("Autosave failed: {e}");
+                self.autosaved.1 = Instant::now();
+                ctx.request_repaint_after(self.options.autosave_every);
             }
         }
+    }
+
+    /// The revision the recovery file holds (tests).
+    #[must_use]
+    pub fn autosaved_revision(&self) -> u64 {
+        self.autosaved.0
     }
 
     fn update_title(&mut self, ctx: &egui::Context) {
