@@ -942,8 +942,8 @@ fn golden_images_of_the_deposit_masks() {
 
 /// `orogen parity` 256² → 1024² on tests/data/deposits.json: the erosion and the sediment
 /// depth within tolerance; the scree masks, measured over `scale_m` (30 m) of terrain, within
-/// 1% with the deposit and 3.5% on slope alone, and each at least 2.5 times closer than
-/// the same mask measured over the grid's own cells (`scale_m` = 0).
+/// 1% with the deposit and 3.5% on slope alone, and 1.5 and 2.5 times closer than the same
+/// masks measured over the grid's own cells (`scale_m` = 0).
 #[test]
 fn deposit_masks_previews_predict_builds() {
     let path = common::repo().join("tests/data/deposits.json");
@@ -970,11 +970,18 @@ fn deposit_masks_previews_predict_builds() {
             .expect("param");
     }
     let grid = rows(&g);
-    for (node, bound) in [("scree", 0.01), ("slopes", 0.035)] {
+    // Since thermal erosion refines once at the build's resolution, its slopes settle at the
+    // build's own cells and even the grid-cell scree mask agrees better (2.2% → 1.5%); the
+    // scaled one stays within 1%, 1.5× closer at least.
+    for (node, bound, factor) in [("scree", 0.01, 1.5), ("slopes", 0.035, 2.5)] {
         let (a, b) = (find(&scaled, node, "out"), find(&grid, node, "out"));
+        println!(
+            "{node}: over 30 m {:.4} vs over the cells {:.4}",
+            a.mean_abs_diff, b.mean_abs_diff
+        );
         assert!(a.mean_abs_diff <= bound, "{node}: {a:?}");
         assert!(
-            a.mean_abs_diff * 2.5 <= b.mean_abs_diff,
+            a.mean_abs_diff * factor <= b.mean_abs_diff,
             "{node}: over 30 m {} vs over the cells {}",
             a.mean_abs_diff,
             b.mean_abs_diff

@@ -241,6 +241,89 @@ fn signed_frequency(i: usize, n: usize) -> f64 {
     }
 }
 
+/// The power of the 2D discrete Fourier transform of `prep(x, y, sample)` over a one-plane
+/// field, column-major (`x · height + y`).
+fn power_2d(field: &Field, prep: impl Fn(usize, usize, f64) -> f64 + Sync) -> Vec<f64> {
+    use rustfft::num_complex::Complex;
+    let (w, h) = (field.width(), field.height());
+    let mut rows: Vec<Complex<f64>> = field
+        .data()
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| Complex::new(prep(i % w, i / w, f64::from(v)), 0.0))
+        .collect();
+    let mut planner = rustfft::FftPlanner::<f64>::new();
+    let fft_w = planner.plan_fft_forward(w);
+    let fft_h = planner.plan_fft_forward(h);
+    rows.par_chunks_mut(w).for_each(|r| fft_w.process(r));
+    let mut cols = vec![Complex::new(0.0, 0.0); w * h];
+    for y in 0..h {
+        for x in 0..w {
+            cols[x * h + y] = rows[y * w + x];
+        }
+    }
+    cols.par_chunks_mut(h).for_each(|c| fft_h.process(c));
+    cols.iter().map(Complex::norm_sqr).collect()
+}
+
+/// How much of a field's variation is fine detail: the power of its 2D spectrum (mean
+/// removed, 2D Hann window) at wavenumbers above `cutoff` cycles per map side, and in all.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BandPower {
+    pub fine: f64,
+    pub total: f64,
+}
+
+impl BandPower {
+    /// The fine band's share of the power.
+    #[must_use]
+    pub fn share(&self) -> f64 {
+        if self.total > 0.0 {
+            self.fine / self.total
+        } else {
+            0.0
+        }
+    }
+}
+
+/// [`BandPower`] of `field` above `cutoff` cycles per map side. The fine band of an erosion
+/// node's change at a build resolution is what `orogen parity --detail` compares between
+/// `detail = consistent` and `native` (cutoff 128: features shorter than two cells of a 256²
+/// preview). Power is normalised per sample, so fields of different sizes compare.
+#[must_use]
+pub fn band_power(field: &Field, cutoff: f64) -> BandPower {
+    let (w, h) = (field.width(), field.height());
+    if w < 2 || h < 2 {
+        return BandPower {
+            fine: 0.0,
+            total: 0.0,
+        };
+    }
+    let n = (w * h) as f64;
+    let mean = field.data().iter().map(|&v| f64::from(v)).sum::<f64>() / n;
+    let hann = |i: usize, len: usize| {
+        0.5 - 0.5 * (2.0 * std::f64::consts::PI * i as f64 / (len - 1) as f64).cos()
+    };
+    let power = power_2d(field, |x, y, v| (v - mean) * hann(x, w) * hann(y, h));
+    let (mut fine, mut total) = (0.0, 0.0);
+    for x in 0..w {
+        let kx = signed_frequency(x, w) * (w.min(h) as f64 / w as f64);
+        for y in 0..h {
+            let ky = signed_frequency(y, h) * (w.min(h) as f64 / h as f64);
+            let p = power[x * h + y];
+            total += p;
+            if kx.hypot(ky) > cutoff {
+                fine += p;
+            }
+        }
+    }
+    // Parseval: the sum of |X|² is n × the sum of squares; per sample, n².
+    BandPower {
+        fine: fine / (n * n),
+        total: total / (n * n),
+    }
+}
+
 /// Log-spaced wavenumber bins of [`spectrum`].
 const BINS: usize = 16;
 
@@ -263,7 +346,6 @@ pub struct Spectrum {
 /// in the long wavelengths); a white-noise field has `β = 0`. `None` below 32² samples.
 #[must_use]
 pub fn spectrum(field: &Field, cell_m: f64) -> Option<Spectrum> {
-    use rustfft::num_complex::Complex;
     let (w, h) = (field.width(), field.height());
     if w < 32 || h < 32 {
         return None;
@@ -287,26 +369,10 @@ pub fn spectrum(field: &Field, cell_m: f64) -> Option<Spectrum> {
     let hann = |i: usize, len: usize| {
         0.5 - 0.5 * (2.0 * std::f64::consts::PI * i as f64 / (len - 1) as f64).cos()
     };
-    let mut rows: Vec<Complex<f64>> = data
-        .iter()
-        .enumerate()
-        .map(|(i, &v)| {
-            let (x, y) = (i % w, i / w);
-            let d = f64::from(v) - mean - bx * (x as f64 - cx) - by * (y as f64 - cy);
-            Complex::new(d * hann(x, w) * hann(y, h), 0.0)
-        })
-        .collect();
-    let mut planner = rustfft::FftPlanner::<f64>::new();
-    let fft_w = planner.plan_fft_forward(w);
-    let fft_h = planner.plan_fft_forward(h);
-    rows.par_chunks_mut(w).for_each(|r| fft_w.process(r));
-    let mut cols = vec![Complex::new(0.0, 0.0); w * h];
-    for y in 0..h {
-        for x in 0..w {
-            cols[x * h + y] = rows[y * w + x];
-        }
-    }
-    cols.par_chunks_mut(h).for_each(|c| fft_h.process(c));
+    let cols = power_2d(field, |x, y, v| {
+        let d = v - mean - bx * (x as f64 - cx) - by * (y as f64 - cy);
+        d * hann(x, w) * hann(y, h)
+    });
     // Wavenumbers in cycles per metre; bins between a quarter of the map and 4 cells.
     let (lx, ly) = (w as f64 * cell_m, h as f64 * cell_m);
     let k_lo = 4.0 / lx.min(ly);
@@ -323,7 +389,7 @@ pub fn spectrum(field: &Field, cell_m: f64) -> Option<Spectrum> {
                 continue;
             }
             let b = (((k / k_lo).ln() / per_bin) as usize).min(BINS - 1);
-            sum[b] += cols[x * h + y].norm_sqr();
+            sum[b] += cols[x * h + y];
             count[b] += 1;
         }
     }
@@ -354,6 +420,33 @@ pub fn spectrum(field: &Field, cell_m: f64) -> Option<Spectrum> {
         band_m: (1.0 / k_lo, 1.0 / k_hi),
         bins,
     })
+}
+
+#[cfg(test)]
+mod band_tests {
+    use super::*;
+
+    /// A wave of `k` cycles per map along x.
+    fn wave(n: usize, k: f64) -> Field {
+        let data = (0..n * n)
+            .map(|i| (2.0 * std::f64::consts::PI * k * (i % n) as f64 / n as f64).sin() as f32)
+            .collect();
+        Field::from_vec(n, n, data).unwrap_or_else(|| Field::filled(n, n, 0.0))
+    }
+
+    #[test]
+    fn a_wave_falls_on_its_side_of_the_cutoff_and_power_is_per_sample() {
+        let fine = band_power(&wave(512, 200.0), 128.0);
+        let coarse = band_power(&wave(512, 40.0), 128.0);
+        assert!(fine.share() > 0.99, "{fine:?}");
+        assert!(coarse.share() < 0.01, "{coarse:?}");
+        // The same wave at twice the samples has the same power per sample.
+        let big = band_power(&wave(1024, 200.0), 128.0);
+        assert!(
+            (big.fine / fine.fine - 1.0).abs() < 0.02,
+            "{big:?} {fine:?}"
+        );
+    }
 }
 
 #[cfg(test)]

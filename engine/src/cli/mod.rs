@@ -161,6 +161,11 @@ enum Command {
         /// Set a graph parameter: NAME=VALUE. Repeatable.
         #[arg(long = "param", value_name = "NAME=VALUE")]
         param: Vec<String>,
+        /// Measure detail instead: at the build resolution (--to), the fine-band power of each
+        /// erosion node's change (features shorter than two cells of a 256² preview) in its
+        /// own mode ÷ with detail = native. Exit 1 when a node makes less than half.
+        #[arg(long)]
+        detail: bool,
     },
     /// What changed between two graph files: nodes added, removed, renamed, parameters
     /// (old → new, with units), wires, outputs, world and seed. Exit 0 when they are the same
@@ -424,7 +429,8 @@ pub fn main() -> ExitCode {
             seed,
             set,
             param,
-        } => run_parity(&graph, from, to, &nodes, seed, &set, &param),
+            detail,
+        } => run_parity(&graph, (from, to), &nodes, seed, &set, &param, detail),
     }
 }
 
@@ -1177,14 +1183,66 @@ fn run_stats(
     ExitCode::from(if failed { EXIT_FAILED } else { 0 })
 }
 
+/// Least fine-band power an erosion node's own mode must make, as a share of `native`'s.
+const DETAIL_MIN: f64 = 0.5;
+
+/// `orogen parity --detail`.
+fn run_detail(
+    path: &std::path::Path,
+    graph: &orogen::Graph,
+    to: usize,
+    nodes: &[String],
+) -> ExitCode {
+    let t0 = std::time::Instant::now();
+    let rows = match orogen::parity::detail(graph, path.parent(), to, nodes) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("{}: {e}", path.display());
+            return ExitCode::from(EXIT_INVALID);
+        }
+    };
+    println!(
+        "{}: detail at {to}² (fine band: above {} cycles per map), {:.1} s",
+        path.display(),
+        orogen::parity::DETAIL_CUTOFF,
+        t0.elapsed().as_secs_f64()
+    );
+    println!(
+        "{:<22} {:<24} {:<11} {:>11} {:>11} {:>7} {:>17}",
+        "node", "type", "mode", "fine (m²)", "native", "ratio", "share own/native"
+    );
+    let mut ok = true;
+    for r in &rows {
+        let ratio = r.ratio();
+        ok &= ratio >= DETAIL_MIN;
+        println!(
+            "{:<22} {:<24} {:<11} {:>11.4e} {:>11.4e} {:>7.3} {:>8.4}/{:<8.4} {}",
+            r.node,
+            r.kind,
+            r.mode,
+            r.own.fine,
+            r.native.fine,
+            ratio,
+            r.own.share(),
+            r.native.share(),
+            if ratio >= DETAIL_MIN { "ok" } else { "short" }
+        );
+    }
+    println!(
+        "ratio: fine-band power of the node's change in its mode ÷ with detail = native at the same size on the same input; \
+         a node must make at least {DETAIL_MIN} of it"
+    );
+    ExitCode::from(if ok { 0 } else { EXIT_FAILED })
+}
+
 fn run_parity(
     path: &std::path::Path,
-    from: usize,
-    to: usize,
+    (from, to): (usize, usize),
     nodes: &[String],
     seed: Option<u64>,
     set: &[String],
     param: &[String],
+    detail: bool,
 ) -> ExitCode {
     if !(2..=graph_file::MAX_RESOLUTION as usize).contains(&from) || to <= from {
         eprintln!("error: --from {from} --to {to}: expected 2 ≤ from < to");
@@ -1203,6 +1261,9 @@ fn run_parity(
         Ok(g) => g,
         Err(code) => return code,
     };
+    if detail {
+        return run_detail(path, &graph, to, nodes);
+    }
     let t0 = std::time::Instant::now();
     let rows = match orogen::parity::compare(&graph, path.parent(), from, to, nodes) {
         Ok(r) => r,

@@ -584,7 +584,11 @@ impl Node for GridHydraulic {
             ctx,
             inputs,
             p,
-            (p.detail, p.base_resolution as usize),
+            (
+                p.detail,
+                p.base_resolution as usize,
+                levels::Schedule::Doubling,
+            ),
             native,
             GridHydraulicParams::clone,
             &[Extra::State, Extra::Deposit, Extra::Wear],

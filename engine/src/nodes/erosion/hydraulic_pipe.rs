@@ -581,7 +581,11 @@ impl Node for PipeHydraulic {
             ctx,
             inputs,
             p,
-            (p.detail, p.base_resolution as usize),
+            (
+                p.detail,
+                p.base_resolution as usize,
+                levels::Schedule::Doubling,
+            ),
             native,
             |p| PipeParams {
                 iterations: (p.iterations / 4).max(1),

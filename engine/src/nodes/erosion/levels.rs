@@ -10,7 +10,8 @@
 //!
 //! 1. `z₀` = the input evaluated at the base resolution (the graph upstream at that size:
 //!    exactly what a preview there sees); `e₀` = the node on `z₀`; the change `Δ₀ = e₀ − z₀`.
-//! 2. At each finer level (the base × 2, × 4, … and finally the target size): the input
+//! 2. At each finer level (the base × 2, × 4, … and finally the target size; or, for a node
+//!    whose refinement is local ([`Schedule::Direct`]: droplets), the target size alone): the input
 //!    brought to that grid plus the previous level's change upsampled (bilinear) is the
 //!    terrain the coarser levels made, with the input's own finer detail; the node runs on it
 //!    again with its *refinement* work (a fraction of its iterations, steps or droplets), and
@@ -47,6 +48,17 @@ pub enum Extra {
     Deposit,
     /// A state of the process (water, flow, drainage, rivers): from the last level's run.
     State,
+}
+
+/// Which grids a consistent run refines through (see [`levels`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Schedule {
+    /// The base, then doublings, then the target: each level adds the band just below the
+    /// previous level's cells (processes whose refinement reaches far, like stream power).
+    Doubling,
+    /// The base, then the target: one refinement adds every band below the base's cells at
+    /// once (processes whose refinement is local, like droplets with short paths).
+    Direct,
 }
 
 /// The grids a target of `target` samples per side is built through: the base, then
@@ -125,7 +137,7 @@ pub fn by_detail<N: Node>(
     ctx: &EvalCtx,
     inputs: N::In<'_>,
     p: &N::Params,
-    (detail, base): (Detail, usize),
+    (detail, base, schedule): (Detail, usize, Schedule),
     native: Native<N>,
     refine: impl FnOnce(&N::Params) -> N::Params,
     extra: &[Extra],
@@ -133,7 +145,15 @@ pub fn by_detail<N: Node>(
     match detail {
         Detail::Native => native(ctx, inputs, p),
         Detail::Consistent => {
-            let fields = run::<N>(ctx, inputs.raw(), p, base, native, &refine(p), extra)?;
+            let fields = run::<N>(
+                ctx,
+                inputs.raw(),
+                p,
+                (base, schedule),
+                native,
+                &refine(p),
+                extra,
+            )?;
             N::Out::from_fields(fields)
                 .ok_or_else(|| NodeError::Failed("internal error: missing output".into()))
         }
@@ -157,7 +177,7 @@ fn run<N: Node>(
     ctx: &EvalCtx,
     inputs: &Inputs,
     p: &N::Params,
-    base: usize,
+    (base, schedule): (usize, Schedule),
     native: Native<N>,
     refine: &N::Params,
     extra: &[Extra],
@@ -168,7 +188,10 @@ fn run<N: Node>(
     if target == base {
         return native_fields::<N>(native, ctx, inputs, p);
     }
-    let plan = levels(base, target);
+    let plan = match schedule {
+        Schedule::Doubling => levels(base, target),
+        Schedule::Direct => vec![base, target],
+    };
     // Progress: each level weighted by its cells (the base counts as full work, a refinement
     // as a quarter; only to move the bar evenly).
     let weights: Vec<f32> = plan
@@ -236,7 +259,18 @@ fn run<N: Node>(
         // averages down to the previous one's.
         let change = Field::zip_map(&last[0], &z, |e, z| e - z);
         let drift = Field::zip_map(&change.resample(res, res), &delta, |a, b| a - b);
-        delta = Field::zip_map(&change, &drift.resample(next, next), |c, d| c - d);
+        // The drift, brought up bilinearly, has a crease along every coarse cell edge. Across
+        // a jump of 4× or more (a direct refinement) the creases are several cells apart and a
+        // strong drift (a refinement depositing a valley floor) would leave blocks of the
+        // coarse grid behind: a Gaussian of half a coarse cell smooths them (mean-preserving).
+        // A doubling's creases are two cells apart and stay as they are.
+        let drift = drift.resample(next, next);
+        let drift = if next >= 4 * res {
+            crate::field::blur::gaussian(&drift, 0.5 * next as f64 / res as f64)
+        } else {
+            drift
+        };
+        delta = Field::zip_map(&change, &drift, |c, d| c - d);
         res = next;
         done += wk;
     }

@@ -787,7 +787,11 @@ impl Node for LimTanBhojan {
             ctx,
             inputs,
             p,
-            (p.detail, p.base_resolution as usize),
+            (
+                p.detail,
+                p.base_resolution as usize,
+                levels::Schedule::Doubling,
+            ),
             native,
             |p| LimParams {
                 iterations: (p.iterations / 5).max(1),

@@ -676,7 +676,11 @@ impl Node for StreamPowerErosion {
             ctx,
             inputs,
             p,
-            (p.detail, p.base_resolution as usize),
+            (
+                p.detail,
+                p.base_resolution as usize,
+                levels::Schedule::Doubling,
+            ),
             native,
             |p| StreamPowerParams {
                 steps: (p.steps / 5).max(1),

@@ -21,13 +21,13 @@ crate::params! {
         talus_deg: f64 = float(35.0, [10.0, 60.0], [0.0, 89.0], "°"),
         /// Erosion magnitude c in (0, 1]: the fraction of the excess drop moved per iteration (Olsen 2004's c), moved in sub-steps of at most 1/8 so that simultaneous updates never overshoot.
         strength: f64 = float(0.5, [0.1, 1.0], [0.0, 1.0], ""),
-        /// Number of iterations (at the base resolution, and again at each finer level in consistent mode, where they settle that level's own detail).
+        /// Number of iterations (at the base resolution, and again at the build's resolution in consistent mode, where they settle the build's own detail).
         iterations: u32 = int(50, [1, 500], [0, 100_000], ""),
         /// classic (Olsen 2004: all steeper neighbours, in proportion) or olsen (only the steepest neighbour).
         variant: Variant = choice(Variant::Classic),
         /// consistent: the same terrain at every resolution — the process runs in full at base_resolution and a finer build only adds detail below that grid's cells (a preview at the base resolution is a build's first level). native: Olsen 2004's rule run once at the resolution being built (iterations count cells, so the result depends on the resolution).
         detail: Detail = choice(Detail::Consistent) as "Resolution handling",
-        /// Samples per side of the grid the process runs on in full (consistent only). Finer builds refine from it, coarser previews average it.
+        /// Samples per side of the grid the process runs on in full (consistent only). A finer build refines from it once, at its own resolution; coarser previews average it.
         base_resolution: u32 = int(256, [64, 1024], [16, 8192], "") if detail in ["consistent"],
     }
 }
@@ -38,7 +38,7 @@ crate::node! {
         id: "thermal_erosion",
         label: "Thermal erosion",
         category: Erosion,
-        version: 3,
+        version: 4,
         doc: "Thermal erosion (Olsen 2004, \"Thermal Erosion\"): for each cell, with d_i = h − h_i to its 8 neighbours and T the talus angle turned into a height drop with the real distance to each neighbour (tan(talus_deg) · cell size, ×√2 diagonally), d_max the largest excess d_i − T and d_total the sum of the d_i > T, each such neighbour receives h_i += c·(d_max − T)·d_i/d_total and the cell loses the same. The olsen variant (Olsen 2004's speed-optimised version, only named in Olsen 2004) sends half the excess to the steepest neighbour only. All cells update together (two parallel passes) in sub-steps of at most c = 1/8 (a larger simultaneous step overshoots and leaves ripples on every talus slope); material is conserved, nothing leaves the map. Resolution: by default (detail = consistent) the rule runs in full at base_resolution (256²) and finer builds add only detail below those cells, so previews and builds show the same terrain; detail = native runs it once at the resolution being built (Olsen's literal rule: its iterations count cells). Outputs the eroded height, a deposition mask (where material accumulated, 1 at the largest deposit) and an erosion mask (where it was shed, 1 at the largest loss).",
         params: ThermalParams,
         inputs: ThermalIn {
@@ -446,13 +446,19 @@ impl Node for Thermal {
     const SCRATCH_FIELDS: u32 = 5 + 4;
 
     fn eval(ctx: &EvalCtx, inputs: ThermalIn, p: &ThermalParams) -> Result<ThermalOut, NodeError> {
-        // Refinement: the talus rule again at each finer level, as many iterations
-        // (relaxation is local: a level's own detail settles within them).
+        // Refinement, once at the target: the talus rule again with as many iterations
+        // (relaxation is local: the build's own detail settles within them). Refined at every
+        // doubling instead, the intermediate levels' drift corrections held the fine band to
+        // 0.42× native's on the flagship (docs/perf-log.md).
         levels::by_detail::<Self>(
             ctx,
             inputs,
             p,
-            (p.detail, p.base_resolution as usize),
+            (
+                p.detail,
+                p.base_resolution as usize,
+                levels::Schedule::Direct,
+            ),
             native,
             ThermalParams::clone,
             &[Extra::Deposit, Extra::Wear],
