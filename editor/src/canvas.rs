@@ -933,11 +933,14 @@ impl SnarlViewer<String> for Viewer<'_> {
             }
             Some(Badge::Error(msg)) => {
                 ui.set_max_width(160.0);
-                ui.colored_label(Color32::from_rgb(255, 120, 110), msg);
+                let text =
+                    egui::RichText::new(short_message(msg)).color(Color32::from_rgb(255, 120, 110));
+                ui.add(egui::Label::new(text).wrap()).on_hover_text(msg);
             }
             Some(Badge::Incomplete(msg)) => {
                 ui.set_max_width(160.0);
-                ui.weak(msg);
+                ui.add(egui::Label::new(egui::RichText::new(short_message(msg)).weak()).wrap())
+                    .on_hover_text(msg);
             }
             None => {}
         }
@@ -1192,6 +1195,18 @@ fn pin_info(kind: PortKind) -> PinInfo {
     };
     info.with_fill(kind_color(kind))
         .with_wire_color(kind_color(kind))
+}
+
+/// A node's message as its body shows it: at most 140 characters, wrapped (the whole message
+/// is in the tooltip and the side panel), so a long refusal cannot stretch the node across the
+/// canvas.
+fn short_message(msg: &str) -> String {
+    const MAX: usize = 140;
+    if msg.chars().count() <= MAX {
+        return msg.to_owned();
+    }
+    let cut: String = msg.chars().take(MAX).collect();
+    format!("{}…", cut.trim_end())
 }
 
 #[cfg(test)]
