@@ -64,7 +64,19 @@ fn slow_graph(dir: &Path) -> PathBuf {
 #[cfg(unix)]
 #[test]
 fn ctrl_c_stops_a_build_within_a_second_and_writes_nothing() {
-    let dir = temp("sigint");
+    stops_on("INT");
+}
+
+/// What a scheduler or `timeout` sends: the same cancellation as Ctrl-C.
+#[cfg(unix)]
+#[test]
+fn sigterm_stops_a_build_within_a_second_and_writes_nothing() {
+    stops_on("TERM");
+}
+
+#[cfg(unix)]
+fn stops_on(signal: &str) {
+    let dir = temp(&format!("sig{signal}"));
     let graph = slow_graph(&dir);
     let out = dir.join("out");
     // A previous build's files must survive untouched.
@@ -87,9 +99,9 @@ fn ctrl_c_stops_a_build_within_a_second_and_writes_nothing() {
     );
     let sent = Instant::now();
     let status = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+        .args([&format!("-{signal}"), &child.id().to_string()])
         .status()
-        .expect("kill -INT");
+        .expect("kill");
     assert!(status.success());
     let out_put = loop {
         if let Some(_s) = child.try_wait().expect("wait") {
@@ -97,12 +109,15 @@ fn ctrl_c_stops_a_build_within_a_second_and_writes_nothing() {
         }
         assert!(
             sent.elapsed() < Duration::from_secs(5),
-            "no exit 5 s after SIGINT"
+            "no exit 5 s after SIG{signal}"
         );
         std::thread::sleep(Duration::from_millis(10));
     };
     let took = sent.elapsed();
-    println!("stopped {took:?} after SIGINT: {}", text(&out_put).trim());
+    println!(
+        "stopped {took:?} after SIG{signal}: {}",
+        text(&out_put).trim()
+    );
     assert!(took < Duration::from_secs(1), "took {took:?}");
     assert_eq!(out_put.status.code(), Some(130), "{}", text(&out_put));
     assert!(text(&out_put).contains("cancelled"), "{}", text(&out_put));
