@@ -31,6 +31,14 @@ fn graph(nodes: &str, outputs: &str) -> String {
     )
 }
 
+/// A graph whose output is an `import` node "dem" reading `path`.
+fn import(path: &str) -> String {
+    graph(
+        &format!(r#"{{"id": "dem", "type": "import", "params": {{"path": "{path}"}}}}"#),
+        r#""h": "dem.out""#,
+    )
+}
+
 /// What one run did: exit code, output text, wall time, peak memory (KiB) when measurable.
 struct Run {
     code: Option<i32>,
@@ -133,10 +141,7 @@ fn an_import_outside_the_project_is_refused_by_pack_build_and_naming_the_node() 
     // Wired to an output: the build refuses that output (the graph still loads: a document).
     write(
         &proj.join("w.json"),
-        &graph(
-            r#"{"id": "dem", "type": "import", "params": {"path": "../../../../../../../../etc/hostname"}}"#,
-            r#""h": "dem.out""#,
-        ),
+        &import("../../../../../../../../etc/hostname"),
     );
     let r = run(&proj, &["build", "w.json", "-o", "out"]);
     refused(
@@ -151,13 +156,7 @@ fn an_import_outside_the_project_is_refused_by_pack_build_and_naming_the_node() 
 #[test]
 fn devices_are_refused_before_reading_even_when_allowed() {
     let dir = temp("devices");
-    write(
-        &dir.join("z.json"),
-        &graph(
-            r#"{"id": "dem", "type": "import", "params": {"path": "/dev/zero"}}"#,
-            r#""h": "dem.out""#,
-        ),
-    );
+    write(&dir.join("z.json"), &import("/dev/zero"));
     let r = run(&dir, &["build", "z.json", "-o", "out"]);
     refused(&r, 1, &["node \"dem\"", "/dev/zero", "outside the project"]);
     let r = run(
@@ -204,13 +203,7 @@ fn fifos_folders_and_symlinks_out_of_the_project_are_refused() {
         .status()
         .is_ok_and(|s| s.success());
     if made {
-        write(
-            &proj.join("f.json"),
-            &graph(
-                r#"{"id": "dem", "type": "import", "params": {"path": "pipe.png"}}"#,
-                r#""h": "dem.out""#,
-            ),
-        );
+        write(&proj.join("f.json"), &import("pipe.png"));
         let r = run(&proj, &["build", "f.json", "-o", "out"]);
         refused(
             &r,
@@ -288,13 +281,7 @@ fn huge_files_are_refused_by_their_size_before_reading() {
     );
     let f = std::fs::File::create(dir.join("huge.png")).expect("create");
     f.set_len(3 << 30).expect("len");
-    write(
-        &dir.join("i.json"),
-        &graph(
-            r#"{"id": "dem", "type": "import", "params": {"path": "huge.png"}}"#,
-            r#""h": "dem.out""#,
-        ),
-    );
+    write(&dir.join("i.json"), &import("huge.png"));
     let r = run(&dir, &["build", "i.json", "-o", "out"]);
     refused(
         &r,
@@ -332,13 +319,7 @@ fn png_claiming(w: u32, h: u32) -> Vec<u8> {
 fn a_decompression_bomb_png_is_refused_from_its_header() {
     let dir = temp("bomb");
     std::fs::write(dir.join("bomb.png"), png_claiming(100_000, 100_000)).expect("png");
-    write(
-        &dir.join("b.json"),
-        &graph(
-            r#"{"id": "dem", "type": "import", "params": {"path": "bomb.png"}}"#,
-            r#""h": "dem.out""#,
-        ),
-    );
+    write(&dir.join("b.json"), &import("bomb.png"));
     let r = run(&dir, &["build", "b.json", "-o", "out"]);
     refused(
         &r,

@@ -288,23 +288,7 @@ pub fn compare(
         Targets::Nodes(nodes.to_vec())
     };
     let run = |res: usize| -> Result<EvalResult, String> {
-        Evaluator::new()
-            .evaluate(
-                graph,
-                &EvalOptions {
-                    resolution: Some(res),
-                    targets: targets.clone(),
-                    base_dir,
-                    keep_all: true,
-                    ..EvalOptions::default()
-                },
-            )
-            .map_err(|d| {
-                d.iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            })
+        evaluate_at(&mut Evaluator::new(), graph, base_dir, res, targets.clone())
     };
     let (coarse, fine) = (run(from)?, run(to)?);
     let span = graph.world.height_span_m();
@@ -323,14 +307,7 @@ pub fn compare(
             continue; // incomplete or failed: nothing to compare
         };
         // The terrain wired into the node (its first height input), at both resolutions.
-        let input = node
-            .def
-            .spec
-            .inputs
-            .iter()
-            .zip(&node.inputs)
-            .find(|(p, _)| p.kind == PortKind::Height)
-            .and_then(|(_, r)| r.as_ref())
+        let input = terrain_input(node)
             .and_then(|r| Some((coarse.field(graph, r)?, fine.field(graph, r)?)));
         let own_fields = cf
             .first()
@@ -543,6 +520,45 @@ mod tests {
     }
 }
 
+/// The wire of the terrain a node works on: its first height input.
+fn terrain_input(node: &crate::graph::NodeInstance) -> Option<&crate::graph::PortRef> {
+    node.def
+        .spec
+        .inputs
+        .iter()
+        .zip(&node.inputs)
+        .find(|(p, _)| p.kind == PortKind::Height)
+        .and_then(|(_, r)| r.as_ref())
+}
+
+/// `graph` evaluated at `resolution`² for `targets`, every field kept; the diagnostics of a
+/// graph that cannot be evaluated as one message.
+fn evaluate_at(
+    evaluator: &mut Evaluator,
+    graph: &Graph,
+    base_dir: Option<&Path>,
+    resolution: usize,
+    targets: Targets,
+) -> Result<EvalResult, String> {
+    evaluator
+        .evaluate(
+            graph,
+            &EvalOptions {
+                resolution: Some(resolution),
+                targets,
+                base_dir,
+                keep_all: true,
+                ..EvalOptions::default()
+            },
+        )
+        .map_err(|d| {
+            d.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; ")
+        })
+}
+
 /// The fine band `orogen parity --detail` measures: features shorter than two cells of a 256²
 /// preview, i.e. wavenumbers above 128 cycles per map side.
 pub const DETAIL_CUTOFF: f64 = 128.0;
@@ -601,38 +617,20 @@ pub fn detail(
     ids.sort();
     let mut evaluator = Evaluator::with_cache(usize::MAX);
     let mut run = |g: &Graph, id: &str| -> Result<EvalResult, String> {
-        evaluator
-            .evaluate(
-                g,
-                &EvalOptions {
-                    resolution: Some(resolution),
-                    targets: Targets::Nodes(vec![id.to_owned()]),
-                    base_dir,
-                    keep_all: true,
-                    ..EvalOptions::default()
-                },
-            )
-            .map_err(|d| {
-                d.iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            })
+        evaluate_at(
+            &mut evaluator,
+            g,
+            base_dir,
+            resolution,
+            Targets::Nodes(vec![id.to_owned()]),
+        )
     };
     let mut rows = Vec::new();
     for id in ids {
         let Some(node) = graph.node(&id) else {
             continue;
         };
-        let Some(input) = node
-            .def
-            .spec
-            .inputs
-            .iter()
-            .zip(&node.inputs)
-            .find(|(p, _)| p.kind == PortKind::Height)
-            .and_then(|(_, r)| r.clone())
-        else {
+        let Some(input) = terrain_input(node).cloned() else {
             continue;
         };
         let change = |res: &EvalResult| -> Option<Field> {

@@ -1320,20 +1320,7 @@ fn load_subgraph(
         }
     };
     let inner_diags = |d: Diagnostics, diags: &mut Vec<Diagnostic>| {
-        let problems: Vec<String> = d
-            .items
-            .iter()
-            .filter(|x| x.is_error())
-            .map(ToString::to_string)
-            .collect();
-        err(
-            "graph",
-            format!(
-                "subgraph \"{path}\" cannot be loaded: {}",
-                problems.join("; ")
-            ),
-            diags,
-        );
+        err("graph", load_failure(&path, &d), diags);
     };
     let (graph, hash) = if let Some(embedded) = obj.get("embedded") {
         let value = match migrate(embedded.clone()) {
@@ -1359,18 +1346,11 @@ fn load_subgraph(
         let hash = content_hash(&g);
         (g, hash)
     } else {
-        let Some(base) = &ctx.base else {
+        // A folder to look in and its project come together (both from the file's folder).
+        let (Some(base), Some(project)) = (&ctx.base, &ctx.project) else {
             err(
                 "graph",
                 format!("subgraph \"{path}\" cannot be found: this graph was not loaded from a file, so it has no folder to look in (embed the subgraph, or load the graph from its file)"),
-                diags,
-            );
-            return None;
-        };
-        let Some(project) = &ctx.project else {
-            err(
-                "graph",
-                format!("subgraph \"{path}\" cannot be found: no project folder to look in"),
                 diags,
             );
             return None;
@@ -1473,19 +1453,22 @@ fn load_subgraph_file(canonical: &Path, path: &str, ctx: &Ctx) -> Loaded {
             let hash = content_hash(&g);
             Ok((g, hash))
         }
-        Err(d) => {
-            let problems: Vec<String> = d
-                .items
-                .iter()
-                .filter(|x| x.is_error())
-                .map(ToString::to_string)
-                .collect();
-            Err(format!(
-                "subgraph \"{path}\" cannot be loaded: {}",
-                problems.join("; ")
-            ))
-        }
+        Err(d) => Err(load_failure(path, &d)),
     }
+}
+
+/// What a subgraph node says when its graph cannot be loaded: the graph's errors.
+fn load_failure(path: &str, d: &Diagnostics) -> String {
+    let problems: Vec<String> = d
+        .items
+        .iter()
+        .filter(|x| x.is_error())
+        .map(ToString::to_string)
+        .collect();
+    format!(
+        "subgraph \"{path}\" cannot be loaded: {}",
+        problems.join("; ")
+    )
 }
 
 /// The chain of files from the outermost to `last`, the middle elided when long.
