@@ -831,8 +831,8 @@ impl Node for Droplet {
             p,
             (p.detail, base, levels::Schedule::Direct),
             native,
-            |p| DropletParams {
-                path_limit: REFINE_PATH_CELLS / base.max(1) as f64,
+            |p, previous| DropletParams {
+                path_limit: REFINE_PATH_CELLS / previous.max(1) as f64,
                 ..p.clone()
             },
             &[Extra::Wear, Extra::Deposit],

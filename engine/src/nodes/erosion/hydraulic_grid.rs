@@ -590,7 +590,7 @@ impl Node for GridHydraulic {
                 levels::Schedule::Doubling,
             ),
             native,
-            GridHydraulicParams::clone,
+            |p, _| p.clone(),
             &[Extra::State, Extra::Deposit, Extra::Wear],
         )
     }

@@ -587,7 +587,7 @@ impl Node for PipeHydraulic {
                 levels::Schedule::Doubling,
             ),
             native,
-            |p| PipeParams {
+            |p, _| PipeParams {
                 iterations: (p.iterations / 4).max(1),
                 ..p.clone()
             },

@@ -131,15 +131,15 @@ pub type Native<N> = for<'i> fn(
 ) -> Result<<N as NodeDecl>::Out, NodeError>;
 
 /// An erosion node's evaluation by its `detail` parameter (with its `base_resolution`):
-/// `native` once at the context's resolution, or — consistent — [`run`] with `refine(p)` as
-/// the parameters of each finer level.
+/// `native` once at the context's resolution, or — consistent — [`run`] with `refine(p, r)` as
+/// the parameters of each finer level (`r`: the previous level's resolution).
 pub fn by_detail<N: Node>(
     ctx: &EvalCtx,
     inputs: N::In<'_>,
     p: &N::Params,
     (detail, base, schedule): (Detail, usize, Schedule),
     native: Native<N>,
-    refine: impl FnOnce(&N::Params) -> N::Params,
+    refine: impl Fn(&N::Params, usize) -> N::Params,
     extra: &[Extra],
 ) -> Result<N::Out, NodeError> {
     match detail {
@@ -151,7 +151,7 @@ pub fn by_detail<N: Node>(
                 p,
                 (base, schedule),
                 native,
-                &refine(p),
+                &refine,
                 extra,
             )?;
             N::Out::from_fields(fields)
@@ -179,7 +179,7 @@ fn run<N: Node>(
     p: &N::Params,
     (base, schedule): (usize, Schedule),
     native: Native<N>,
-    refine: &N::Params,
+    refine: &impl Fn(&N::Params, usize) -> N::Params,
     extra: &[Extra],
 ) -> Result<Vec<Field>, NodeError> {
     let input = inputs.required(0)?;
@@ -252,7 +252,7 @@ fn run<N: Node>(
             spec: inputs.spec,
             fields: &fields,
         };
-        last = native_fields::<N>(native, &lctx, &li, refine)?;
+        last = native_fields::<N>(native, &lctx, &li, &refine(p, res))?;
         // Keep the refinement's detail, not its drift: whatever moved the change's means over
         // the previous level's cells away from that level's change is taken out again (the
         // difference averaged down to those cells, and back up), so this level's change

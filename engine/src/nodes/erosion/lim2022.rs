@@ -793,7 +793,7 @@ impl Node for LimTanBhojan {
                 levels::Schedule::Doubling,
             ),
             native,
-            |p| LimParams {
+            |p, _| LimParams {
                 iterations: (p.iterations / 5).max(1),
                 ..p.clone()
             },

@@ -682,7 +682,7 @@ impl Node for StreamPowerErosion {
                 levels::Schedule::Doubling,
             ),
             native,
-            |p| StreamPowerParams {
+            |p, _| StreamPowerParams {
                 steps: (p.steps / 5).max(1),
                 ..p.clone()
             },

@@ -460,7 +460,7 @@ impl Node for Thermal {
                 levels::Schedule::Direct,
             ),
             native,
-            ThermalParams::clone,
+            |p, _| p.clone(),
             &[Extra::Deposit, Extra::Wear],
         )
     }
