@@ -31,8 +31,9 @@
 //!   to sum to exactly 1 (and renormalised where the brush is clipped by the map edge), so the
 //!   soil taken from the map is exactly what the droplet picks up — material is conserved.
 //! * The seed's map wraps around; here a droplet that flows off the map takes its sediment
-//!   with it (reported as `exited`), and one that reaches the path limit (`path_limit` map
-//!   sides, 4 as in the seed) drops its sediment where it is instead of losing it.
+//!   with it (reported as `exited`); one that reaches the path limit (`path_limit` map sides,
+//!   4 as in the seed) ends with its load still suspended, as in the seed, and that load is
+//!   reported (`suspended`), so conservation is checked to the last grain.
 
 use super::levels::{self, Detail, Extra};
 use crate::field::Field;
@@ -106,8 +107,8 @@ pub struct Report {
     /// Sediment (in the height unit of the map × one cell) carried off the map, or dropped on
     /// its border ring (which stays fixed).
     pub exited: f64,
-    /// Sediment still suspended in droplets stopped by the path limit (4 × the map side, as
-    /// in E-DOG 2011), which the seed discards with the droplet.
+    /// Sediment still suspended in droplets stopped by the path limit (`path_limit` map
+    /// sides, 4 as in E-DOG 2011), which the seed discards with the droplet.
     pub suspended: f64,
     /// Droplets finished on the whole map after leaving their tile's region.
     pub parked: u64,
