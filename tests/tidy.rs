@@ -173,3 +173,15 @@ fn every_module_says_what_it_is_for() {
         }
     }
 }
+
+#[test]
+fn the_node_catalogue_page_is_current() {
+    let want = orogen::io::catalogue::to_markdown(orogen::node::Registry::builtin());
+    let path = repo().join("docs/nodes.md");
+    let have = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        have == want,
+        "docs/nodes.md is stale: regenerate it with \
+         `cargo run -p orogen -- nodes --markdown > docs/nodes.md`"
+    );
+}

@@ -118,3 +118,97 @@ pub fn to_text(reg: &Registry) -> String {
     }
     s
 }
+
+/// A table cell: one line, `|` escaped.
+fn cell(s: &str) -> String {
+    s.replace('\n', " ").replace('|', "\\|")
+}
+
+/// The catalogue as a Markdown page (`orogen nodes --markdown`, saved as `docs/nodes.md`;
+/// a test fails when the saved page differs from this).
+#[must_use]
+pub fn to_markdown(reg: &Registry) -> String {
+    use std::fmt::Write;
+    let mut defs: Vec<_> = reg.defs().iter().collect();
+    defs.sort_by_key(|d| (d.spec.category, d.spec.id));
+    let mut s = String::from(
+        "# Node catalogue\n\n\
+         Generated from the node declarations by `orogen nodes --markdown > docs/nodes.md` \
+         (a test fails when this page is stale). Parameters are in world units (metres, \
+         degrees) or relative units (fractions of the world size or of the height range); \
+         *soft* is the slider's range, *hard* what a file may hold.\n\n",
+    );
+    let mut category = None;
+    for d in &defs {
+        if category != Some(d.spec.category) {
+            category = Some(d.spec.category);
+            let _ = write!(s, "\n- **{}:**", d.spec.category.name());
+        }
+        let _ = write!(s, " [`{}`](#{})", d.spec.id, d.spec.id);
+    }
+    s.push_str("\n\n");
+    category = None;
+    for d in defs {
+        if category != Some(d.spec.category) {
+            category = Some(d.spec.category);
+            let _ = writeln!(s, "## {}\n", d.spec.category.name());
+        }
+        let _ = writeln!(
+            s,
+            "<a id=\"{id}\"></a>\n### `{id}` — {}\n\n{}\n",
+            d.spec.label,
+            clean_doc(d.spec.doc),
+            id = d.spec.id
+        );
+        if !d.spec.inputs.is_empty() || !d.spec.outputs.is_empty() {
+            s.push_str("| port | kind | |\n|---|---|---|\n");
+            for p in d.spec.inputs {
+                let opt = if p.required { "" } else { " (optional)" };
+                let _ = writeln!(
+                    s,
+                    "| in `{}` | {}{opt} | {} |",
+                    p.name,
+                    p.kind.name(),
+                    cell(p.doc)
+                );
+            }
+            for p in d.spec.outputs {
+                let _ = writeln!(
+                    s,
+                    "| out `{}` | {} | {} |",
+                    p.name,
+                    p.kind.name(),
+                    cell(p.doc)
+                );
+            }
+            s.push('\n');
+        }
+        if !d.params.is_empty() {
+            s.push_str("| parameter | default | range | |\n|---|---|---|---|\n");
+            for p in d.params {
+                let unit = if p.unit.is_empty() {
+                    String::new()
+                } else {
+                    format!(" {}", p.unit)
+                };
+                let when = p.applies_when.map_or_else(String::new, |(param, options)| {
+                    format!(
+                        " Only when `{param}` is {}.",
+                        crate::node::quoted_list(options)
+                    )
+                });
+                let _ = writeln!(
+                    s,
+                    "| `{}` ({}) | {}{unit} | {} | {}{when} |",
+                    p.name,
+                    cell(&p.label()),
+                    cell(&p.default_text()),
+                    cell(&p.expected()),
+                    cell(&p.doc_text())
+                );
+            }
+            s.push('\n');
+        }
+    }
+    s
+}

@@ -1,0 +1,272 @@
+//! `orogen build` (whole map or tiled), `plan` and the tasks' reports.
+
+use super::args::cancel_on_signal;
+use super::args::load_graph;
+use super::args::ExportArgs;
+use super::args::GraphArgs;
+use super::args::TileArgs;
+use super::EXIT_FAILED;
+use super::EXIT_INTERRUPTED;
+use super::EXIT_INVALID;
+use indicatif::ProgressBar;
+use indicatif::ProgressStyle;
+use orogen::build::build;
+use orogen::build::BuildError;
+use orogen::build::BuildOptions;
+use orogen::eval::ProgressEvent;
+use orogen::io::graph_file;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Mutex;
+
+pub(super) fn report_task(
+    task: &str,
+    outcome: orogen::tiles::TaskOutcome,
+    took: std::time::Duration,
+) {
+    match outcome {
+        orogen::tiles::TaskOutcome::Ran => {
+            eprintln!("{task}: done in {:.1} s", took.as_secs_f64());
+        }
+        orogen::tiles::TaskOutcome::AlreadyDone => {
+            eprintln!("{task}: already done (its files match its record)");
+        }
+    }
+}
+
+/// `orogen plan` (`run` false) or `orogen build --tiles` (`run` true: the local runner, every
+/// task of the plan in order in this process).
+pub(super) fn run_tiled(
+    input: &GraphArgs,
+    out: &std::path::Path,
+    export_args: &ExportArgs,
+    tile_args: &TileArgs,
+    req: orogen::tiles::TileRequest,
+    run: bool,
+) -> ExitCode {
+    use orogen::tiles::Plan;
+    let fail = |e: &dyn std::fmt::Display| {
+        eprintln!("error: {e}");
+        ExitCode::from(EXIT_INVALID)
+    };
+    let exports = match export_args.exports() {
+        Ok(e) => e,
+        Err(e) => return fail(&e),
+    };
+    let probe_opts = graph_file::LoadOptions {
+        allow_outside: &input.source.allow_outside,
+        ..graph_file::LoadOptions::default()
+    };
+    let probe = match graph_file::load_file_opts(&input.source.graph, &probe_opts) {
+        Ok(g) => g,
+        Err(d) => {
+            eprintln!("{d}");
+            return ExitCode::from(EXIT_INVALID);
+        }
+    };
+    let n = input.size.unwrap_or(probe.resolution);
+    // Memory is that of one tile (with its halo) and of the coarse evaluation.
+    let tile = match req {
+        orogen::tiles::TileRequest::Count(a, _) => n.div_ceil(a.max(1)),
+        orogen::tiles::TileRequest::Size(t) => t,
+    };
+    let side = (tile + 64).min(n).max(n.min(tile_args.coarse_size));
+    let graph = match load_graph(input, Some(side)) {
+        Ok(g) => g,
+        Err(code) => return code,
+    };
+    let mut plan = match Plan::for_build(
+        &graph,
+        Some(&input.source.graph),
+        n,
+        req,
+        &exports,
+        &tile_args.stitch,
+        tile_args.coarse_size,
+    ) {
+        Ok(p) => p,
+        Err(e) => {
+            for line in e.lines() {
+                eprintln!("{}: {line}", input.source.graph.display());
+            }
+            return ExitCode::from(EXIT_INVALID);
+        }
+    };
+    plan.allow_outside = input
+        .source
+        .allow_outside
+        .iter()
+        .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()))
+        .collect();
+    let grid = plan.grid;
+    if let Err(e) = plan.write(out, &graph) {
+        eprintln!("error: {e}");
+        return ExitCode::from(EXIT_FAILED);
+    }
+    let tasks = plan.tasks.len();
+    if !run {
+        println!(
+            "{}: {tasks} tasks ({}×{} tiles of {} samples{}, then the stitch)",
+            out.join(orogen::tiles::PLAN_FILE).display(),
+            grid.tiles_x,
+            grid.tiles_y,
+            grid.size,
+            plan.coarse_resolution
+                .map(|c| format!(", after the coarse task at {c}²"))
+                .unwrap_or_default()
+        );
+        println!(
+            "run them with `orogen run-task {} TASK`, or on Slurm: {}",
+            out.display(),
+            out.join("slurm/submit.sh").display()
+        );
+        return ExitCode::SUCCESS;
+    }
+    let opts = orogen::tiles::RunOptions {
+        cancel: cancel_on_signal(),
+        progress: None,
+    };
+    let mut done = 0;
+    let result = orogen::tiles::run_all(out, &opts, |id, outcome, took| {
+        done += 1;
+        report_task(&format!("[{done}/{tasks}] {id}"), outcome, took);
+    });
+    match result {
+        Ok(()) => {
+            println!("{}", out.join("manifest.json").display());
+            ExitCode::SUCCESS
+        }
+        Err(e) if opts.cancel.is_cancelled() => {
+            eprintln!("{}: build interrupted ({e}); run the same command again to resume from the tiles already written", input.source.graph.display());
+            ExitCode::from(EXIT_INTERRUPTED)
+        }
+        Err(e) => {
+            eprintln!("{}: {e}", input.source.graph.display());
+            ExitCode::from(EXIT_FAILED)
+        }
+    }
+}
+
+pub(super) fn run_build(
+    input: &GraphArgs,
+    out: PathBuf,
+    export_args: &ExportArgs,
+    keep_going: bool,
+) -> ExitCode {
+    let exports = match export_args.exports() {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(EXIT_INVALID);
+        }
+    };
+    let (graph_path, size) = (&input.source.graph, input.size);
+    let graph = match load_graph(input, None) {
+        Ok(g) => g,
+        Err(code) => return code,
+    };
+    let cancel = cancel_on_signal();
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let bar = ProgressBar::new(graph.nodes.len() as u64);
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} [{bar:30}] {pos}/{len} nodes {msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        bar
+    });
+    let running = Mutex::new(Vec::<String>::new());
+    let on_progress = |e: ProgressEvent| {
+        let Some(bar) = &bar else { return };
+        match e {
+            ProgressEvent::Started { node } => {
+                if let Ok(mut r) = running.lock() {
+                    r.push(node.to_owned());
+                    bar.set_message(r.join(", "));
+                }
+            }
+            ProgressEvent::Progress { .. } => bar.tick(),
+            ProgressEvent::Finished { node, .. } => {
+                bar.inc(1);
+                if let Ok(mut r) = running.lock() {
+                    r.retain(|n| n != node);
+                    bar.set_message(r.join(", "));
+                }
+            }
+        }
+    };
+    let result = build(
+        &graph,
+        &BuildOptions {
+            out_dir: out.clone(),
+            exports,
+            resolution: size,
+            graph_file: Some(graph_path),
+            allow_outside: &input.source.allow_outside,
+            keep_going,
+            cancel,
+            progress: Some(&on_progress),
+        },
+    );
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
+    }
+    match result {
+        Ok(report) => {
+            for o in &report.manifest.outputs {
+                println!(
+                    "{}  {}×{}  [{:.2}, {:.2}]  {}",
+                    out.join(&o.file).display(),
+                    o.width,
+                    o.height,
+                    o.min,
+                    o.max,
+                    &o.hash[..16]
+                );
+            }
+            for (node, e) in &report.manifest.errors {
+                eprintln!("{}: node \"{node}\": {e}", graph_path.display());
+            }
+            println!("{}", report.manifest_path.display());
+            if report.complete() {
+                ExitCode::SUCCESS
+            } else {
+                eprintln!(
+                    "error: {} output(s) not built: {}",
+                    report.failed_outputs.len(),
+                    report.failed_outputs.join(", ")
+                );
+                ExitCode::from(EXIT_FAILED)
+            }
+        }
+        Err(e @ BuildError::Cancelled) => {
+            eprintln!("{}: {e}", graph_path.display());
+            ExitCode::from(EXIT_INTERRUPTED)
+        }
+        Err(e @ BuildError::Incomplete(_)) => {
+            for line in e.to_string().lines() {
+                eprintln!("{}: {line}", graph_path.display());
+            }
+            eprintln!("(wire the missing inputs, or build the other outputs with --keep-going)");
+            ExitCode::from(EXIT_INVALID)
+        }
+        Err(e @ BuildError::Failed(_)) => {
+            for line in e.to_string().lines() {
+                eprintln!("{}: {line}", graph_path.display());
+            }
+            eprintln!("(build the other outputs with --keep-going)");
+            ExitCode::from(EXIT_FAILED)
+        }
+        Err(e @ (BuildError::Invalid(_) | BuildError::NoOutputs | BuildError::Splat(..))) => {
+            eprintln!("{}: {e}", graph_path.display());
+            ExitCode::from(EXIT_INVALID)
+        }
+        Err(e) => {
+            eprintln!(
+                "error: {:#}",
+                anyhow::Error::from(e).context(format!("building {}", graph_path.display()))
+            );
+            ExitCode::from(EXIT_FAILED)
+        }
+    }
+}
