@@ -192,10 +192,12 @@ fn malformed_graphs_report_every_problem_exactly() {
             .into_owned();
         let label = format!("tests/data/invalid/{name}");
         let text = std::fs::read_to_string(&path).expect("read");
-        let err = match graph_file::load_str_in(
-            &text,
-            &label,
-            Some(&dir),
+        let err = match graph_file::load(
+            graph_file::Source::Text {
+                text: &text,
+                label: &label,
+                base: Some(&dir),
+            },
             &graph_file::LoadOptions::default(),
         ) {
             Ok(_) => panic!("{label} loaded but is invalid"),
@@ -487,10 +489,12 @@ fn save_load_save_is_byte_identical() {
     for path in example_graphs() {
         let g1 = load(&path);
         let s1 = graph_file::to_string(&g1);
-        let g2 = graph_file::load_str_in(
-            &s1,
-            "saved",
-            path.parent(),
+        let g2 = graph_file::load(
+            graph_file::Source::Text {
+                text: &s1,
+                label: "saved",
+                base: path.parent(),
+            },
             &graph_file::LoadOptions::default(),
         )
         .unwrap_or_else(|d| panic!("{d}"));

@@ -27,8 +27,8 @@ fn temp(name: &str) -> PathBuf {
 }
 
 fn load_with(path: &Path, params: &[(String, serde_json::Value)]) -> Graph {
-    graph_file::load_file_opts(
-        path,
+    graph_file::load(
+        graph_file::Source::File(path),
         &LoadOptions {
             params,
             ..LoadOptions::default()

@@ -10,6 +10,9 @@
 //! Incomplete nodes (an unconnected required input, say) are the engine's business: it reports
 //! them as `NodeStatus::Incomplete`, skips what depends on them and evaluates the rest, so one
 //! half-wired node never blanks the previews of the rest of the graph.
+//!
+//! Evaluation threads run at nice 19 (`setpriority`, one of the workspace's three `unsafe`
+//! places) so that the UI and the GL driver keep their frames while erosion uses every core.
 
 use orogen::eval::{EvalOptions, EvalResult, Evaluator, ProgressEvent, Targets};
 use orogen::node::CancelToken;

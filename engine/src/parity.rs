@@ -24,6 +24,15 @@
 //! from an output shown for information (flow accumulation's, an erosion node's state masks)
 //! is shown for information too. Scalars (a drainage area in m²) are measured as a share of
 //! their own range at the coarser size.
+//!
+//! # Whose difference is it?
+//! [`compare`] also runs each node once more at the preview size on the build's inputs brought
+//! down (`Row::own`). End-to-end numbers mix a node's own resolution dependence with its inputs'
+//! differences amplified; the own share separates them, so `orogen parity` fails a graph only for
+//! a node that misses on its own (`Verdict::Outside`) and labels the rest `inherited`. Tests keep
+//! asserting `Row::ok()`, end to end. The own share still includes what area averaging hides: a
+//! valley narrower than a preview cell is gone from the averaged input too, so a sea flooding such
+//! valleys misses on its own share as well.
 
 use crate::eval::{EvalOptions, EvalResult, Evaluator, Targets};
 use crate::field::Field;

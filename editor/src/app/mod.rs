@@ -1,5 +1,11 @@
 //! The editor window: the app's state, menus, shortcuts, files, the evaluation loop; the
 //! side panels are in `panels`, the modal windows in `dialogs`.
+//!
+//! Running nodes do not ask for frames of their own. While nodes run, the app redraws every
+//! 100 ms (progress bars, and a spinner of ours that turns on those redraws); input redraws at
+//! once as always. egui's spinner asks for every frame, and with a software GL driver every
+//! frame is CPU the evaluation lacks: under Xvfb + llvmpipe a 512² stream-power preview took
+//! 3.7 s with it (4.0–5.5 s at 30 redraws a second) against under 1 s without.
 
 mod dialogs;
 mod panels;

@@ -2,6 +2,17 @@
 //! a copy of the graph that was built, atomically into a folder. The CLI's `build` command and
 //! the editor's build dialog both call [`build`] with the same [`Exports`], whose defaults are
 //! what `orogen build` writes with no flags ([`Exports::to_args`] gives the flags back).
+//!
+//! # Failure handling
+//! A build is a transaction (the `staging` module): every file, the manifest included, is staged
+//! as a synced temporary file, and a journaled commit replaces the previous build's files; after a
+//! crash the next build into the folder rolls back first, so the folder holds one whole build,
+//! never a mix. An output that cannot be built stops the build before anything is written, unless
+//! `keep_going`. A cancel (the CLI's Ctrl-C, the editor's Cancel) trips the `CancelToken` that
+//! nodes poll; the evaluation returns, the temporaries delete themselves and `build` reports
+//! `Cancelled`. The CLI refuses a graph whose memory estimate (`eval::memory`) exceeds its
+//! budget before anything runs, and a node whose own invariant breaks (the pipe model's
+//! conservation) fails with a message rather than returning a wrong terrain.
 
 use crate::eval::{
     CancelToken, EvalOptions, EvalResult, Evaluator, NodeStatus, ProgressEvent, Targets,

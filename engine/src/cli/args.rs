@@ -243,7 +243,7 @@ pub(super) fn load_graph(
         params: &params,
         allow_outside,
     };
-    let mut graph = graph_file::load_file_opts(graph_path, &opts).map_err(|d| {
+    let mut graph = graph_file::load(graph_file::Source::File(graph_path), &opts).map_err(|d| {
         eprintln!("{d}");
         ExitCode::from(EXIT_INVALID)
     })?;

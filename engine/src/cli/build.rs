@@ -58,7 +58,7 @@ pub(super) fn run_tiled(
         allow_outside: &input.source.allow_outside,
         ..graph_file::LoadOptions::default()
     };
-    let probe = match graph_file::load_file_opts(&input.source.graph, &probe_opts) {
+    let probe = match graph_file::load(graph_file::Source::File(&input.source.graph), &probe_opts) {
         Ok(g) => g,
         Err(d) => {
             eprintln!("{d}");

@@ -10,7 +10,7 @@ pub(super) fn check_one(path: &std::path::Path, accept: bool, allow_outside: &[P
         allow_outside,
         ..graph_file::LoadOptions::default()
     };
-    let mut g = match graph_file::load_file_opts(path, &opts) {
+    let mut g = match graph_file::load(graph_file::Source::File(path), &opts) {
         Ok(g) => g,
         Err(d) => {
             eprintln!("{d}");

@@ -10,6 +10,21 @@
 //! the subgraph's own id that hands the inner outputs on, so results, previews and messages
 //! keep naming the node the user placed. Every inner node keeps its own content-hash cache
 //! key, so editing the inner file recomputes exactly what depends on the change.
+//!
+//! Every entry point that plans or evaluates (`Evaluator::evaluate`, `Coarse::evaluate`, the
+//! tile plan, `tiles::evaluate_region`, `parity::compare`, the memory estimate) flattens first; a
+//! graph without subgraphs is borrowed, not copied. The hand-on node and the `graph_input` nodes
+//! copy their field once, a memcpy beside the nodes around them; not worth a zero-copy path.
+//!
+//! **Seeds come from the graph seed and the node's `seed` parameter, never from ids**, so the
+//! prefixed inner nodes give exactly the terrain of the same nodes written out (tested byte for
+//! byte); a subgraph exposes a `seed` parameter to vary two uses of it.
+//!
+//! **Bindings are copied, not looked up.** [`Graph::apply_parameters`] copies each graph
+//! parameter's value into the node parameters bound to it (after loading, after `set_parameter`,
+//! and inside each subgraph instance before expanding), so nodes and cache keys see plain
+//! values. A binding is refused at load unless every value the graph parameter allows is valid
+//! for the node parameter.
 
 use super::{Graph, NodeInstance, PortRef};
 use crate::node::intern::{self, Dynamic};

@@ -3,6 +3,11 @@
 //! engine holds node and parameter declarations as `&'static`; these are leaked once per
 //! distinct declaration and reused (a map from the declaration's text to the leaked value),
 //! so reopening the same files does not grow memory.
+//!
+//! A subgraph node is a node type made at run time because everything downstream of loading
+//! (validation, the canvas, the parameter panel, the node docs, the diff) reads a node through its
+//! `&'static NodeDef`; the alternative, a per-instance port list beside `def`, would have touched
+//! every consumer.
 
 use super::{Category, NodeDef, NodeSpec, ParamKind, ParamSpec, PortSpec};
 use std::collections::HashMap;

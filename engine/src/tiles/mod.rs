@@ -20,6 +20,31 @@
 //! record is present with matching file hashes is done ([`run_task`] skips it), so a killed
 //! build resumes where it stopped. `orogen build --tiles` is the local runner (every task in
 //! order, in one process); `orogen plan` writes the same plan plus Slurm job-array scripts.
+//!
+//! # Windows
+//! A node declares its footprint (`Node::footprint`): pointwise, a stencil of r cells, or global.
+//! A windowed evaluation (`EvalOptions::window`) walks back from the targets: each node gets the
+//! union of what its consumers read grown by its footprint (clipped to the map), evaluates over
+//! it with `EvalCtx::window` giving the global sample origin, and is cropped to what its
+//! consumers need. Generators and warps are written in world or global coordinates (the blur
+//! restarts its passes every 256 cells at global multiples; simplex lattice bands are fixed in
+//! world space), so a window of a local graph is bit-identical to the whole map: that is the
+//! invariant the tiled tests hold, not a tolerance. [`evaluate_region`] (also the editor's region
+//! preview) is a tile's evaluation over any window.
+//!
+//! # Global nodes
+//! Global nodes are not given growing halos: an erosion node's halo grows with its work without a
+//! useful bound (a river's drainage area is the whole upstream basin). Instead the whole graph is
+//! evaluated once at a capped resolution (the coarse task), and a windowed global node returns its
+//! tile input plus its coarse change, bilinearly upsampled at the tile's global sample positions,
+//! so shared tile borders are identical by construction and memory per tile is bounded. This is
+//! the decomposition of the coarse-to-fine erosion (the base process on a coarse grid, detail on
+//! top); tiles give up the detail passes finer than the coarse grid (docs/large-worlds.md).
+//!
+//! Scheduling is left to real schedulers: a plan is a task graph in JSON, every task an idempotent
+//! `orogen run-task` on a shared folder, and the local runner is the same tasks in one process.
+//! There is no scheduler of our own. The files' types (`plan.json`, task records, `coarse.bin`)
+//! are in `io::plan` and `io::coarse_file`: only `io` types are serialised.
 
 mod run;
 

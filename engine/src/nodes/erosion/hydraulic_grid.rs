@@ -1,5 +1,10 @@
 //! `grid_hydraulic_erosion`: Olsen 2004's hydraulic erosion on the grid — rain, dissolve,
 //! transport by levelling water + terrain, evaporation, deposition above capacity.
+//!
+//! The map is processed per band of rows, in task-local rings of rows padded with a ghost cell
+//! (an off-map neighbour is a surface that sends nothing), and a band is carried through eight
+//! iterations at once (temporal blocking), so an iteration reads and writes the map once. Inner
+//! loops are 16-lane register blocks in `multiversion` clones (AVX-512, AVX2).
 
 use super::flow::PerThread;
 use super::levels::{self, Detail, Extra};

@@ -36,6 +36,9 @@
 //! * Erosion and deposition are rates, scaled by Δt, so halving Δt and doubling the
 //!   iterations simulates the same time.
 //! * At the end, sediment still in suspension settles where it is.
+//!
+//! Layout: water, the four fluxes, velocity and sediment per cell in arrays with a ring of ghost
+//! cells, updated by per-row vectorised kernels.
 
 use super::levels::{self, Detail, Extra};
 use crate::field::Field;

@@ -27,6 +27,12 @@
 //! Heights are in tile units (metres / cell size), so the slope `s` is a true gradient and
 //! the paper's constants apply to any world size. Initialisation (§3.1): land = constraint
 //! map + small random noise; node offsets uniform in the tile.
+//!
+//! Implementation: no priority flood (the paper's local minima are part of its model). Total
+//! drainage comes from walks downstream from every tile without tributaries, in eight fixed
+//! bands of rows whose crossings are finished in band order, so the result does not depend on
+//! the thread count. Receivers are D4, with the distances between the jittered nodes computed
+//! once.
 
 use super::flow::{self, NONE};
 use super::levels::{self, Detail, Extra};

@@ -1,4 +1,29 @@
 //! Erosion: nodes that move material over the terrain.
+//!
+//! # Invariants
+//! Held by every erosion node and tested. **The same bytes for any thread count**, and the nodes
+//! that move material **conserve** terrain + suspended sediment + what left the map. **Two
+//! passes, no scatter**: a cell first computes what it sends (reading the old state), then sums
+//! what it receives (writing only itself); shares are recomputed by the receiver with the
+//! sender's very comparison, so what arrives is what was sent. **Fixed partitions**: whatever is
+//! cut into bands, tiles or chunks is cut by the resolution, never by the thread count, and
+//! partial results are combined in a fixed order.
+//!
+//! # Resolution
+//! Every node runs through [`levels`]: in the default `detail = consistent` it runs in full at
+//! its base resolution and a finer build refines. Droplets and thermal erosion refine once, at
+//! the build's resolution (`Schedule::Direct`): their refinement is local (droplets run at most
+//! 64 base cells, the talus rule settles within its iterations), so one run adds every band
+//! below the base's cells, as the literal algorithm would at that size, and the drift across
+//! that jump is smoothed over half a base cell so no base cells show. The others refine at every
+//! doubling (`Schedule::Doubling`): their reach is global (drainage areas).
+//!
+//! # Layout
+//! One file per node, each saying how it is computed. Here: the shared neighbourhood and the
+//! wear/deposition masks. [`kernel`]: what the banded kernels share (register blocks, aligned
+//! task rows, per-thread scratch, phase timings). [`flow`]: the single-direction routing shared
+//! by stream power and Lim–Tan–Bhojan. What was tried and measured for each algorithm is in
+//! docs/perf-log.md (erosion engineering notes).
 
 pub mod diffusion;
 pub mod droplet;

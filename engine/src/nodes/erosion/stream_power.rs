@@ -30,6 +30,11 @@
 //!    a graph stops looking the same at every resolution once κ·Δt nears the cell area
 //!    (`graphs/uplift.json` with κ = 0.01 m²/yr: 256² and 512² agree, 1024² — 50 m cells —
 //!    keeps an uneroded plateau; BENCHMARKS.md).
+//!
+//! The routing is [`super::flow`]'s: receivers from a vectorised D8 kernel, each pit's basin its
+//! tree upstream, the lowest pass between adjacent basins found per basin, Kruskal's tree searched
+//! from the outside for the spill levels. Drainage and the implicit update run per drainage tree,
+//! breadth first, in parallel, counting upstream cells as exact integers.
 
 use super::diffusion::Diffusion;
 use super::flow::{self, NONE};

@@ -12,6 +12,11 @@
 //! and its strip's own level. The filled surface is unique (the lowest, over all paths to the
 //! map edge, of the highest cell on the path), so the result does not depend on the number of
 //! strips: the tests compare every strip count with one strip and with an independent flood.
+//!
+//! A strip's queue is a 4-ary heap keyed on the float's order key and the cell index, so equal
+//! heights pop in a fixed order. After the flood, rows in parallel, every cell gets its receiver
+//! and, breadth first from each flat's rim, the flat cells theirs (see `Flood::receiver`): a
+//! function of the filled surface alone.
 
 use super::{is_edge, neighbours, Grid, NONE};
 use crate::nodes::erosion::flow::{order_key, D8};

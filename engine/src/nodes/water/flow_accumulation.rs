@@ -1,4 +1,12 @@
 //! `flow_accumulation`: how much land drains through each cell, and which way water flows.
+//!
+//! Each cell routes to its lower neighbours (D8, or Freeman's slope^p shares, computed per cell
+//! when needed rather than stored: 33 bytes a cell saved), or along its flat receiver, and
+//! accumulates in f64 without a flood order: each cell counts the neighbours that can send it
+//! water (rows in parallel), cells are started in row order, and a finished cell goes on
+//! downstream to the cells it completes (one sequential pass that only adds). A flood in parallel
+//! strips gives no order to accumulate in; counting and walking cost about what the old pass in
+//! reverse flood order did, and the strips save more than that in the flood (docs/perf-log.md).
 
 use super::{for_each_lake, priority_flood, Flood, Grid, NONE};
 use crate::field::Field;

@@ -5,6 +5,14 @@
 //!
 //! Shared here: the priority flood every water node starts from ([`flood`]: Barnes et al. 2014,
 //! in parallel strips after Barnes 2016).
+//!
+//! Everything here is a function of the terrain alone (ties broken by cell index), so the same
+//! bytes on any thread count. Every node starts from the same filled surface and the same
+//! single-direction receivers ([`flood`]). Where a sharp edge crosses a cell, `rivers` and `sea`
+//! give coverage rather than a flag, so a coarse preview covers what a finer build does (see
+//! `nodes::mask::terrain_masks` on masks that keep the preview promise). In a tiled build the water
+//! nodes are global: they run once at the coarse size, the water surfaces carried as a change onto
+//! each tile's terrain, the masks upsampled.
 
 pub mod flood;
 pub mod flow_accumulation;

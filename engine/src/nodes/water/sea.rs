@@ -1,4 +1,10 @@
 //! `sea`: the sea below a level in metres, its shore and its beaches.
+//!
+//! The sea's coverage of a coast cell is the share of the cell seaward of a waterline placed from
+//! (z − level) / |∇z|. The shore measures the distance to that waterline itself: points placed
+//! within the coast cells are carried inland by Grevera 2004's dead reckoning (two raster passes,
+//! each cell keeping its nearest point). Felzenszwalb & Huttenlocher 2012's exact transform
+//! measures to cell centres, which moved the band by up to half a preview cell.
 
 use super::{is_edge, neighbours};
 use crate::field::derive::{gradient, slope_deg};

@@ -13,6 +13,32 @@
 //! compiled for AVX-512, AVX2 and the x86-64 baseline and picked at run time; all versions
 //! use the same IEEE additions and multiplications in the same order (no fused
 //! multiply-add), so they give bit-identical results.
+//!
+//! # Three levels of reuse
+//! Every lattice noise (Perlin, value, both D2M1N3 polynomials) is evaluated the same way. Per
+//! octave, once per field: each sample's lattice column, `fx` and `S(fx)` (or `fx²`), in
+//! `OctaveX`. Per lattice row, cached across image rows: each column's random data (gradient or
+//! height) from a stateless hash of (octave seed, column, row), in a `RowCache`; image rows inside
+//! the same lattice row reuse it, and the next lattice row reuses its lower half. Per image row:
+//! each lattice cell's coefficients, then the kernel over every sample.
+//!
+//! # Permutes instead of gathers
+//! `vgatherdps` is slow on the CPUs we measured (about 20 cycles per 16 lanes), so the AVX-512
+//! kernel replaces the four coefficient gathers with `vpermps`/`vpermt2ps` table permutes: sample
+//! indices are non-decreasing, so 16 samples touch at most 32 table entries. The AVX2 kernel does
+//! the same on 8 lanes (at most 16 entries: one `vpermps`, or two and a blend), about twice as
+//! fast as its gathers (docs/perf-log.md). These two kernels are the engine's only `unsafe` code.
+//!
+//! # Checking the narrower paths on a wider CPU
+//! `multiversion` picks the widest clone the CPU runs and offers no run-time override, so the cap
+//! is at compile time: the features `simd-max-avx2` (no AVX-512 clone or kernel) and
+//! `simd-portable` (no clones, no hand-written kernels) are one `cfg_attr` pair at every
+//! multiversioned kernel of the crate. `cargo bench --features simd-max-avx2` measures the AVX2
+//! path on an AVX-512 machine, and `scripts/simd-paths.sh` runs the pinned hashes of every node
+//! type and the noise path test under both features, so every path is checked for the same bits.
+//! The two `cfg_attr` lines stand at each kernel rather than behind one `macro_rules!` wrapper:
+//! rustfmt does not format the inside of a macro invocation, and these are the hottest, most
+//! edited loops; a small attribute proc-macro would fold them if the target lists ever change.
 
 pub mod fractal;
 pub mod kernel;

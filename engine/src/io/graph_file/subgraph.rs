@@ -1,0 +1,256 @@
+//! Subgraph references: loading a referenced file once per load (inside the project,
+//! bounded in depth and size), and the Merkle content hash a graph records for it.
+//!
+//! Content hashes are a Merkle hash (`content_hash`): BLAKE3 of the graph's canonical text in
+//! which each subgraph node carries its own graph's content hash. That makes them
+//! whitespace-insensitive, depth-sensitive, and linear in the file: hashing never re-serialises
+//! what lies below, so 25 files each using the next twice cost 25 hashes, not 2²⁴. A load reads,
+//! parses and hashes each subgraph file once (a per-load table by canonical path) and bounds
+//! depth and expanded node count while it goes (docs/security.md). Build copies, tiled plans and
+//! recovery files embed subgraphs (`to_string_embedded`), so they stand alone.
+
+use super::{
+    error, kind_of, load_text, migrate, parse::from_value, save::canonical, save::to_value_as,
+    save::SubgraphsAs, Ctx, LoadOptions, Loaded,
+};
+use crate::graph::{Diagnostic, Diagnostics, Graph, Subgraph};
+use crate::io::trust::{self};
+use serde_json::{Map, Value};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+/// The content hash of a graph as a subgraph: BLAKE3 of its canonical text in which each
+/// subgraph node carries its own graph's content hash (a Merkle tree), so reformatting a file
+/// changes nothing, editing anything it uses (at any depth) does, and hashing costs the size
+/// of the graph itself however deep or often its subgraphs are used.
+#[must_use]
+pub fn content_hash(g: &Graph) -> String {
+    let text =
+        serde_json::to_string(&canonical(to_value_as(g, SubgraphsAs::Current))).unwrap_or_default();
+    format!("blake3:{}", blake3::hash(text.as_bytes()).to_hex())
+}
+
+/// Loads the graph a subgraph node uses: its `embedded` copy if it has one, else the file
+/// `graph` names (relative to the including file's folder). Errors name the file and, for an
+/// include cycle, the chain of files.
+pub(super) fn load_subgraph(
+    obj: &Map<String, Value>,
+    nid: Option<&str>,
+    ctx: &Ctx,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Subgraph> {
+    let err = |field: &str, msg: String, diags: &mut Vec<Diagnostic>| {
+        error(diags, nid, field, msg);
+    };
+    let path = match obj.get("graph") {
+        Some(Value::String(p)) if valid_relative_path(p) => p.clone(),
+        Some(Value::String(p)) => {
+            err("graph", format!("\"{p}\" is not a relative path with '/' separators (like \"lib/coastline.json\")"), diags);
+            return None;
+        }
+        other => {
+            err(
+                "graph",
+                format!(
+                    "a subgraph node names its graph file, relative to this file's folder; found {}",
+                    other.map_or("nothing", kind_of)
+                ),
+                diags,
+            );
+            return None;
+        }
+    };
+    let recorded_hash = match obj.get("hash") {
+        None => String::new(),
+        Some(Value::String(h)) => h.clone(),
+        Some(other) => {
+            err(
+                "hash",
+                format!("expected \"blake3:<hex>\", found {}", kind_of(other)),
+                diags,
+            );
+            String::new()
+        }
+    };
+    let inner_diags = |d: Diagnostics, diags: &mut Vec<Diagnostic>| {
+        err("graph", load_failure(&path, &d), diags);
+    };
+    let (graph, hash) = if let Some(embedded) = obj.get("embedded") {
+        let value = match migrate(embedded.clone()) {
+            Ok(v) => v,
+            Err(d) => {
+                err("embedded", d.to_string(), diags);
+                return None;
+            }
+        };
+        let mut inner = Vec::new();
+        let g = from_value(&value, &mut inner, ctx, &[]);
+        if inner.iter().any(Diagnostic::is_error) {
+            inner_diags(
+                Diagnostics {
+                    file: path.clone(),
+                    items: inner,
+                },
+                diags,
+            );
+            return None;
+        }
+        let g = g?;
+        let hash = content_hash(&g);
+        (g, hash)
+    } else {
+        // A folder to look in and its project come together (both from the file's folder).
+        let (Some(base), Some(project)) = (&ctx.base, &ctx.project) else {
+            err(
+                "graph",
+                format!("subgraph \"{path}\" cannot be found: this graph was not loaded from a file, so it has no folder to look in (embed the subgraph, or load the graph from its file)"),
+                diags,
+            );
+            return None;
+        };
+        let file = base.join(&path);
+        let canonical = match std::fs::canonicalize(&file) {
+            Ok(c) => c,
+            Err(e) => {
+                err(
+                    "graph",
+                    format!(
+                        "cannot read subgraph file \"{path}\" ({}): {e}",
+                        ctx.show(&file)
+                    ),
+                    diags,
+                );
+                return None;
+            }
+        };
+        if let Err(e) = project.check(&path, &canonical) {
+            err("graph", format!("subgraph file {e}"), diags);
+            return None;
+        }
+        if let Some(k) = ctx.chain.iter().position(|c| *c == canonical) {
+            let names: Vec<String> = ctx.chain[k..]
+                .iter()
+                .chain(std::iter::once(&canonical))
+                .map(|p| ctx.show(p))
+                .collect();
+            err(
+                "graph",
+                format!(
+                    "include cycle: {} (a graph cannot use itself as a subgraph, directly or not)",
+                    names.join(" → ")
+                ),
+                diags,
+            );
+            return None;
+        }
+        if ctx.chain.len() >= trust::MAX_SUBGRAPH_DEPTH {
+            err(
+                "graph",
+                format!(
+                    "subgraphs nested more than {} deep: {} (Orogen refuses deeper nesting)",
+                    trust::MAX_SUBGRAPH_DEPTH,
+                    chain_summary(ctx, &canonical)
+                ),
+                diags,
+            );
+            return None;
+        }
+        let memo = ctx.loaded.borrow().get(&canonical).cloned();
+        let loaded = if let Some(l) = memo {
+            // Said once: a file used many times that fails would otherwise repeat its
+            // message at every use, multiplying at every level.
+            l.map_err(|_| {
+                format!("subgraph \"{path}\" cannot be loaded (the same file is refused for another node: see its message)")
+            })
+        } else {
+            let l = load_subgraph_file(&canonical, &path, ctx);
+            ctx.loaded.borrow_mut().insert(canonical.clone(), l.clone());
+            l
+        };
+        match loaded {
+            Ok(l) => l,
+            Err(e) => {
+                err("graph", e, diags);
+                return None;
+            }
+        }
+    };
+    Some(Subgraph {
+        path,
+        recorded_hash,
+        hash,
+        graph,
+    })
+}
+
+/// Reads, parses and hashes one subgraph file (already resolved inside the project), its own
+/// subgraphs included. The error is the message for the node using it.
+pub(super) fn load_subgraph_file(canonical: &Path, path: &str, ctx: &Ctx) -> Loaded {
+    let text = trust::read_text(canonical, trust::MAX_GRAPH_BYTES, None)
+        .map_err(|e| format!("cannot read subgraph file \"{path}\": {e}"))?;
+    let mut chain = ctx.chain.clone();
+    chain.push(canonical.to_path_buf());
+    let inner_ctx = Ctx {
+        base: Some(
+            canonical
+                .parent()
+                .map_or_else(PathBuf::new, Path::to_path_buf),
+        ),
+        chain,
+        root: ctx.root.clone(),
+        project: ctx.project.clone(),
+        loaded: Rc::clone(&ctx.loaded),
+    };
+    match load_text(&text, path, &LoadOptions::default(), &inner_ctx) {
+        Ok(g) => {
+            let hash = content_hash(&g);
+            Ok((g, hash))
+        }
+        Err(d) => Err(load_failure(path, &d)),
+    }
+}
+
+/// What a subgraph node says when its graph cannot be loaded: the graph's errors.
+pub(super) fn load_failure(path: &str, d: &Diagnostics) -> String {
+    let problems: Vec<String> = d
+        .items
+        .iter()
+        .filter(|x| x.is_error())
+        .map(ToString::to_string)
+        .collect();
+    format!(
+        "subgraph \"{path}\" cannot be loaded: {}",
+        problems.join("; ")
+    )
+}
+
+/// The chain of files from the outermost to `last`, the middle elided when long.
+pub(super) fn chain_summary(ctx: &Ctx, last: &Path) -> String {
+    let names: Vec<String> = ctx
+        .chain
+        .iter()
+        .map(PathBuf::as_path)
+        .chain(std::iter::once(last))
+        .map(|p| ctx.show(p))
+        .collect();
+    if names.len() <= 8 {
+        return names.join(" → ");
+    }
+    format!(
+        "{} → … ({} more) … → {}",
+        names[..3].join(" → "),
+        names.len() - 6,
+        names[names.len() - 3..].join(" → ")
+    )
+}
+
+/// A relative path with `/` separators, no empty or `.` parts (`..` allowed: a library next
+/// to the graph's folder).
+pub(super) fn valid_relative_path(p: &str) -> bool {
+    !p.is_empty()
+        && p.len() <= 1024
+        && !p.starts_with('/')
+        && !p.contains('\\')
+        && !p.contains(':')
+        && p.split('/').all(|c| !c.is_empty() && c != ".")
+}
