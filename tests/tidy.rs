@@ -185,3 +185,182 @@ fn the_node_catalogue_page_is_current() {
          `cargo run -p orogen -- nodes --markdown > docs/nodes.md`"
     );
 }
+
+#[test]
+fn graph_depends_on_neither_files_nor_node_types() {
+    // graph/ is the runtime model: io/ reads and writes it, nodes/ are evaluated through it.
+    // Either edge back would make a cycle (graph ↔ io, graph → nodes → graph).
+    let mut bad = Vec::new();
+    for (file, text) in sources("engine/src/graph") {
+        for p in crate_paths(&text) {
+            let top = p.split("::").next().unwrap_or("");
+            if ["io", "nodes", "eval", "build", "tiles", "parity", "cli"].contains(&top) {
+                bad.push(format!("{file}: crate::{p}"));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "graph/ depends on:\n{}", bad.join("\n"));
+}
+
+#[test]
+fn no_code_outside_a_node_names_its_id() {
+    // A fact about a node type lives in its declaration (`traits:` in `node!`), not in an
+    // `if id == "…"` elsewhere: every registered id as a string literal, in code outside
+    // nodes/ and the tests.
+    let defs = orogen::node::Registry::builtin().defs();
+    let categories: Vec<&str> = defs.iter().map(|d| d.spec.category.name()).collect();
+    // An id that is also a category's name ("combine") cannot be told apart by its text.
+    let ids: Vec<&str> = defs
+        .iter()
+        .map(|d| d.spec.id)
+        .filter(|id| !categories.contains(id))
+        .collect();
+    let mut bad = Vec::new();
+    for dir in ["engine/src", "editor/src"] {
+        for (file, text) in sources(dir) {
+            if file.starts_with("engine/src/nodes/") {
+                continue;
+            }
+            // Unit tests at the end of a file may build graphs by type id.
+            let text = text.split("#[cfg(test)]").next().unwrap_or("");
+            for (n, line) in code(text).lines().enumerate() {
+                for id in &ids {
+                    if line.contains(&format!("\"{id}\"")) {
+                        bad.push(format!("{file}:{}: \"{id}\"", n + 1));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "node ids named outside their node (declare the fact as a trait instead):\n{}",
+        bad.join("\n")
+    );
+}
+
+/// A folder (`name/`) or a Rust file.
+fn is_code_path(p: &str) -> bool {
+    p.ends_with('/') || Path::new(p).extension().is_some_and(|x| x == "rs")
+}
+
+/// The backticked paths (ending in `/` or `.rs`) in the table that follows `heading`.
+fn code_map_paths(arch: &str, heading: &str) -> Vec<String> {
+    let start = arch.find(heading).unwrap_or_else(|| panic!("no {heading}"));
+    let table: Vec<&str> = arch[start..]
+        .lines()
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    let mut out = Vec::new();
+    for line in table {
+        for (k, part) in line.split('`').enumerate() {
+            if k % 2 == 1 && !part.contains(' ') && is_code_path(part) {
+                out.extend(part.split(", ").map(str::to_owned));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn architecture_code_map_names_what_exists_and_everything_that_does() {
+    let arch = std::fs::read_to_string(repo().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+    for (heading, root) in [
+        ("## Code map (`engine/src/`)", "engine/src"),
+        ("## The editor (`editor/`", "editor/src"),
+    ] {
+        let named = code_map_paths(&arch, heading);
+        for p in &named {
+            assert!(
+                repo().join(root).join(p).exists(),
+                "ARCHITECTURE.md's code map names {root}/{p}, which does not exist"
+            );
+        }
+        let mut entries: Vec<String> = std::fs::read_dir(repo().join(root))
+            .expect("dir")
+            .flatten()
+            .map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if e.path().is_dir() {
+                    format!("{name}/")
+                } else {
+                    name
+                }
+            })
+            .filter(|n| is_code_path(n))
+            .filter(|n| n != "lib.rs" && n != "main.rs")
+            .collect();
+        if root == "engine/src" {
+            // Every node category.
+            entries.extend(
+                std::fs::read_dir(repo().join("engine/src/nodes"))
+                    .expect("nodes")
+                    .flatten()
+                    .filter(|e| e.path().is_dir())
+                    .map(|e| format!("nodes/{}/", e.file_name().to_string_lossy())),
+            );
+        }
+        for e in entries {
+            assert!(
+                named.contains(&e),
+                "ARCHITECTURE.md's code map does not name {root}/{e}"
+            );
+        }
+    }
+}
+
+#[test]
+fn user_facing_text_carries_no_bookkeeping() {
+    // History (which session or issue did what) belongs in git and docs/perf-log.md.
+    let mut files: Vec<PathBuf> = [
+        "README.md",
+        "ARCHITECTURE.md",
+        "BENCHMARKS.md",
+        "Cargo.toml",
+        "engine/Cargo.toml",
+        "editor/Cargo.toml",
+    ]
+    .iter()
+    .map(|f| repo().join(f))
+    .collect();
+    files.extend(
+        std::fs::read_dir(repo().join("docs"))
+            .expect("docs")
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| {
+                p.extension().is_some_and(|x| x == "md") && !p.ends_with("docs/perf-log.md")
+            }),
+    );
+    let mut bad = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).expect("read");
+        for (n, line) in text.lines().enumerate() {
+            let l = line.to_lowercase();
+            if l.contains("session") || l.contains("issue") {
+                bad.push(format!("{}:{}: {line}", f.display(), n + 1));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "\"session\" or \"issue\" in user-facing text:\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn the_front_pages_stay_short() {
+    for (file, max_kib) in [
+        ("README.md", 12),
+        ("ARCHITECTURE.md", 15),
+        ("BENCHMARKS.md", 15),
+    ] {
+        let len = std::fs::metadata(repo().join(file)).expect(file).len();
+        assert!(
+            len <= max_kib * 1024,
+            "{file} is {len} bytes, over {max_kib} KiB: move detail to docs/"
+        );
+    }
+}

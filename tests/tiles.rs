@@ -360,9 +360,7 @@ fn a_tiled_build_with_erosion_agrees_with_the_whole_map_within_the_parity_tolera
             let r = &g.outputs[name];
             let node = g.node(&r.node).expect("node");
             let first = node.def.output_index(&r.output) == Some(0);
-            let Some(tol) =
-                orogen::parity::tolerance(node.def.spec.category, node.def.spec.id, first)
-            else {
+            let Some(tol) = orogen::parity::tolerance(&node.def.spec, first) else {
                 continue;
             };
             if g.output_kind(r) != Some(PortKind::Height) {

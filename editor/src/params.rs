@@ -48,26 +48,23 @@ pub fn node_panel(ui: &mut Ui, doc: &mut Document, id: &str) {
                 }
             }
         });
-    if def.spec.id == "colorize" {
-        gradient_swatch(ui, &values);
+    if let Some(swatch) = def.spec.traits.swatch {
+        gradient_swatch(ui, swatch, &values);
     }
 }
 
-/// The gradient a `colorize` node's parameters choose, drawn as a bar from its start (left)
-/// to its end (a custom gradient that does not parse draws nothing: the node's error line
-/// under the parameters says why).
-fn gradient_swatch(ui: &mut Ui, values: &[ParamValue]) {
-    use orogen::node::Params;
-    use orogen::nodes::color::colorize::{gradient, ColorizeParams};
+/// The colour ramp a node's parameters choose (its declared swatch, e.g. `colorize`'s
+/// gradient), drawn as a bar from its start (left) to its end (a ramp that does not parse
+/// draws nothing: the node's error line under the parameters says why).
+fn gradient_swatch(ui: &mut Ui, swatch: orogen::node::Swatch, values: &[ParamValue]) {
     const STEPS: usize = 96;
-    let Ok(g) = gradient(&ColorizeParams::from_values(values)) else {
+    let Some(colours) = swatch(values, STEPS) else {
         return;
     };
     let size = egui::vec2(ui.available_width().clamp(64.0, 240.0), 14.0);
     let (rect, resp) = ui.allocate_exact_size(size, egui::Sense::hover());
     let w = rect.width() / STEPS as f32;
-    for k in 0..STEPS {
-        let c = g.at((k as f32 + 0.5) / STEPS as f32);
+    for (k, c) in colours.into_iter().enumerate() {
         let [r, gr, b] = c.map(|v| (orogen::io::heightmap::srgb_encode(v) * 255.0).round() as u8);
         let x = rect.left() + k as f32 * w;
         let cell = egui::Rect::from_min_max(

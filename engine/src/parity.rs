@@ -37,7 +37,7 @@
 use crate::eval::{EvalOptions, EvalResult, Evaluator, Targets};
 use crate::field::Field;
 use crate::graph::Graph;
-use crate::node::{Category, PortKind};
+use crate::node::{Category, NodeSpec, Parity, PortKind};
 use std::path::Path;
 
 /// The agreement of one node output between two resolutions.
@@ -136,48 +136,34 @@ impl Row {
     }
 }
 
-/// The tolerance of a node type's outputs (see the module doc); `None` for the outputs
-/// after an erosion node's height (shown for information).
+/// The tolerance of a node type's outputs (see the module doc and [`Parity`]); `None` for
+/// outputs shown for information only.
 #[must_use]
-pub fn tolerance(category: Category, type_id: &str, is_first_output: bool) -> Option<Tolerance> {
-    if category == Category::Erosion {
-        let min_corr = if type_id == "droplet_erosion" {
-            0.85
-        } else {
-            0.9
-        };
-        is_first_output.then_some(Tolerance {
-            mean_abs_diff: 0.015,
-            change: Some(((0.85, 1.15), min_corr)),
+pub fn tolerance(spec: &NodeSpec, is_first_output: bool) -> Option<Tolerance> {
+    let within = |mean_abs_diff| {
+        Some(Tolerance {
+            mean_abs_diff,
+            change: None,
         })
-    } else if category == Category::Water {
+    };
+    match (spec.traits.parity, spec.category) {
+        (Parity::Information, _) => None,
+        (Parity::Within(t), _) => within(t),
+        (parity, Category::Erosion) => {
+            let min_corr = match parity {
+                Parity::ErosionCorrelation(c) => c,
+                _ => 0.9,
+            };
+            is_first_output.then_some(Tolerance {
+                mean_abs_diff: 0.015,
+                change: Some(((0.85, 1.15), min_corr)),
+            })
+        }
         // Lakes, rivers, sea, snow: their first output (a terrain or water surface) within
         // the generators' 0.25%, the rest within 1.5% — a finer grid resolves a shoreline,
-        // a channel or a snow edge a little differently. Flow accumulation's channels are one cell wide at every
-        // resolution: shown for information.
-        (type_id != "flow_accumulation").then_some(Tolerance {
-            mean_abs_diff: if is_first_output { 0.0025 } else { 0.015 },
-            change: None,
-        })
-    } else if type_id == "sediment_depth" {
-        // The depth an erosion node laid down or took away: that node's change, judged at the
-        // erosion heights' 1.5% (as a share of the mask's own range, full_depth_m).
-        Some(Tolerance {
-            mean_abs_diff: 0.015,
-            change: None,
-        })
-    } else if type_id == "sky_view" {
-        // The horizon search reads the terrain's finer octaves, which a coarser grid
-        // point-samples: 1% (measured 0.42% on graphs/shaping.json, 256² vs 2048²).
-        Some(Tolerance {
-            mean_abs_diff: 0.01,
-            change: None,
-        })
-    } else {
-        Some(Tolerance {
-            mean_abs_diff: 0.0025,
-            change: None,
-        })
+        // a channel or a snow edge a little differently.
+        (_, Category::Water) => within(if is_first_output { 0.0025 } else { 0.015 }),
+        _ => within(0.0025),
     }
 }
 
@@ -199,7 +185,7 @@ fn inherited_tolerance(
     k: usize,
 ) -> Option<Tolerance> {
     let (src, k) = handed_on(graph, node, k);
-    let own = tolerance(src.def.spec.category, src.def.spec.id, k == 0);
+    let own = tolerance(&src.def.spec, k == 0);
     if src.def.spec.category == Category::Erosion {
         return own;
     }
@@ -211,7 +197,7 @@ fn inherited_tolerance(
         .into_iter()
         .filter_map(|id| graph.node(&id))
         .filter(|n| n.id != src.id && n.def.spec.category == Category::Erosion)
-        .filter_map(|n| tolerance(n.def.spec.category, n.def.spec.id, true))
+        .filter_map(|n| tolerance(&n.def.spec, true))
         .map(|t| t.mean_abs_diff)
         .fold(0.0, f64::max);
     own.map(|t| Tolerance {
@@ -236,7 +222,7 @@ fn fed_by_information(graph: &Graph, node: &crate::graph::NodeInstance) -> bool 
                 continue;
             };
             let (orig, k) = handed_on(graph, src, k);
-            if tolerance(orig.def.spec.category, orig.def.spec.id, k == 0).is_none() {
+            if tolerance(&orig.def.spec, k == 0).is_none() {
                 return true;
             }
             // Through pass-throughs to the node that computed the field; an erosion node's
@@ -258,10 +244,9 @@ fn handed_on<'g>(
 ) -> (&'g crate::graph::NodeInstance, usize) {
     let (mut node, mut k) = (node, k);
     for _ in 0..graph.nodes.len() {
-        let id = node.def.spec.id;
-        let port = if id == crate::graph::SUBGRAPH_TYPE {
+        let port = if node.def.spec.id == crate::graph::SUBGRAPH_TYPE {
             k
-        } else if crate::nodes::io::graph_input::is_graph_input(id) {
+        } else if node.def.spec.traits.graph_input {
             0
         } else {
             break;

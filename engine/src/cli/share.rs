@@ -81,7 +81,7 @@ pub(super) fn run_diff(files: &[PathBuf]) -> ExitCode {
         println!("orogen diff a/{0} b/{0}", p.display());
     }
     let changes = match (&ga, &gb) {
-        (Some(x), Some(y)) => orogen::graph::diff::diff(x, y)
+        (Some(x), Some(y)) => orogen::io::diff::diff(x, y)
             .iter()
             .map(ToString::to_string)
             .collect(),

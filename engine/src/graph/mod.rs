@@ -3,7 +3,6 @@
 //! the topological plan the evaluator follows.
 
 mod diagnostic;
-pub mod diff;
 mod subgraph;
 
 pub use diagnostic::{Diagnostic, Diagnostics, Severity};

@@ -29,7 +29,6 @@
 use super::{Graph, NodeInstance, PortRef};
 use crate::node::intern::{self, Dynamic};
 use crate::node::{Category, NodeDef, ParamKind, ParamSpec, ParamValue, PortSpec};
-use crate::nodes::io::graph_input::is_graph_input;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
@@ -93,7 +92,7 @@ pub fn interface_def(g: &Graph, label: &str) -> &'static NodeDef {
     let mut inputs: Vec<PortSpec> = g
         .nodes
         .iter()
-        .filter(|n| is_graph_input(n.def.spec.id))
+        .filter(|n| n.def.spec.traits.graph_input)
         .filter_map(|n| {
             let kind = n.def.spec.outputs.first()?.kind;
             let doc = match n.param("doc") {
@@ -408,7 +407,7 @@ impl Graph {
                     subgraph: None,
                     ..m.clone()
                 };
-                if is_graph_input(m.def.spec.id) {
+                if m.def.spec.traits.graph_input {
                     let outer = n
                         .def
                         .input_index(&m.id)
@@ -418,9 +417,9 @@ impl Graph {
                     }
                 }
                 // Files named by inner nodes are relative to the inner graph's folder.
-                if m.def.spec.id == "import" && !dir.is_empty() {
+                if let (Some(param), false) = (m.def.spec.traits.file_param, dir.is_empty()) {
                     if let Some(ParamValue::Text(path)) =
-                        m.def.param_index("path").and_then(|i| m2.params.get_mut(i))
+                        m.def.param_index(param).and_then(|i| m2.params.get_mut(i))
                     {
                         if !path.is_empty() && std::path::Path::new(path.as_str()).is_relative() {
                             *path = format!("{dir}{path}");

@@ -132,8 +132,8 @@ fn collect(
             out.entry(file).or_default().push(why("subgraph"));
             collect(&sg.graph, &inner_dir, &sg.path, project, used, out)?;
         }
-        if n.def.spec.id == "import" {
-            let Some(crate::node::ParamValue::Text(p)) = n.param("path") else {
+        if let Some(param) = n.def.spec.traits.file_param {
+            let Some(crate::node::ParamValue::Text(p)) = n.param(param) else {
                 continue;
             };
             if p.is_empty() {
@@ -141,13 +141,13 @@ fn collect(
             }
             if Path::new(p).is_absolute() {
                 return Err(format!(
-                    "{label}: node \"{}\": params.path: \"{p}\" is absolute; a bundle holds files by their place relative to the graph, so use a path relative to the graph's folder",
+                    "{label}: node \"{}\": params.{param}: \"{p}\" is absolute; a bundle holds files by their place relative to the graph, so use a path relative to the graph's folder",
                     n.id
                 ));
             }
             let file = project
                 .resolve(dir, p)
-                .map_err(|e| format!("{label}: node \"{}\": params.path: {e}", n.id))?;
+                .map_err(|e| format!("{label}: node \"{}\": params.{param}: {e}", n.id))?;
             out.entry(file).or_default().push(why("image imported"));
         }
     }

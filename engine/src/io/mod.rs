@@ -5,6 +5,7 @@ pub mod atomic;
 pub mod bundle;
 pub mod catalogue;
 pub mod coarse_file;
+pub mod diff;
 pub mod graph_file;
 pub mod heightmap;
 pub mod manifest;

@@ -5,7 +5,8 @@
 
 use crate::graph::{Graph, NodeInstance, PortRef, Subgraph, SUBGRAPH_TYPE};
 use crate::io::graph_file;
-use crate::node::{PortKind, Registry};
+use crate::node::{NodeDecl, PortKind, Registry};
+use crate::nodes::io::graph_input;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
@@ -189,10 +190,10 @@ pub fn collapse(
                 taken.insert(name.clone());
                 sources.insert(r.clone(), name.clone());
                 let ty = match kind {
-                    PortKind::Height => "graph_input",
-                    PortKind::Mask => "graph_input_mask",
-                    PortKind::Color => "graph_input_color",
-                    PortKind::Scalar => "graph_input_scalar",
+                    PortKind::Height => graph_input::GraphInput::SPEC.id,
+                    PortKind::Mask => graph_input::GraphInputMask::SPEC.id,
+                    PortKind::Color => graph_input::GraphInputColor::SPEC.id,
+                    PortKind::Scalar => graph_input::GraphInputScalar::SPEC.id,
                 };
                 let def = reg
                     .get(ty)

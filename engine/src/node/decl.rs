@@ -35,13 +35,13 @@ pub trait OutputPorts: Sized {
 /// use orogen::node::{EvalCtx, NoParams, Node, NodeError};
 ///
 /// orogen::node! {
-///     /// Lerp by mask.
+///     /// a where the mask is 0, b where it is 1 (this text is the node's documentation in
+///     /// `orogen nodes`, docs/nodes.md and the editor).
 ///     pub struct MyLerp {
 ///         id: "my_lerp",
 ///         label: "Lerp by mask",
 ///         category: Combine,
 ///         version: 1,
-///         doc: "a where the mask is 0, b where it is 1.",
 ///         params: NoParams,
 ///         inputs: MyLerpIn {
 ///             /// Terrain where the mask is 0.
@@ -79,7 +79,7 @@ pub trait OutputPorts: Sized {
 /// orogen::node! {
 ///     /// Two outputs.
 ///     pub struct Two {
-///         id: "two", label: "Two", category: Filter, version: 1, doc: "", params: NoParams,
+///         id: "two", label: "Two", category: Filter, version: 1, params: NoParams,
 ///         inputs: TwoIn { /// In.
 ///             x: height, },
 ///         outputs: TwoOut { /// A.
@@ -96,13 +96,12 @@ pub trait OutputPorts: Sized {
 #[macro_export]
 macro_rules! node {
     (
-        $(#[$meta:meta])*
+        $(#[doc = $doc:literal])*
         pub struct $name:ident {
             id: $id:literal,
             label: $label:literal,
             category: $cat:ident,
             version: $version:literal,
-            doc: $doc:literal,
             params: $params:ty,
             inputs: $in_name:ident {
                 $( $(#[doc = $idoc:literal])* $iport:ident : $ikind:ident $(($opt:ident))? ),* $(,)?
@@ -110,9 +109,10 @@ macro_rules! node {
             outputs: $out_name:ident {
                 $( $(#[doc = $odoc:literal])* $oport:ident : $okind:ident ),* $(,)?
             } $(,)?
+            $(traits: $traits:expr $(,)?)?
         }
     ) => {
-        $(#[$meta])*
+        $(#[doc = $doc])*
         pub struct $name;
 
         #[doc = concat!("The inputs of [`", stringify!($name), "`], by name.")]
@@ -164,12 +164,15 @@ macro_rules! node {
                 label: $label,
                 category: $crate::node::Category::$cat,
                 version: $version,
-                doc: $doc,
+                doc: concat!($($doc, "\n",)* ""),
                 inputs: <$in_name<'static> as $crate::node::InputPorts<'static>>::SPECS,
                 outputs: <$out_name as $crate::node::OutputPorts>::SPECS,
+                traits: $crate::node!(@traits $($traits)?),
             };
         }
     };
+    (@traits) => { $crate::node::Traits::DEFAULT };
+    (@traits $traits:expr) => { $traits };
     (@input_type) => { &'a $crate::field::Field };
     (@input_type optional) => { Option<&'a $crate::field::Field> };
     (@read $raw:ident, $port:ident) => {

@@ -84,6 +84,7 @@ pub fn node_def(d: Dynamic) -> &'static NodeDef {
             doc: str(&d.doc),
             inputs: Box::leak(d.inputs.into_boxed_slice()),
             outputs: Box::leak(d.outputs.into_boxed_slice()),
+            traits: super::Traits::DEFAULT,
         };
         let params: &'static [ParamSpec] = Box::leak(d.params.into_boxed_slice());
         Box::leak(Box::new(NodeDef::custom(spec, params, d.eval))) as &'static NodeDef

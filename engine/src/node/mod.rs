@@ -4,8 +4,10 @@
 mod decl;
 pub mod intern;
 mod param;
+mod traits;
 
 pub use decl::{port_doc, port_name, InputPorts, OutputPorts};
+pub use traits::{Parity, Swatch, Traits};
 
 pub use param::kinds as param_kinds;
 
@@ -258,9 +260,13 @@ pub struct NodeSpec {
     pub category: Category,
     /// Bumped whenever the node's output for the same inputs changes (invalidates caches).
     pub version: u32,
+    /// The node's documentation: its declaration's `///` lines, joined by newlines (show it
+    /// through [`clean_doc`]).
     pub doc: &'static str,
     pub inputs: &'static [PortSpec],
     pub outputs: &'static [PortSpec],
+    /// What code outside the node's file needs to know about it.
+    pub traits: Traits,
 }
 
 /// Errors a node reports while evaluating.

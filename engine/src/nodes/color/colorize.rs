@@ -43,13 +43,16 @@ crate::params! {
 }
 
 crate::node! {
-    /// Colorize.
+    /// A colour map (linear RGB) from a multi-stop gradient: the mask's value when one is
+    /// connected, else the terrain's height placed between the graph's height range (or `low_m` …
+    /// `high_m`), picks the colour; `shift` moves every position along the gradient. Gradients are
+    /// interpolated in linear light; built-in palettes: alpine, rock, desert, tundra, volcanic,
+    /// grassland, grey (black to white).
     pub struct Colorize {
         id: "colorize",
         label: "Colorize",
         category: Color,
         version: 1,
-        doc: "A colour map (linear RGB) from a multi-stop gradient: the mask's value when one is connected, else the terrain's height placed between the graph's height range (or `low_m` … `high_m`), picks the colour; `shift` moves every position along the gradient. Gradients are interpolated in linear light; built-in palettes: alpine, rock, desert, tundra, volcanic, grassland, grey (black to white).",
         params: ColorizeParams,
         inputs: ColorizeIn {
             /// The terrain coloured: its height picks the colour unless a mask is connected
@@ -62,7 +65,23 @@ crate::node! {
             /// The colour map, linear RGB.
             out: color,
         },
+        traits: crate::node::Traits {
+            swatch: Some(swatch),
+            ..crate::node::Traits::DEFAULT
+        },
     }
+}
+
+/// The editor's swatch of the ramp the parameters choose: `n` colours from its start to its
+/// end; `None` for a custom gradient that does not parse.
+fn swatch(values: &[crate::node::ParamValue], n: usize) -> Option<Vec<[f32; 3]>> {
+    use crate::node::Params;
+    let g = gradient(&ColorizeParams::from_values(values)).ok()?;
+    Some(
+        (0..n)
+            .map(|k| g.at((k as f32 + 0.5) / n.max(1) as f32))
+            .collect(),
+    )
 }
 
 /// The gradient the parameters choose; a custom one that does not parse is an error naming

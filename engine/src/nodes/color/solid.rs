@@ -12,13 +12,13 @@ crate::params! {
 }
 
 crate::node! {
-    /// Solid colour.
+    /// One colour everywhere (given in sRGB hex, output in linear RGB): snow, water or a tint to
+    /// blend over another colour map by a mask.
     pub struct SolidColor {
         id: "solid_color",
         label: "Solid colour",
         category: Color,
         version: 1,
-        doc: "One colour everywhere (given in sRGB hex, output in linear RGB): snow, water or a tint to blend over another colour map by a mask.",
         params: SolidColorParams,
         inputs: SolidColorIn {},
         outputs: SolidColorOut {

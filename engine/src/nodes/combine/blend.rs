@@ -11,13 +11,14 @@ crate::params! {
 }
 
 crate::node! {
-    /// Weighted blend of two terrains.
+    /// Weighted combination out = α·a + (1 − α)·b (Olsen 2004, "combination" of diamond-square and
+    /// Voronoi terrains). α is the `alpha` parameter, or the `alpha` mask per cell when that input
+    /// is connected.
     pub struct Blend {
         id: "blend",
         label: "Weighted blend",
         category: Combine,
         version: 1,
-        doc: "Weighted combination out = α·a + (1 − α)·b (Olsen 2004, \"combination\" of diamond-square and Voronoi terrains). α is the `alpha` parameter, or the `alpha` mask per cell when that input is connected.",
         params: BlendParams,
         inputs: BlendIn {
             /// Terrain weighted by α.

@@ -33,13 +33,17 @@ crate::params! {
 }
 
 crate::node! {
-    /// Combine two terrains.
+    /// Combines a and b sample by sample. The operation works on heights relative to the graph's
+    /// height range r = (h − height_min_m)/(height_max_m − height_min_m), so multiply, screen,
+    /// overlay and power behave as in image editors whatever the range; the result maps back to
+    /// metres. smooth_min/smooth_max round the crease where a and b cross over blend_m metres of
+    /// height (polynomial smooth minimum). The optional mask (or `strength`) blends from a (0) to
+    /// the result (1).
     pub struct Combine {
         id: "combine",
         label: "Combine",
         category: Combine,
         version: 1,
-        doc: "Combines a and b sample by sample. The operation works on heights relative to the graph's height range r = (h − height_min_m)/(height_max_m − height_min_m), so multiply, screen, overlay and power behave as in image editors whatever the range; the result maps back to metres. smooth_min/smooth_max round the crease where a and b cross over blend_m metres of height (polynomial smooth minimum). The optional mask (or `strength`) blends from a (0) to the result (1).",
         params: CombineParams,
         inputs: CombineIn {
             /// First terrain.

@@ -16,13 +16,13 @@ pub fn lerp(a: f32, b: f32, m: f32) -> f32 {
 }
 
 crate::node! {
-    /// Lerp by mask.
+    /// out = a + m·(b − a): exactly a where the mask is 0, exactly b where it is 1, a linear mix
+    /// between.
     pub struct Lerp {
         id: "lerp",
         label: "Lerp by mask",
         category: Combine,
         version: 1,
-        doc: "out = a + m·(b − a): exactly a where the mask is 0, exactly b where it is 1, a linear mix between.",
         params: NoParams,
         inputs: LerpIn {
             /// Terrain where the mask is 0.

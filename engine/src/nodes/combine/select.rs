@@ -27,13 +27,15 @@ crate::params! {
 }
 
 crate::node! {
-    /// Select by threshold.
+    /// Chooses b where the control terrain is above the threshold (height as a fraction of the
+    /// height range, or slope in degrees computed with the real cell size, measured over scale_m
+    /// metres when it is above 0) and a below it, with a smoothstep transition `falloff` wide
+    /// centred on the threshold. The control defaults to a.
     pub struct Select {
         id: "select",
         label: "Select",
         category: Combine,
         version: 1,
-        doc: "Chooses b where the control terrain is above the threshold (height as a fraction of the height range, or slope in degrees computed with the real cell size, measured over scale_m metres when it is above 0) and a below it, with a smoothstep transition `falloff` wide centred on the threshold. The control defaults to a.",
         params: SelectParams,
         inputs: SelectIn {
             /// Terrain below the threshold.

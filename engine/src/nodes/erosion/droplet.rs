@@ -788,13 +788,30 @@ pub fn erode(
 const REFINE_PATH_CELLS: f64 = 64.0;
 
 crate::node! {
-    /// Droplet erosion.
+    /// Particle erosion after E-DOG 2011 ("Water erosion on heightmap terrain"): droplets start on
+    /// random cells and run downhill along the gradient with inertia Ki; carry capacity q =
+    /// max(slope, minSlope)·v·w·Kq ("Understanding water erosion"); below capacity they erode Kr·(q
+    /// − s) with a bell-shaped brush of radius 2 but never more than the drop ahead, above it they
+    /// deposit Kd·(s − q) bilinearly; a droplet facing a rise fills the pit and goes on with zero
+    /// speed, or dies there; v = √(v² + 2g·Δh), w ← w·(1 − Kw) ("Code sample"). Defaults are
+    /// E-DOG's: Kq 10, Kw 0.001, Kr 0.9, Kd 0.02, Ki 0.1, minSlope 0.05, g 20. Heights are in cell
+    /// units (metres / cell size) so slopes are true tangents. The droplet count is density ×
+    /// cells. Deterministic and parallel (tiles of one checkerboard colour run at once; droplets
+    /// that would leave their tile's region go on in a grid shifted by half a tile, the rest on the
+    /// whole map; eight droplets advance in lockstep). Brush weights are normalised (E-DOG's only
+    /// sum to about 1), so material is conserved except what droplets carry off the map edge.
+    /// Outputs: height, erosion (wear) and deposition masks, 1 = the largest change. Resolution: by
+    /// default (detail = consistent) the process runs in full at base_resolution (256²), where
+    /// every parameter means what it does in E-DOG 2011, and a finer build adds only detail below
+    /// those cells (one refinement at the build's resolution: as many droplets per cell, each
+    /// running at most 64 base cells, its drift over the base's cells taken out), so a preview and
+    /// a build show the same terrain (orogen parity); detail = native runs it once at the
+    /// resolution being built.
     pub struct Droplet {
         id: "droplet_erosion",
         label: "Hydraulic erosion (droplets)",
         category: Erosion,
         version: 3,
-        doc: "Particle erosion after E-DOG 2011 (\"Water erosion on heightmap terrain\"): droplets start on random cells and run downhill along the gradient with inertia Ki; carry capacity q = max(slope, minSlope)·v·w·Kq (\"Understanding water erosion\"); below capacity they erode Kr·(q − s) with a bell-shaped brush of radius 2 but never more than the drop ahead, above it they deposit Kd·(s − q) bilinearly; a droplet facing a rise fills the pit and goes on with zero speed, or dies there; v = √(v² + 2g·Δh), w ← w·(1 − Kw) (\"Code sample\"). Defaults are E-DOG's: Kq 10, Kw 0.001, Kr 0.9, Kd 0.02, Ki 0.1, minSlope 0.05, g 20. Heights are in cell units (metres / cell size) so slopes are true tangents. The droplet count is density × cells. Deterministic and parallel (tiles of one checkerboard colour run at once; droplets that would leave their tile's region go on in a grid shifted by half a tile, the rest on the whole map; eight droplets advance in lockstep). Brush weights are normalised (E-DOG's only sum to about 1), so material is conserved except what droplets carry off the map edge. Outputs: height, erosion (wear) and deposition masks, 1 = the largest change. Resolution: by default (detail = consistent) the process runs in full at base_resolution (256²), where every parameter means what it does in E-DOG 2011, and a finer build adds only detail below those cells (one refinement at the build's resolution: as many droplets per cell, each running at most 64 base cells, its drift over the base's cells taken out), so a preview and a build show the same terrain (orogen parity); detail = native runs it once at the resolution being built.",
         params: DropletParams,
         inputs: DropletIn {
             /// Terrain to erode.
@@ -807,6 +824,10 @@ crate::node! {
             erosion: mask,
             /// Where sediment settled, 1 = thickest.
             deposition: mask,
+        },
+        traits: crate::node::Traits {
+            parity: crate::node::Parity::ErosionCorrelation(0.85),
+            ..crate::node::Traits::DEFAULT
         },
     }
 }

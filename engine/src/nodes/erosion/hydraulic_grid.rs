@@ -33,13 +33,26 @@ crate::params! {
 }
 
 crate::node! {
-    /// Grid hydraulic erosion.
+    /// Olsen 2004's grid hydraulic erosion, per iteration: 1 rain W += K_r; 2 erosion H −= K_s·W,
+    /// S += K_s·W; 3 transport: with a = h + w, water moves to lower neighbours Δw_i = min(w,
+    /// Δa)·d_i/d_total (Δa = a − mean of a over the cell and its lower neighbours) and carries
+    /// sediment Δs_i = s·Δw_i/w; 4 evaporation W := (1 − K_e)·W; 5 deposition of what exceeds the
+    /// capacity K_c·W back into H. Olsen 2004 works on heights in [0, 1]; here K_r, K_s and K_c act
+    /// on heights relative to the graph's height range, so the constants keep their meaning in
+    /// metres. All cells update together (parallel, deterministic); water and sediment never leave
+    /// the map, so terrain + suspended sediment is conserved. Outputs: height (with the remaining
+    /// suspended sediment deposited), water (relative to the deepest), deposition (where terrain
+    /// rose, relative to the largest rise), erosion (where it went down, relative to the largest
+    /// loss). Resolution: by default (detail = consistent) the process runs in full at
+    /// base_resolution (256²), where every parameter means what it does in Olsen 2004, and a finer
+    /// build adds only detail below those cells (as many iterations at each doubling, its drift
+    /// over the coarser cells taken out), so a preview and a build show the same terrain (orogen
+    /// parity); detail = native runs it once at the resolution being built.
     pub struct GridHydraulic {
         id: "grid_hydraulic_erosion",
         label: "Hydraulic erosion (grid)",
         category: Erosion,
         version: 3,
-        doc: "Olsen 2004's grid hydraulic erosion, per iteration: 1 rain W += K_r; 2 erosion H −= K_s·W, S += K_s·W; 3 transport: with a = h + w, water moves to lower neighbours Δw_i = min(w, Δa)·d_i/d_total (Δa = a − mean of a over the cell and its lower neighbours) and carries sediment Δs_i = s·Δw_i/w; 4 evaporation W := (1 − K_e)·W; 5 deposition of what exceeds the capacity K_c·W back into H. Olsen 2004 works on heights in [0, 1]; here K_r, K_s and K_c act on heights relative to the graph's height range, so the constants keep their meaning in metres. All cells update together (parallel, deterministic); water and sediment never leave the map, so terrain + suspended sediment is conserved. Outputs: height (with the remaining suspended sediment deposited), water (relative to the deepest), deposition (where terrain rose, relative to the largest rise), erosion (where it went down, relative to the largest loss). Resolution: by default (detail = consistent) the process runs in full at base_resolution (256²), where every parameter means what it does in Olsen 2004, and a finer build adds only detail below those cells (as many iterations at each doubling, its drift over the coarser cells taken out), so a preview and a build show the same terrain (orogen parity); detail = native runs it once at the resolution being built.",
         params: GridHydraulicParams,
         inputs: GridHydraulicIn {
             /// Terrain to erode.

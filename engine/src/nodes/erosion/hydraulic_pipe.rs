@@ -540,13 +540,26 @@ impl PipeState {
 }
 
 crate::node! {
-    /// Pipe-model hydraulic erosion.
+    /// Shallow-water hydraulic erosion with virtual pipes (Mei et al. 2007, Šťava et al. 2008;
+    /// cited in Lim, Tan & Bhojan 2022 §2.2): per step rain d += Δt·r (Eq. 1); flux through four
+    /// pipes f ← max(0, f + Δt·A·g·Δh/l), scaled so no cell sends more than it holds (Eqs. 2–4);
+    /// water and velocity from the net flux (Eqs. 5–9); capacity C = K_c·sin(α)·|v| (tilt floored
+    /// at min_tilt), erosion K_s·(C − s) or deposition K_d·(s − C) (Eqs. 10–12); sediment carried
+    /// with the outflowing water (conservative upwind transport instead of Mei's semi-Lagrangian
+    /// Eq. 13, which loses mass); evaporation d ← d·(1 − K_e·Δt) (Eq. 14). Grid normalised as in
+    /// the paper (l = A = 1, heights in cell units). Water and its sediment may leave through the
+    /// map edge. Optional rain mask scales the rain. Outputs: height (with the suspended sediment
+    /// settled), water depth, flow speed, erosion and deposition masks (each relative to its
+    /// largest value). Resolution: by default (detail = consistent) the process runs in full at
+    /// base_resolution (256²), where every parameter means what it does in Mei et al. 2007, and a
+    /// finer build adds only detail below those cells (a quarter of the iterations at each
+    /// doubling, its drift over the coarser cells taken out), so a preview and a build show the
+    /// same terrain (orogen parity); detail = native runs it once at the resolution being built.
     pub struct PipeHydraulic {
         id: "pipe_hydraulic_erosion",
         label: "Hydraulic erosion (pipe model)",
         category: Erosion,
         version: 2,
-        doc: "Shallow-water hydraulic erosion with virtual pipes (Mei et al. 2007, Šťava et al. 2008; cited in Lim, Tan & Bhojan 2022 §2.2): per step rain d += Δt·r (Eq. 1); flux through four pipes f ← max(0, f + Δt·A·g·Δh/l), scaled so no cell sends more than it holds (Eqs. 2–4); water and velocity from the net flux (Eqs. 5–9); capacity C = K_c·sin(α)·|v| (tilt floored at min_tilt), erosion K_s·(C − s) or deposition K_d·(s − C) (Eqs. 10–12); sediment carried with the outflowing water (conservative upwind transport instead of Mei's semi-Lagrangian Eq. 13, which loses mass); evaporation d ← d·(1 − K_e·Δt) (Eq. 14). Grid normalised as in the paper (l = A = 1, heights in cell units). Water and its sediment may leave through the map edge. Optional rain mask scales the rain. Outputs: height (with the suspended sediment settled), water depth, flow speed, erosion and deposition masks (each relative to its largest value). Resolution: by default (detail = consistent) the process runs in full at base_resolution (256²), where every parameter means what it does in Mei et al. 2007, and a finer build adds only detail below those cells (a quarter of the iterations at each doubling, its drift over the coarser cells taken out), so a preview and a build show the same terrain (orogen parity); detail = native runs it once at the resolution being built.",
         params: PipeParams,
         inputs: PipeHydraulicIn {
             /// Terrain to erode.

@@ -748,13 +748,26 @@ fn gradient_row(
 }
 
 crate::node! {
-    /// Lim–Tan–Bhojan erosion.
+    /// Lim, Tan & Bhojan 2022 §3, Algorithm 1 per tick: 4-neighbour steepest drainage by total
+    /// height between jittered nodes (§3.2); total drainage D = moisture + k_d·Σ D(tributaries)
+    /// (§3.3); gorges carved between adjacent local minima through each minimum's lowest leaf, w =
+    /// min(k_g·D, 1) (Eq. 1; the paper's max is a typo), gradient-constraint strength × (1 − w)
+    /// along the gorge (§3.4); fluvial erosion Δh = k_e·D^n·s^m capped at the drop to the receiver
+    /// (Eq. 2, §3.5); value constraint then gradient constraint towards the constraint map (§3.6);
+    /// water reset to sea level (§3.7). The input is the height-constraint map (land starts equal
+    /// to it plus small noise); value strength, gradient strength and moisture are constants, each
+    /// multiplied by its mask input when connected. Heights in tile units (metres / cell size).
+    /// Outputs: height, water (sea depth relative to the deepest), drainage (log-scaled, 1 = the
+    /// largest). Resolution: by default (detail = consistent) the process runs in full at
+    /// base_resolution (256²), where every parameter means what it does in Lim, Tan & Bhojan 2022,
+    /// and a finer build adds only detail below those cells (a fifth of the iterations at each
+    /// doubling, its drift over the coarser cells taken out), so a preview and a build show the
+    /// same terrain (orogen parity); detail = native runs it once at the resolution being built.
     pub struct LimTanBhojan {
         id: "lim_tan_bhojan_erosion",
         label: "Lim–Tan–Bhojan erosion",
         category: Erosion,
         version: 2,
-        doc: "Lim, Tan & Bhojan 2022 §3, Algorithm 1 per tick: 4-neighbour steepest drainage by total height between jittered nodes (§3.2); total drainage D = moisture + k_d·Σ D(tributaries) (§3.3); gorges carved between adjacent local minima through each minimum's lowest leaf, w = min(k_g·D, 1) (Eq. 1; the paper's max is a typo), gradient-constraint strength × (1 − w) along the gorge (§3.4); fluvial erosion Δh = k_e·D^n·s^m capped at the drop to the receiver (Eq. 2, §3.5); value constraint then gradient constraint towards the constraint map (§3.6); water reset to sea level (§3.7). The input is the height-constraint map (land starts equal to it plus small noise); value strength, gradient strength and moisture are constants, each multiplied by its mask input when connected. Heights in tile units (metres / cell size). Outputs: height, water (sea depth relative to the deepest), drainage (log-scaled, 1 = the largest). Resolution: by default (detail = consistent) the process runs in full at base_resolution (256²), where every parameter means what it does in Lim, Tan & Bhojan 2022, and a finer build adds only detail below those cells (a fifth of the iterations at each doubling, its drift over the coarser cells taken out), so a preview and a build show the same terrain (orogen parity); detail = native runs it once at the resolution being built.",
         params: LimParams,
         inputs: LimTanBhojanIn {
             /// Height-constraint map: the terrain the result stays close to.

@@ -632,13 +632,31 @@ fn incise(zi: f64, zr: f64, c: f64, d: f64, n: f64) -> f64 {
 }
 
 crate::node! {
-    /// Stream-power erosion with uplift.
+    /// Uplift against river incision (Cordonnier et al. 2016, as summarised by Lim, Tan & Bhojan
+    /// 2022 §2.3), solved implicitly (Braun & Willett 2013, unconditionally stable, as FastScape).
+    /// Per step: uplift U·Δt (U = uplift_m_per_yr × uplift map; the border is the fixed base
+    /// level); depressions resolved over the graph of pit basins joined at their lowest passes
+    /// (Cordonnier et al. 2016's basin tree; the lake levels equal a priority flood's), so every
+    /// river reaches the map edge; jittered node per cell, steepest-descent receiver among 8
+    /// neighbours on the filled surface (cells under a spill level are lakes: not cut, their water
+    /// routed to the pit and out over the pass); drainage area A accumulated downstream; incision
+    /// k·A^m·s^n with the implicit update h ← (h + F·h_r)/(1 + F), F = k·Δt·A^m/d (Newton
+    /// iterations when n ≠ 1); optional hillslope diffusion κ·∇²h (FastScape's hillslope term, not
+    /// in Lim, Tan & Bhojan 2022), implicit one direction at a time, the border fixed. The uplift
+    /// input is read as a factor (input − height_min)/(height span): a mask gives its own value, a
+    /// height map its relative height. Outputs: height (m), drainage (log of the area, 1 = the
+    /// largest), rivers (1 where the area exceeds river_area_km2, fading in from a quarter of it; 0
+    /// under lakes). Resolution: by default (detail = consistent) the process runs in full at
+    /// base_resolution (256²), where every parameter means what it does in Cordonnier et al. 2016
+    /// and Braun & Willett 2013, and a finer build adds only detail below those cells (a fifth of
+    /// the steps at each doubling, its drift over the coarser cells taken out), so a preview and a
+    /// build show the same terrain (orogen parity); detail = native runs it once at the resolution
+    /// being built.
     pub struct StreamPowerErosion {
         id: "stream_power_erosion",
         label: "Stream power + uplift",
         category: Erosion,
         version: 2,
-        doc: "Uplift against river incision (Cordonnier et al. 2016, as summarised by Lim, Tan & Bhojan 2022 §2.3), solved implicitly (Braun & Willett 2013, unconditionally stable, as FastScape). Per step: uplift U·Δt (U = uplift_m_per_yr × uplift map; the border is the fixed base level); depressions resolved over the graph of pit basins joined at their lowest passes (Cordonnier et al. 2016's basin tree; the lake levels equal a priority flood's), so every river reaches the map edge; jittered node per cell, steepest-descent receiver among 8 neighbours on the filled surface (cells under a spill level are lakes: not cut, their water routed to the pit and out over the pass); drainage area A accumulated downstream; incision k·A^m·s^n with the implicit update h ← (h + F·h_r)/(1 + F), F = k·Δt·A^m/d (Newton iterations when n ≠ 1); optional hillslope diffusion κ·∇²h (FastScape's hillslope term, not in Lim, Tan & Bhojan 2022), implicit one direction at a time, the border fixed. The uplift input is read as a factor (input − height_min)/(height span): a mask gives its own value, a height map its relative height. Outputs: height (m), drainage (log of the area, 1 = the largest), rivers (1 where the area exceeds river_area_km2, fading in from a quarter of it; 0 under lakes). Resolution: by default (detail = consistent) the process runs in full at base_resolution (256²), where every parameter means what it does in Cordonnier et al. 2016 and Braun & Willett 2013, and a finer build adds only detail below those cells (a fifth of the steps at each doubling, its drift over the coarser cells taken out), so a preview and a build show the same terrain (orogen parity); detail = native runs it once at the resolution being built.",
         params: StreamPowerParams,
         inputs: StreamPowerErosionIn {
             /// Initial terrain.

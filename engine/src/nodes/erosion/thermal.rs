@@ -41,13 +41,25 @@ crate::params! {
 }
 
 crate::node! {
-    /// Thermal erosion.
+    /// Thermal erosion (Olsen 2004, "Thermal Erosion"): for each cell, with d_i = h − h_i to its 8
+    /// neighbours and T the talus angle turned into a height drop with the real distance to each
+    /// neighbour (tan(talus_deg) · cell size, ×√2 diagonally), d_max the largest excess d_i − T and
+    /// d_total the sum of the d_i > T, each such neighbour receives h_i += c·(d_max −
+    /// T)·d_i/d_total and the cell loses the same. The olsen variant (Olsen 2004's speed-optimised
+    /// version, only named in Olsen 2004) sends half the excess to the steepest neighbour only. All
+    /// cells update together (two parallel passes) in sub-steps of at most c = 1/8 (a larger
+    /// simultaneous step overshoots and leaves ripples on every talus slope); material is
+    /// conserved, nothing leaves the map. Resolution: by default (detail = consistent) the rule
+    /// runs in full at base_resolution (256²) and finer builds add only detail below those cells,
+    /// so previews and builds show the same terrain; detail = native runs it once at the resolution
+    /// being built (Olsen's literal rule: its iterations count cells). Outputs the eroded height, a
+    /// deposition mask (where material accumulated, 1 at the largest deposit) and an erosion mask
+    /// (where it was shed, 1 at the largest loss).
     pub struct Thermal {
         id: "thermal_erosion",
         label: "Thermal erosion",
         category: Erosion,
         version: 4,
-        doc: "Thermal erosion (Olsen 2004, \"Thermal Erosion\"): for each cell, with d_i = h − h_i to its 8 neighbours and T the talus angle turned into a height drop with the real distance to each neighbour (tan(talus_deg) · cell size, ×√2 diagonally), d_max the largest excess d_i − T and d_total the sum of the d_i > T, each such neighbour receives h_i += c·(d_max − T)·d_i/d_total and the cell loses the same. The olsen variant (Olsen 2004's speed-optimised version, only named in Olsen 2004) sends half the excess to the steepest neighbour only. All cells update together (two parallel passes) in sub-steps of at most c = 1/8 (a larger simultaneous step overshoots and leaves ripples on every talus slope); material is conserved, nothing leaves the map. Resolution: by default (detail = consistent) the rule runs in full at base_resolution (256²) and finer builds add only detail below those cells, so previews and builds show the same terrain; detail = native runs it once at the resolution being built (Olsen's literal rule: its iterations count cells). Outputs the eroded height, a deposition mask (where material accumulated, 1 at the largest deposit) and an erosion mask (where it was shed, 1 at the largest loss).",
         params: ThermalParams,
         inputs: ThermalIn {
             /// Terrain to erode.

@@ -11,13 +11,15 @@ crate::params! {
 }
 
 crate::node! {
-    /// Gaussian blur.
+    /// Gaussian blur with σ = radius_m / 2, in metres, so every resolution blurs alike. Separable;
+    /// below 2 pixels a sampled Gaussian, above that three box filters of matched variance
+    /// (Kovesi 2010) computed with prefix sums — the cost per sample does not depend on the radius.
+    /// Mirrored borders: the mean height is preserved exactly.
     pub struct Blur {
         id: "blur",
         label: "Blur",
         category: Filter,
         version: 1,
-        doc: "Gaussian blur with σ = radius_m / 2, in metres, so every resolution blurs alike. Separable; below 2 pixels a sampled Gaussian, above that three box filters of matched variance (Kovesi 2010) computed with prefix sums — the cost per sample does not depend on the radius. Mirrored borders: the mean height is preserved exactly.",
         params: BlurParams,
         inputs: BlurIn {
             /// Terrain to blur.

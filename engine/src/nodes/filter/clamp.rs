@@ -12,13 +12,12 @@ crate::params! {
 }
 
 crate::node! {
-    /// Clamp heights.
+    /// Clamps heights to [low, high] (fractions of the graph's height range). Fails if low > high.
     pub struct Clamp {
         id: "clamp",
         label: "Clamp",
         category: Filter,
         version: 1,
-        doc: "Clamps heights to [low, high] (fractions of the graph's height range). Fails if low > high.",
         params: ClampParams,
         inputs: ClampIn {
             /// Terrain to clamp.

@@ -3,13 +3,12 @@
 use crate::node::{EvalCtx, NoParams, Node, NodeError};
 
 crate::node! {
-    /// Invert heights.
+    /// Mirrors heights within the graph's height range: h' = height_min_m + height_max_m − h.
     pub struct Invert {
         id: "invert",
         label: "Invert",
         category: Filter,
         version: 1,
-        doc: "Mirrors heights within the graph's height range: h' = height_min_m + height_max_m − h.",
         params: NoParams,
         inputs: InvertIn {
             /// Terrain to invert.

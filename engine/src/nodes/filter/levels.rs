@@ -18,13 +18,15 @@ crate::params! {
 }
 
 crate::node! {
-    /// Levels.
+    /// Maps [in_low, in_high] to [out_low, out_high] (fractions of the graph's height range),
+    /// clamping input outside the band, with a gamma curve in between: t = clamp((h −
+    /// in_low)/(in_high − in_low)), out = out_low + t^(1/gamma)·(out_high − out_low). Fails if
+    /// in_low == in_high.
     pub struct Levels {
         id: "levels",
         label: "Levels",
         category: Filter,
         version: 1,
-        doc: "Maps [in_low, in_high] to [out_low, out_high] (fractions of the graph's height range), clamping input outside the band, with a gamma curve in between: t = clamp((h − in_low)/(in_high − in_low)), out = out_low + t^(1/gamma)·(out_high − out_low). Fails if in_low == in_high.",
         params: LevelsParams,
         inputs: LevelsIn {
             /// Terrain to remap.

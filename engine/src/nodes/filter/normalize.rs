@@ -12,13 +12,14 @@ crate::params! {
 }
 
 crate::node! {
-    /// Normalize.
+    /// Linearly maps the input's minimum to `low` and maximum to `high` (fractions of the graph's
+    /// height range). A flat input becomes flat at `low`. Note: depends on the whole field, so
+    /// different resolutions can differ slightly where extremes are sampled differently.
     pub struct Normalize {
         id: "normalize",
         label: "Normalize",
         category: Filter,
         version: 1,
-        doc: "Linearly maps the input's minimum to `low` and maximum to `high` (fractions of the graph's height range). A flat input becomes flat at `low`. Note: depends on the whole field, so different resolutions can differ slightly where extremes are sampled differently.",
         params: NormalizeParams,
         inputs: NormalizeIn {
             /// Terrain to normalise.

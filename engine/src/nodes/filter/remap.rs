@@ -52,13 +52,14 @@ crate::params! {
 }
 
 crate::node! {
-    /// Terraces.
+    /// Terraces: with t = r·steps (r relative height), k = floor(t), u = t − k, the output is (k +
+    /// u^p)/steps with p = 1/(1 − 0.99·shape) (u^p read from a 4097-point table). Continuous (each
+    /// riser climbs to the next tread); shape 0 is the identity, shape 1 nearly flat treads.
     pub struct Terrace {
         id: "terrace",
         label: "Terrace",
         category: Filter,
         version: 1,
-        doc: "Terraces: with t = r·steps (r relative height), k = floor(t), u = t − k, the output is (k + u^p)/steps with p = 1/(1 − 0.99·shape) (u^p read from a 4097-point table). Continuous (each riser climbs to the next tread); shape 0 is the identity, shape 1 nearly flat treads.",
         params: TerraceParams,
         inputs: TerraceIn {
             /// Terrain to remap.
@@ -102,13 +103,14 @@ crate::params! {
 }
 
 crate::node! {
-    /// Monotone curve.
+    /// A curve through five control values (y0 … y4 at relative heights 0, ¼, ½, ¾, 1),
+    /// interpolated by a monotone cubic (Fritsch–Carlson): no overshoot, and monotone wherever the
+    /// control values are. Heights outside the range are clamped to it first.
     pub struct Curve {
         id: "curve",
         label: "Curve",
         category: Filter,
         version: 1,
-        doc: "A curve through five control values (y0 … y4 at relative heights 0, ¼, ½, ¾, 1), interpolated by a monotone cubic (Fritsch–Carlson): no overshoot, and monotone wherever the control values are. Heights outside the range are clamped to it first.",
         params: CurveParams,
         inputs: CurveIn {
             /// Terrain to remap.
@@ -186,13 +188,13 @@ crate::params! {
 }
 
 crate::node! {
-    /// Gamma.
+    /// r' = max(r, 0)^gamma on relative heights r (read from a 4097-point table inside the height
+    /// range).
     pub struct Gamma {
         id: "gamma",
         label: "Gamma / power",
         category: Filter,
         version: 1,
-        doc: "r' = max(r, 0)^gamma on relative heights r (read from a 4097-point table inside the height range).",
         params: GammaParams,
         inputs: GammaIn {
             /// Terrain to remap.
@@ -229,13 +231,12 @@ crate::params! {
 }
 
 crate::node! {
-    /// Quantize.
+    /// r' = round(r·steps)/steps on relative heights: hard-edged levels.
     pub struct Quantize {
         id: "quantize",
         label: "Quantize",
         category: Filter,
         version: 1,
-        doc: "r' = round(r·steps)/steps on relative heights: hard-edged levels.",
         params: QuantizeParams,
         inputs: QuantizeIn {
             /// Terrain to remap.
@@ -269,13 +270,13 @@ crate::params! {
 }
 
 crate::node! {
-    /// Absolute value around a pivot.
+    /// Folds heights around a pivot: r' = pivot + |r − pivot| (relative heights). Valleys below the
+    /// pivot become ridges above it — the classic way to turn noise into sharp crests.
     pub struct Abs {
         id: "abs",
         label: "Abs (fold)",
         category: Filter,
         version: 1,
-        doc: "Folds heights around a pivot: r' = pivot + |r − pivot| (relative heights). Valleys below the pivot become ridges above it — the classic way to turn noise into sharp crests.",
         params: AbsParams,
         inputs: AbsIn {
             /// Terrain to remap.

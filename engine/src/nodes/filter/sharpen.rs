@@ -14,13 +14,13 @@ crate::params! {
 }
 
 crate::node! {
-    /// Unsharp mask.
+    /// Unsharp masking: out = h + amount·(h − blur(h)), with the blur of the `blur` node (σ =
+    /// radius_m / 2). Preserves the mean height.
     pub struct Sharpen {
         id: "sharpen",
         label: "Sharpen",
         category: Filter,
         version: 1,
-        doc: "Unsharp masking: out = h + amount·(h − blur(h)), with the blur of the `blur` node (σ = radius_m / 2). Preserves the mean height.",
         params: SharpenParams,
         inputs: SharpenIn {
             /// Terrain to sharpen.

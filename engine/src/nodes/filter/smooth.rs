@@ -12,13 +12,15 @@ crate::params! {
 }
 
 crate::node! {
-    /// Laplacian smoothing.
+    /// Repeats h ← h + ½·(mean of the 4 neighbours − h) (explicit diffusion, mirrored borders, mean
+    /// preserved). Each pass spreads heights by σ² = cell²/4 per axis, so the pass count is
+    /// (2·distance_m / cell)², making the result the same at every resolution — up to 2000 passes,
+    /// beyond which the distance is clamped (use `blur` for large radii).
     pub struct LaplacianSmooth {
         id: "laplacian_smooth",
         label: "Laplacian smooth",
         category: Filter,
         version: 1,
-        doc: "Repeats h ← h + ½·(mean of the 4 neighbours − h) (explicit diffusion, mirrored borders, mean preserved). Each pass spreads heights by σ² = cell²/4 per axis, so the pass count is (2·distance_m / cell)², making the result the same at every resolution — up to 2000 passes, beyond which the distance is clamped (use `blur` for large radii).",
         params: SmoothParams,
         inputs: LaplacianSmoothIn {
             /// Terrain to smooth.

@@ -10,13 +10,12 @@ crate::params! {
 }
 
 crate::node! {
-    /// A flat terrain.
+    /// A flat terrain at `height_m` metres.
     pub struct Constant {
         id: "constant",
         label: "Constant",
         category: Generator,
         version: 1,
-        doc: "A flat terrain at `height_m` metres.",
         params: ConstantParams,
         inputs: ConstantIn {
         },

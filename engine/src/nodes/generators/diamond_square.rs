@@ -23,13 +23,23 @@ crate::params! {
 }
 
 crate::node! {
-    /// Diamond-square.
+    /// The diamond-square algorithm of Olsen 2004: random corners, then alternating diamond steps
+    /// (square centres = mean of 4 corners + random offset) and square steps (edge midpoints = mean
+    /// of their neighbours + offset), halving the step and multiplying the offset range by
+    /// `persistence` each time. Resolution independence: the algorithm is non-local, so it runs on
+    /// a lattice fixed in world space — 2^L + 1 points per side spanning the world, L =
+    /// ceil(log2(world size / cell_m)) capped at 12 — never on the output grid; its random offsets
+    /// are hashed from each point's position on a 2^16 master lattice, so coarse levels do not
+    /// change with cell_m either. The lattice is stretched so its lowest point is −1 and its
+    /// highest +1. The output samples that lattice bilinearly at the cell centres where cells are
+    /// no wider than the lattice's; wider cells take the mean of the bilinear surface over their
+    /// area (exactly, by the hat functions' integrals), so a 256² preview is what a 4096² build
+    /// averages to.
     pub struct DiamondSquare {
         id: "diamond_square",
         label: "Diamond-square",
         category: Generator,
         version: 1,
-        doc: "The diamond-square algorithm of Olsen 2004: random corners, then alternating diamond steps (square centres = mean of 4 corners + random offset) and square steps (edge midpoints = mean of their neighbours + offset), halving the step and multiplying the offset range by `persistence` each time. Resolution independence: the algorithm is non-local, so it runs on a lattice fixed in world space — 2^L + 1 points per side spanning the world, L = ceil(log2(world size / cell_m)) capped at 12 — never on the output grid; its random offsets are hashed from each point's position on a 2^16 master lattice, so coarse levels do not change with cell_m either. The lattice is stretched so its lowest point is −1 and its highest +1. The output samples that lattice bilinearly at the cell centres where cells are no wider than the lattice's; wider cells take the mean of the bilinear surface over their area (exactly, by the hat functions' integrals), so a 256² preview is what a 4096² build averages to.",
         params: DiamondSquareParams,
         inputs: DiamondSquareIn {
         },

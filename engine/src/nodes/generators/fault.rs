@@ -24,13 +24,16 @@ crate::params! {
 }
 
 crate::node! {
-    /// Fault formation.
+    /// Fault formation: for i = 0 … iterations−1 a random line through the world (seeded point and
+    /// direction) raises one side by d_i and lowers the other by d_i, with d_i = decay^i and a
+    /// linear transition softness_m wide. The sum is divided by 3·sqrt(Σ d_i²) (a random walk's
+    /// spread) to about [−1, 1]. Lines are in world metres, so every resolution shows the same
+    /// faults.
     pub struct FaultFormation {
         id: "fault_formation",
         label: "Fault formation",
         category: Generator,
         version: 1,
-        doc: "Fault formation: for i = 0 … iterations−1 a random line through the world (seeded point and direction) raises one side by d_i and lowers the other by d_i, with d_i = decay^i and a linear transition softness_m wide. The sum is divided by 3·sqrt(Σ d_i²) (a random walk's spread) to about [−1, 1]. Lines are in world metres, so every resolution shows the same faults.",
         params: FaultParams,
         inputs: FaultFormationIn {
         },

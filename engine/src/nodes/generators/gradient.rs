@@ -15,13 +15,14 @@ crate::params! {
 }
 
 crate::node! {
-    /// A linear ramp from 0 to 1.
+    /// A mask that rises linearly from 0 at `start` to 1 at `end` along the direction `angle_deg`;
+    /// clamped outside. Positions are fractions of the world size, so every resolution shows the
+    /// same ramp.
     pub struct LinearGradient {
         id: "linear_gradient",
         label: "Linear gradient",
         category: Generator,
         version: 1,
-        doc: "A mask that rises linearly from 0 at `start` to 1 at `end` along the direction `angle_deg`; clamped outside. Positions are fractions of the world size, so every resolution shows the same ramp.",
         params: LinearGradientParams,
         inputs: LinearGradientIn {
         },

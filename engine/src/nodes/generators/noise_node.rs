@@ -124,13 +124,19 @@ pub fn to_heights(ctx: &EvalCtx, mut v: Field, amplitude: f64, base: f64) -> Fie
 }
 
 crate::node! {
-    /// Fractal noise.
+    /// Fractal noise over a choice of basis — Perlin with S3/S5 (Thorimbert & Chopard 2016 §3.2,
+    /// Eqs. 16–18), value noise, generic D2M1N3 polynomial noise (Thorimbert & Chopard 2016 §3.1,
+    /// Eqs. 5–15, gradient weight w), zero-gradient D2M1N3 (Thorimbert & Chopard 2016 §3.3, Eq. 19,
+    /// with the space-dependent terms tabulated once per octave as §3.3 suggests), or 2D simplex —
+    /// combined as fBm (Thorimbert & Chopard 2016 §4), ridged (Thorimbert & Chopard 2016 Fig. 5),
+    /// billow or hybrid multifractal. Sampled at cell centres in world metres, so every resolution
+    /// shows the same terrain. Height = base + amplitude · v with v about [−1, 1], both relative to
+    /// the graph's height range.
     pub struct Noise {
         id: "noise",
         label: "Fractal noise",
         category: Generator,
         version: 1,
-        doc: "Fractal noise over a choice of basis — Perlin with S3/S5 (Thorimbert & Chopard 2016 §3.2, Eqs. 16–18), value noise, generic D2M1N3 polynomial noise (Thorimbert & Chopard 2016 §3.1, Eqs. 5–15, gradient weight w), zero-gradient D2M1N3 (Thorimbert & Chopard 2016 §3.3, Eq. 19, with the space-dependent terms tabulated once per octave as §3.3 suggests), or 2D simplex — combined as fBm (Thorimbert & Chopard 2016 §4), ridged (Thorimbert & Chopard 2016 Fig. 5), billow or hybrid multifractal. Sampled at cell centres in world metres, so every resolution shows the same terrain. Height = base + amplitude · v with v about [−1, 1], both relative to the graph's height range.",
         params: NoiseParams,
         inputs: NoiseIn {
         },

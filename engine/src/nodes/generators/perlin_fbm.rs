@@ -27,13 +27,17 @@ crate::params! {
 }
 
 crate::node! {
-    /// Perlin fBm.
+    /// Fractal Brownian motion: the sum over octaves i of persistence^i · perlin(lacunarity^i · p /
+    /// feature_size_m), normalised by the sum of the octave amplitudes (Thorimbert & Chopard 2016
+    /// §4). Perlin noise with the S3 or S5 interpolant (Thorimbert & Chopard 2016 §3.2, Eqs.
+    /// 16–18). The same as `noise` with basis perlin and mode fbm. Sampled at cell centres in world
+    /// metres, so every resolution shows the same terrain. Height = base + amplitude · noise, both
+    /// relative to the graph's height range.
     pub struct PerlinFbm {
         id: "perlin_fbm",
         label: "Perlin fBm",
         category: Generator,
         version: 2,
-        doc: "Fractal Brownian motion: the sum over octaves i of persistence^i · perlin(lacunarity^i · p / feature_size_m), normalised by the sum of the octave amplitudes (Thorimbert & Chopard 2016 §4). Perlin noise with the S3 or S5 interpolant (Thorimbert & Chopard 2016 §3.2, Eqs. 16–18). The same as `noise` with basis perlin and mode fbm. Sampled at cell centres in world metres, so every resolution shows the same terrain. Height = base + amplitude · noise, both relative to the graph's height range.",
         params: PerlinFbmParams,
         inputs: PerlinFbmIn {
         },

@@ -22,13 +22,14 @@ crate::params! {
 }
 
 crate::node! {
-    /// A radial falloff mask.
+    /// A mask equal to 1 at the centre and 0 at `radius` and beyond, with a cone (linear), smooth
+    /// (smoothstep) or dome (sqrt(1 - r²)) profile. Centre and radius are fractions of the world
+    /// size.
     pub struct RadialGradient {
         id: "radial_gradient",
         label: "Radial gradient",
         category: Generator,
         version: 1,
-        doc: "A mask equal to 1 at the centre and 0 at `radius` and beyond, with a cone (linear), smooth (smoothstep) or dome (sqrt(1 - r²)) profile. Centre and radius are fractions of the world size.",
         params: RadialGradientParams,
         inputs: RadialGradientIn {
         },

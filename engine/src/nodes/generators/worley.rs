@@ -98,13 +98,17 @@ fn run<const K: usize, const METRIC: u8>(
 }
 
 crate::node! {
-    /// Worley / Voronoi heights.
+    /// Cellular heights from Olsen 2004's Voronoi section: h = c1·d1 + c2·d2 + c3·d3 + c4·d4, where
+    /// di is the distance to the i-th nearest feature point, in grid cells. n_peaks points over the
+    /// world (one jittered point per grid cell, grid-accelerated: each sample looks at the 3×3
+    /// cells around it, so distances beyond one cell may be missed for the 3rd and 4th points). c1
+    /// = −1, c2 = 1 gives Olsen 2004's ridged mountains. Euclidean, Manhattan or Chebyshev metric.
+    /// Height = base + amplitude·h of the height range.
     pub struct Worley {
         id: "worley",
         label: "Worley / Voronoi",
         category: Generator,
         version: 1,
-        doc: "Cellular heights from Olsen 2004's Voronoi section: h = c1·d1 + c2·d2 + c3·d3 + c4·d4, where di is the distance to the i-th nearest feature point, in grid cells. n_peaks points over the world (one jittered point per grid cell, grid-accelerated: each sample looks at the 3×3 cells around it, so distances beyond one cell may be missed for the 3rd and 4th points). c1 = −1, c2 = 1 gives Olsen 2004's ridged mountains. Euclidean, Manhattan or Chebyshev metric. Height = base + amplitude·h of the height range.",
         params: WorleyParams,
         inputs: WorleyIn {
         },

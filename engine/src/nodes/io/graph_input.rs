@@ -13,13 +13,13 @@ crate::params! {
 }
 
 crate::node! {
-    /// Graph input (height).
+    /// A terrain input of this graph when it is used as a subgraph: the subgraph node gets an input
+    /// port named like this node. Built on its own, the graph reads the `default` input instead.
     pub struct GraphInput {
         id: "graph_input",
         label: "Graph input (height)",
         category: Io,
         version: 1,
-        doc: "A terrain input of this graph when it is used as a subgraph: the subgraph node gets an input port named like this node. Built on its own, the graph reads the `default` input instead.",
         params: GraphInputParams,
         inputs: GraphInputIn {
             /// What this input is when the graph is built on its own; where the graph is used as a subgraph, the wire into the subgraph node replaces it.
@@ -28,6 +28,10 @@ crate::node! {
         outputs: GraphInputOut {
             /// The input, in metres.
             out: height,
+        },
+        traits: crate::node::Traits {
+            graph_input: true,
+            ..crate::node::Traits::DEFAULT
         },
     }
 }
@@ -45,13 +49,13 @@ impl Node for GraphInput {
 }
 
 crate::node! {
-    /// Graph input (mask).
+    /// A mask input of this graph when it is used as a subgraph: the subgraph node gets an input
+    /// port named like this node. Built on its own, the graph reads the `default` input instead.
     pub struct GraphInputMask {
         id: "graph_input_mask",
         label: "Graph input (mask)",
         category: Io,
         version: 1,
-        doc: "A mask input of this graph when it is used as a subgraph: the subgraph node gets an input port named like this node. Built on its own, the graph reads the `default` input instead.",
         params: GraphInputParams,
         inputs: GraphInputMaskIn {
             /// What this input is when the graph is built on its own; where the graph is used as a subgraph, the wire into the subgraph node replaces it.
@@ -60,6 +64,10 @@ crate::node! {
         outputs: GraphInputMaskOut {
             /// The input, in [0, 1].
             out: mask,
+        },
+        traits: crate::node::Traits {
+            graph_input: true,
+            ..crate::node::Traits::DEFAULT
         },
     }
 }
@@ -77,13 +85,13 @@ impl Node for GraphInputMask {
 }
 
 crate::node! {
-    /// Graph input (colour).
+    /// A colour input of this graph when it is used as a subgraph: the subgraph node gets an input
+    /// port named like this node. Built on its own, the graph reads the `default` input instead.
     pub struct GraphInputColor {
         id: "graph_input_color",
         label: "Graph input (colour)",
         category: Io,
         version: 1,
-        doc: "A colour input of this graph when it is used as a subgraph: the subgraph node gets an input port named like this node. Built on its own, the graph reads the `default` input instead.",
         params: GraphInputParams,
         inputs: GraphInputColorIn {
             /// What this input is when the graph is built on its own; where the graph is used as a subgraph, the wire into the subgraph node replaces it.
@@ -92,6 +100,10 @@ crate::node! {
         outputs: GraphInputColorOut {
             /// The input, linear RGB.
             out: color,
+        },
+        traits: crate::node::Traits {
+            graph_input: true,
+            ..crate::node::Traits::DEFAULT
         },
     }
 }
@@ -109,13 +121,14 @@ impl Node for GraphInputColor {
 }
 
 crate::node! {
-    /// Graph input (scalar).
+    /// A scalar input of this graph (a quantity in its own unit, such as a drainage area in m²)
+    /// when it is used as a subgraph: the subgraph node gets an input port named like this node.
+    /// Built on its own, the graph reads the `default` input instead.
     pub struct GraphInputScalar {
         id: "graph_input_scalar",
         label: "Graph input (scalar)",
         category: Io,
         version: 1,
-        doc: "A scalar input of this graph (a quantity in its own unit, such as a drainage area in m²) when it is used as a subgraph: the subgraph node gets an input port named like this node. Built on its own, the graph reads the `default` input instead.",
         params: GraphInputParams,
         inputs: GraphInputScalarIn {
             /// What this input is when the graph is built on its own; where the graph is used as a subgraph, the wire into the subgraph node replaces it.
@@ -124,6 +137,10 @@ crate::node! {
         outputs: GraphInputScalarOut {
             /// The input, in its own unit.
             out: scalar,
+        },
+        traits: crate::node::Traits {
+            graph_input: true,
+            ..crate::node::Traits::DEFAULT
         },
     }
 }
@@ -138,13 +155,4 @@ impl Node for GraphInputScalar {
             out: i.default.clone(),
         })
     }
-}
-
-/// Whether a node type is one of the graph inputs.
-#[must_use]
-pub fn is_graph_input(type_id: &str) -> bool {
-    matches!(
-        type_id,
-        "graph_input" | "graph_input_mask" | "graph_input_color" | "graph_input_scalar"
-    )
 }

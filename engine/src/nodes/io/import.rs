@@ -20,19 +20,24 @@ crate::params! {
 }
 
 crate::node! {
-    /// Heightmap import.
+    /// Reads an 8/16-bit PNG (luma) or an OpenEXR heightmap (channel Y, else R) and resamples it
+    /// bilinearly to the build resolution, stretched over the whole world. PNG values map 0..max
+    /// onto the graph's height range.
     pub struct Import {
         id: "import",
         label: "Import heightmap",
         category: Io,
         version: 1,
-        doc: "Reads an 8/16-bit PNG (luma) or an OpenEXR heightmap (channel Y, else R) and resamples it bilinearly to the build resolution, stretched over the whole world. PNG values map 0..max onto the graph's height range.",
         params: ImportParams,
         inputs: ImportIn {
         },
         outputs: ImportOut {
             /// The imported terrain, in metres.
             out: height,
+        },
+        traits: crate::node::Traits {
+            file_param: Some("path"),
+            ..crate::node::Traits::DEFAULT
         },
     }
 }

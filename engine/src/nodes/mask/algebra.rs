@@ -18,13 +18,14 @@ crate::params! {
 }
 
 crate::node! {
-    /// Mask algebra.
+    /// Fuzzy mask algebra on [0, 1]: and = min, or = max, not = 1 − a (b unused), multiply, add
+    /// (clamped), subtract (clamped), xor = |a − b|. Inputs are clamped to [0, 1] first, so the
+    /// output always is in [0, 1].
     pub struct MaskCombine {
         id: "mask_combine",
         label: "Mask algebra",
         category: Mask,
         version: 1,
-        doc: "Fuzzy mask algebra on [0, 1]: and = min, or = max, not = 1 − a (b unused), multiply, add (clamped), subtract (clamped), xor = |a − b|. Inputs are clamped to [0, 1] first, so the output always is in [0, 1].",
         params: MaskCombineParams,
         inputs: MaskCombineIn {
             /// First mask.
@@ -105,13 +106,17 @@ crate::params! {
 }
 
 crate::node! {
-    /// Grow or shrink a mask.
+    /// Morphological dilation (distance_m > 0) or erosion (< 0) by a square of
+    /// half-side |distance_m| in metres: each cell takes the maximum (minimum) of the mask around it. A
+    /// distance that is not a whole number of cells r blends the results at ⌊r⌋ and ⌊r⌋ + 1 cells
+    /// by the fraction, so a hard edge moves by exactly distance_m (the last cell covered by the
+    /// fraction it reaches) at every resolution. Separable running extremum, O(1) per cell whatever
+    /// the distance.
     pub struct MaskGrow {
         id: "mask_grow",
         label: "Grow / shrink mask",
         category: Mask,
         version: 1,
-        doc: "Morphological dilation (distance_m > 0) or erosion (< 0) by a square of half-side |distance_m| in metres: each cell takes the maximum (minimum) of the mask around it. A distance that is not a whole number of cells r blends the results at ⌊r⌋ and ⌊r⌋ + 1 cells by the fraction, so a hard edge moves by exactly distance_m (the last cell covered by the fraction it reaches) at every resolution. Separable running extremum, O(1) per cell whatever the distance.",
         params: MaskGrowParams,
         inputs: MaskGrowIn {
             /// Mask to grow or shrink.
@@ -165,13 +170,13 @@ crate::params! {
 }
 
 crate::node! {
-    /// Blur a mask.
+    /// The `blur` node's Gaussian (σ = radius_m / 2, cost independent of the radius, mirrored
+    /// borders) on a mask; the result is clamped to [0, 1].
     pub struct MaskBlur {
         id: "mask_blur",
         label: "Blur mask",
         category: Mask,
         version: 1,
-        doc: "The `blur` node's Gaussian (σ = radius_m / 2, cost independent of the radius, mirrored borders) on a mask; the result is clamped to [0, 1].",
         params: MaskBlurParams,
         inputs: MaskBlurIn {
             /// Mask to blur.

@@ -13,13 +13,19 @@ crate::params! {
 }
 
 crate::node! {
-    /// Soil / sediment depth.
+    /// The depth of material an erosion node (or any edit) laid down or took away, in metres, as
+    /// masks: depth = max(after − before, 0), worn = max(before − after, 0), each divided by
+    /// full_depth_m and clamped to [0, 1]. Wire the erosion node's input into `before` and its
+    /// output into `after`: the deposits of thermal erosion are its scree, those of the hydraulic
+    /// nodes their sediment fans and valley fill. Unlike an erosion node's own deposition and
+    /// erosion outputs (relative to the largest change in view, so their scale depends on the map),
+    /// these are absolute depths in metres: the same at every resolution and in every tile of a
+    /// tiled build.
     pub struct SedimentDepth {
         id: "sediment_depth",
         label: "Soil / sediment depth",
         category: Mask,
         version: 1,
-        doc: "The depth of material an erosion node (or any edit) laid down or took away, in metres, as masks: depth = max(after − before, 0), worn = max(before − after, 0), each divided by full_depth_m and clamped to [0, 1]. Wire the erosion node's input into `before` and its output into `after`: the deposits of thermal erosion are its scree, those of the hydraulic nodes their sediment fans and valley fill. Unlike an erosion node's own deposition and erosion outputs (relative to the largest change in view, so their scale depends on the map), these are absolute depths in metres: the same at every resolution and in every tile of a tiled build.",
         params: SedimentDepthParams,
         inputs: SedimentDepthIn {
             /// Terrain before erosion.
@@ -32,6 +38,10 @@ crate::node! {
             depth: mask,
             /// Removed depth ÷ full_depth_m, in [0, 1].
             worn: mask,
+        },
+        traits: crate::node::Traits {
+            parity: crate::node::Parity::Within(0.015),
+            ..crate::node::Traits::DEFAULT
         },
     }
 }
@@ -67,13 +77,20 @@ crate::params! {
 }
 
 crate::node! {
-    /// Talus / scree mask.
+    /// Scree: loose rock resting at its angle of repose. 1 where the slope lies in [talus_deg −
+    /// below_deg, talus_deg + above_deg], fading over falloff_deg (smoothstep) — the slopes thermal
+    /// erosion (Olsen 2004) relaxes material to — times the `deposit` mask when it is wired (e.g.
+    /// sediment_depth's depth between a thermal erosion node's input and output: scree is where
+    /// material came to rest, not bare rock that happens to have the angle). Slopes are measured in
+    /// metres over the real cell size after smoothing the terrain over scale_m (a Gaussian of σ =
+    /// scale_m / 2, as curvature_mask), so the angle reads the same at every resolution; with
+    /// scale_m below the preview's cell size a finer build resolves steeper detail than the
+    /// preview, as slope_mask does.
     pub struct TalusMask {
         id: "talus_mask",
         label: "Talus / scree",
         category: Mask,
         version: 1,
-        doc: "Scree: loose rock resting at its angle of repose. 1 where the slope lies in [talus_deg − below_deg, talus_deg + above_deg], fading over falloff_deg (smoothstep) — the slopes thermal erosion (Olsen 2004) relaxes material to — times the `deposit` mask when it is wired (e.g. sediment_depth's depth between a thermal erosion node's input and output: scree is where material came to rest, not bare rock that happens to have the angle). Slopes are measured in metres over the real cell size after smoothing the terrain over scale_m (a Gaussian of σ = scale_m / 2, as curvature_mask), so the angle reads the same at every resolution; with scale_m below the preview's cell size a finer build resolves steeper detail than the preview, as slope_mask does.",
         params: TalusMaskParams,
         inputs: TalusMaskIn {
             /// Terrain to measure.

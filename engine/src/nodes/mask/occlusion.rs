@@ -25,13 +25,23 @@ crate::params! {
 }
 
 crate::node! {
-    /// Sky view (ambient occlusion).
+    /// The sky view factor of every cell (Dozier & Frew 1990): for a horizontal surface, the mean
+    /// over directions of cos²(H), where H is the angle of the highest horizon found within
+    /// radius_m in that direction (0 when nothing rises above the cell). 1 on open ground and
+    /// crests, lower in valleys, pits and at the foot of cliffs: an ambient occlusion map, or with
+    /// a small radius a cavity map. Horizons are searched along directions evenly spaced around the
+    /// compass, 32 samples evenly spread over the radius (the same places in metres at every
+    /// resolution), heights read bilinearly from the terrain smoothed over one sample spacing
+    /// (radius_m / 32) or over detail_m if larger (a Gaussian of σ = half of it), so that a finer
+    /// grid adds no horizons a coarser one cannot see as long as the coarser grid's cells are no
+    /// larger than that distance — set detail_m to a few of the preview's cells for a preview that
+    /// predicts the build; beyond the map edge the terrain is mirrored. The output is the factor
+    /// raised to contrast. Distances are in metres, so the map is the same at every resolution.
     pub struct SkyView {
         id: "sky_view",
         label: "Sky view (ambient occlusion)",
         category: Mask,
         version: 1,
-        doc: "The sky view factor of every cell (Dozier & Frew 1990): for a horizontal surface, the mean over directions of cos²(H), where H is the angle of the highest horizon found within radius_m in that direction (0 when nothing rises above the cell). 1 on open ground and crests, lower in valleys, pits and at the foot of cliffs: an ambient occlusion map, or with a small radius a cavity map. Horizons are searched along directions evenly spaced around the compass, 32 samples evenly spread over the radius (the same places in metres at every resolution), heights read bilinearly from the terrain smoothed over one sample spacing (radius_m / 32) or over detail_m if larger (a Gaussian of σ = half of it), so that a finer grid adds no horizons a coarser one cannot see as long as the coarser grid's cells are no larger than that distance — set detail_m to a few of the preview's cells for a preview that predicts the build; beyond the map edge the terrain is mirrored. The output is the factor raised to contrast. Distances are in metres, so the map is the same at every resolution.",
         params: SkyViewParams,
         inputs: SkyViewIn {
             /// Terrain.
@@ -40,6 +50,10 @@ crate::node! {
         outputs: SkyViewOut {
             /// Sky view factor in [0, 1] (1 = the whole sky), raised to contrast.
             out: mask,
+        },
+        traits: crate::node::Traits {
+            parity: crate::node::Parity::Within(0.01),
+            ..crate::node::Traits::DEFAULT
         },
     }
 }

@@ -64,13 +64,13 @@ crate::params! {
 }
 
 crate::node! {
-    /// Height band mask.
+    /// 1 where the height lies in [low, high] (fractions of the graph's height range), fading to 0
+    /// over `falloff` outside the band (smoothstep).
     pub struct HeightMask {
         id: "height_mask",
         label: "Height mask",
         category: Mask,
         version: 1,
-        doc: "1 where the height lies in [low, high] (fractions of the graph's height range), fading to 0 over `falloff` outside the band (smoothstep).",
         params: HeightMaskParams,
         inputs: HeightMaskIn {
             /// Terrain to measure.
@@ -115,13 +115,18 @@ crate::params! {
 }
 
 crate::node! {
-    /// Slope mask.
+    /// 1 where the slope angle lies in [min_deg, max_deg], fading over falloff_deg. Slopes come
+    /// from central differences of metres over the real cell size (world size / resolution), so a
+    /// 30° hillside reads 30° at every resolution; with scale_m > 0 the terrain is first smoothed
+    /// over that distance (a Gaussian of σ = scale_m / 2, as curvature_mask), so the slope is
+    /// measured over the same stretch of land at every resolution — set it to at least the
+    /// preview's cell size and the preview predicts the build (with 0, a finer build resolves
+    /// steeper detail the preview cannot see).
     pub struct SlopeMask {
         id: "slope_mask",
         label: "Slope mask",
         category: Mask,
         version: 1,
-        doc: "1 where the slope angle lies in [min_deg, max_deg], fading over falloff_deg. Slopes come from central differences of metres over the real cell size (world size / resolution), so a 30° hillside reads 30° at every resolution; with scale_m > 0 the terrain is first smoothed over that distance (a Gaussian of σ = scale_m / 2, as curvature_mask), so the slope is measured over the same stretch of land at every resolution — set it to at least the preview's cell size and the preview predicts the build (with 0, a finer build resolves steeper detail the preview cannot see).",
         params: SlopeMaskParams,
         inputs: SlopeMaskIn {
             /// Terrain to measure.
@@ -171,13 +176,14 @@ crate::params! {
 }
 
 crate::node! {
-    /// Curvature mask.
+    /// Convex or concave areas: the Laplacian of the terrain blurred with radius scale_m (in 1/m:
+    /// change of slope per metre), negative on crests and positive in hollows, scaled so that
+    /// full_deg_per_100m degrees of slope change per 100 m gives 1, clamped to [0, 1].
     pub struct CurvatureMask {
         id: "curvature_mask",
         label: "Curvature mask",
         category: Mask,
         version: 1,
-        doc: "Convex or concave areas: the Laplacian of the terrain blurred with radius scale_m (in 1/m: change of slope per metre), negative on crests and positive in hollows, scaled so that full_deg_per_100m degrees of slope change per 100 m gives 1, clamped to [0, 1].",
         params: CurvatureMaskParams,
         inputs: CurvatureMaskIn {
             /// Terrain to measure.
@@ -232,13 +238,17 @@ crate::params! {
 }
 
 crate::node! {
-    /// Aspect mask.
+    /// Slopes facing a direction (the downhill direction, clockwise from north = top of the map): 1
+    /// when facing direction_deg, falling linearly to 0 at ± spread_deg, and faded in between 0 and
+    /// min_slope_deg of slope so flats are not selected. With scale_m > 0 the aspect is measured
+    /// after smoothing the terrain over that distance (as slope_mask), the same stretch of land at
+    /// every resolution; with 0, over the grid's own cells, where a finer build resolves small
+    /// faces its preview cannot see.
     pub struct AspectMask {
         id: "aspect_mask",
         label: "Aspect mask",
         category: Mask,
         version: 1,
-        doc: "Slopes facing a direction (the downhill direction, clockwise from north = top of the map): 1 when facing direction_deg, falling linearly to 0 at ± spread_deg, and faded in between 0 and min_slope_deg of slope so flats are not selected. With scale_m > 0 the aspect is measured after smoothing the terrain over that distance (as slope_mask), the same stretch of land at every resolution; with 0, over the grid's own cells, where a finer build resolves small faces its preview cannot see.",
         params: AspectMaskParams,
         inputs: AspectMaskIn {
             /// Terrain to measure.

@@ -18,13 +18,15 @@ crate::params! {
 }
 
 crate::node! {
-    /// Domain warp.
+    /// Each cell takes the height found at its position moved by amplitude_m · (n₁, n₂), where n₁,
+    /// n₂ are Perlin fBm fields (about [−1, 1]) of the given feature size, octaves and persistence.
+    /// All lengths in metres, so every resolution warps alike; zero amplitude returns the input
+    /// unchanged.
     pub struct DomainWarp {
         id: "domain_warp",
         label: "Domain warp",
         category: Warp,
         version: 1,
-        doc: "Each cell takes the height found at its position moved by amplitude_m · (n₁, n₂), where n₁, n₂ are Perlin fBm fields (about [−1, 1]) of the given feature size, octaves and persistence. All lengths in metres, so every resolution warps alike; zero amplitude returns the input unchanged.",
         params: DomainWarpParams,
         inputs: DomainWarpIn {
             /// Terrain to warp.

@@ -17,13 +17,17 @@ crate::params! {
 }
 
 crate::node! {
-    /// Perturbation filter.
+    /// Olsen 2004's perturbation filter: each cell takes the height found at its position moved by
+    /// magnitude · world size · (n₁, n₂), where n₁, n₂ are Perlin fBm fields (persistence 0.5)
+    /// about [−1, 1] — so no cell moves further than magnitude · N cells (0.02 in Olsen 2004's
+    /// figure). Olsen 2004 displaces by 3D Perlin noise sampled at (i, j, h); here the two fields
+    /// are 2D in world metres, so the displacement does not depend on height units and is the same
+    /// at every resolution. Bilinear sampling, clamped borders.
     pub struct Perturb {
         id: "perturb",
         label: "Perturb",
         category: Warp,
         version: 1,
-        doc: "Olsen 2004's perturbation filter: each cell takes the height found at its position moved by magnitude · world size · (n₁, n₂), where n₁, n₂ are Perlin fBm fields (persistence 0.5) about [−1, 1] — so no cell moves further than magnitude · N cells (0.02 in Olsen 2004's figure). Olsen 2004 displaces by 3D Perlin noise sampled at (i, j, h); here the two fields are 2D in world metres, so the displacement does not depend on height units and is the same at every resolution. Bilinear sampling, clamped borders.",
         params: PerturbParams,
         inputs: PerturbIn {
             /// Terrain to perturb.

@@ -15,13 +15,15 @@ crate::params! {
 }
 
 crate::node! {
-    /// Slope warp.
+    /// Each cell takes the height found amount_m · sin(θ) metres uphill of it, where θ and the
+    /// uphill direction come from the gradient of the terrain (or of the optional guide) blurred
+    /// with radius smoothing_m. Ridges creep downhill and valleys widen; a negative amount pulls
+    /// the other way. Zero amount returns the input unchanged.
     pub struct SlopeWarp {
         id: "slope_warp",
         label: "Slope warp",
         category: Warp,
         version: 1,
-        doc: "Each cell takes the height found amount_m · sin(θ) metres uphill of it, where θ and the uphill direction come from the gradient of the terrain (or of the optional guide) blurred with radius smoothing_m. Ridges creep downhill and valleys widen; a negative amount pulls the other way. Zero amount returns the input unchanged.",
         params: SlopeWarpParams,
         inputs: SlopeWarpIn {
             /// Terrain to warp.

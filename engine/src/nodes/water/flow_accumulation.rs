@@ -37,13 +37,27 @@ crate::params! {
 }
 
 crate::node! {
-    /// Flow accumulation.
+    /// Drainage area: the land (m², times the optional rain mask) whose water passes through each
+    /// cell. Water runs over the terrain with its depressions filled (Barnes, Lehman & Mulla 2014's
+    /// priority flood: flats and lakes drain towards their outlet) and leaves the map at the edge
+    /// where nothing is lower; a lake reads everywhere as the flow leaving it. Routing mfd shares
+    /// each cell's water among its lower neighbours by slope^p (Freeman 1991, p = exponent); d8
+    /// sends it all to the steepest (O'Callaghan & Mark 1984). Outputs: flow = ln(A / min_area_m2)
+    /// / ln(world area / min_area_m2), clamped to [0, 1] (invert with A = min_area_m2 · (world area
+    /// / min_area_m2)^flow); dir_x, dir_y = 0.5 + 0.5 · the unit direction water leaves the cell (x
+    /// to the east/right, y down the image's rows; 0.5, 0.5 where it has nowhere lower to go), the
+    /// two channels of an engine's flow map; area = the drainage area itself in m² (a scalar port:
+    /// export it as EXR or f32, or turn it into a mask with scalar_to_mask); wetness = the
+    /// topographic wetness index ln(a / tan β) (Beven & Kirkby 1979; a = drainage area per metre of
+    /// contour, A / cell size, β the local slope, at least 0.1°), mapped from wetness_low to
+    /// wetness_high onto [0, 1]: wet valley floors and hollows, dry ridges and steep slopes. Areas
+    /// are in m², so a river keeps its drainage area at every resolution; a channel is one cell
+    /// wide at any resolution, so the mask is finer at finer resolutions.
     pub struct FlowAccumulation {
         id: "flow_accumulation",
         label: "Flow accumulation",
         category: Water,
         version: 1,
-        doc: "Drainage area: the land (m², times the optional rain mask) whose water passes through each cell. Water runs over the terrain with its depressions filled (Barnes, Lehman & Mulla 2014's priority flood: flats and lakes drain towards their outlet) and leaves the map at the edge where nothing is lower; a lake reads everywhere as the flow leaving it. Routing mfd shares each cell's water among its lower neighbours by slope^p (Freeman 1991, p = exponent); d8 sends it all to the steepest (O'Callaghan & Mark 1984). Outputs: flow = ln(A / min_area_m2) / ln(world area / min_area_m2), clamped to [0, 1] (invert with A = min_area_m2 · (world area / min_area_m2)^flow); dir_x, dir_y = 0.5 + 0.5 · the unit direction water leaves the cell (x to the east/right, y down the image's rows; 0.5, 0.5 where it has nowhere lower to go), the two channels of an engine's flow map; area = the drainage area itself in m² (a scalar port: export it as EXR or f32, or turn it into a mask with scalar_to_mask); wetness = the topographic wetness index ln(a / tan β) (Beven & Kirkby 1979; a = drainage area per metre of contour, A / cell size, β the local slope, at least 0.1°), mapped from wetness_low to wetness_high onto [0, 1]: wet valley floors and hollows, dry ridges and steep slopes. Areas are in m², so a river keeps its drainage area at every resolution; a channel is one cell wide at any resolution, so the mask is finer at finer resolutions.",
         params: FlowAccumulationParams,
         inputs: FlowAccumulationIn {
             /// Terrain the water runs over.
@@ -62,6 +76,10 @@ crate::node! {
             wetness: mask,
             /// Drainage area in m² (times the rain mask where one is connected).
             area: scalar,
+        },
+        traits: crate::node::Traits {
+            parity: crate::node::Parity::Information,
+            ..crate::node::Traits::DEFAULT
         },
     }
 }

@@ -16,13 +16,18 @@ crate::params! {
 }
 
 crate::node! {
-    /// Lakes.
+    /// Fills every depression that has no way out to the map edge up to the level where it would
+    /// spill (Barnes, Lehman & Mulla 2014's priority flood: the filled level of a cell is the
+    /// lowest, over all paths to the edge, of the highest cell on the path). A lake is a connected
+    /// set of flooded cells (8-neighbours); lakes shallower than min_depth_m at their deepest point
+    /// or smaller than min_area_m2 are left dry. Outputs: surface = the water surface (the terrain
+    /// where there is no lake), depth = (surface − terrain) / depth_range_m clamped to [0, 1] (0 on
+    /// land, 1 from depth_range_m down), mask = 1 on lakes.
     pub struct Lakes {
         id: "lakes",
         label: "Lakes",
         category: Water,
         version: 1,
-        doc: "Fills every depression that has no way out to the map edge up to the level where it would spill (Barnes, Lehman & Mulla 2014's priority flood: the filled level of a cell is the lowest, over all paths to the edge, of the highest cell on the path). A lake is a connected set of flooded cells (8-neighbours); lakes shallower than min_depth_m at their deepest point or smaller than min_area_m2 are left dry. Outputs: surface = the water surface (the terrain where there is no lake), depth = (surface − terrain) / depth_range_m clamped to [0, 1] (0 on land, 1 from depth_range_m down), mask = 1 on lakes.",
         params: LakesParams,
         inputs: LakesIn {
             /// Terrain to fill.

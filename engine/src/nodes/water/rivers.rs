@@ -29,13 +29,24 @@ crate::params! {
 }
 
 crate::node! {
-    /// Rivers.
+    /// A river wherever the drainage area (as flow_accumulation computes it with d8 routing: over
+    /// the priority-flooded terrain, Barnes, Lehman & Mulla 2014; times the optional rain mask)
+    /// exceeds threshold_km2, except under lakes deeper than its channel and, with sea on, below
+    /// sea_level_m (rivers end at the sea). Hydraulic geometry (Leopold & Maddock 1953,
+    /// downstream): width = width_m · (A / 10 km²)^0.5, depth = depth_m · (A / 10 km²)^0.4. The
+    /// water surface is the filled terrain's level, so it never rises downstream and rivers run
+    /// through lakes to the map edge. Each river cell cuts a parabolic channel (its depth at the
+    /// centre line, 0 at the banks) below that surface and banks rising at bank_slope_deg, fading
+    /// out over bank_width_m; the terrain keeps the lower of itself and every cut. Outputs: out =
+    /// the carved terrain, river = the share of each cell under a channel's water (antialiased, so
+    /// the network covers the same area at every resolution), surface = the water surface on rivers
+    /// and lakes, the carved terrain elsewhere. All sizes are in metres, so a river keeps its width
+    /// at every resolution.
     pub struct Rivers {
         id: "rivers",
         label: "Rivers",
         category: Water,
         version: 1,
-        doc: "A river wherever the drainage area (as flow_accumulation computes it with d8 routing: over the priority-flooded terrain, Barnes, Lehman & Mulla 2014; times the optional rain mask) exceeds threshold_km2, except under lakes deeper than its channel and, with sea on, below sea_level_m (rivers end at the sea). Hydraulic geometry (Leopold & Maddock 1953, downstream): width = width_m · (A / 10 km²)^0.5, depth = depth_m · (A / 10 km²)^0.4. The water surface is the filled terrain's level, so it never rises downstream and rivers run through lakes to the map edge. Each river cell cuts a parabolic channel (its depth at the centre line, 0 at the banks) below that surface and banks rising at bank_slope_deg, fading out over bank_width_m; the terrain keeps the lower of itself and every cut. Outputs: out = the carved terrain, river = the share of each cell under a channel's water (antialiased, so the network covers the same area at every resolution), surface = the water surface on rivers and lakes, the carved terrain elsewhere. All sizes are in metres, so a river keeps its width at every resolution.",
         params: RiversParams,
         inputs: RiversIn {
             /// Terrain the rivers run over.

@@ -30,13 +30,22 @@ crate::params! {
 }
 
 crate::node! {
-    /// Sea.
+    /// The sea: every cell below level_m (connected to the map edge through such cells, unless
+    /// connected is off). Outputs: surface = the sea surface over the sea, the terrain elsewhere;
+    /// sea = 1 on the sea, and along the coast the share of the cell seaward of the waterline,
+    /// placed within the cell from its height and slope ((z − level) / |∇z|, exact on a plane), so
+    /// a coarse preview's sea covers what a finer build's does; shore = 1 at the waterline fading
+    /// linearly to 0 at shore_width_m inland, over the land share of each cell (the Euclidean
+    /// distance to the waterline itself, placed within the coast cells as for the sea, carried
+    /// inland by Grevera 2004's dead reckoning; exact on a plane); beach = the shore where the land
+    /// is at most beach_height_m above the sea and no steeper than beach_slope_deg (both with a
+    /// smooth fade: 25% of the height, 4° of slope). All distances are in metres, so the bands keep
+    /// their width at every resolution.
     pub struct Sea {
         id: "sea",
         label: "Sea",
         category: Water,
         version: 1,
-        doc: "The sea: every cell below level_m (connected to the map edge through such cells, unless connected is off). Outputs: surface = the sea surface over the sea, the terrain elsewhere; sea = 1 on the sea, and along the coast the share of the cell seaward of the waterline, placed within the cell from its height and slope ((z − level) / |∇z|, exact on a plane), so a coarse preview's sea covers what a finer build's does; shore = 1 at the waterline fading linearly to 0 at shore_width_m inland, over the land share of each cell (the Euclidean distance to the waterline itself, placed within the coast cells as for the sea, carried inland by Grevera 2004's dead reckoning; exact on a plane); beach = the shore where the land is at most beach_height_m above the sea and no steeper than beach_slope_deg (both with a smooth fade: 25% of the height, 4° of slope). All distances are in metres, so the bands keep their width at every resolution.",
         params: SeaParams,
         inputs: SeaIn {
             /// Terrain.

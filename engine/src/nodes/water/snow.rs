@@ -38,13 +38,28 @@ crate::params! {
 }
 
 crate::node! {
-    /// Snow.
+    /// Snow cover. By altitude: none below the snow line, building up (smoothstep) over fade_m
+    /// above it to depth_m. By aspect: the line rises by aspect_m · sin(slope) on slopes facing the
+    /// sun (sun_azimuth_deg, clockwise from north) and falls as much on slopes facing away, so
+    /// shaded faces hold snow lower. By slope: snow slides off slopes of max_slope_deg and more
+    /// (none stays there) and only part of it stays over the slope_fade_deg below (smoothstep);
+    /// what cannot stay slides down the steepest descent, cell by cell from the highest down, and
+    /// settles where the ground lets it, up to twice depth_m per cell (the rest slides on; what
+    /// slides below the snow line melts): avalanche cones at the foot of steep faces and filled
+    /// gullies. Hollows gather snow: where snow falls, hollow_gain metres of snow per metre the
+    /// cell lies below its surroundings' mean (a Gaussian over hollow_radius_m), up to twice
+    /// depth_m of snowfall. Slopes come from the real cell size and every distance is in metres;
+    /// with scale_m > 0 slope and aspect are measured after smoothing the terrain over that
+    /// distance (a Gaussian of σ = scale_m / 2), the same stretch of land at every resolution — set
+    /// it to a few of the preview's cells and the preview's snow predicts the build's (with 0, a
+    /// finer grid resolves steep detail, and sheds snow from it, that the preview cannot see).
+    /// Outputs: out = terrain + snow, depth = snow depth ÷ depth_m (at most 1), mask = 1 where the
+    /// snow is at least a tenth of depth_m deep (smoothstep from 0).
     pub struct Snow {
         id: "snow",
         label: "Snow",
         category: Water,
         version: 1,
-        doc: "Snow cover. By altitude: none below the snow line, building up (smoothstep) over fade_m above it to depth_m. By aspect: the line rises by aspect_m · sin(slope) on slopes facing the sun (sun_azimuth_deg, clockwise from north) and falls as much on slopes facing away, so shaded faces hold snow lower. By slope: snow slides off slopes of max_slope_deg and more (none stays there) and only part of it stays over the slope_fade_deg below (smoothstep); what cannot stay slides down the steepest descent, cell by cell from the highest down, and settles where the ground lets it, up to twice depth_m per cell (the rest slides on; what slides below the snow line melts): avalanche cones at the foot of steep faces and filled gullies. Hollows gather snow: where snow falls, hollow_gain metres of snow per metre the cell lies below its surroundings' mean (a Gaussian over hollow_radius_m), up to twice depth_m of snowfall. Slopes come from the real cell size and every distance is in metres; with scale_m > 0 slope and aspect are measured after smoothing the terrain over that distance (a Gaussian of σ = scale_m / 2), the same stretch of land at every resolution — set it to a few of the preview's cells and the preview's snow predicts the build's (with 0, a finer grid resolves steep detail, and sheds snow from it, that the preview cannot see). Outputs: out = terrain + snow, depth = snow depth ÷ depth_m (at most 1), mask = 1 where the snow is at least a tenth of depth_m deep (smoothstep from 0).",
         params: SnowParams,
         inputs: SnowIn {
             /// Terrain.

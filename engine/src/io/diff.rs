@@ -4,7 +4,7 @@
 //! the subgraph files nodes use and their recorded content — and nothing else (node
 //! positions are layout, counted on one line).
 
-use super::{Graph, NodeInstance, PortRef};
+use crate::graph::{Graph, GraphParam, NodeInstance, PortRef};
 use crate::io::graph_file::param_to_json;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -188,7 +188,7 @@ fn in_order(names: impl Iterator<Item = &'static str>) -> Vec<&'static str> {
 }
 
 /// A graph parameter as `8 (an integer in [1, 16])`.
-fn parameter_text(p: &super::GraphParam) -> String {
+fn parameter_text(p: &GraphParam) -> String {
     let unit = if p.spec.unit.is_empty() {
         String::new()
     } else {
