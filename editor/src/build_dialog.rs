@@ -170,7 +170,7 @@ impl BuildDialog {
                             "Build cancelled; build again to resume from the tiles already written."
                                 .to_owned(),
                         ),
-                        Err(e) => Err(e),
+                        Err(e) => Err(e.to_string()),
                         Ok(()) => Ok(format!(
                             "Built {tiles}×{tiles} tiles of {} outputs at {n}² into {} (manifest {}).",
                             graph.outputs.len(),

@@ -50,7 +50,7 @@ mod run;
 
 pub use crate::io::plan::{Grid, Plan, Task, TileExports};
 
-pub use run::{run_all, run_task, RunOptions, TaskOutcome};
+pub use run::{run_all, run_task, RunOptions, TaskError, TaskOutcome};
 
 use crate::graph::Graph;
 use crate::io::graph_file;

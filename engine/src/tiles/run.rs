@@ -17,6 +17,49 @@ use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
+/// Why a task could not run: a file it could not read or write, or a problem with the plan,
+/// the graph or the evaluation (already said in words).
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum TaskError {
+    #[error("cannot {action} {}: {message}", path.display())]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        /// The system's error, as text (so the error compares and clones).
+        message: String,
+    },
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl TaskError {
+    fn io(action: &'static str, path: impl AsRef<Path>, e: impl std::fmt::Display) -> Self {
+        Self::Io {
+            action,
+            path: path.as_ref().to_path_buf(),
+            message: e.to_string(),
+        }
+    }
+
+    /// Whether the message contains `s` (what tests and callers look for).
+    #[must_use]
+    pub fn contains(&self, s: &str) -> bool {
+        self.to_string().contains(s)
+    }
+}
+
+impl From<&str> for TaskError {
+    fn from(message: &str) -> Self {
+        Self::Failed(message.to_owned())
+    }
+}
+
+impl From<String> for TaskError {
+    fn from(message: String) -> Self {
+        Self::Failed(message)
+    }
+}
+
 /// What running a task did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TaskOutcome {
@@ -57,7 +100,7 @@ pub fn run_all(
     dir: &Path,
     opts: &RunOptions,
     mut each: impl FnMut(&str, TaskOutcome, std::time::Duration),
-) -> Result<(), String> {
+) -> Result<(), TaskError> {
     let plan = Plan::read(dir)?;
     for t in &plan.tasks {
         let start = std::time::Instant::now();
@@ -68,12 +111,12 @@ pub fn run_all(
 }
 
 /// Runs one task (`coarse`, `tile-K` or `stitch`) of the plan in `dir`.
-pub fn run_task(dir: &Path, task: &str, opts: &RunOptions) -> Result<TaskOutcome, String> {
+pub fn run_task(dir: &Path, task: &str, opts: &RunOptions) -> Result<TaskOutcome, TaskError> {
     let plan = Plan::read(dir)?;
     let copy = dir.join(&plan.graph_copy);
     let graph = crate::io::graph_file::load_file(&copy).map_err(|d| d.to_string())?;
     let work = plan.work_dir(dir);
-    std::fs::create_dir_all(&work).map_err(|e| format!("cannot create {}: {e}", work.display()))?;
+    std::fs::create_dir_all(&work).map_err(|e| TaskError::io("create", &work, e))?;
     let ctx = Ctx {
         dir,
         plan: &plan,
@@ -133,7 +176,7 @@ impl Ctx<'_> {
         }
     }
 
-    fn coarse(&self) -> Result<TaskOutcome, String> {
+    fn coarse(&self) -> Result<TaskOutcome, TaskError> {
         let Some(res) = self.plan.coarse_resolution else {
             return Ok(TaskOutcome::AlreadyDone);
         };
@@ -149,8 +192,7 @@ impl Ctx<'_> {
             &self.eval_opts(base.as_deref()),
         )?;
         let path = self.work.join("coarse.bin");
-        coarse_file::write(&path, &coarse)
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        coarse_file::write(&path, &coarse).map_err(|e| TaskError::io("write", &path, e))?;
         let hash = hash_file(&path).ok_or_else(|| format!("cannot read {}", path.display()))?;
         Self::write_record(
             &rec_path,
@@ -164,12 +206,12 @@ impl Ctx<'_> {
         Ok(TaskOutcome::Ran)
     }
 
-    fn write_record(path: &Path, rec: &Record) -> Result<(), String> {
+    fn write_record(path: &Path, rec: &Record) -> Result<(), TaskError> {
         let text = serde_json::to_vec(rec).map_err(|e| e.to_string())?;
-        write_bytes_atomic(path, &text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+        write_bytes_atomic(path, &text).map_err(|e| TaskError::io("write", path, e))
     }
 
-    fn tile(&self, k: usize) -> Result<TaskOutcome, String> {
+    fn tile(&self, k: usize) -> Result<TaskOutcome, TaskError> {
         let rec_path = self.work.join(format!("tile-{k}.json"));
         if valid_record(self.dir, self.plan, &rec_path).is_some() {
             return Ok(TaskOutcome::AlreadyDone);
@@ -186,10 +228,10 @@ impl Ctx<'_> {
             Some(_) => {
                 let rec = self.work.join("coarse.json");
                 if valid_record(self.dir, self.plan, &rec).is_none() {
-                    return Err(format!(
+                    return Err(TaskError::Failed(format!(
                         "task tile-{k} needs the coarse task's result ({}): run task \"coarse\" first",
                         rec.display()
-                    ));
+                    )));
                 }
                 Some(coarse_file::read(&self.work.join("coarse.bin"))?)
             }
@@ -225,17 +267,15 @@ impl Ctx<'_> {
             return Err("cancelled".into());
         }
         let tiles_dir = self.dir.join("tiles");
-        std::fs::create_dir_all(&tiles_dir)
-            .map_err(|e| format!("cannot create {}: {e}", tiles_dir.display()))?;
+        std::fs::create_dir_all(&tiles_dir).map_err(|e| TaskError::io("create", &tiles_dir, e))?;
         let mut rec = Record {
             key: self.plan.key.clone(),
             files: Vec::new(),
             range: BTreeMap::new(),
             preview: BTreeMap::new(),
         };
-        let mut put = |path: PathBuf, relname: String, bytes: &[u8]| -> Result<(), String> {
-            write_bytes_atomic(&path, bytes)
-                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        let mut put = |path: PathBuf, relname: String, bytes: &[u8]| -> Result<(), TaskError> {
+            write_bytes_atomic(&path, bytes).map_err(|e| TaskError::io("write", &path, e))?;
             rec.files
                 .push((relname, blake3::hash(bytes).to_hex().to_string()));
             Ok(())
@@ -303,7 +343,7 @@ impl Ctx<'_> {
         Ok(TaskOutcome::Ran)
     }
 
-    fn stitch(&self) -> Result<TaskOutcome, String> {
+    fn stitch(&self) -> Result<TaskOutcome, TaskError> {
         let Parsed {
             layout,
             formats,
@@ -412,8 +452,7 @@ impl Ctx<'_> {
                 let file = format!("{name}.preview.png");
                 let bytes = self.preview(&records, name, kind, &frame, map)?;
                 let path = self.dir.join(&file);
-                write_bytes_atomic(&path, &bytes)
-                    .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+                write_bytes_atomic(&path, &bytes).map_err(|e| TaskError::io("write", &path, e))?;
                 files.push(FileEntry {
                     file,
                     role: "preview".into(),
@@ -472,8 +511,7 @@ impl Ctx<'_> {
         let path = self.dir.join("manifest.json");
         let mut text = serde_json::to_string_pretty(&manifest).map_err(|e| e.to_string())?;
         text.push('\n');
-        write_bytes_atomic(&path, text.as_bytes())
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        write_bytes_atomic(&path, text.as_bytes()).map_err(|e| TaskError::io("write", &path, e))?;
         Ok(TaskOutcome::Ran)
     }
 
@@ -485,7 +523,7 @@ impl Ctx<'_> {
         name: &str,
         format: Format,
         channels: usize,
-    ) -> Result<(), String> {
+    ) -> Result<(), TaskError> {
         let grid = self.plan.grid;
         // Bytes per sample: colours interleave their channels.
         let bps = if format == Format::R16 { 2 } else { 4 } * channels;
@@ -513,7 +551,7 @@ impl Ctx<'_> {
             }
             Ok(())
         })
-        .map_err(|e| err(path, e))
+        .map_err(|e| TaskError::Failed(err(path, e)))
     }
 
     /// The whole-world preview of `name` from the tiles' patches.
@@ -524,7 +562,7 @@ impl Ctx<'_> {
         kind: PortKind,
         frame: &World,
         map: render::Colormap,
-    ) -> Result<Vec<u8>, String> {
+    ) -> Result<Vec<u8>, TaskError> {
         let n = self.plan.grid.resolution;
         let p = n.min(PREVIEW_MAX);
         let channels = kind.channels();
@@ -534,17 +572,17 @@ impl Ctx<'_> {
                 continue;
             };
             let path = self.work.join(format!("tile-{k}.{name}.preview"));
-            let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let bytes = std::fs::read(&path).map_err(|e| TaskError::io("read", &path, e))?;
             let vals: Vec<f32> = bytes
                 .chunks_exact(4)
                 .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
                 .collect();
             if vals.len() != w * h * channels {
-                return Err(format!(
+                return Err(TaskError::Failed(format!(
                     "{}: expected {} samples",
                     path.display(),
                     w * h * channels
-                ));
+                )));
             }
             for y in 0..h {
                 for x in 0..w {

@@ -1,6 +1,6 @@
 //! Generators against the Rust noise crates, side by side in one run.
 //!
-//! Run: `cargo bench -p orogen --bench generators`
+//! Run: `cargo bench --manifest-path bench/peers/Cargo.toml --bench generators`
 //!
 //! Single thread, 1024² samples, 8 octaves of fBm unless named otherwise; divide the time
 //! by 1024² × 8 for nanoseconds per sample per octave. Our nodes are timed through the
