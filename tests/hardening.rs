@@ -7,7 +7,6 @@ mod common;
 use common::repo;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
 
 fn orogen() -> Command {
     Command::new(env!("CARGO_BIN_EXE_orogen"))
@@ -63,14 +62,14 @@ fn slow_graph(dir: &Path) -> PathBuf {
 
 #[cfg(unix)]
 #[test]
-fn ctrl_c_stops_a_build_within_a_second_and_writes_nothing() {
+fn ctrl_c_stops_a_build_and_writes_nothing() {
     stops_on("INT");
 }
 
 /// What a scheduler or `timeout` sends: the same cancellation as Ctrl-C.
 #[cfg(unix)]
 #[test]
-fn sigterm_stops_a_build_within_a_second_and_writes_nothing() {
+fn sigterm_stops_a_build_and_writes_nothing() {
     stops_on("TERM");
 }
 
@@ -87,38 +86,48 @@ fn stops_on(signal: &str) {
         .arg(&graph)
         .arg("-o")
         .arg(&out)
+        .env("OROGEN_PROGRESS", "lines")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn orogen");
-    // Let it get into the erosion.
-    std::thread::sleep(Duration::from_millis(1500));
-    assert!(
-        child.try_wait().expect("wait").is_none(),
-        "the build should still be running"
-    );
-    let sent = Instant::now();
+    // Signal once the build is inside the erosion (an event, not a guess of how long the
+    // start takes on a busy machine): it says so on standard error.
+    let mut stderr = std::io::BufReader::new(child.stderr.take().expect("stderr"));
+    let mut said = String::new();
+    loop {
+        let mut line = String::new();
+        let n = std::io::BufRead::read_line(&mut stderr, &mut line).expect("read stderr");
+        assert!(n > 0, "the build ended before its erosion started: {said}");
+        said.push_str(&line);
+        if line.trim() == "started eroded" {
+            break;
+        }
+    }
     let status = Command::new("kill")
         .args([&format!("-{signal}"), &child.id().to_string()])
         .status()
         .expect("kill");
     assert!(status.success());
-    let out_put = loop {
-        if let Some(_s) = child.try_wait().expect("wait") {
-            break child.wait_with_output().expect("output");
-        }
-        assert!(
-            sent.elapsed() < Duration::from_secs(5),
-            "no exit 5 s after SIG{signal}"
-        );
-        std::thread::sleep(Duration::from_millis(10));
+    // 100 000 steps at 512² take hours: exiting at all shows the node stopped. (How soon a
+    // node stops, in its own work, is tests/erosion.rs's.)
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).expect("read stderr");
+    said.push_str(&rest);
+    let out_put = child.wait_with_output().expect("output");
+    let out_put = Output {
+        stderr: said.into_bytes(),
+        ..out_put
     };
-    let took = sent.elapsed();
-    println!(
-        "stopped {took:?} after SIG{signal}: {}",
-        text(&out_put).trim()
+    println!("after SIG{signal}: {}", text(&out_put).trim());
+    // The erosion was stopped inside (it ends failed: cancelled), not finished.
+    assert!(
+        text(&out_put)
+            .lines()
+            .any(|l| l.trim() == "finished eroded (failed)"),
+        "{}",
+        text(&out_put)
     );
-    assert!(took < Duration::from_secs(1), "took {took:?}");
     assert_eq!(out_put.status.code(), Some(130), "{}", text(&out_put));
     assert!(text(&out_put).contains("cancelled"), "{}", text(&out_put));
     assert_eq!(

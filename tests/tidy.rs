@@ -364,3 +364,174 @@ fn the_front_pages_stay_short() {
         );
     }
 }
+
+/// `text` with string and character literals emptied and comments removed, so braces in
+/// them are not counted.
+fn code_only(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c == b'/' && b.get(i + 1) == Some(&b'/') {
+            while i < b.len() && b[i] != b'\n' {
+                i += 1;
+            }
+        } else if c == b'/' && b.get(i + 1) == Some(&b'*') {
+            i += 2;
+            while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
+                if b[i] == b'\n' {
+                    out.push('\n');
+                }
+                i += 1;
+            }
+            i += 2;
+        } else if c == b'r' && matches!(b.get(i + 1), Some(b'"' | b'#')) && !is_ident(b, i) {
+            // A raw string: r"…", r#"…"#.
+            let mut j = i + 1;
+            let mut hashes = 0;
+            while b.get(j) == Some(&b'#') {
+                hashes += 1;
+                j += 1;
+            }
+            if b.get(j) != Some(&b'"') {
+                out.push(c as char);
+                i += 1;
+                continue;
+            }
+            j += 1;
+            let close: Vec<u8> = std::iter::once(b'"')
+                .chain(std::iter::repeat_n(b'#', hashes))
+                .collect();
+            while j < b.len() && !b[j..].starts_with(&close) {
+                if b[j] == b'\n' {
+                    out.push('\n');
+                }
+                j += 1;
+            }
+            out.push_str("\"\"");
+            i = j + close.len();
+        } else if c == b'"' {
+            i += 1;
+            while i < b.len() && b[i] != b'"' {
+                if b[i] == b'\\' {
+                    i += 1;
+                }
+                if b.get(i) == Some(&b'\n') {
+                    out.push('\n');
+                }
+                i += 1;
+            }
+            out.push_str("\"\"");
+            i += 1;
+        } else if c == b'\'' && (b.get(i + 2) == Some(&b'\'') || b.get(i + 1) == Some(&b'\\')) {
+            // A character literal ('{', '\n', '\''), not a lifetime.
+            i += if b.get(i + 1) == Some(&b'\\') {
+                b[i + 2..]
+                    .iter()
+                    .position(|&x| x == b'\'')
+                    .map_or(2, |p| p + 3)
+            } else {
+                3
+            };
+            out.push_str("' '");
+        } else {
+            out.push(c as char);
+            i += 1;
+        }
+    }
+    out
+}
+
+fn is_ident(b: &[u8], i: usize) -> bool {
+    i > 0 && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_')
+}
+
+/// Each function's name, first line and length in lines (outside `#[cfg(test)]` modules).
+fn function_lengths(text: &str) -> Vec<(String, usize, usize)> {
+    let text = text.split("\n#[cfg(test)]").next().unwrap_or("");
+    let code = code_only(text);
+    let lines: Vec<&str> = code.lines().collect();
+    let mut out = Vec::new();
+    for (k, line) in lines.iter().enumerate() {
+        let t = line.trim_start();
+        let Some(rest) = [
+            "fn ",
+            "pub fn ",
+            "pub(crate) fn ",
+            "pub(super) fn ",
+            "const fn ",
+        ]
+        .iter()
+        .find_map(|p| t.strip_prefix(p)) else {
+            continue;
+        };
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        let (mut depth, mut opened) = (0i32, false);
+        for (j, l) in lines.iter().enumerate().skip(k) {
+            if !opened && l.trim_end().ends_with(';') && !l.contains('{') {
+                break; // a declaration without a body
+            }
+            for ch in l.chars() {
+                match ch {
+                    '{' => {
+                        depth += 1;
+                        opened = true;
+                    }
+                    '}' => depth -= 1,
+                    _ => {}
+                }
+            }
+            if opened && depth == 0 {
+                out.push((name.clone(), k + 1, j - k + 1));
+                break;
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn functions_and_files_stay_small() {
+    const MAX_FN: usize = 120;
+    const MAX_FILE: usize = 800;
+    // Each exception with its reason.
+    let exceptions: [(&str, &str, &str); 1] = [(
+        "engine/src/nodes/erosion/hydraulic_pipe.rs",
+        "step",
+        "the pipe model's multiversioned row kernel: its four phases share the row slices the \
+         compiler keeps in registers; splitting it is a performance change to benchmark first",
+    )];
+    let mut bad = Vec::new();
+    for dir in ["engine/src", "editor/src"] {
+        for (file, text) in sources(dir) {
+            let len = text
+                .split("\n#[cfg(test)]")
+                .next()
+                .unwrap_or("")
+                .lines()
+                .count();
+            if len > MAX_FILE {
+                bad.push(format!("{file}: {len} lines (over {MAX_FILE})"));
+            }
+            for (name, line, n) in function_lengths(&text) {
+                let excused = exceptions
+                    .iter()
+                    .any(|(f, fun, why)| *f == file && *fun == name && !why.is_empty());
+                if n > MAX_FN && !excused {
+                    bad.push(format!(
+                        "{file}:{line}: fn {name} is {n} lines (over {MAX_FN})"
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "split by concern (or name the exception and its reason here):\n{}",
+        bad.join("\n")
+    );
+}

@@ -48,6 +48,18 @@ pub struct BuildDialog {
 }
 
 impl BuildDialog {
+    /// Blocks until the running build ends and records its result (the next frame shows it).
+    /// For tests and scripts: the window itself never waits.
+    pub fn wait(&mut self) {
+        if let Some(h) = self.job.as_mut().and_then(|job| job.handle.take()) {
+            let r = h
+                .join()
+                .unwrap_or_else(|_| Err("the build failed unexpectedly".to_owned()));
+            self.result = Some(r);
+            self.job = None;
+        }
+    }
+
     /// A dialog with `orogen build`'s defaults, writing into `out/` beside the graph file.
     #[must_use]
     pub fn new(graph_file: Option<&Path>) -> Self {
@@ -117,119 +129,25 @@ impl BuildDialog {
             total: graph.nodes.len(),
             ..BuildProgress::default()
         }));
-        let (graph, file, c, p, ctx) = (
-            graph.clone(),
-            file.map(Path::to_path_buf),
-            cancel.clone(),
-            Arc::clone(&progress),
-            ctx.clone(),
-        );
-        let (out_dir, resolution, exports, keep_going) = (
-            PathBuf::from(&self.folder),
-            self.resolution,
-            self.exports.clone(),
-            self.keep_going,
-        );
-        if self.tiles > 0 {
-            let stitch = if self.stitch {
-                vec![Format::R16]
-            } else {
-                Vec::new()
-            };
-            let tiles = self.tiles;
-            let handle = std::thread::Builder::new()
-                .name("orogen-build".into())
-                .spawn(move || {
-                    let n = resolution.unwrap_or(graph.resolution);
-                    let plan = orogen::tiles::Plan::for_build(
-                        &graph,
-                        file.as_deref(),
-                        n,
-                        orogen::tiles::TileRequest::Count(tiles, tiles),
-                        &exports,
-                        &stitch,
-                        orogen::tiles::COARSE_MAX,
-                    )?;
-                    plan.write(&out_dir, &graph)?;
-                    if let Ok(mut pr) = p.lock() {
-                        pr.total = plan.tasks.len();
-                    }
-                    let opts = orogen::tiles::RunOptions {
-                        cancel: c.clone(),
-                        progress: None,
-                    };
-                    let r = orogen::tiles::run_all(&out_dir, &opts, |_, _, _| {
-                        if let Ok(mut pr) = p.lock() {
-                            pr.finished += 1;
-                        }
-                        ctx.request_repaint();
-                    });
-                    ctx.request_repaint();
-                    match r {
-                        Err(_) if c.is_cancelled() => Err(
-                            "Build cancelled; build again to resume from the tiles already written."
-                                .to_owned(),
-                        ),
-                        Err(e) => Err(e.to_string()),
-                        Ok(()) => Ok(format!(
-                            "Built {tiles}×{tiles} tiles of {} outputs at {n}² into {} (manifest {}).",
-                            graph.outputs.len(),
-                            out_dir.display(),
-                            out_dir.join("manifest.json").display()
-                        )),
-                    }
-                });
-            self.job = Some(BuildJob {
-                cancel,
-                progress,
-                handle: handle.ok(),
-            });
-            return;
-        }
+        let job = Job {
+            graph: graph.clone(),
+            file: file.map(Path::to_path_buf),
+            out_dir: PathBuf::from(&self.folder),
+            resolution: self.resolution,
+            exports: self.exports.clone(),
+            keep_going: self.keep_going,
+            cancel: cancel.clone(),
+            progress: Arc::clone(&progress),
+            ctx: ctx.clone(),
+        };
+        let (tiles, stitch) = (self.tiles, self.stitch);
         let handle = std::thread::Builder::new()
             .name("orogen-build".into())
             .spawn(move || {
-                let on_progress = |e: ProgressEvent| {
-                    let mut pr = p.lock().unwrap_or_else(PoisonError::into_inner);
-                    if crate::worker::track(&mut pr.running, e) {
-                        pr.finished += 1;
-                    }
-                    ctx.request_repaint();
-                };
-                let opts = BuildOptions {
-                    out_dir: out_dir.clone(),
-                    exports,
-                    resolution,
-                    graph_file: file.as_deref(),
-                    allow_outside: &[],
-                    keep_going,
-                    cancel: c.clone(),
-                    progress: Some(&on_progress),
-                };
-                let r = orogen::build::build(&graph, &opts);
-                ctx.request_repaint();
-                match r {
-                    Ok(_) if c.is_cancelled() => Err("Build cancelled.".to_owned()),
-                    Ok(rep) if rep.complete() => Ok(format!(
-                        "Built {} output(s) at {}² into {} (manifest {}).",
-                        rep.manifest.outputs.len(),
-                        rep.manifest.resolution,
-                        out_dir.display(),
-                        rep.manifest_path.display()
-                    )),
-                    Ok(rep) => Err(format!(
-                        "Built {} output(s) into {}; not built: {}.\n{}",
-                        rep.manifest.outputs.len(),
-                        out_dir.display(),
-                        rep.failed_outputs.join(", "),
-                        rep.manifest
-                            .errors
-                            .iter()
-                            .map(|(n, e)| format!("node \"{n}\": {e}"))
-                            .collect::<Vec<_>>()
-                            .join("\n")
-                    )),
-                    Err(e) => Err(e.to_string()),
+                if tiles > 0 {
+                    job.tiled(tiles, stitch)
+                } else {
+                    job.whole()
                 }
             });
         self.job = Some(BuildJob {
@@ -323,97 +241,8 @@ impl BuildDialog {
                 });
                 ui.end_row();
 
-                ui.label("Engine preset");
-                let text = ex.preset.map_or("none", choice_name);
-                egui::ComboBox::from_id_salt("orogen-build-preset")
-                    .selected_text(text)
-                    .show_ui(ui, |ui| {
-                        ui.selectable_value(&mut ex.preset, None, "none");
-                        for p in all::<Preset>() {
-                            ui.selectable_value(&mut ex.preset, Some(p), choice_name(p));
-                        }
-                    });
-                ui.end_row();
-
-                ui.label("Formats");
-                ui.add_enabled_ui(ex.preset.is_none(), |ui| {
-                    ui.horizontal_wrapped(|ui| {
-                        for f in all::<Format>() {
-                            let mut on = ex.formats.contains(&f);
-                            if ui.checkbox(&mut on, f.name()).changed() {
-                                if on {
-                                    ex.formats.push(f);
-                                    // The command line's order: as the formats are declared.
-                                    ex.formats
-                                        .sort_by_key(|x| all::<Format>().position(|y| y == *x));
-                                } else if ex.formats.len() > 1 {
-                                    ex.formats.retain(|x| *x != f);
-                                }
-                            }
-                        }
-                    })
-                    .response
-                    .on_disabled_hover_text("The preset chooses the format.");
-                });
-                ui.end_row();
-
-                ui.label("16-bit range");
-                ui.horizontal(|ui| {
-                    ui.radio_value(&mut ex.range, Range::Graph, "graph's height range")
-                        .on_hover_text("The same heights map to the same values in every output.");
-                    ui.radio_value(&mut ex.range, Range::Data, "each output's min…max")
-                        .on_hover_text("Full 16-bit precision; range_m in the manifest.");
-                });
-                ui.end_row();
-
-                ui.label("Preview PNG");
-                egui::ComboBox::from_id_salt("orogen-build-preview")
-                    .selected_text(ex.preview.map_or("none", choice_name))
-                    .show_ui(ui, |ui| {
-                        ui.selectable_value(&mut ex.preview, None, "none");
-                        for m in all::<Colormap>() {
-                            ui.selectable_value(&mut ex.preview, Some(m), choice_name(m));
-                        }
-                    });
-                ui.end_row();
-
-                ui.label("Normal map");
-                ui.horizontal(|ui| {
-                    let mut on = ex.normal_map.is_some();
-                    if ui.checkbox(&mut on, "write").changed() {
-                        ex.normal_map = on.then_some((8, NormalY::Opengl));
-                    }
-                    if let Some((bits, y)) = &mut ex.normal_map {
-                        ui.radio_value(bits, 8, "8-bit");
-                        ui.radio_value(bits, 16, "16-bit");
-                        ui.radio_value(y, NormalY::Opengl, "OpenGL (Unity, Godot)");
-                        ui.radio_value(y, NormalY::Directx, "DirectX (Unreal)");
-                    }
-                });
-                ui.end_row();
-
-                ui.label("Mesh");
-                ui.horizontal(|ui| {
-                    let text = ex.mesh.map_or("none", |(m, _)| choice_name(m));
-                    let mut choice = ex.mesh.map(|(m, _)| m);
-                    egui::ComboBox::from_id_salt("orogen-build-mesh")
-                        .selected_text(text)
-                        .show_ui(ui, |ui| {
-                            ui.selectable_value(&mut choice, None, "none");
-                            for m in all::<MeshFormat>() {
-                                ui.selectable_value(&mut choice, Some(m), choice_name(m));
-                            }
-                        });
-                    let step = ex.mesh.map_or(1, |(_, s)| s);
-                    ex.mesh = choice.map(|m| (m, step));
-                    if let Some((_, step)) = &mut ex.mesh {
-                        ui.label("every");
-                        ui.add(egui::DragValue::new(step).range(1..=64));
-                        ui.label("th sample");
-                    }
-                });
-                ui.end_row();
-
+                formats_ui(ui, ex);
+                extras_ui(ui, ex);
                 ui.label("Splat maps");
                 splats_ui(ui, ex, graph);
                 ui.end_row();
@@ -560,6 +389,218 @@ fn shell_quote(word: &str) -> String {
     } else {
         format!("'{}'", word.replace('\'', r"'\''"))
     }
+}
+
+/// One build, as its thread runs it.
+struct Job {
+    graph: Graph,
+    file: Option<PathBuf>,
+    out_dir: PathBuf,
+    resolution: Option<usize>,
+    exports: Exports,
+    keep_going: bool,
+    cancel: CancelToken,
+    progress: Arc<Mutex<BuildProgress>>,
+    ctx: egui::Context,
+}
+
+impl Job {
+    /// A tiled build (`orogen build --tiles N×N`), resumable: what the user is told.
+    fn tiled(&self, tiles: usize, stitch: bool) -> Result<String, String> {
+        let (graph, out_dir, c, p, ctx) = (
+            &self.graph,
+            &self.out_dir,
+            &self.cancel,
+            &self.progress,
+            &self.ctx,
+        );
+        let stitch = if stitch {
+            vec![Format::R16]
+        } else {
+            Vec::new()
+        };
+        let n = self.resolution.unwrap_or(graph.resolution);
+        let plan = orogen::tiles::Plan::for_build(
+            graph,
+            self.file.as_deref(),
+            n,
+            orogen::tiles::TileRequest::Count(tiles, tiles),
+            &self.exports,
+            &stitch,
+            orogen::tiles::COARSE_MAX,
+        )?;
+        plan.write(out_dir, graph)?;
+        if let Ok(mut pr) = p.lock() {
+            pr.total = plan.tasks.len();
+        }
+        let opts = orogen::tiles::RunOptions {
+            cancel: c.clone(),
+            progress: None,
+        };
+        let r = orogen::tiles::run_all(out_dir, &opts, |_, _, _| {
+            if let Ok(mut pr) = p.lock() {
+                pr.finished += 1;
+            }
+            ctx.request_repaint();
+        });
+        ctx.request_repaint();
+        match r {
+            Err(_) if c.is_cancelled() => Err(
+                "Build cancelled; build again to resume from the tiles already written.".to_owned(),
+            ),
+            Err(e) => Err(e.to_string()),
+            Ok(()) => Ok(format!(
+                "Built {tiles}×{tiles} tiles of {} outputs at {n}² into {} (manifest {}).",
+                graph.outputs.len(),
+                out_dir.display(),
+                out_dir.join("manifest.json").display()
+            )),
+        }
+    }
+
+    /// A whole-map build: what the user is told.
+    fn whole(&self) -> Result<String, String> {
+        let (c, p, ctx, out_dir) = (&self.cancel, &self.progress, &self.ctx, &self.out_dir);
+        let on_progress = |e: ProgressEvent| {
+            let mut pr = p.lock().unwrap_or_else(PoisonError::into_inner);
+            if crate::worker::track(&mut pr.running, e) {
+                pr.finished += 1;
+            }
+            ctx.request_repaint();
+        };
+        let opts = BuildOptions {
+            out_dir: out_dir.clone(),
+            exports: self.exports.clone(),
+            resolution: self.resolution,
+            graph_file: self.file.as_deref(),
+            allow_outside: &[],
+            keep_going: self.keep_going,
+            cancel: c.clone(),
+            progress: Some(&on_progress),
+        };
+        let r = orogen::build::build(&self.graph, &opts);
+        ctx.request_repaint();
+        match r {
+            Ok(_) if c.is_cancelled() => Err("Build cancelled.".to_owned()),
+            Ok(rep) if rep.complete() => Ok(format!(
+                "Built {} output(s) at {}² into {} (manifest {}).",
+                rep.manifest.outputs.len(),
+                rep.manifest.resolution,
+                out_dir.display(),
+                rep.manifest_path.display()
+            )),
+            Ok(rep) => Err(format!(
+                "Built {} output(s) into {}; not built: {}.\n{}",
+                rep.manifest.outputs.len(),
+                out_dir.display(),
+                rep.failed_outputs.join(", "),
+                rep.manifest
+                    .errors
+                    .iter()
+                    .map(|(n, e)| format!("node \"{n}\": {e}"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            )),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+}
+
+/// The build options' format rows: engine preset, formats, 16-bit range, preview.
+fn formats_ui(ui: &mut Ui, ex: &mut Exports) {
+    ui.label("Engine preset");
+    let text = ex.preset.map_or("none", choice_name);
+    egui::ComboBox::from_id_salt("orogen-build-preset")
+        .selected_text(text)
+        .show_ui(ui, |ui| {
+            ui.selectable_value(&mut ex.preset, None, "none");
+            for p in all::<Preset>() {
+                ui.selectable_value(&mut ex.preset, Some(p), choice_name(p));
+            }
+        });
+    ui.end_row();
+
+    ui.label("Formats");
+    ui.add_enabled_ui(ex.preset.is_none(), |ui| {
+        ui.horizontal_wrapped(|ui| {
+            for f in all::<Format>() {
+                let mut on = ex.formats.contains(&f);
+                if ui.checkbox(&mut on, f.name()).changed() {
+                    if on {
+                        ex.formats.push(f);
+                        // The command line's order: as the formats are declared.
+                        ex.formats
+                            .sort_by_key(|x| all::<Format>().position(|y| y == *x));
+                    } else if ex.formats.len() > 1 {
+                        ex.formats.retain(|x| *x != f);
+                    }
+                }
+            }
+        })
+        .response
+        .on_disabled_hover_text("The preset chooses the format.");
+    });
+    ui.end_row();
+
+    ui.label("16-bit range");
+    ui.horizontal(|ui| {
+        ui.radio_value(&mut ex.range, Range::Graph, "graph's height range")
+            .on_hover_text("The same heights map to the same values in every output.");
+        ui.radio_value(&mut ex.range, Range::Data, "each output's min…max")
+            .on_hover_text("Full 16-bit precision; range_m in the manifest.");
+    });
+    ui.end_row();
+
+    ui.label("Preview PNG");
+    egui::ComboBox::from_id_salt("orogen-build-preview")
+        .selected_text(ex.preview.map_or("none", choice_name))
+        .show_ui(ui, |ui| {
+            ui.selectable_value(&mut ex.preview, None, "none");
+            for m in all::<Colormap>() {
+                ui.selectable_value(&mut ex.preview, Some(m), choice_name(m));
+            }
+        });
+    ui.end_row();
+}
+
+/// The build options' extra outputs: normal maps, meshes.
+fn extras_ui(ui: &mut Ui, ex: &mut Exports) {
+    ui.label("Normal map");
+    ui.horizontal(|ui| {
+        let mut on = ex.normal_map.is_some();
+        if ui.checkbox(&mut on, "write").changed() {
+            ex.normal_map = on.then_some((8, NormalY::Opengl));
+        }
+        if let Some((bits, y)) = &mut ex.normal_map {
+            ui.radio_value(bits, 8, "8-bit");
+            ui.radio_value(bits, 16, "16-bit");
+            ui.radio_value(y, NormalY::Opengl, "OpenGL (Unity, Godot)");
+            ui.radio_value(y, NormalY::Directx, "DirectX (Unreal)");
+        }
+    });
+    ui.end_row();
+
+    ui.label("Mesh");
+    ui.horizontal(|ui| {
+        let text = ex.mesh.map_or("none", |(m, _)| choice_name(m));
+        let mut choice = ex.mesh.map(|(m, _)| m);
+        egui::ComboBox::from_id_salt("orogen-build-mesh")
+            .selected_text(text)
+            .show_ui(ui, |ui| {
+                ui.selectable_value(&mut choice, None, "none");
+                for m in all::<MeshFormat>() {
+                    ui.selectable_value(&mut choice, Some(m), choice_name(m));
+                }
+            });
+        let step = ex.mesh.map_or(1, |(_, s)| s);
+        ex.mesh = choice.map(|m| (m, step));
+        if let Some((_, step)) = &mut ex.mesh {
+            ui.label("every");
+            ui.add(egui::DragValue::new(step).range(1..=64));
+            ui.label("th sample");
+        }
+    });
+    ui.end_row();
 }
 
 #[cfg(test)]

@@ -183,9 +183,73 @@ fn param_row(ui: &mut Ui, doc: &mut Document, target: Target, spec: &ParamSpec, 
         Target::Graph => format!("graph-parameter.{}", spec.name),
     };
     let refusal_id = egui::Id::new(("orogen-param-refused", &key));
+    let (resp, mut new, refused) = value_widget(ui, spec, &value, &key);
+    let editing = resp.dragged() || resp.has_focus();
+    if editing {
+        doc.keep_gesture(&key);
+    } else {
+        // Never over the widget while it is being dragged or typed into.
+        resp.on_hover_text(format!("{doc_text}\n\nAccepts {}.", spec.expected()));
+    }
+    let default = spec.default_value();
+    let mut reset = false;
+    let mut promote = false;
+    ui.horizontal(|ui| {
+        reset = ui
+            .add_enabled(value != default, egui::Button::new("⟲").small())
+            .on_hover_text(format!("Reset to {}", spec.default_text()))
+            .clicked();
+        if let Target::Node(_) = target {
+            promote = ui
+                .small_button("⤴")
+                .on_hover_text("Promote to a graph parameter: `orogen build --param` and a subgraph's users can set it")
+                .clicked();
+        }
+    });
+    if reset {
+        new = Some(default);
+    }
+    if let Some(v) = new {
+        let gesture = (!reset).then_some(key.as_str());
+        // A failure is kept by the document and shown in the status bar.
+        let _ = match target {
+            Target::Node(id) => doc.edit(gesture, |g| g.set_param(id, spec.name, v)),
+            Target::Graph => doc.edit(gesture, |g| g.set_parameter(spec.name, v)),
+        };
+    }
+    if let (true, Target::Node(id)) = (promote, target) {
+        let _ = doc.edit(None, |g| g.promote_parameter(id, spec.name));
+    }
+    // A typed value outside the hard range is not applied: the range is shown instead.
+    let now = ui.input(|i| i.time);
+    if let Some(msg) = refused {
+        ui.data_mut(|d| d.insert_temp(refusal_id, (msg, now)));
+    }
+    if let Some((msg, at)) = ui.data(|d| d.get_temp::<(String, f64)>(refusal_id)) {
+        if now - at < REFUSAL_TIME {
+            ui.end_row();
+            ui.label("");
+            ui.colored_label(egui::Color32::from_rgb(235, 70, 60), format!("⚠ {msg}"));
+            ui.ctx()
+                .request_repaint_after(std::time::Duration::from_millis(500));
+        } else {
+            ui.data_mut(|d| d.remove::<(String, f64)>(refusal_id));
+        }
+    }
+}
+
+/// The widget for a parameter's value (slider, seed, checkbox, menu, text): its response, the
+/// new value when the user changed it, and why a typed value was refused (outside the hard
+/// range).
+fn value_widget(
+    ui: &mut Ui,
+    spec: &ParamSpec,
+    value: &ParamValue,
+    key: &str,
+) -> (egui::Response, Option<ParamValue>, Option<String>) {
     let mut refused: Option<String> = None;
     let mut new = None;
-    let resp = match (spec.kind, &value) {
+    let resp = match (spec.kind, value) {
         (ParamKind::Float { soft, hard, .. }, ParamValue::Float(v)) => {
             let mut x = *v;
             let r = ui.add(
@@ -247,7 +311,7 @@ fn param_row(ui: &mut Ui, doc: &mut Document, target: Target, spec: &ParamSpec, 
         }
         (ParamKind::Choice { options, .. }, ParamValue::Choice(v)) => {
             let mut x = *v;
-            let r = egui::ComboBox::from_id_salt(&key)
+            let r = egui::ComboBox::from_id_salt(key)
                 .selected_text(options.get(x).copied().unwrap_or("?"))
                 .show_ui(ui, |ui| {
                     for (i, o) in options.iter().enumerate() {
@@ -270,58 +334,7 @@ fn param_row(ui: &mut Ui, doc: &mut Document, target: Target, spec: &ParamSpec, 
         }
         _ => ui.colored_label(egui::Color32::RED, format!("{value:?}")),
     };
-    let editing = resp.dragged() || resp.has_focus();
-    if editing {
-        doc.keep_gesture(&key);
-    } else {
-        // Never over the widget while it is being dragged or typed into.
-        resp.on_hover_text(format!("{doc_text}\n\nAccepts {}.", spec.expected()));
-    }
-    let default = spec.default_value();
-    let mut reset = false;
-    let mut promote = false;
-    ui.horizontal(|ui| {
-        reset = ui
-            .add_enabled(value != default, egui::Button::new("⟲").small())
-            .on_hover_text(format!("Reset to {}", spec.default_text()))
-            .clicked();
-        if let Target::Node(_) = target {
-            promote = ui
-                .small_button("⤴")
-                .on_hover_text("Promote to a graph parameter: `orogen build --param` and a subgraph's users can set it")
-                .clicked();
-        }
-    });
-    if reset {
-        new = Some(default);
-    }
-    if let Some(v) = new {
-        let gesture = (!reset).then_some(key.as_str());
-        // A failure is kept by the document and shown in the status bar.
-        let _ = match target {
-            Target::Node(id) => doc.edit(gesture, |g| g.set_param(id, spec.name, v)),
-            Target::Graph => doc.edit(gesture, |g| g.set_parameter(spec.name, v)),
-        };
-    }
-    if let (true, Target::Node(id)) = (promote, target) {
-        let _ = doc.edit(None, |g| g.promote_parameter(id, spec.name));
-    }
-    // A typed value outside the hard range is not applied: the range is shown instead.
-    let now = ui.input(|i| i.time);
-    if let Some(msg) = refused {
-        ui.data_mut(|d| d.insert_temp(refusal_id, (msg, now)));
-    }
-    if let Some((msg, at)) = ui.data(|d| d.get_temp::<(String, f64)>(refusal_id)) {
-        if now - at < REFUSAL_TIME {
-            ui.end_row();
-            ui.label("");
-            ui.colored_label(egui::Color32::from_rgb(235, 70, 60), format!("⚠ {msg}"));
-            ui.ctx()
-                .request_repaint_after(std::time::Duration::from_millis(500));
-        } else {
-            ui.data_mut(|d| d.remove::<(String, f64)>(refusal_id));
-        }
-    }
+    (resp, new, refused)
 }
 
 fn suffix(unit: &str) -> String {

@@ -671,23 +671,19 @@ fn the_unsaved_marker_clears_when_a_value_returns_to_its_saved_value() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// The `orogen` binary built beside this test (cargo builds it for the engine's tests).
-/// Clicks the dialog's Build and runs frames until it reports (at most 30 s); its outcome.
+/// Clicks the dialog's Build, waits for the build's thread to end (an event, not a number of
+/// polls) and runs a frame to show it; its outcome.
 fn build_from_dialog(h: &mut Harness<'static, EditorApp>) -> Option<Result<String, String>> {
     h.get_by_label("Build").click();
-    for _ in 0..600 {
-        h.run_steps(1);
-        std::thread::sleep(Duration::from_millis(50));
-        if h.state_mut()
-            .build_dialog()
-            .is_some_and(|b| b.result.is_some())
-        {
-            break;
-        }
+    h.run_steps(1);
+    if let Some(b) = h.state_mut().build_dialog() {
+        b.wait();
     }
+    h.run_steps(1);
     h.state_mut().build_dialog().and_then(|b| b.result.clone())
 }
 
+/// The `orogen` binary built beside this test (cargo builds it for the engine's tests).
 fn orogen_cli() -> PathBuf {
     let exe = std::env::current_exe().expect("test exe");
     let dir = exe

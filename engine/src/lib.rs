@@ -13,6 +13,8 @@ pub mod io;
 pub mod node;
 pub mod nodes;
 pub mod parity;
+#[cfg(test)]
+mod pinned;
 pub mod tiles;
 
 pub use field::{Field, World};

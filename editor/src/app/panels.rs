@@ -153,53 +153,7 @@ impl EditorApp {
         }) {
             self.region = None;
         }
-        ui.horizontal(|ui| {
-            ui.selectable_value(&mut self.mode, Mode::TwoD, "2D");
-            ui.selectable_value(&mut self.mode, Mode::ThreeD, "3D");
-            ui.separator();
-            egui::ComboBox::from_id_salt("orogen-colormap")
-                .selected_text(colormap_name(self.look.colormap))
-                .show_ui(ui, |ui| {
-                    for m in [Colormap::Grayscale, Colormap::Terrain, Colormap::Magma] {
-                        ui.selectable_value(&mut self.look.colormap, m, colormap_name(m));
-                    }
-                });
-            ui.checkbox(&mut self.look.hillshade, "hillshade");
-            ui.checkbox(&mut self.look.overlay, "mask overlay");
-        });
-        let outputs: Vec<(&'static str, PortKind)> = self
-            .selected
-            .as_ref()
-            .and_then(|id| self.doc.graph().node(id))
-            .map(|n| {
-                n.def
-                    .spec
-                    .outputs
-                    .iter()
-                    .map(|p| (p.name, p.kind))
-                    .collect()
-            })
-            .unwrap_or_default();
-        if let Some(id) = self.selected.clone() {
-            ui.horizontal(|ui| {
-                ui.strong(&id);
-                if outputs.len() > 1 {
-                    egui::ComboBox::from_id_salt("orogen-output")
-                        .selected_text(outputs.get(self.output).map_or("?", |o| o.0))
-                        .show_ui(ui, |ui| {
-                            for (i, (name, kind)) in outputs.iter().enumerate() {
-                                ui.selectable_value(
-                                    &mut self.output,
-                                    i,
-                                    format!("{name} ({})", kind.name()),
-                                );
-                            }
-                        });
-                } else if let Some((name, kind)) = outputs.first() {
-                    ui.weak(format!("{name} ({})", kind.name()));
-                }
-            });
-        }
+        self.preview_header(ui);
         let shown = self.shown();
         let generation = self
             .snapshot
@@ -272,6 +226,57 @@ impl EditorApp {
                     surface.and_then(|(_, _, _, a)| a),
                 );
             }
+        }
+    }
+
+    /// The preview's header: 2D/3D, colour map, hillshade, overlay; the node and its output.
+    fn preview_header(&mut self, ui: &mut Ui) {
+        ui.horizontal(|ui| {
+            ui.selectable_value(&mut self.mode, Mode::TwoD, "2D");
+            ui.selectable_value(&mut self.mode, Mode::ThreeD, "3D");
+            ui.separator();
+            egui::ComboBox::from_id_salt("orogen-colormap")
+                .selected_text(colormap_name(self.look.colormap))
+                .show_ui(ui, |ui| {
+                    for m in [Colormap::Grayscale, Colormap::Terrain, Colormap::Magma] {
+                        ui.selectable_value(&mut self.look.colormap, m, colormap_name(m));
+                    }
+                });
+            ui.checkbox(&mut self.look.hillshade, "hillshade");
+            ui.checkbox(&mut self.look.overlay, "mask overlay");
+        });
+        let outputs: Vec<(&'static str, PortKind)> = self
+            .selected
+            .as_ref()
+            .and_then(|id| self.doc.graph().node(id))
+            .map(|n| {
+                n.def
+                    .spec
+                    .outputs
+                    .iter()
+                    .map(|p| (p.name, p.kind))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if let Some(id) = self.selected.clone() {
+            ui.horizontal(|ui| {
+                ui.strong(&id);
+                if outputs.len() > 1 {
+                    egui::ComboBox::from_id_salt("orogen-output")
+                        .selected_text(outputs.get(self.output).map_or("?", |o| o.0))
+                        .show_ui(ui, |ui| {
+                            for (i, (name, kind)) in outputs.iter().enumerate() {
+                                ui.selectable_value(
+                                    &mut self.output,
+                                    i,
+                                    format!("{name} ({})", kind.name()),
+                                );
+                            }
+                        });
+                } else if let Some((name, kind)) = outputs.first() {
+                    ui.weak(format!("{name} ({})", kind.name()));
+                }
+            });
         }
     }
 

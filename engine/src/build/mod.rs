@@ -272,20 +272,7 @@ pub fn build(graph: &Graph, opts: &BuildOptions) -> Result<BuildReport, BuildErr
         Some(p) => Some(p.size_for(opts.resolution.unwrap_or(graph.resolution))),
         None => opts.resolution,
     };
-    // Only what the buildable outputs need (all of them, unless some are blocked).
-    let targets = if blocked.is_empty() {
-        Targets::Outputs
-    } else {
-        let blocked: Vec<&str> = blocked.iter().map(|b| b.output.as_str()).collect();
-        Targets::Nodes(
-            graph
-                .outputs
-                .iter()
-                .filter(|(name, _)| !blocked.contains(&name.as_str()))
-                .map(|(_, r)| r.node.clone())
-                .collect(),
-        )
-    };
+    let targets = buildable(graph, &blocked);
     let eval = Evaluator::new()
         .evaluate(
             graph,
@@ -326,45 +313,40 @@ pub fn build(graph: &Graph, opts: &BuildOptions) -> Result<BuildReport, BuildErr
     // A build killed while it switched files last time is rolled back first.
     staging::recover(&opts.out_dir);
 
-    let formats: Vec<Format> = match ex.preset {
-        Some(Preset::Unity) => vec![Format::R16],
-        Some(Preset::Unreal) => vec![Format::Png16],
-        Some(Preset::Godot) => vec![Format::Exr],
-        None => ex.formats.clone(),
-    };
+    let formats = formats_for(ex);
     let mut stage = Staging::new(&opts.out_dir);
-    let mut outputs = Vec::new();
-    let mut failed_outputs = Vec::new();
-    for (name, r) in &graph.outputs {
-        match eval.field(graph, r) {
-            Some(field) if !opts.cancel.is_cancelled() => {
-                let kind = graph.output_kind(r).unwrap_or(PortKind::Height);
-                let ground = (kind == PortKind::Color)
-                    .then(|| eval.terrain_under(graph, &r.node))
-                    .flatten();
-                let out = Output {
-                    name,
-                    source: r.to_string(),
-                    kind,
-                    field: &field,
-                    ground: ground.as_deref(),
-                };
-                outputs.push(write_output(&mut stage, graph, &out, ex, &formats)?);
-            }
-            _ => failed_outputs.push(name.clone()),
-        }
+    let (outputs, failed_outputs) = write_outputs(&mut stage, graph, &eval, opts, &formats)?;
+    let manifest = manifest(graph, opts, &eval, &mut stage, &formats, outputs, &blocked)?;
+    let manifest_path = opts.out_dir.join("manifest.json");
+    let mut text = serde_json::to_string_pretty(&manifest).map_err(|e| BuildError::Write {
+        path: manifest_path.display().to_string(),
+        source: std::io::Error::other(e),
+    })?;
+    text.push('\n');
+    stage.add_unlisted(&manifest_path, text.as_bytes())?;
+    if opts.cancel.is_cancelled() {
+        return Err(BuildError::Cancelled);
     }
-    for (stem, names) in &ex.splats {
-        let fields: Vec<_> = names
-            .iter()
-            .filter_map(|n| eval.field(graph, &graph.outputs[n]))
-            .collect();
-        if fields.len() == names.len() {
-            write_splat(&mut stage, stem, &fields, ex.splat_normalize)?;
-        } else {
-            failed_outputs.push(stem.clone());
-        }
-    }
+    stage.commit()?;
+    Ok(BuildReport {
+        manifest,
+        manifest_path,
+        eval,
+        failed_outputs,
+    })
+}
+
+/// The build's manifest (its graph copy staged first): what was built, from what, how.
+fn manifest(
+    graph: &Graph,
+    opts: &BuildOptions,
+    eval: &EvalResult,
+    stage: &mut Staging,
+    formats: &[Format],
+    outputs: Vec<OutputEntry>,
+    blocked: &[Blocked],
+) -> Result<Manifest, BuildError> {
+    let ex = &opts.exports;
     // The graph exactly as built (with `--set`, `--seed` and the built resolution), so
     // `orogen build DIR/graph.json` builds the same files again.
     let built = Graph {
@@ -373,7 +355,7 @@ pub fn build(graph: &Graph, opts: &BuildOptions) -> Result<BuildReport, BuildErr
     };
     let graph_text = graph_file::to_string_embedded(&built);
     let graph_hash = stage.add(GRAPH_COPY.to_owned(), "graph", graph_text.as_bytes())?;
-    let manifest = Manifest {
+    Ok(Manifest {
         orogen_version: env!("CARGO_PKG_VERSION").to_owned(),
         graph: GraphInfo {
             name: graph.name.clone(),
@@ -399,30 +381,85 @@ pub fn build(graph: &Graph, opts: &BuildOptions) -> Result<BuildReport, BuildErr
         outputs,
         tiles: Vec::new(),
         files: std::mem::take(&mut stage.files),
-        errors: node_errors(&eval, &blocked),
+        errors: node_errors(eval, blocked),
         timings_ms: eval
             .timings
             .iter()
             .map(|(k, d)| (k.clone(), (d.as_secs_f64() * 1.0e6).round() / 1.0e3))
             .collect(),
-    };
-    let manifest_path = opts.out_dir.join("manifest.json");
-    let mut text = serde_json::to_string_pretty(&manifest).map_err(|e| BuildError::Write {
-        path: manifest_path.display().to_string(),
-        source: std::io::Error::other(e),
-    })?;
-    text.push('\n');
-    stage.add_unlisted(&manifest_path, text.as_bytes())?;
-    if opts.cancel.is_cancelled() {
-        return Err(BuildError::Cancelled);
-    }
-    stage.commit()?;
-    Ok(BuildReport {
-        manifest,
-        manifest_path,
-        eval,
-        failed_outputs,
     })
+}
+
+/// What a build evaluates: the nodes behind its outputs, without the blocked ones.
+fn buildable(graph: &Graph, blocked: &[Blocked]) -> Targets {
+    if blocked.is_empty() {
+        Targets::Outputs
+    } else {
+        let blocked: Vec<&str> = blocked.iter().map(|b| b.output.as_str()).collect();
+        Targets::Nodes(
+            graph
+                .outputs
+                .iter()
+                .filter(|(name, _)| !blocked.contains(&name.as_str()))
+                .map(|(_, r)| r.node.clone())
+                .collect(),
+        )
+    }
+}
+
+/// The heightmap formats written: the preset's, else the chosen ones.
+fn formats_for(ex: &Exports) -> Vec<Format> {
+    match ex.preset {
+        Some(Preset::Unity) => vec![Format::R16],
+        Some(Preset::Unreal) => vec![Format::Png16],
+        Some(Preset::Godot) => vec![Format::Exr],
+        None => ex.formats.clone(),
+    }
+}
+
+/// Every evaluated output (and splat map) staged in its formats; the manifest entries, and
+/// the names of those that could not be written (not evaluated, or cancelled).
+fn write_outputs(
+    stage: &mut Staging,
+    graph: &Graph,
+    eval: &EvalResult,
+    opts: &BuildOptions,
+    formats: &[Format],
+) -> Result<(Vec<OutputEntry>, Vec<String>), BuildError> {
+    let ex = &opts.exports;
+    let mut outputs = Vec::new();
+    let mut failed_outputs = Vec::new();
+    for (name, r) in &graph.outputs {
+        match eval.field(graph, r) {
+            Some(field) if !opts.cancel.is_cancelled() => {
+                let kind = graph.output_kind(r).unwrap_or(PortKind::Height);
+                let ground = (kind == PortKind::Color)
+                    .then(|| eval.terrain_under(graph, &r.node))
+                    .flatten();
+                let out = Output {
+                    name,
+                    source: r.to_string(),
+                    kind,
+                    field: &field,
+                    ground: ground.as_deref(),
+                };
+                outputs.push(write_output(stage, graph, &out, ex, formats)?);
+            }
+            _ => failed_outputs.push(name.clone()),
+        }
+    }
+    for (stem, names) in &ex.splats {
+        let fields: Vec<_> = names
+            .iter()
+            .filter_map(|n| eval.field(graph, &graph.outputs[n]))
+            .collect();
+        if fields.len() == names.len() {
+            write_splat(stage, stem, &fields, ex.splat_normalize)?;
+        } else {
+            failed_outputs.push(stem.clone());
+        }
+    }
+    Ok((outputs, failed_outputs))
 }
 
 /// Refuses splat maps that cannot be made from the graph's outputs.

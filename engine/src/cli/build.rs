@@ -167,34 +167,8 @@ pub(super) fn run_build(
         Err(code) => return code,
     };
     let cancel = cancel_on_signal();
-    let bar = std::io::stderr().is_terminal().then(|| {
-        let bar = ProgressBar::new(graph.nodes.len() as u64);
-        bar.set_style(
-            ProgressStyle::with_template("{spinner} [{bar:30}] {pos}/{len} nodes {msg}")
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
-        );
-        bar
-    });
-    let running = Mutex::new(Vec::<String>::new());
-    let on_progress = |e: ProgressEvent| {
-        let Some(bar) = &bar else { return };
-        match e {
-            ProgressEvent::Started { node } => {
-                if let Ok(mut r) = running.lock() {
-                    r.push(node.to_owned());
-                    bar.set_message(r.join(", "));
-                }
-            }
-            ProgressEvent::Progress { .. } => bar.tick(),
-            ProgressEvent::Finished { node, .. } => {
-                bar.inc(1);
-                if let Ok(mut r) = running.lock() {
-                    r.retain(|n| n != node);
-                    bar.set_message(r.join(", "));
-                }
-            }
-        }
-    };
+    let progress = Progress::new(graph.nodes.len());
+    let on_progress = |e: ProgressEvent| progress.on(&e);
     let result = build(
         &graph,
         &BuildOptions {
@@ -208,9 +182,7 @@ pub(super) fn run_build(
             progress: Some(&on_progress),
         },
     );
-    if let Some(bar) = &bar {
-        bar.finish_and_clear();
-    }
+    progress.finish();
     match result {
         Ok(report) => {
             for o in &report.manifest.outputs {
@@ -267,6 +239,67 @@ pub(super) fn run_build(
                 anyhow::Error::from(e).context(format!("building {}", graph_path.display()))
             );
             ExitCode::from(EXIT_FAILED)
+        }
+    }
+}
+
+/// What a whole-map build shows while it runs: a bar on a terminal; with OROGEN_PROGRESS=lines
+/// (for logs: a scheduler's, a pipeline's) a line when each node starts and finishes.
+struct Progress {
+    bar: Option<ProgressBar>,
+    lines: bool,
+    running: Mutex<Vec<String>>,
+}
+
+impl Progress {
+    fn new(nodes: usize) -> Self {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let bar = ProgressBar::new(nodes as u64);
+            bar.set_style(
+                ProgressStyle::with_template("{spinner} [{bar:30}] {pos}/{len} nodes {msg}")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            bar
+        });
+        Self {
+            bar,
+            lines: std::env::var_os("OROGEN_PROGRESS").is_some_and(|v| v == "lines"),
+            running: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn on(&self, e: &ProgressEvent) {
+        if self.lines {
+            match e {
+                ProgressEvent::Started { node } => eprintln!("started {node}"),
+                ProgressEvent::Finished { node, ok } => {
+                    eprintln!("finished {node}{}", if *ok { "" } else { " (failed)" });
+                }
+                ProgressEvent::Progress { .. } => {}
+            }
+        }
+        let Some(bar) = &self.bar else { return };
+        match e {
+            ProgressEvent::Started { node } => {
+                if let Ok(mut r) = self.running.lock() {
+                    r.push((*node).to_owned());
+                    bar.set_message(r.join(", "));
+                }
+            }
+            ProgressEvent::Progress { .. } => bar.tick(),
+            ProgressEvent::Finished { node, .. } => {
+                bar.inc(1);
+                if let Ok(mut r) = self.running.lock() {
+                    r.retain(|n| n != node);
+                    bar.set_message(r.join(", "));
+                }
+            }
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
         }
     }
 }

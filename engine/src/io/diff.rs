@@ -202,62 +202,7 @@ fn parameter_text(p: &GraphParam) -> String {
 #[must_use]
 pub fn diff(a: &Graph, b: &Graph) -> Vec<Change> {
     let mut out = Vec::new();
-    let setting = |out: &mut Vec<Change>, what, x: String, y: String| {
-        if x != y {
-            out.push(Change::Setting(what, x, y));
-        }
-    };
-    setting(
-        &mut out,
-        "name",
-        format!("{:?}", a.name),
-        format!("{:?}", b.name),
-    );
-    setting(&mut out, "seed", a.seed.to_string(), b.seed.to_string());
-    setting(
-        &mut out,
-        "resolution",
-        a.resolution.to_string(),
-        b.resolution.to_string(),
-    );
-    setting(
-        &mut out,
-        "world size",
-        format!("{} m", a.world.size_m),
-        format!("{} m", b.world.size_m),
-    );
-    setting(
-        &mut out,
-        "height range",
-        format!("{} … {} m", a.world.height_min_m, a.world.height_max_m),
-        format!("{} … {} m", b.world.height_min_m, b.world.height_max_m),
-    );
-    let short = |d: &str| {
-        let t: String = d.chars().take(60).collect();
-        if t.len() < d.len() {
-            format!("{t:?}…")
-        } else {
-            format!("{t:?}")
-        }
-    };
-    setting(&mut out, "doc", short(&a.doc), short(&b.doc));
-    let names: BTreeSet<&str> = a
-        .parameters
-        .iter()
-        .chain(&b.parameters)
-        .map(|p| p.spec.name)
-        .collect();
-    for name in names {
-        let old = a.parameter(name).map(parameter_text);
-        let new = b.parameter(name).map(parameter_text);
-        if old != new {
-            out.push(Change::Parameter {
-                name: name.to_owned(),
-                old,
-                new,
-            });
-        }
-    }
+    settings(a, b, &mut out);
     let ida: BTreeMap<&str, &NodeInstance> = a.nodes.iter().map(|n| (n.id.as_str(), n)).collect();
     let idb: BTreeMap<&str, &NodeInstance> = b.nodes.iter().map(|n| (n.id.as_str(), n)).collect();
     let removed: Vec<&str> = ida
@@ -270,30 +215,7 @@ pub fn diff(a: &Graph, b: &Graph) -> Vec<Change> {
         .filter(|k| !ida.contains_key(*k))
         .copied()
         .collect();
-    // A removed node and an added one of the same type, parameters and wiring, each the only
-    // such match of the other, is a rename.
-    let same = |x: &NodeInstance, y: &NodeInstance| {
-        x.def.spec.id == y.def.spec.id
-            && x.params == y.params
-            && x.inputs == y.inputs
-            && x.bindings == y.bindings
-            && x.subgraph.as_ref().map(|s| (&s.path, &s.recorded_hash))
-                == y.subgraph.as_ref().map(|s| (&s.path, &s.recorded_hash))
-    };
-    let mut renamed: BTreeMap<&str, &str> = BTreeMap::new();
-    for r in &removed {
-        let m: Vec<&str> = added
-            .iter()
-            .filter(|n| same(ida[r], idb[*n]))
-            .copied()
-            .collect();
-        if let [n] = m[..] {
-            let back = removed.iter().filter(|x| same(ida[*x], idb[n])).count();
-            if back == 1 {
-                renamed.insert(r, n);
-            }
-        }
-    }
+    let renamed = renames(&ida, &idb, &removed, &added);
     let renamed_to: BTreeSet<&str> = renamed.values().copied().collect();
     for r in removed.iter().filter(|r| !renamed.contains_key(*r)) {
         out.push(Change::Removed {
@@ -321,91 +243,12 @@ pub fn diff(a: &Graph, b: &Graph) -> Vec<Change> {
     let mut moved = 0;
     let pairs = ida
         .iter()
-        .filter_map(|(id, x)| Some((*id, *x, *idb.get(renamed.get(id).unwrap_or(id))?)));
-    for (_, x, y) in pairs {
+        .filter_map(|(id, x)| Some((*x, *idb.get(renamed.get(id).unwrap_or(id))?)));
+    for (x, y) in pairs {
         if x.position != y.position {
             moved += 1;
         }
-        let node = y.id.clone();
-        if x.def.spec.id != y.def.spec.id {
-            out.push(Change::Retyped {
-                id: node,
-                from: x.def.spec.id,
-                to: y.def.spec.id,
-            });
-            continue;
-        }
-        if let (Some(sx), Some(sy)) = (&x.subgraph, &y.subgraph) {
-            if sx.path != sy.path {
-                out.push(Change::Subgraph {
-                    node: node.clone(),
-                    what: "file",
-                    old: sx.path.clone(),
-                    new: sy.path.clone(),
-                });
-            }
-            let h = |s: &str| s.get(..19).unwrap_or(s).to_owned();
-            if sx.recorded_hash != sy.recorded_hash {
-                out.push(Change::Subgraph {
-                    node: node.clone(),
-                    what: "content",
-                    old: h(&sx.recorded_hash),
-                    new: h(&sy.recorded_hash),
-                });
-            }
-        }
-        let (px, py) = (params_json(x), params_json(y));
-        let pnames = in_order(x.def.params.iter().chain(y.def.params).map(|p| p.name));
-        for param in pnames {
-            let bx = x.bindings.get(param);
-            let by = y.bindings.get(param);
-            if bx != by {
-                out.push(Change::Binding {
-                    node: node.clone(),
-                    param: param.to_owned(),
-                    old: bx.cloned(),
-                    new: by.cloned(),
-                });
-            }
-            let (old, new) = (px.get(param), py.get(param));
-            if old.map(|o| &o.0) != new.map(|n| &n.0)
-                && (old.is_some() && new.is_some() || bx == by)
-            {
-                let unit = new.or(old).map_or("", |v| v.1);
-                out.push(Change::Param {
-                    node: node.clone(),
-                    param,
-                    old: old.map_or_else(|| "(none)".to_owned(), |v| v.0.clone()),
-                    new: new.map_or_else(|| "(none)".to_owned(), |v| v.0.clone()),
-                    unit,
-                });
-            }
-        }
-        let ports = in_order(
-            x.def
-                .spec
-                .inputs
-                .iter()
-                .chain(y.def.spec.inputs)
-                .map(|p| p.name),
-        );
-        let wire = |n: &NodeInstance, port: &str| {
-            n.def
-                .input_index(port)
-                .and_then(|i| n.inputs.get(i).cloned().flatten())
-        };
-        for port in ports {
-            let old = wire(x, port).as_ref().map(map);
-            let new = wire(y, port).as_ref().map(ToString::to_string);
-            if old != new {
-                out.push(Change::Wire {
-                    node: node.clone(),
-                    port,
-                    old,
-                    new,
-                });
-            }
-        }
+        node_changes(x, y, &map, &mut out);
     }
     let names: BTreeSet<&String> = a.outputs.keys().chain(b.outputs.keys()).collect();
     for name in names {
@@ -423,4 +266,187 @@ pub fn diff(a: &Graph, b: &Graph) -> Vec<Change> {
         out.push(Change::Moved(moved));
     }
     out
+}
+
+/// The graph's own settings and parameters that differ.
+fn settings(a: &Graph, b: &Graph, out: &mut Vec<Change>) {
+    let setting = |out: &mut Vec<Change>, what, x: String, y: String| {
+        if x != y {
+            out.push(Change::Setting(what, x, y));
+        }
+    };
+    setting(
+        out,
+        "name",
+        format!("{:?}", a.name),
+        format!("{:?}", b.name),
+    );
+    setting(out, "seed", a.seed.to_string(), b.seed.to_string());
+    setting(
+        out,
+        "resolution",
+        a.resolution.to_string(),
+        b.resolution.to_string(),
+    );
+    setting(
+        out,
+        "world size",
+        format!("{} m", a.world.size_m),
+        format!("{} m", b.world.size_m),
+    );
+    setting(
+        out,
+        "height range",
+        format!("{} … {} m", a.world.height_min_m, a.world.height_max_m),
+        format!("{} … {} m", b.world.height_min_m, b.world.height_max_m),
+    );
+    let short = |d: &str| {
+        let t: String = d.chars().take(60).collect();
+        if t.len() < d.len() {
+            format!("{t:?}…")
+        } else {
+            format!("{t:?}")
+        }
+    };
+    setting(out, "doc", short(&a.doc), short(&b.doc));
+    let names: BTreeSet<&str> = a
+        .parameters
+        .iter()
+        .chain(&b.parameters)
+        .map(|p| p.spec.name)
+        .collect();
+    for name in names {
+        let old = a.parameter(name).map(parameter_text);
+        let new = b.parameter(name).map(parameter_text);
+        if old != new {
+            out.push(Change::Parameter {
+                name: name.to_owned(),
+                old,
+                new,
+            });
+        }
+    }
+}
+
+/// Removed nodes that are renamed added ones: of the same type, parameters and wiring, each
+/// the only such match of the other.
+fn renames<'g>(
+    ida: &BTreeMap<&'g str, &NodeInstance>,
+    idb: &BTreeMap<&'g str, &NodeInstance>,
+    removed: &[&'g str],
+    added: &[&'g str],
+) -> BTreeMap<&'g str, &'g str> {
+    // A removed node and an added one of the same type, parameters and wiring, each the only
+    // such match of the other, is a rename.
+    let same = |x: &NodeInstance, y: &NodeInstance| {
+        x.def.spec.id == y.def.spec.id
+            && x.params == y.params
+            && x.inputs == y.inputs
+            && x.bindings == y.bindings
+            && x.subgraph.as_ref().map(|s| (&s.path, &s.recorded_hash))
+                == y.subgraph.as_ref().map(|s| (&s.path, &s.recorded_hash))
+    };
+    let mut renamed: BTreeMap<&str, &str> = BTreeMap::new();
+    for r in removed {
+        let m: Vec<&str> = added
+            .iter()
+            .filter(|n| same(ida[r], idb[*n]))
+            .copied()
+            .collect();
+        if let [n] = m[..] {
+            let back = removed.iter().filter(|x| same(ida[*x], idb[n])).count();
+            if back == 1 {
+                renamed.insert(*r, n);
+            }
+        }
+    }
+    renamed
+}
+
+/// How node `x` of A became node `y` of B (the same node, perhaps renamed): its type, its
+/// subgraph file, parameters, bindings and wires (`map` writes A's references as B would).
+fn node_changes(
+    x: &NodeInstance,
+    y: &NodeInstance,
+    map: &impl Fn(&PortRef) -> String,
+    out: &mut Vec<Change>,
+) {
+    let node = y.id.clone();
+    if x.def.spec.id != y.def.spec.id {
+        out.push(Change::Retyped {
+            id: node,
+            from: x.def.spec.id,
+            to: y.def.spec.id,
+        });
+        return;
+    }
+    if let (Some(sx), Some(sy)) = (&x.subgraph, &y.subgraph) {
+        if sx.path != sy.path {
+            out.push(Change::Subgraph {
+                node: node.clone(),
+                what: "file",
+                old: sx.path.clone(),
+                new: sy.path.clone(),
+            });
+        }
+        let h = |s: &str| s.get(..19).unwrap_or(s).to_owned();
+        if sx.recorded_hash != sy.recorded_hash {
+            out.push(Change::Subgraph {
+                node: node.clone(),
+                what: "content",
+                old: h(&sx.recorded_hash),
+                new: h(&sy.recorded_hash),
+            });
+        }
+    }
+    let (px, py) = (params_json(x), params_json(y));
+    let pnames = in_order(x.def.params.iter().chain(y.def.params).map(|p| p.name));
+    for param in pnames {
+        let bx = x.bindings.get(param);
+        let by = y.bindings.get(param);
+        if bx != by {
+            out.push(Change::Binding {
+                node: node.clone(),
+                param: param.to_owned(),
+                old: bx.cloned(),
+                new: by.cloned(),
+            });
+        }
+        let (old, new) = (px.get(param), py.get(param));
+        if old.map(|o| &o.0) != new.map(|n| &n.0) && (old.is_some() && new.is_some() || bx == by) {
+            let unit = new.or(old).map_or("", |v| v.1);
+            out.push(Change::Param {
+                node: node.clone(),
+                param,
+                old: old.map_or_else(|| "(none)".to_owned(), |v| v.0.clone()),
+                new: new.map_or_else(|| "(none)".to_owned(), |v| v.0.clone()),
+                unit,
+            });
+        }
+    }
+    let ports = in_order(
+        x.def
+            .spec
+            .inputs
+            .iter()
+            .chain(y.def.spec.inputs)
+            .map(|p| p.name),
+    );
+    let wire = |n: &NodeInstance, port: &str| {
+        n.def
+            .input_index(port)
+            .and_then(|i| n.inputs.get(i).cloned().flatten())
+    };
+    for port in ports {
+        let old = wire(x, port).as_ref().map(map);
+        let new = wire(y, port).as_ref().map(ToString::to_string);
+        if old != new {
+            out.push(Change::Wire {
+                node: node.clone(),
+                port,
+                old,
+                new,
+            });
+        }
+    }
 }

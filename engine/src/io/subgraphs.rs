@@ -165,12 +165,83 @@ pub fn collapse(
             return Err(format!("no node \"{id}\""));
         }
     }
-    let reg = Registry::builtin();
     let stem = file.file_stem().map_or_else(
         || "subgraph".to_owned(),
         |s| s.to_string_lossy().into_owned(),
     );
-    let mut inner = Graph::new(stem.clone(), g.world, g.resolution, g.seed);
+    let (mut inner, sources, outs) = inner_graph(g, &set, &stem)?;
+    if inner.outputs.is_empty() {
+        return Err("nothing outside reads the selected nodes: a subgraph needs an output (wire one of them to another node or to an output first)".into());
+    }
+    inner
+        .parameters
+        .sort_by(|a, b| a.spec.name.cmp(b.spec.name));
+    if let Some(parent) = file.parent() {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+    }
+    graph_file::save_file(file, &inner)
+        .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+    let rel = relative_path(base_dir, file).ok_or_else(|| {
+        format!(
+            "{} is not reachable from {}",
+            file.display(),
+            base_dir.display()
+        )
+    })?;
+    let sub = load_subgraph(base_dir, &rel)?;
+    let id = fresh_id(g, &stem);
+    let mut node = subgraph_node(&id, sub);
+    let chosen: Vec<&NodeInstance> = g
+        .nodes
+        .iter()
+        .filter(|n| set.contains(n.id.as_str()))
+        .collect();
+    let k = chosen.len() as f64;
+    node.position = [
+        chosen.iter().map(|n| n.position[0]).sum::<f64>() / k,
+        chosen.iter().map(|n| n.position[1]).sum::<f64>() / k,
+    ];
+    for p in &inner.parameters {
+        node.bindings
+            .insert(p.spec.name.to_owned(), p.spec.name.to_owned());
+    }
+    for (r, name) in &sources {
+        if let Some(i) = node.def.input_index(name) {
+            node.inputs[i] = Some(r.clone());
+        }
+    }
+    g.nodes.retain(|n| !set.contains(n.id.as_str()));
+    let rewire = |r: &mut PortRef| {
+        if let Some(name) = outs.get(r) {
+            *r = PortRef::new(id.clone(), name.clone());
+        }
+    };
+    for n in &mut g.nodes {
+        n.inputs.iter_mut().flatten().for_each(rewire);
+    }
+    g.outputs.values_mut().for_each(rewire);
+    g.nodes.push(node);
+    g.apply_parameters();
+    Ok(Collapsed {
+        node: id,
+        file: file.to_path_buf(),
+    })
+}
+
+/// Wires from outside into a subgraph (by their source: the graph input made for it) and out
+/// of it (by the inner port read: the output made for it).
+type Crossings = BTreeMap<PortRef, String>;
+
+/// The graph the nodes in `set` make on their own: a graph input per outside source they
+/// read, an output per inner port read from outside, the graph parameters they are bound to.
+fn inner_graph(
+    g: &Graph,
+    set: &BTreeSet<&str>,
+    stem: &str,
+) -> Result<(Graph, Crossings, Crossings), String> {
+    let reg = Registry::builtin();
+    let mut inner = Graph::new(stem.to_owned(), g.world, g.resolution, g.seed);
     // Incoming wires: one graph input per outside source.
     let mut sources: BTreeMap<PortRef, String> = BTreeMap::new();
     let mut taken: BTreeSet<String> = set.iter().map(|s| (*s).to_owned()).collect();
@@ -236,63 +307,7 @@ pub fn collapse(
         inner.outputs.insert(name.clone(), r.clone());
         outs.insert(r, name);
     }
-    if inner.outputs.is_empty() {
-        return Err("nothing outside reads the selected nodes: a subgraph needs an output (wire one of them to another node or to an output first)".into());
-    }
-    inner
-        .parameters
-        .sort_by(|a, b| a.spec.name.cmp(b.spec.name));
-    if let Some(parent) = file.parent() {
-        std::fs::create_dir_all(parent)
-            .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
-    }
-    graph_file::save_file(file, &inner)
-        .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
-    let rel = relative_path(base_dir, file).ok_or_else(|| {
-        format!(
-            "{} is not reachable from {}",
-            file.display(),
-            base_dir.display()
-        )
-    })?;
-    let sub = load_subgraph(base_dir, &rel)?;
-    let id = fresh_id(g, &stem);
-    let mut node = subgraph_node(&id, sub);
-    let chosen: Vec<&NodeInstance> = g
-        .nodes
-        .iter()
-        .filter(|n| set.contains(n.id.as_str()))
-        .collect();
-    let k = chosen.len() as f64;
-    node.position = [
-        chosen.iter().map(|n| n.position[0]).sum::<f64>() / k,
-        chosen.iter().map(|n| n.position[1]).sum::<f64>() / k,
-    ];
-    for p in &inner.parameters {
-        node.bindings
-            .insert(p.spec.name.to_owned(), p.spec.name.to_owned());
-    }
-    for (r, name) in &sources {
-        if let Some(i) = node.def.input_index(name) {
-            node.inputs[i] = Some(r.clone());
-        }
-    }
-    g.nodes.retain(|n| !set.contains(n.id.as_str()));
-    let rewire = |r: &mut PortRef| {
-        if let Some(name) = outs.get(r) {
-            *r = PortRef::new(id.clone(), name.clone());
-        }
-    };
-    for n in &mut g.nodes {
-        n.inputs.iter_mut().flatten().for_each(rewire);
-    }
-    g.outputs.values_mut().for_each(rewire);
-    g.nodes.push(node);
-    g.apply_parameters();
-    Ok(Collapsed {
-        node: id,
-        file: file.to_path_buf(),
-    })
+    Ok((inner, sources, outs))
 }
 
 /// Whether `id` names a subgraph node type in files.

@@ -224,19 +224,6 @@ impl Ctx<'_> {
             ..
         } = self.plan.exports.parsed()?;
         let grid = self.plan.grid;
-        let coarse = match self.plan.coarse_resolution {
-            Some(_) => {
-                let rec = self.work.join("coarse.json");
-                if valid_record(self.dir, self.plan, &rec).is_none() {
-                    return Err(TaskError::Failed(format!(
-                        "task tile-{k} needs the coarse task's result ({}): run task \"coarse\" first",
-                        rec.display()
-                    )));
-                }
-                Some(coarse_file::read(&self.work.join("coarse.bin"))?)
-            }
-            None => None,
-        };
         let (i, j) = grid.coords(k);
         let tile = grid.window(i, j);
         let owned = grid.owned(i, j);
@@ -246,26 +233,7 @@ impl Ctx<'_> {
         } else {
             tile
         };
-        let base = self.base_dir();
-        let eval = Evaluator::new()
-            .evaluate(
-                self.graph,
-                &EvalOptions {
-                    window: Some(w),
-                    coarse: coarse.as_ref(),
-                    ..self.eval_opts(base.as_deref())
-                },
-            )
-            .map_err(|d| {
-                d.iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            })?;
-        drop(coarse);
-        if self.opts.cancel.is_cancelled() {
-            return Err("cancelled".into());
-        }
+        let eval = self.evaluate_tile(k, w)?;
         let tiles_dir = self.dir.join("tiles");
         std::fs::create_dir_all(&tiles_dir).map_err(|e| TaskError::io("create", &tiles_dir, e))?;
         let mut rec = Record {
@@ -343,14 +311,53 @@ impl Ctx<'_> {
         Ok(TaskOutcome::Ran)
     }
 
+    /// Tile `k`'s outputs over window `w`, with the coarse task's global results.
+    fn evaluate_tile(&self, k: usize, w: Window) -> Result<crate::eval::EvalResult, TaskError> {
+        let coarse = match self.plan.coarse_resolution {
+            Some(_) => {
+                let rec = self.work.join("coarse.json");
+                if valid_record(self.dir, self.plan, &rec).is_none() {
+                    return Err(TaskError::Failed(format!(
+                        "task tile-{k} needs the coarse task's result ({}): run task \"coarse\" first",
+                        rec.display()
+                    )));
+                }
+                Some(coarse_file::read(&self.work.join("coarse.bin"))?)
+            }
+            None => None,
+        };
+        let base = self.base_dir();
+        let eval = Evaluator::new()
+            .evaluate(
+                self.graph,
+                &EvalOptions {
+                    window: Some(w),
+                    coarse: coarse.as_ref(),
+                    ..self.eval_opts(base.as_deref())
+                },
+            )
+            .map_err(|d| {
+                d.iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            })?;
+        drop(coarse);
+        if self.opts.cancel.is_cancelled() {
+            return Err("cancelled".into());
+        }
+        Ok(eval)
+    }
+
     fn stitch(&self) -> Result<TaskOutcome, TaskError> {
+        let parsed = self.plan.exports.parsed()?;
         let Parsed {
-            layout,
             formats,
             stitch,
             preview,
-            normal_map,
-        } = self.plan.exports.parsed()?;
+            ..
+        } = &parsed;
+        let (stitch, preview) = (stitch.clone(), *preview);
         let grid = self.plan.grid;
         let n = grid.resolution;
         let mut records = Vec::with_capacity(grid.count());
@@ -370,58 +377,11 @@ impl Ctx<'_> {
             role: "graph".into(),
             hash: graph_hash.clone(),
         });
-        let hash_of = |rec: &Record, file: &str| {
-            rec.files
-                .iter()
-                .find(|(f, _)| f == file)
-                .map(|(_, h)| h.clone())
-                .unwrap_or_default()
-        };
         let mut tiles = Vec::new();
         let mut outputs = Vec::new();
-        let cell = self.graph.world.cell_size_m(n);
         for (name, r) in &self.graph.outputs {
             let kind = self.graph.output_kind(r).unwrap_or(PortKind::Height);
-            for (k, rec) in records.iter().enumerate() {
-                let (i, j) = grid.coords(k);
-                let w = grid.window(i, j);
-                if normal_map.is_some() && kind == PortKind::Height {
-                    let file = format!("tiles/{}", normal_file(layout, grid, name, i, j));
-                    let hash = hash_of(rec, &file);
-                    files.push(FileEntry {
-                        file,
-                        role: "normal map".into(),
-                        hash,
-                    });
-                }
-                for &f in &formats {
-                    let file = tile_file(layout, grid, name, i, j, f);
-                    let hash = hash_of(rec, &format!("tiles/{file}"));
-                    files.push(FileEntry {
-                        file: format!("tiles/{file}"),
-                        role: f.name().to_owned(),
-                        hash: hash.clone(),
-                    });
-                    tiles.push(TileEntry {
-                        output: name.clone(),
-                        file: format!("tiles/{file}"),
-                        x: i,
-                        y: if layout == Layout::Unity {
-                            grid.tiles_y - 1 - j
-                        } else {
-                            j
-                        },
-                        window: [w.x0, w.y0, w.width, w.height],
-                        extent_m: [
-                            w.x0 as f64 * cell,
-                            w.y0 as f64 * cell,
-                            (w.x0 + w.width) as f64 * cell,
-                            (w.y0 + w.height) as f64 * cell,
-                        ],
-                        hash,
-                    });
-                }
-            }
+            self.tile_entries(&records, name, kind, &parsed, &mut files, &mut tiles);
             let (min, max) = records
                 .iter()
                 .filter_map(|rec| rec.range.get(name))
@@ -473,6 +433,89 @@ impl Ctx<'_> {
                 hash,
             });
         }
+        self.write_manifest(graph_hash, formats, outputs, tiles, files)?;
+        Ok(TaskOutcome::Ran)
+    }
+
+    /// The manifest's entries for output `name`'s files in every tile (and its normal maps).
+    fn tile_entries(
+        &self,
+        records: &[Record],
+        name: &str,
+        kind: PortKind,
+        parsed: &Parsed,
+        files: &mut Vec<FileEntry>,
+        tiles: &mut Vec<TileEntry>,
+    ) {
+        let Parsed {
+            layout,
+            formats,
+            normal_map,
+            ..
+        } = parsed;
+        let (layout, grid) = (*layout, self.plan.grid);
+        let cell = self.graph.world.cell_size_m(grid.resolution);
+        let hash_of = |rec: &Record, file: &str| {
+            rec.files
+                .iter()
+                .find(|(f, _)| f == file)
+                .map(|(_, h)| h.clone())
+                .unwrap_or_default()
+        };
+        for (k, rec) in records.iter().enumerate() {
+            let (i, j) = grid.coords(k);
+            let w = grid.window(i, j);
+            if normal_map.is_some() && kind == PortKind::Height {
+                let file = format!("tiles/{}", normal_file(layout, grid, name, i, j));
+                let hash = hash_of(rec, &file);
+                files.push(FileEntry {
+                    file,
+                    role: "normal map".into(),
+                    hash,
+                });
+            }
+            for &f in formats {
+                let file = tile_file(layout, grid, name, i, j, f);
+                let hash = hash_of(rec, &format!("tiles/{file}"));
+                files.push(FileEntry {
+                    file: format!("tiles/{file}"),
+                    role: f.name().to_owned(),
+                    hash: hash.clone(),
+                });
+                tiles.push(TileEntry {
+                    output: name.to_owned(),
+                    file: format!("tiles/{file}"),
+                    x: i,
+                    y: if layout == Layout::Unity {
+                        grid.tiles_y - 1 - j
+                    } else {
+                        j
+                    },
+                    window: [w.x0, w.y0, w.width, w.height],
+                    extent_m: [
+                        w.x0 as f64 * cell,
+                        w.y0 as f64 * cell,
+                        (w.x0 + w.width) as f64 * cell,
+                        (w.y0 + w.height) as f64 * cell,
+                    ],
+                    hash,
+                });
+            }
+        }
+    }
+
+    /// The tiled build's manifest.json, written last: the build is complete once it is there.
+    fn write_manifest(
+        &self,
+        graph_hash: String,
+        formats: &[Format],
+        outputs: Vec<OutputEntry>,
+        tiles: Vec<TileEntry>,
+        files: Vec<FileEntry>,
+    ) -> Result<(), TaskError> {
+        let (grid, layout) = (self.plan.grid, self.plan.exports.parsed()?.layout);
+        let n = grid.resolution;
+        let cell = self.graph.world.cell_size_m(n);
         let g = self.graph;
         let manifest = Manifest {
             orogen_version: env!("CARGO_PKG_VERSION").to_owned(),
@@ -511,8 +554,7 @@ impl Ctx<'_> {
         let path = self.dir.join("manifest.json");
         let mut text = serde_json::to_string_pretty(&manifest).map_err(|e| e.to_string())?;
         text.push('\n');
-        write_bytes_atomic(&path, text.as_bytes()).map_err(|e| TaskError::io("write", &path, e))?;
-        Ok(TaskOutcome::Ran)
+        write_bytes_atomic(&path, text.as_bytes()).map_err(|e| TaskError::io("write", &path, e))
     }
 
     /// Streams the whole map of `name` in `format` into `path`, row by row from the tiles'

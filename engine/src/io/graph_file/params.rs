@@ -4,6 +4,7 @@
 use super::{check_keys, error, kind_of, suggest, unknown_name, PARAM_KEYS, PARAM_TYPES};
 use crate::graph::{is_valid_id, Diagnostic, GraphParam};
 use crate::node::{intern, quoted_list, ParamKind, ParamSpec, ParamValue};
+use serde_json::Map;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -127,49 +128,11 @@ pub(super) fn parse_parameter(
             return None;
         }
     };
-    let bound = |key: &str, diags: &mut Vec<Diagnostic>| -> Option<f64> {
-        match obj.get(key) {
-            Some(Value::Number(n)) => n.as_f64(),
-            Some(other) => {
-                error(
-                    diags,
-                    None,
-                    format!("{at}.{key}"),
-                    format!("expected a number, found {}", kind_of(other)),
-                );
-                None
-            }
-            None => None,
-        }
-    };
-    let range = |diags: &mut Vec<Diagnostic>| -> Option<((f64, f64), (f64, f64))> {
-        let (Some(lo), Some(hi)) = (bound("min", diags), bound("max", diags)) else {
-            error(
-                diags,
-                None,
-                at.clone(),
-                format!("a {ty} parameter needs \"min\" and \"max\" (its allowed range)"),
-            );
-            return None;
-        };
-        if lo.partial_cmp(&hi) != Some(std::cmp::Ordering::Less) {
-            error(
-                diags,
-                None,
-                format!("{at}.max"),
-                format!("must be above min ({lo}), found {hi}"),
-            );
-            return None;
-        }
-        let slo = bound("soft_min", diags).unwrap_or(lo).clamp(lo, hi);
-        let shi = bound("soft_max", diags).unwrap_or(hi).clamp(slo, hi);
-        Some(((lo, hi), (slo, shi)))
-    };
     let placeholder = |kind| intern::param_spec(name, &doc, &unit, kind);
     // The declaration with a placeholder default, to check the default against.
     let kind = match ty {
         "float" => {
-            let (hard, soft) = range(diags)?;
+            let (hard, soft) = declared_range(obj, &at, ty, diags)?;
             ParamKind::Float {
                 default: hard.0,
                 soft,
@@ -177,7 +140,7 @@ pub(super) fn parse_parameter(
             }
         }
         "int" => {
-            let (hard, soft) = range(diags)?;
+            let (hard, soft) = declared_range(obj, &at, ty, diags)?;
             let int = |x: f64| x.clamp(-9.0e15, 9.0e15).round() as i64;
             ParamKind::Int {
                 default: int(hard.0),
@@ -189,24 +152,7 @@ pub(super) fn parse_parameter(
         "seed" => ParamKind::Seed { default: 0 },
         "text" => ParamKind::Text { default: "" },
         _ => {
-            let options: Vec<String> = match obj.get("options") {
-                Some(Value::Array(a))
-                    if !a.is_empty()
-                        && a.iter().all(|o| o.as_str().is_some_and(|s| !s.is_empty())) =>
-                {
-                    a.iter()
-                        .filter_map(Value::as_str)
-                        .map(str::to_owned)
-                        .collect()
-                }
-                other => {
-                    error(diags, None, format!("{at}.options"), format!(
-                            "a choice parameter needs \"options\": a non-empty array of names, found {}",
-                            other.map_or("nothing", kind_of)
-                        ));
-                    return None;
-                }
-            };
+            let options = choice_options(obj, &at, diags)?;
             ParamKind::Choice {
                 default: 0,
                 options: intern::strs(&options),
@@ -229,7 +175,94 @@ pub(super) fn parse_parameter(
             return None;
         }
     };
-    let kind = match (kind, &value) {
+    let kind = with_default(kind, &value);
+    Some(GraphParam {
+        spec: placeholder(kind),
+        value,
+    })
+}
+
+/// A number parameter's declared range: (hard, soft), soft defaulting to hard and clamped
+/// into it.
+fn declared_range(
+    obj: &Map<String, Value>,
+    at: &str,
+    ty: &str,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<((f64, f64), (f64, f64))> {
+    let bound = |key: &str, diags: &mut Vec<Diagnostic>| -> Option<f64> {
+        match obj.get(key) {
+            Some(Value::Number(n)) => n.as_f64(),
+            Some(other) => {
+                error(
+                    diags,
+                    None,
+                    format!("{at}.{key}"),
+                    format!("expected a number, found {}", kind_of(other)),
+                );
+                None
+            }
+            None => None,
+        }
+    };
+    let (Some(lo), Some(hi)) = (bound("min", diags), bound("max", diags)) else {
+        error(
+            diags,
+            None,
+            at,
+            format!("a {ty} parameter needs \"min\" and \"max\" (its allowed range)"),
+        );
+        return None;
+    };
+    if lo.partial_cmp(&hi) != Some(std::cmp::Ordering::Less) {
+        error(
+            diags,
+            None,
+            format!("{at}.max"),
+            format!("must be above min ({lo}), found {hi}"),
+        );
+        return None;
+    }
+    let slo = bound("soft_min", diags).unwrap_or(lo).clamp(lo, hi);
+    let shi = bound("soft_max", diags).unwrap_or(hi).clamp(slo, hi);
+    Some(((lo, hi), (slo, shi)))
+}
+
+/// A choice parameter's options: a non-empty array of non-empty names.
+fn choice_options(
+    obj: &Map<String, Value>,
+    at: &str,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Vec<String>> {
+    match obj.get("options") {
+        Some(Value::Array(a))
+            if !a.is_empty() && a.iter().all(|o| o.as_str().is_some_and(|s| !s.is_empty())) =>
+        {
+            Some(
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect(),
+            )
+        }
+        other => {
+            error(
+                diags,
+                None,
+                format!("{at}.options"),
+                format!(
+                    "a choice parameter needs \"options\": a non-empty array of names, found {}",
+                    other.map_or("nothing", kind_of)
+                ),
+            );
+            None
+        }
+    }
+}
+
+/// The declaration's kind with its checked default in place of the placeholder.
+fn with_default(kind: ParamKind, value: &ParamValue) -> ParamKind {
+    match (kind, value) {
         (ParamKind::Float { soft, hard, .. }, ParamValue::Float(x)) => ParamKind::Float {
             default: *x,
             soft,
@@ -252,11 +285,7 @@ pub(super) fn parse_parameter(
             default: intern::str(t),
         },
         (k, _) => k,
-    };
-    Some(GraphParam {
-        spec: placeholder(kind),
-        value,
-    })
+    }
 }
 
 /// A node's `bind`: `{"node parameter": "graph parameter"}`, each checked (both exist, the

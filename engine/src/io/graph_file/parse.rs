@@ -12,6 +12,7 @@ use crate::graph::{
 };
 use crate::io::trust::{self};
 use crate::node::Registry;
+use serde_json::Map;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
@@ -83,8 +84,28 @@ pub(super) fn from_value(
         None => error(diags, None, "nodes", "missing; expected an array of nodes"),
     }
 
+    let mut outputs = parse_outputs(root.get("outputs"), diags);
+    resolve_default_ports(&mut nodes, &mut outputs);
+    let mut graph = Graph {
+        name,
+        doc,
+        seed,
+        world,
+        resolution,
+        nodes,
+        outputs,
+        parameters,
+    };
+    graph.apply_parameters();
+    diags.extend(graph.validate_refs(&|id| broken.contains(id)));
+    check_expansion(&graph, ctx, diags);
+    Some(graph)
+}
+
+/// The graph's named `outputs`: valid names, each a reference.
+fn parse_outputs(v: Option<&Value>, diags: &mut Vec<Diagnostic>) -> BTreeMap<String, PortRef> {
     let mut outputs = BTreeMap::new();
-    match root.get("outputs") {
+    match v {
         None => {}
         Some(Value::Object(map)) => {
             for (name, r) in map {
@@ -107,20 +128,11 @@ pub(super) fn from_value(
             ),
         ),
     }
+    outputs
+}
 
-    resolve_default_ports(&mut nodes, &mut outputs);
-    let mut graph = Graph {
-        name,
-        doc,
-        seed,
-        world,
-        resolution,
-        nodes,
-        outputs,
-        parameters,
-    };
-    graph.apply_parameters();
-    diags.extend(graph.validate_refs(&|id| broken.contains(id)));
+/// Refuses a graph whose subgraphs expand past the node limit.
+fn check_expansion(graph: &Graph, ctx: &Ctx, diags: &mut Vec<Diagnostic>) {
     // Each level checks its own expansion (bounded work: the count stops at the limit), so a
     // subgraph used twice at each of many levels is refused where it crosses the limit.
     if graph.expanded_len(trust::MAX_EXPANDED_NODES) > trust::MAX_EXPANDED_NODES {
@@ -139,7 +151,6 @@ pub(super) fn from_value(
                 trust::MAX_EXPANDED_NODES
             ));
     }
-    Some(graph)
 }
 
 /// Fills in omitted ports (`"node"` means the node's first output).
@@ -298,36 +309,7 @@ pub(super) fn parse_node(
         );
         return None;
     };
-    let id = match obj.get("id") {
-        Some(Value::String(s)) if is_valid_id(s) => s.clone(),
-        Some(Value::String(s)) => {
-            error(
-                diags,
-                None,
-                format!("{at}.id"),
-                format!("\"{s}\" is not a valid node id: use 1 to 128 letters, digits, '_' or '-'"),
-            );
-            return None;
-        }
-        Some(other) => {
-            error(
-                diags,
-                None,
-                format!("{at}.id"),
-                format!("expected a string, found {}", kind_of(other)),
-            );
-            return None;
-        }
-        None => {
-            error(
-                diags,
-                None,
-                format!("{at}.id"),
-                "missing; every node needs a unique id",
-            );
-            return None;
-        }
-    };
+    let id = node_id(obj, &at, diags)?;
     if !declared.insert(id.clone()) {
         error(
             diags,
@@ -398,7 +380,56 @@ pub(super) fn parse_node(
     node.subgraph = subgraph;
     node.bindings = parse_bindings(obj.get("bind"), def, nid, parameters, diags);
 
-    match obj.get("params") {
+    parse_values(obj.get("params"), &mut node, nid, diags);
+    parse_inputs(obj.get("inputs"), &mut node, nid, diags);
+    parse_position(obj.get("position"), &mut node, nid, diags);
+    Some(node)
+}
+
+/// A node's `id`: present, a string, a valid id.
+fn node_id(obj: &Map<String, Value>, at: &str, diags: &mut Vec<Diagnostic>) -> Option<String> {
+    match obj.get("id") {
+        Some(Value::String(s)) if is_valid_id(s) => Some(s.clone()),
+        Some(Value::String(s)) => {
+            error(
+                diags,
+                None,
+                format!("{at}.id"),
+                format!("\"{s}\" is not a valid node id: use 1 to 128 letters, digits, '_' or '-'"),
+            );
+            None
+        }
+        Some(other) => {
+            error(
+                diags,
+                None,
+                format!("{at}.id"),
+                format!("expected a string, found {}", kind_of(other)),
+            );
+            None
+        }
+        None => {
+            error(
+                diags,
+                None,
+                format!("{at}.id"),
+                "missing; every node needs a unique id",
+            );
+            None
+        }
+    }
+}
+
+/// A node's `params`: each a known parameter with a valid value (bound ones are skipped: they
+/// take their graph parameter's value).
+fn parse_values(
+    v: Option<&Value>,
+    node: &mut NodeInstance,
+    nid: Option<&str>,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let def = node.def;
+    match v {
         None => {}
         Some(Value::Object(params)) => {
             let names: Vec<&str> = def.params.iter().map(|p| p.name).collect();
@@ -432,8 +463,17 @@ pub(super) fn parse_node(
             ),
         ),
     }
+}
 
-    match obj.get("inputs") {
+/// A node's `inputs`: each a known port wired to `"node"` or `"node.port"`.
+fn parse_inputs(
+    v: Option<&Value>,
+    node: &mut NodeInstance,
+    nid: Option<&str>,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let def = node.def;
+    match v {
         None => {}
         Some(Value::Object(inputs)) => {
             let names: Vec<&str> = def.spec.inputs.iter().map(|p| p.name).collect();
@@ -464,8 +504,16 @@ pub(super) fn parse_node(
             ),
         ),
     }
+}
 
-    match obj.get("position") {
+/// A node's `position` on the canvas: two finite numbers.
+fn parse_position(
+    v: Option<&Value>,
+    node: &mut NodeInstance,
+    nid: Option<&str>,
+    diags: &mut Vec<Diagnostic>,
+) {
+    match v {
         None => {}
         Some(Value::Array(a))
             if a.len() == 2 && a.iter().all(|v| v.as_f64().is_some_and(f64::is_finite)) =>
@@ -479,5 +527,4 @@ pub(super) fn parse_node(
             format!("expected [x, y] with two numbers, found {other}"),
         ),
     }
-    Some(node)
 }

@@ -72,107 +72,15 @@ pub(super) fn load_subgraph(
             String::new()
         }
     };
-    let inner_diags = |d: Diagnostics, diags: &mut Vec<Diagnostic>| {
-        err("graph", load_failure(&path, &d), diags);
+    let loaded = match obj.get("embedded") {
+        Some(embedded) => embedded_subgraph(embedded, &path, ctx),
+        None => file_subgraph(&path, ctx).map_err(|e| ("graph", e)),
     };
-    let (graph, hash) = if let Some(embedded) = obj.get("embedded") {
-        let value = match migrate(embedded.clone()) {
-            Ok(v) => v,
-            Err(d) => {
-                err("embedded", d.to_string(), diags);
-                return None;
-            }
-        };
-        let mut inner = Vec::new();
-        let g = from_value(&value, &mut inner, ctx, &[]);
-        if inner.iter().any(Diagnostic::is_error) {
-            inner_diags(
-                Diagnostics {
-                    file: path.clone(),
-                    items: inner,
-                },
-                diags,
-            );
+    let (graph, hash) = match loaded {
+        Ok(l) => l,
+        Err((field, e)) => {
+            err(field, e, diags);
             return None;
-        }
-        let g = g?;
-        let hash = content_hash(&g);
-        (g, hash)
-    } else {
-        // A folder to look in and its project come together (both from the file's folder).
-        let (Some(base), Some(project)) = (&ctx.base, &ctx.project) else {
-            err(
-                "graph",
-                format!("subgraph \"{path}\" cannot be found: this graph was not loaded from a file, so it has no folder to look in (embed the subgraph, or load the graph from its file)"),
-                diags,
-            );
-            return None;
-        };
-        let file = base.join(&path);
-        let canonical = match std::fs::canonicalize(&file) {
-            Ok(c) => c,
-            Err(e) => {
-                err(
-                    "graph",
-                    format!(
-                        "cannot read subgraph file \"{path}\" ({}): {e}",
-                        ctx.show(&file)
-                    ),
-                    diags,
-                );
-                return None;
-            }
-        };
-        if let Err(e) = project.check(&path, &canonical) {
-            err("graph", format!("subgraph file {e}"), diags);
-            return None;
-        }
-        if let Some(k) = ctx.chain.iter().position(|c| *c == canonical) {
-            let names: Vec<String> = ctx.chain[k..]
-                .iter()
-                .chain(std::iter::once(&canonical))
-                .map(|p| ctx.show(p))
-                .collect();
-            err(
-                "graph",
-                format!(
-                    "include cycle: {} (a graph cannot use itself as a subgraph, directly or not)",
-                    names.join(" → ")
-                ),
-                diags,
-            );
-            return None;
-        }
-        if ctx.chain.len() >= trust::MAX_SUBGRAPH_DEPTH {
-            err(
-                "graph",
-                format!(
-                    "subgraphs nested more than {} deep: {} (Orogen refuses deeper nesting)",
-                    trust::MAX_SUBGRAPH_DEPTH,
-                    chain_summary(ctx, &canonical)
-                ),
-                diags,
-            );
-            return None;
-        }
-        let memo = ctx.loaded.borrow().get(&canonical).cloned();
-        let loaded = if let Some(l) = memo {
-            // Said once: a file used many times that fails would otherwise repeat its
-            // message at every use, multiplying at every level.
-            l.map_err(|_| {
-                format!("subgraph \"{path}\" cannot be loaded (the same file is refused for another node: see its message)")
-            })
-        } else {
-            let l = load_subgraph_file(&canonical, &path, ctx);
-            ctx.loaded.borrow_mut().insert(canonical.clone(), l.clone());
-            l
-        };
-        match loaded {
-            Ok(l) => l,
-            Err(e) => {
-                err("graph", e, diags);
-                return None;
-            }
         }
     };
     Some(Subgraph {
@@ -181,6 +89,76 @@ pub(super) fn load_subgraph(
         hash,
         graph,
     })
+}
+
+/// A subgraph embedded in its node (build copies, bundles, recovery files): its graph and
+/// content hash, or the field and message of why not.
+fn embedded_subgraph(
+    embedded: &Value,
+    path: &str,
+    ctx: &Ctx,
+) -> Result<(Graph, String), (&'static str, String)> {
+    let value = migrate(embedded.clone()).map_err(|d| ("embedded", d.to_string()))?;
+    let mut inner = Vec::new();
+    let g = from_value(&value, &mut inner, ctx, &[]);
+    if inner.iter().any(Diagnostic::is_error) {
+        let d = Diagnostics {
+            file: path.to_owned(),
+            items: inner,
+        };
+        return Err(("graph", load_failure(path, &d)));
+    }
+    let g = g.ok_or_else(|| ("graph", format!("subgraph \"{path}\" cannot be loaded")))?;
+    let hash = content_hash(&g);
+    Ok((g, hash))
+}
+
+/// A subgraph file `path` (relative to the including file's folder): inside the project, not
+/// a cycle, not too deep, loaded once per load; its graph and content hash, or why not.
+fn file_subgraph(path: &str, ctx: &Ctx) -> Result<(Graph, String), String> {
+    // A folder to look in and its project come together (both from the file's folder).
+    let (Some(base), Some(project)) = (&ctx.base, &ctx.project) else {
+        return Err(format!("subgraph \"{path}\" cannot be found: this graph was not loaded from a file, so it has no folder to look in (embed the subgraph, or load the graph from its file)"));
+    };
+    let file = base.join(path);
+    let canonical = std::fs::canonicalize(&file).map_err(|e| {
+        format!(
+            "cannot read subgraph file \"{path}\" ({}): {e}",
+            ctx.show(&file)
+        )
+    })?;
+    project
+        .check(path, &canonical)
+        .map_err(|e| format!("subgraph file {e}"))?;
+    if let Some(k) = ctx.chain.iter().position(|c| *c == canonical) {
+        let names: Vec<String> = ctx.chain[k..]
+            .iter()
+            .chain(std::iter::once(&canonical))
+            .map(|p| ctx.show(p))
+            .collect();
+        return Err(format!(
+            "include cycle: {} (a graph cannot use itself as a subgraph, directly or not)",
+            names.join(" → ")
+        ));
+    }
+    if ctx.chain.len() >= trust::MAX_SUBGRAPH_DEPTH {
+        return Err(format!(
+            "subgraphs nested more than {} deep: {} (Orogen refuses deeper nesting)",
+            trust::MAX_SUBGRAPH_DEPTH,
+            chain_summary(ctx, &canonical)
+        ));
+    }
+    let memo = ctx.loaded.borrow().get(&canonical).cloned();
+    if let Some(l) = memo {
+        // Said once: a file used many times that fails would otherwise repeat its message at
+        // every use, multiplying at every level.
+        return l.map_err(|_| {
+            format!("subgraph \"{path}\" cannot be loaded (the same file is refused for another node: see its message)")
+        });
+    }
+    let l = load_subgraph_file(&canonical, path, ctx);
+    ctx.loaded.borrow_mut().insert(canonical, l.clone());
+    l
 }
 
 /// Reads, parses and hashes one subgraph file (already resolved inside the project), its own

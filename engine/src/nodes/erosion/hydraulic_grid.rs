@@ -597,20 +597,29 @@ impl Node for GridHydraulic {
         inputs: GridHydraulicIn,
         p: &GridHydraulicParams,
     ) -> Result<GridHydraulicOut, NodeError> {
-        // Refinement: as many iterations at each finer level.
-        levels::by_detail::<Self>(
-            ctx,
-            inputs,
-            p,
-            (
-                p.detail,
-                p.base_resolution as usize,
-                levels::Schedule::Doubling,
-            ),
-            native,
-            |p, _| p.clone(),
-            &[Extra::State, Extra::Deposit, Extra::Wear],
-        )
+        levels::evaluate::<Self>(ctx, inputs, p)
+    }
+}
+
+impl levels::Multiscale for GridHydraulic {
+    const SCHEDULE: levels::Schedule = levels::Schedule::Doubling;
+    const EXTRA: &'static [Extra] = &[Extra::State, Extra::Deposit, Extra::Wear];
+
+    fn resolution(p: &GridHydraulicParams) -> (levels::Detail, usize) {
+        (p.detail, p.base_resolution as usize)
+    }
+
+    fn native(
+        ctx: &EvalCtx,
+        inputs: GridHydraulicIn,
+        p: &GridHydraulicParams,
+    ) -> Result<GridHydraulicOut, NodeError> {
+        native(ctx, inputs, p)
+    }
+
+    /// Refinement: as many iterations at each finer level.
+    fn refine(p: &GridHydraulicParams, _previous: usize) -> GridHydraulicParams {
+        p.clone()
     }
 }
 

@@ -592,23 +592,32 @@ impl Node for PipeHydraulic {
         inputs: PipeHydraulicIn,
         p: &PipeParams,
     ) -> Result<PipeHydraulicOut, NodeError> {
-        // Refinement: a quarter of the iterations at each finer level.
-        levels::by_detail::<Self>(
-            ctx,
-            inputs,
-            p,
-            (
-                p.detail,
-                p.base_resolution as usize,
-                levels::Schedule::Doubling,
-            ),
-            native,
-            |p, _| PipeParams {
-                iterations: (p.iterations / 4).max(1),
-                ..p.clone()
-            },
-            &[Extra::State, Extra::State, Extra::Wear, Extra::Deposit],
-        )
+        levels::evaluate::<Self>(ctx, inputs, p)
+    }
+}
+
+impl levels::Multiscale for PipeHydraulic {
+    const SCHEDULE: levels::Schedule = levels::Schedule::Doubling;
+    const EXTRA: &'static [Extra] = &[Extra::State, Extra::State, Extra::Wear, Extra::Deposit];
+
+    fn resolution(p: &PipeParams) -> (levels::Detail, usize) {
+        (p.detail, p.base_resolution as usize)
+    }
+
+    fn native(
+        ctx: &EvalCtx,
+        inputs: PipeHydraulicIn,
+        p: &PipeParams,
+    ) -> Result<PipeHydraulicOut, NodeError> {
+        native(ctx, inputs, p)
+    }
+
+    /// Refinement: a quarter of the iterations at each finer level.
+    fn refine(p: &PipeParams, _previous: usize) -> PipeParams {
+        PipeParams {
+            iterations: (p.iterations / 4).max(1),
+            ..p.clone()
+        }
     }
 }
 

@@ -130,6 +130,45 @@ pub type Native<N> = for<'i> fn(
     &<N as NodeDecl>::Params,
 ) -> Result<<N as NodeDecl>::Out, NodeError>;
 
+/// An erosion node's coarse-to-fine evaluation, declared once per node: its resolution
+/// parameters, how the levels follow each other, how a finer level's parameters differ, how
+/// its extra outputs are carried. Its `eval` is then [`evaluate`].
+pub trait Multiscale: Node {
+    /// How the levels above the base follow each other.
+    const SCHEDULE: Schedule;
+    /// How each output after the height is carried from level to level.
+    const EXTRA: &'static [Extra];
+    /// The node's `detail` and `base_resolution` parameters.
+    fn resolution(p: &Self::Params) -> (Detail, usize);
+    /// The literal algorithm at the context's resolution (`detail = native`, and each level).
+    fn native(
+        ctx: &EvalCtx,
+        inputs: Self::In<'_>,
+        p: &Self::Params,
+    ) -> Result<Self::Out, NodeError>;
+    /// The parameters of a level finer than the base (`previous`: the previous level's
+    /// resolution).
+    fn refine(p: &Self::Params, previous: usize) -> Self::Params;
+}
+
+/// A [`Multiscale`] node's evaluation by its `detail` parameter ([`by_detail`]).
+pub fn evaluate<N: Multiscale>(
+    ctx: &EvalCtx,
+    inputs: N::In<'_>,
+    p: &N::Params,
+) -> Result<N::Out, NodeError> {
+    let (detail, base) = N::resolution(p);
+    by_detail::<N>(
+        ctx,
+        inputs,
+        p,
+        (detail, base, N::SCHEDULE),
+        N::native,
+        N::refine,
+        N::EXTRA,
+    )
+}
+
 /// An erosion node's evaluation by its `detail` parameter (with its `base_resolution`):
 /// `native` once at the context's resolution, or — consistent — [`run`] with `refine(p, r)` as
 /// the parameters of each finer level (`r`: the previous level's resolution).

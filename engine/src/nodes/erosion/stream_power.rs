@@ -694,23 +694,32 @@ impl Node for StreamPowerErosion {
         inputs: StreamPowerErosionIn,
         p: &StreamPowerParams,
     ) -> Result<StreamPowerErosionOut, NodeError> {
-        // Refinement: a fifth of the steps at each finer level.
-        levels::by_detail::<Self>(
-            ctx,
-            inputs,
-            p,
-            (
-                p.detail,
-                p.base_resolution as usize,
-                levels::Schedule::Doubling,
-            ),
-            native,
-            |p, _| StreamPowerParams {
-                steps: (p.steps / 5).max(1),
-                ..p.clone()
-            },
-            &[Extra::State, Extra::State],
-        )
+        levels::evaluate::<Self>(ctx, inputs, p)
+    }
+}
+
+impl levels::Multiscale for StreamPowerErosion {
+    const SCHEDULE: levels::Schedule = levels::Schedule::Doubling;
+    const EXTRA: &'static [Extra] = &[Extra::State, Extra::State];
+
+    fn resolution(p: &StreamPowerParams) -> (levels::Detail, usize) {
+        (p.detail, p.base_resolution as usize)
+    }
+
+    fn native(
+        ctx: &EvalCtx,
+        inputs: StreamPowerErosionIn,
+        p: &StreamPowerParams,
+    ) -> Result<StreamPowerErosionOut, NodeError> {
+        native(ctx, inputs, p)
+    }
+
+    /// Refinement: a fifth of the steps at each finer level.
+    fn refine(p: &StreamPowerParams, _previous: usize) -> StreamPowerParams {
+        StreamPowerParams {
+            steps: (p.steps / 5).max(1),
+            ..p.clone()
+        }
     }
 }
 

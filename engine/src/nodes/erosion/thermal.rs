@@ -466,23 +466,32 @@ impl Node for Thermal {
     const SCRATCH_FIELDS: u32 = 5 + 4;
 
     fn eval(ctx: &EvalCtx, inputs: ThermalIn, p: &ThermalParams) -> Result<ThermalOut, NodeError> {
-        // Refinement, once at the target: the talus rule again with as many iterations
-        // (relaxation is local: the build's own detail settles within them). Refined at every
-        // doubling instead, the intermediate levels' drift corrections held the fine band to
-        // 0.42× native's on the flagship (docs/perf-log.md).
-        levels::by_detail::<Self>(
-            ctx,
-            inputs,
-            p,
-            (
-                p.detail,
-                p.base_resolution as usize,
-                levels::Schedule::Direct,
-            ),
-            native,
-            |p, _| p.clone(),
-            &[Extra::Deposit, Extra::Wear],
-        )
+        levels::evaluate::<Self>(ctx, inputs, p)
+    }
+}
+
+impl levels::Multiscale for Thermal {
+    const SCHEDULE: levels::Schedule = levels::Schedule::Direct;
+    const EXTRA: &'static [Extra] = &[Extra::Deposit, Extra::Wear];
+
+    fn resolution(p: &ThermalParams) -> (levels::Detail, usize) {
+        (p.detail, p.base_resolution as usize)
+    }
+
+    fn native(
+        ctx: &EvalCtx,
+        inputs: ThermalIn,
+        p: &ThermalParams,
+    ) -> Result<ThermalOut, NodeError> {
+        native(ctx, inputs, p)
+    }
+
+    /// Refinement, once at the target: the talus rule again with as many iterations
+    /// (relaxation is local: the build's own detail settles within them). Refined at every
+    /// doubling instead, the intermediate levels' drift corrections held the fine band to
+    /// 0.42× native's on the flagship (docs/perf-log.md).
+    fn refine(p: &ThermalParams, _previous: usize) -> ThermalParams {
+        p.clone()
     }
 }
 

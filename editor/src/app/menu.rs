@@ -1,0 +1,174 @@
+//! The menu bar, keyboard shortcuts and the close guard.
+
+use super::EditorApp;
+use crate::files::Purpose;
+use egui::Key;
+use egui::KeyboardShortcut;
+use egui::Modifiers;
+use egui::Ui;
+
+use super::Pending;
+
+impl EditorApp {
+    pub(super) fn shortcuts(&mut self, ctx: &egui::Context) {
+        if ctx.egui_wants_keyboard_input() {
+            return;
+        }
+        let cmd = |k| KeyboardShortcut::new(Modifiers::COMMAND, k);
+        let cmd_shift = |k| KeyboardShortcut::new(Modifiers::COMMAND | Modifiers::SHIFT, k);
+        let (redo, undo, save_as, save, open, new, copy, paste, delete, frame) =
+            ctx.input_mut(|i| {
+                (
+                    i.consume_shortcut(&cmd_shift(Key::Z)) || i.consume_shortcut(&cmd(Key::Y)),
+                    i.consume_shortcut(&cmd(Key::Z)),
+                    i.consume_shortcut(&cmd_shift(Key::S)),
+                    i.consume_shortcut(&cmd(Key::S)),
+                    i.consume_shortcut(&cmd(Key::O)),
+                    i.consume_shortcut(&cmd(Key::N)),
+                    i.consume_shortcut(&cmd(Key::C))
+                        || i.events.iter().any(|e| matches!(e, egui::Event::Copy)),
+                    i.consume_shortcut(&cmd(Key::V))
+                        || i.events.iter().any(|e| matches!(e, egui::Event::Paste(_))),
+                    i.consume_key(Modifiers::NONE, Key::Delete)
+                        || i.consume_key(Modifiers::NONE, Key::Backspace),
+                    i.consume_key(Modifiers::NONE, Key::F),
+                )
+            });
+        if redo {
+            self.redo();
+        } else if undo {
+            self.undo();
+        }
+        if save_as {
+            self.choose(Purpose::SaveAs);
+        } else if save {
+            self.save();
+        }
+        if open {
+            self.choose(Purpose::Open);
+        }
+        if new {
+            self.request(Pending::New);
+        }
+        if copy {
+            self.copy(ctx);
+        }
+        if paste {
+            self.paste();
+        }
+        if delete {
+            self.delete_selected(ctx);
+        }
+        if frame {
+            self.canvas.frame_all();
+        }
+    }
+
+    pub(super) fn close_guard(&mut self, ctx: &egui::Context) {
+        if ctx.input(|i| i.viewport().close_requested()) {
+            if self.allow_close || !self.doc.dirty() {
+                self.store.clear_recovery();
+            } else {
+                ctx.send_viewport_cmd(egui::ViewportCommand::CancelClose);
+                self.pending = Some(Pending::Quit);
+            }
+        }
+        if self.allow_close {
+            ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+        }
+    }
+
+    pub(super) fn menu(&mut self, ui: &mut Ui) {
+        let ctx = ui.ctx().clone();
+        egui::MenuBar::new().ui(ui, |ui| {
+            ui.menu_button("File", |ui| {
+                if ui.button("New            Ctrl+N").clicked() {
+                    self.request(Pending::New);
+                    ui.close();
+                }
+                if ui.button("Open…          Ctrl+O").clicked() {
+                    self.choose(Purpose::Open);
+                    ui.close();
+                }
+                ui.menu_button("Open recent", |ui| {
+                    let recent = self.store.recent();
+                    if recent.is_empty() {
+                        ui.weak("No recent files.");
+                    }
+                    for p in recent {
+                        if ui.button(p.display().to_string()).clicked() {
+                            self.request(Pending::Open(p));
+                            ui.close();
+                        }
+                    }
+                });
+                if ui.button("Save           Ctrl+S").clicked() {
+                    self.save();
+                    ui.close();
+                }
+                if ui.button("Save as…  Ctrl+Shift+S").clicked() {
+                    self.choose(Purpose::SaveAs);
+                    ui.close();
+                }
+                ui.separator();
+                if ui.button("Build outputs…").clicked() {
+                    self.open_build_dialog();
+                    ui.close();
+                }
+                ui.separator();
+                if ui.button("Quit").clicked() {
+                    self.request(Pending::Quit);
+                    ui.close();
+                }
+            });
+            ui.menu_button("Edit", |ui| {
+                if ui
+                    .add_enabled(self.doc.can_undo(), egui::Button::new("Undo        Ctrl+Z"))
+                    .clicked()
+                {
+                    self.undo();
+                    ui.close();
+                }
+                if ui
+                    .add_enabled(self.doc.can_redo(), egui::Button::new("Redo  Ctrl+Shift+Z"))
+                    .clicked()
+                {
+                    self.redo();
+                    ui.close();
+                }
+                ui.separator();
+                if ui.button("Copy        Ctrl+C").clicked() {
+                    self.copy(&ctx);
+                    ui.close();
+                }
+                if ui.button("Paste       Ctrl+V").clicked() {
+                    self.paste();
+                    ui.close();
+                }
+                if ui.button("Delete      Del").clicked() {
+                    self.delete_selected(&ctx);
+                    ui.close();
+                }
+                ui.separator();
+                if ui.button("Collapse to subgraph…").clicked() {
+                    self.start_collapse(&ctx);
+                    ui.close();
+                }
+            });
+            ui.menu_button("View", |ui| {
+                if ui.button("Frame all   F").clicked() {
+                    self.canvas.frame_all();
+                    ui.close();
+                }
+                ui.separator();
+                ui.label("Preview refines to");
+                for r in [512, 1024] {
+                    ui.radio_value(&mut self.options.refine_resolution, r, format!("{r}²"));
+                }
+            });
+            if ui.button("Build…").clicked() {
+                self.open_build_dialog();
+            }
+        });
+    }
+}

@@ -1,0 +1,555 @@
+//! The graph canvas: egui-snarl showing the document's graph.
+//!
+//! The engine [`Graph`](orogen::Graph) in the [`Document`] is the truth; the `Snarl` only holds
+//! node ids, positions and wires for drawing and interaction. Every interaction that changes
+//! the graph (wire, unwire, add, delete, move) is applied to the document as an undoable edit,
+//! and after any document change (undo, open, paste…) the snarl is reconciled with the graph
+//! so that the node ids snarl knows stay stable — its selection and view survive edits.
+
+mod picker;
+mod sync;
+mod viewer;
+
+use picker::node_picker;
+use sync::{add_node, sync};
+use viewer::Viewer;
+
+use crate::doc::{self, Document};
+use egui::emath::TSTransform;
+use egui::{Color32, Id, Pos2, Rect, Ui, Vec2};
+use egui_snarl::ui::{PinPlacement, SnarlStyle, SnarlWidget};
+use egui_snarl::{NodeId, Snarl};
+use orogen::node::PortKind;
+use std::collections::{BTreeMap, HashMap};
+use std::time::{Duration, Instant};
+
+/// How long a refusal message stays on the canvas.
+const NOTICE_TIME: Duration = Duration::from_secs(5);
+
+/// The canvas widget's id (its selection lives in egui memory under it).
+#[must_use]
+pub fn canvas_id() -> Id {
+    Id::new("orogen-canvas")
+}
+
+/// Colour of wires and pins of a port kind.
+#[must_use]
+pub fn kind_color(kind: PortKind) -> Color32 {
+    match kind {
+        PortKind::Height => Color32::from_rgb(222, 172, 92),
+        PortKind::Mask => Color32::from_rgb(168, 122, 236),
+        PortKind::Color => Color32::from_rgb(96, 200, 140),
+        PortKind::Scalar => Color32::from_rgb(96, 170, 230),
+    }
+}
+
+/// What the canvas shows on a node besides its pins.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Badge {
+    /// Running, with the fraction done.
+    Running(f32),
+    /// Failed, with the reason.
+    Error(String),
+    /// Not run yet because something is not wired (its own input, or upstream): a normal state
+    /// of a graph being built, shown neutrally.
+    Incomplete(String),
+}
+
+/// What the canvas draws on nodes besides the graph itself.
+#[derive(Default)]
+pub struct Looks<'a> {
+    pub badges: BTreeMap<String, Badge>,
+    pub thumbnails: Option<&'a crate::preview::Thumbnails>,
+    /// The node whose preview and parameters are shown (framed in the accent colour).
+    pub previewed: Option<&'a str>,
+}
+
+/// A wire being dragged from a pin: `(node, output)` or `(node, input)`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Dragging {
+    FromOutput(String, usize),
+    FromInput(String, usize),
+}
+
+/// Zoom limits of the canvas (snarl's defaults).
+const MIN_ZOOM: f32 = 0.2;
+const MAX_ZOOM: f32 = 2.0;
+
+/// Accent colour of the previewed node and of pins a dragged wire can connect to.
+const ACCENT: Color32 = Color32::from_rgb(90, 170, 255);
+
+/// Screen positions of pins seen in the last frame (for tests driving the canvas with a mouse).
+#[derive(Clone, Debug, Default)]
+pub struct PinSpots {
+    pub inputs: BTreeMap<(String, usize), Pos2>,
+    pub outputs: BTreeMap<(String, usize), Pos2>,
+}
+
+/// Canvas state kept across frames.
+pub struct Canvas {
+    snarl: Snarl<String>,
+    synced: u64,
+    /// Fit every node into view at the next frame.
+    /// Frames left to fit every node into view (node sizes settle over a frame or two).
+    frame_request: u8,
+    /// The nodes' bounds at the last fit (framing stops once they stay the same).
+    last_bounds: Option<Rect>,
+    /// The user zoomed or panned since the graph was opened (then the view is theirs).
+    user_moved_view: bool,
+    view: Option<Rect>,
+    /// Node rectangles in graph space, from the last frame.
+    rects: HashMap<NodeId, Rect>,
+    /// Node sizes (graph space) the frame before: a node that grows or shrinks (a thumbnail,
+    /// a badge or a preview message arriving) before the user moved the view refits it.
+    sizes: HashMap<NodeId, Vec2>,
+    /// The document's revision when it was opened: once the user edits it, a resized node no
+    /// longer moves the view (the change is theirs, the view must stay where they work).
+    opened_revision: Option<u64>,
+    /// Row centres (graph space) of input and output pins, from the last frame.
+    rows: BTreeMap<(NodeId, bool, usize), f32>,
+    search: String,
+    search_open: bool,
+    notice: Option<(String, Instant)>,
+    /// The last refused wire's reason (kept for tests and the status bar).
+    pub last_refusal: Option<String>,
+    pub spots: PinSpots,
+    transform: TSTransform,
+    /// The node the user last pressed the primary button on, or just added.
+    clicked: Option<String>,
+    /// The pointer's last position over the canvas, in graph space (where pastes land).
+    pointer: Option<Pos2>,
+    /// The wire being dragged, from the pin it started at (for highlighting targets).
+    pub dragging: Option<Dragging>,
+    /// The add-node popup opened with Space, at this screen position.
+    space_menu: Option<Pos2>,
+}
+
+impl Default for Canvas {
+    fn default() -> Self {
+        Self {
+            snarl: Snarl::new(),
+            synced: 0,
+            frame_request: 2,
+            last_bounds: None,
+            user_moved_view: false,
+            view: None,
+            rects: HashMap::new(),
+            sizes: HashMap::new(),
+            opened_revision: None,
+            rows: BTreeMap::new(),
+            search: String::new(),
+            search_open: false,
+            notice: None,
+            last_refusal: None,
+            spots: PinSpots::default(),
+            transform: TSTransform::IDENTITY,
+            clicked: None,
+            pointer: None,
+            dragging: None,
+            space_menu: None,
+        }
+    }
+}
+
+impl Canvas {
+    /// Fits every node into view at the next frame.
+    pub fn frame_all(&mut self) {
+        self.frame_request = 2;
+    }
+
+    /// Asks for a fit when a node changed its size since the last frame (thumbnails, badges and
+    /// preview notes arrive at different times, after the first fit) and the view is still the
+    /// one the editor chose and the document is as opened (`unedited`). Moving a node keeps
+    /// its size, so a user's drag never refits.
+    fn refit_on_resized_nodes(&mut self, unedited: bool) {
+        let resized = self.rects.iter().any(|(id, r)| {
+            self.sizes
+                .get(id)
+                .is_some_and(|s| (*s - r.size()).length() > 0.5)
+        });
+        if resized && unedited && !self.user_moved_view {
+            self.frame_request = self.frame_request.max(1);
+        }
+        self.sizes = self.rects.iter().map(|(id, r)| (*id, r.size())).collect();
+    }
+
+    /// Forgets everything about the previous document (after New/Open).
+    pub fn reset(&mut self) {
+        *self = Self::default();
+    }
+
+    /// Ids of the selected nodes.
+    #[must_use]
+    pub fn selected(&self, ctx: &egui::Context) -> Vec<String> {
+        egui_snarl::ui::get_selected_nodes(canvas_id(), ctx)
+            .into_iter()
+            .filter_map(|n| self.snarl.get_node(n).cloned())
+            .collect()
+    }
+
+    /// The node the user pressed on since the last call (a click selects it for preview).
+    pub fn take_clicked(&mut self) -> Option<String> {
+        self.clicked.take()
+    }
+
+    /// Shows a message on the canvas for a few seconds.
+    pub fn notify(&mut self, msg: String) {
+        self.notice = Some((msg, Instant::now()));
+    }
+
+    /// Where node `id` was drawn in the last frame, in screen coordinates.
+    #[must_use]
+    pub fn node_rect(&self, id: &str) -> Option<Rect> {
+        let (n, _) = self.snarl.nodes_ids_data().find(|(_, n)| n.value == id)?;
+        self.rects.get(&n).map(|r| self.transform.mul_rect(*r))
+    }
+
+    /// Every node's rectangle in screen coordinates as drawn in the last frame, by id.
+    #[must_use]
+    pub fn node_rects(&self) -> BTreeMap<String, Rect> {
+        self.snarl
+            .nodes_ids_data()
+            .filter_map(|(n, node)| {
+                let r = self.rects.get(&n)?;
+                Some((node.value.clone(), self.transform.mul_rect(*r)))
+            })
+            .collect()
+    }
+
+    /// The canvas area on screen in the last frame.
+    #[must_use]
+    pub fn view(&self) -> Option<Rect> {
+        self.view
+    }
+
+    /// The canvas zoom: screen pixels per graph unit (1 = nodes at their natural size).
+    #[must_use]
+    pub fn zoom(&self) -> f32 {
+        self.transform.scaling
+    }
+
+    /// True while the canvas is still fitting the graph into view.
+    #[must_use]
+    pub fn framing(&self) -> bool {
+        self.frame_request > 0
+    }
+
+    /// The node under a screen position, if any.
+    #[must_use]
+    pub fn node_at(&self, screen: Pos2) -> Option<String> {
+        let p = self.transform.inverse() * screen;
+        self.rects
+            .iter()
+            .find(|(_, r)| r.contains(p))
+            .and_then(|(n, _)| self.snarl.get_node(*n).cloned())
+    }
+
+    /// Draws the canvas and applies the user's interactions to `doc`.
+    pub fn show(&mut self, ui: &mut Ui, doc: &mut Document, looks: &Looks) {
+        if self.synced != doc.revision() {
+            sync(doc.graph(), &mut self.snarl);
+            self.synced = doc.revision();
+        }
+        let view = ui.available_rect_before_wrap();
+        // The canvas changed size (a side panel grew) before the user moved the view: fit the
+        // graph again, so what opened framed stays framed.
+        if self.view.is_some_and(|v| v != view) && !self.user_moved_view {
+            self.frame_request = self.frame_request.max(1);
+        }
+        self.track_wire_drag(ui, view);
+        let zoom = self.take_wheel_zoom(ui, view);
+        // Selectable labels would swallow drags meant to move nodes.
+        ui.style_mut().interaction.selectable_labels = false;
+        let style = snarl_style();
+        let mut viewer = Viewer {
+            doc,
+            looks,
+            dragging: self.dragging.clone(),
+            search: &mut self.search,
+            search_shown: false,
+            refusal: None,
+            // Fit into this frame's canvas, not the last one (a side panel may have just resized it).
+            frame: (self.frame_request > 0).then_some(view),
+            framed: false,
+            rects: &mut self.rects,
+            rows: &mut self.rows,
+            transform: TSTransform::IDENTITY,
+            added: None,
+            last_bounds: self.last_bounds,
+            zoom,
+            last_transform: self.transform,
+            moved: false,
+        };
+        SnarlWidget::new()
+            .id(canvas_id())
+            .style(style)
+            .show(&mut self.snarl, &mut viewer, ui);
+        let Viewer {
+            search_shown,
+            refusal,
+            framed,
+            transform,
+            added,
+            last_bounds,
+            moved,
+            ..
+        } = viewer;
+        self.last_bounds = last_bounds;
+        self.user_moved_view |= moved;
+        self.transform = transform;
+        // A node added from the menu is selected (and so previewed) at once.
+        if added.is_some() {
+            self.clicked = added;
+        }
+        if let Some(p) = ui
+            .input(|i| i.pointer.hover_pos())
+            .filter(|p| view.contains(*p))
+        {
+            self.pointer = Some(self.transform.inverse() * p);
+        }
+        if framed {
+            self.frame_request = self.frame_request.saturating_sub(1);
+        }
+        if !search_shown && self.space_menu.is_none() {
+            self.search.clear();
+        }
+        self.search_open = search_shown;
+        if let Some(r) = refusal {
+            self.last_refusal = Some(r.clone());
+            self.notify(r);
+        }
+        self.view = Some(view);
+        let unedited = *self.opened_revision.get_or_insert(doc.revision()) == doc.revision();
+        self.refit_on_resized_nodes(unedited);
+        let (pressed, at) = ui.input(|i| (i.pointer.primary_pressed(), i.pointer.interact_pos()));
+        if let Some(p) = at.filter(|p| pressed && view.contains(*p)) {
+            // A press that closes a menu (or picks from it) is not a click on the canvas.
+            if !egui::Popup::is_any_open(ui.ctx()) {
+                if let Some(id) = self.node_at(p) {
+                    self.clicked = Some(id);
+                }
+            }
+        }
+        self.commit_moves(ui, doc);
+        self.spots = self.pin_spots();
+        if doc.graph().nodes.is_empty() {
+            ui.painter().text(
+                view.center(),
+                egui::Align2::CENTER_CENTER,
+                "Right-click or press Space to add a node",
+                egui::FontId::proportional(18.0),
+                ui.visuals().weak_text_color(),
+            );
+        }
+        self.space_menu_ui(ui, doc, view);
+        self.notice_ui(ui, view);
+    }
+
+    /// A refusal or other notice, at the bottom of the canvas for a few seconds.
+    fn notice_ui(&mut self, ui: &Ui, view: Rect) {
+        if let Some((msg, at)) = &self.notice {
+            if at.elapsed() < NOTICE_TIME {
+                let pos = view.left_bottom() + Vec2::new(12.0, -12.0);
+                egui::Area::new(Id::new("orogen-canvas-notice"))
+                    .fixed_pos(pos)
+                    .pivot(egui::Align2::LEFT_BOTTOM)
+                    .show(ui.ctx(), |ui| {
+                        egui::Frame::popup(ui.style()).show(ui, |ui| {
+                            ui.set_max_width(view.width() - 40.0);
+                            ui.colored_label(Color32::from_rgb(255, 120, 110), msg);
+                        });
+                    });
+                ui.ctx().request_repaint_after(Duration::from_millis(250));
+            } else {
+                self.notice = None;
+            }
+        }
+    }
+
+    /// The mouse wheel over the canvas zooms about the pointer, as in other node editors (egui
+    /// would pan). egui's wheel delta is already smoothed over a few frames, so the zoom
+    /// glides. Consumed here so the canvas does not also scroll.
+    fn take_wheel_zoom(&mut self, ui: &Ui, view: Rect) -> Option<(f32, Pos2)> {
+        if egui::Popup::is_any_open(ui.ctx()) || self.space_menu.is_some() {
+            return None;
+        }
+        ui.ctx().input_mut(|i| {
+            let at = i.pointer.hover_pos().filter(|p| view.contains(*p))?;
+            let dy = i.smooth_scroll_delta.y + i.smooth_scroll_delta.x;
+            if dy == 0.0 || !i.modifiers.is_none() {
+                return None;
+            }
+            i.smooth_scroll_delta = Vec2::ZERO;
+            Some(((dy * 0.0015).exp(), at))
+        })
+    }
+
+    /// Notices a wire being dragged out of a pin (a press on a pin seen last frame) and
+    /// forgets it when the button is released.
+    fn track_wire_drag(&mut self, ui: &Ui, view: Rect) {
+        let (pressed, down, at) = ui.input(|i| {
+            (
+                i.pointer.primary_pressed(),
+                i.pointer.primary_down(),
+                i.pointer.press_origin(),
+            )
+        });
+        if !down && !pressed {
+            self.dragging = None;
+            return;
+        }
+        let Some(at) = at.filter(|p| pressed && view.contains(*p)) else {
+            return;
+        };
+        let reach = 10.0 * self.transform.scaling.max(0.5);
+        let near = |p: &Pos2| p.distance(at) <= reach;
+        self.dragging = self
+            .spots
+            .outputs
+            .iter()
+            .find(|(_, p)| near(p))
+            .map(|((n, o), _)| Dragging::FromOutput(n.clone(), *o))
+            .or_else(|| {
+                self.spots
+                    .inputs
+                    .iter()
+                    .find(|(_, p)| near(p))
+                    .map(|((n, i), _)| Dragging::FromInput(n.clone(), *i))
+            });
+    }
+
+    /// Space over the canvas opens the add-node list at the pointer (as right-click does).
+    fn space_menu_ui(&mut self, ui: &mut Ui, doc: &mut Document, view: Rect) {
+        let ctx = ui.ctx().clone();
+        if self.space_menu.is_none() && !ctx.egui_wants_keyboard_input() {
+            let pointer = ctx
+                .input(|i| i.pointer.hover_pos())
+                .filter(|p| view.contains(*p));
+            if let Some(p) = pointer {
+                if ctx.input_mut(|i| i.consume_key(egui::Modifiers::NONE, egui::Key::Space)) {
+                    self.space_menu = Some(p);
+                    self.search.clear();
+                }
+            }
+        }
+        let Some(at) = self.space_menu else { return };
+        let mut chosen = None;
+        let area = egui::Area::new(Id::new("orogen-space-menu"))
+            .fixed_pos(at)
+            .order(egui::Order::Foreground)
+            .show(&ctx, |ui| {
+                egui::Frame::popup(ui.style()).show(ui, |ui| {
+                    ui.set_max_width(260.0);
+                    chosen = node_picker(ui, &mut self.search);
+                });
+            });
+        let clicked_away = ctx.input(|i| i.pointer.any_pressed())
+            && ctx
+                .input(|i| i.pointer.interact_pos())
+                .is_some_and(|p| !area.response.rect.contains(p))
+            && !egui::Popup::is_any_open(&ctx);
+        if ctx.input(|i| i.key_pressed(egui::Key::Escape)) || clicked_away {
+            self.space_menu = None;
+        }
+        if let Some(ty) = chosen {
+            let pos = self.transform.inverse() * at;
+            if let Some(id) = add_node(doc, &mut self.snarl, ty, pos) {
+                self.clicked = Some(id);
+            }
+            self.synced = doc.revision();
+            self.space_menu = None;
+            self.search.clear();
+        }
+    }
+
+    /// After a drag ends, stores moved node positions in the document (one undo step).
+    fn commit_moves(&mut self, ui: &Ui, doc: &mut Document) {
+        if ui.input(|i| i.pointer.any_down()) {
+            return;
+        }
+        let moved: Vec<(String, [f64; 2])> = self
+            .snarl
+            .nodes_pos()
+            .filter_map(|(pos, id)| {
+                let n = doc.graph().node(id)?;
+                // Whole graph units keep files tidy.
+                let p = [f64::from(pos.x.round()), f64::from(pos.y.round())];
+                ((p[0] - n.position[0]).abs() > 0.5 || (p[1] - n.position[1]).abs() > 0.5)
+                    .then(|| (id.clone(), p))
+            })
+            .collect();
+        if moved.is_empty() {
+            return;
+        }
+        doc.apply(None, |g| {
+            for (id, p) in &moved {
+                if let Some(n) = g.node_mut(id) {
+                    n.position = *p;
+                }
+            }
+        });
+        self.synced = doc.revision();
+    }
+
+    fn pin_spots(&self) -> PinSpots {
+        let mut spots = PinSpots::default();
+        for (&(node, is_input, index), &y) in &self.rows {
+            let (Some(rect), Some(id)) = (self.rects.get(&node), self.snarl.get_node(node)) else {
+                continue;
+            };
+            let x = if is_input { rect.left() } else { rect.right() };
+            let p = self.transform * Pos2::new(x, y);
+            if is_input {
+                spots.inputs.insert((id.clone(), index), p);
+            } else {
+                spots.outputs.insert((id.clone(), index), p);
+            }
+        }
+        spots
+    }
+
+    /// Adds a node of type `ty` at graph position `pos`; returns its id.
+    pub fn add_node(&mut self, doc: &mut Document, ty: &str, pos: Pos2) -> Option<String> {
+        add_node(doc, &mut self.snarl, ty, pos)
+    }
+
+    /// Deletes nodes (one undo step).
+    pub fn delete(&mut self, doc: &mut Document, ids: &[String]) {
+        if ids.is_empty() {
+            return;
+        }
+        doc.apply(None, |g| {
+            doc::remove_nodes(g, ids);
+        });
+    }
+
+    /// The centre of the view in graph space.
+    #[must_use]
+    pub fn view_centre(&self) -> Pos2 {
+        self.view
+            .map_or(Pos2::ZERO, |v| self.transform.inverse() * v.center())
+    }
+
+    /// Where pasted nodes go, in graph space: at the pointer when it was last over the canvas,
+    /// else the view's centre.
+    #[must_use]
+    pub fn paste_point(&self) -> Pos2 {
+        self.pointer.unwrap_or_else(|| self.view_centre())
+    }
+}
+
+/// How the canvas draws nodes: pins on the edges, no collapsing, a soft accent selection.
+fn snarl_style() -> SnarlStyle {
+    let selection = egui_snarl::ui::SelectionStyle {
+        margin: egui::Margin::same(6),
+        rounding: egui::CornerRadius::same(8),
+        fill: ACCENT.gamma_multiply(0.12),
+        stroke: egui::Stroke::new(2.0, ACCENT.gamma_multiply(0.8)),
+    };
+    SnarlStyle {
+        pin_placement: Some(PinPlacement::Edge),
+        collapsible: Some(false),
+        select_style: Some(selection),
+        ..SnarlStyle::new()
+    }
+}

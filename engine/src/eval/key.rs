@@ -1,0 +1,117 @@
+//! Cache keys: what a node's result depends on, hashed (see the module doc of `eval`).
+
+use super::EvalOptions;
+use super::Evaluator;
+use super::Key;
+use super::Targets;
+use crate::field::Field;
+use crate::graph::Graph;
+use crate::node::Coercion;
+use crate::node::NodeError;
+use crate::node::Window;
+use std::path::Path;
+use std::sync::Arc;
+
+pub(super) fn node_key(
+    graph: &Graph,
+    i: usize,
+    resolution: usize,
+    base_dir: Option<&Path>,
+    keys: &[Option<Key>],
+    window: Option<Window>,
+) -> Key {
+    let n = &graph.nodes[i];
+    let mut h = blake3::Hasher::new();
+    let spec = &n.def.spec;
+    h.update(&(spec.id.len() as u64).to_le_bytes());
+    h.update(spec.id.as_bytes());
+    h.update(&spec.version.to_le_bytes());
+    for v in &n.params {
+        v.hash_into(&mut h);
+    }
+    let extra = n.def.key_extra(base_dir, &n.params);
+    h.update(&(extra.len() as u64).to_le_bytes());
+    h.update(&extra);
+    for (port, input) in spec.inputs.iter().zip(&n.inputs) {
+        match input
+            .as_ref()
+            .and_then(|r| Some((r, graph.index_of(&r.node)?)))
+        {
+            Some((r, src)) => {
+                h.update(b"I");
+                h.update(&keys[src].unwrap_or_default());
+                let sdef = graph.nodes[src].def;
+                h.update(
+                    &(sdef.output_index(&r.output).unwrap_or(usize::MAX) as u64).to_le_bytes(),
+                );
+                let coerce = graph
+                    .output_kind(r)
+                    .and_then(|k| Coercion::between(k, port.kind));
+                h.update(&[coerce.map_or(255, |c| c as u8)]);
+            }
+            None => {
+                h.update(b"-");
+            }
+        }
+    }
+    h.update(&(resolution as u64).to_le_bytes());
+    if let Some(w) = window {
+        // A tile: which part of the grid (a whole-map key has no window, as before).
+        for v in [w.x0, w.y0, w.width, w.height] {
+            h.update(&(v as u64).to_le_bytes());
+        }
+    }
+    h.update(&graph.seed.to_le_bytes());
+    for w in [
+        graph.world.size_m,
+        graph.world.height_min_m,
+        graph.world.height_max_m,
+    ] {
+        h.update(&w.to_bits().to_le_bytes());
+    }
+    let mut key = [0u8; 16];
+    key.copy_from_slice(&h.finalize().as_bytes()[..16]);
+    key
+}
+
+/// What feeds input `port` of node `i`, evaluated at `resolution` by a fresh evaluation of
+/// the graph upstream of it (coerced to the port's kind); `None` when the port is unwired.
+/// The nodes' coarse-to-fine evaluation asks for it at its base level (see
+/// [`EvalCtx::upstream`]).
+pub(super) fn upstream_at(
+    graph: &Graph,
+    i: usize,
+    port: usize,
+    resolution: usize,
+    opts: &EvalOptions,
+) -> Result<Option<Arc<Field>>, NodeError> {
+    let n = &graph.nodes[i];
+    let (Some(spec), Some(Some(r))) = (n.def.spec.inputs.get(port), n.inputs.get(port)) else {
+        return Ok(None);
+    };
+    let missing = NodeError::MissingInput(spec.name);
+    let sub = Evaluator::new()
+        .evaluate(
+            graph,
+            &EvalOptions {
+                resolution: Some(resolution),
+                targets: Targets::Nodes(vec![r.node.clone()]),
+                cancel: opts.cancel.clone(),
+                progress: None,
+                base_dir: opts.base_dir,
+                allow_outside: opts.allow_outside,
+                keep_all: false,
+                window: None,
+                coarse: None,
+            },
+        )
+        .map_err(|_| missing.clone())?;
+    opts.cancel
+        .is_cancelled()
+        .then_some(())
+        .map_or(Ok(()), |()| Err(NodeError::Cancelled))?;
+    let f = sub.field(graph, r).ok_or(missing.clone())?;
+    let kind = graph.output_kind(r).ok_or(missing.clone())?;
+    let coerce = Coercion::between(kind, spec.kind).ok_or(missing)?;
+    Ok(Some(coerce.apply(&f, &graph.world)))
+}
