@@ -696,9 +696,9 @@ fn every_erosion_node_gives_the_same_terrain_at_256_and_1024() {
 /// Every erosion node stops soon after cancellation, measured in its own work rather than in
 /// wall time (a busy CI machine stretches time, not work): the token is cancelled from the
 /// node's first progress report (it reports between rows or iterations), and the node must
-/// return `Cancelled` having reported at most twice more — it checks the token at least as
-/// often as it reports. With 100 000 iterations a node that ignored the token would report
-/// thousands of times; the callback fails the test at the tenth report after cancelling.
+/// return `Cancelled` within two more reports — within two of its steps. With 100 000
+/// iterations a node that ignored the token would report thousands of times; the callback
+/// fails the test at the tenth report after cancelling.
 #[test]
 fn erosion_nodes_stop_soon_after_cancellation() {
     use orogen::eval::CancelToken;

@@ -110,10 +110,22 @@ fn stops_on(signal: &str) {
         .expect("kill");
     assert!(status.success());
     // 100 000 steps at 512² take hours: exiting at all shows the node stopped. (How soon a
-    // node stops, in its own work, is tests/erosion.rs's.)
-    let mut rest = String::new();
-    std::io::Read::read_to_string(&mut stderr, &mut rest).expect("read stderr");
-    said.push_str(&rest);
+    // node stops, in its own work, is tests/erosion.rs's; the minute here only guards
+    // against a hang.)
+    let rest = std::thread::spawn(move || {
+        let mut rest = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut rest);
+        rest
+    });
+    let sent = std::time::Instant::now();
+    while child.try_wait().expect("wait").is_none() {
+        if sent.elapsed() > std::time::Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("no exit a minute after SIG{signal}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    said.push_str(&rest.join().expect("stderr reader"));
     let out_put = child.wait_with_output().expect("output");
     let out_put = Output {
         stderr: said.into_bytes(),

@@ -26,9 +26,9 @@ fn graph_for(def: &'static NodeDef, draws: &[(f64, bool)], resolution: usize) ->
         // The erosion nodes' base grid (up to 1024² on a 24² map) and their step counts cost
         // time, not coverage: what the values do is drawn at random, how long they run is not
         // what is tested (a base up to 128², up to 40 steps or iterations).
-        let cap = match spec.name {
-            "base_resolution" => 128,
-            "steps" | "iterations" => 40,
+        let cap = match (def.spec.category, spec.name) {
+            (Category::Erosion, "base_resolution") => 128,
+            (Category::Erosion, "steps" | "iterations") => 40,
             _ => i64::MAX,
         };
         if let orogen::node::ParamValue::Int(b) = &mut n.params[i] {

@@ -24,6 +24,15 @@ struct BuildJob {
     handle: Option<std::thread::JoinHandle<Result<String, String>>>,
 }
 
+impl BuildJob {
+    /// Whether its thread has ended (or was never started).
+    fn finished(&self) -> bool {
+        self.handle
+            .as_ref()
+            .is_none_or(std::thread::JoinHandle::is_finished)
+    }
+}
+
 #[derive(Default)]
 struct BuildProgress {
     total: usize,
@@ -48,15 +57,30 @@ pub struct BuildDialog {
 }
 
 impl BuildDialog {
-    /// Blocks until the running build ends and records its result (the next frame shows it).
-    /// For tests and scripts: the window itself never waits.
-    pub fn wait(&mut self) {
-        if let Some(h) = self.job.as_mut().and_then(|job| job.handle.take()) {
-            let r = h
-                .join()
-                .unwrap_or_else(|_| Err("the build failed unexpectedly".to_owned()));
-            self.result = Some(r);
-            self.job = None;
+    /// Waits (at most `limit`) until the running build ends and records its result (the next
+    /// frame shows it); whether it ended. For tests and scripts: the window never waits.
+    pub fn wait(&mut self, limit: std::time::Duration) -> bool {
+        let until = std::time::Instant::now() + limit;
+        while self.job.as_ref().is_some_and(|j| !j.finished()) {
+            if std::time::Instant::now() > until {
+                return false;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        self.finish();
+        true
+    }
+
+    /// Records the ended build's outcome and forgets its job.
+    fn finish(&mut self) {
+        if let Some(job) = self.job.take() {
+            self.result = Some(job.handle.map_or_else(
+                || Err("build thread lost".to_owned()),
+                |h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err("the build failed unexpectedly".to_owned()))
+                },
+            ));
         }
     }
 
@@ -277,20 +301,8 @@ impl BuildDialog {
                 if ui.button("Cancel").clicked() {
                     job.cancel.cancel();
                 }
-                if job
-                    .handle
-                    .as_ref()
-                    .is_some_and(std::thread::JoinHandle::is_finished)
-                {
-                    let r = job.handle.take().map_or_else(
-                        || Err("build thread lost".to_owned()),
-                        |h| {
-                            h.join()
-                                .unwrap_or_else(|_| Err("the build failed unexpectedly".to_owned()))
-                        },
-                    );
-                    self.result = Some(r);
-                    self.job = None;
+                if job.finished() {
+                    self.finish();
                 }
             }
             None => {

@@ -671,13 +671,13 @@ fn the_unsaved_marker_clears_when_a_value_returns_to_its_saved_value() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Clicks the dialog's Build, waits for the build's thread to end (an event, not a number of
-/// polls) and runs a frame to show it; its outcome.
+/// Clicks the dialog's Build, waits for the build's thread to end (its end, not a number of
+/// frames; 5 minutes only guard against a hang) and runs a frame to show it; its outcome.
 fn build_from_dialog(h: &mut Harness<'static, EditorApp>) -> Option<Result<String, String>> {
     h.get_by_label("Build").click();
     h.run_steps(1);
     if let Some(b) = h.state_mut().build_dialog() {
-        b.wait();
+        assert!(b.wait(Duration::from_secs(300)), "the build never ended");
     }
     h.run_steps(1);
     h.state_mut().build_dialog().and_then(|b| b.result.clone())

@@ -5,7 +5,7 @@
 use super::ParamValue;
 
 /// How `orogen parity` judges a node's outputs between a preview and a build (the shares
-/// are of each output's range; see `parity.rs`).
+/// are of each output's range; see `parity/mod.rs`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Parity {
     /// By category: generators, filters, masks and colour within 0.25%; water nodes' first

@@ -433,7 +433,7 @@ impl Ctx<'_> {
                 hash,
             });
         }
-        self.write_manifest(graph_hash, formats, outputs, tiles, files)?;
+        self.write_manifest(graph_hash, parsed.layout, formats, outputs, tiles, files)?;
         Ok(TaskOutcome::Ran)
     }
 
@@ -508,12 +508,13 @@ impl Ctx<'_> {
     fn write_manifest(
         &self,
         graph_hash: String,
+        layout: Layout,
         formats: &[Format],
         outputs: Vec<OutputEntry>,
         tiles: Vec<TileEntry>,
         files: Vec<FileEntry>,
     ) -> Result<(), TaskError> {
-        let (grid, layout) = (self.plan.grid, self.plan.exports.parsed()?.layout);
+        let grid = self.plan.grid;
         let n = grid.resolution;
         let cell = self.graph.world.cell_size_m(n);
         let g = self.graph;

@@ -172,7 +172,7 @@ pub fn evaluate<N: Multiscale>(
 /// An erosion node's evaluation by its `detail` parameter (with its `base_resolution`):
 /// `native` once at the context's resolution, or — consistent — [`run`] with `refine(p, r)` as
 /// the parameters of each finer level (`r`: the previous level's resolution).
-pub fn by_detail<N: Node>(
+fn by_detail<N: Node>(
     ctx: &EvalCtx,
     inputs: N::In<'_>,
     p: &N::Params,
