@@ -93,11 +93,7 @@ pub fn to_text(reg: &Registry) -> String {
             let _ = writeln!(s, "  out {}: {} — {}", p.name, p.kind.name(), p.doc);
         }
         for p in d.params {
-            let unit = if p.unit.is_empty() {
-                String::new()
-            } else {
-                format!(" {}", p.unit)
-            };
+            let unit = unit_suffix(p);
             let when = p.applies_when.map_or_else(String::new, |(param, options)| {
                 format!(
                     " [only when {param} is {}]",
@@ -117,6 +113,15 @@ pub fn to_text(reg: &Registry) -> String {
         s.push('\n');
     }
     s
+}
+
+/// " m", " °", or nothing for a relative value.
+fn unit_suffix(p: &ParamSpec) -> String {
+    if p.unit.is_empty() {
+        String::new()
+    } else {
+        format!(" {}", p.unit)
+    }
 }
 
 /// A table cell: one line, `|` escaped.
@@ -186,11 +191,7 @@ pub fn to_markdown(reg: &Registry) -> String {
         if !d.params.is_empty() {
             s.push_str("| parameter | default | range | |\n|---|---|---|---|\n");
             for p in d.params {
-                let unit = if p.unit.is_empty() {
-                    String::new()
-                } else {
-                    format!(" {}", p.unit)
-                };
+                let unit = unit_suffix(p);
                 let when = p.applies_when.map_or_else(String::new, |(param, options)| {
                     format!(
                         " Only when `{param}` is {}.",
