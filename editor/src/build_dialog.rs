@@ -84,12 +84,24 @@ impl BuildDialog {
         }
     }
 
-    /// A dialog with `orogen build`'s defaults, writing into `out/` beside the graph file.
+    /// A dialog with `orogen build`'s defaults, writing into `out/NAME` at the graph's project
+    /// root (the folder holding `.orogen-project`, else the graph's own folder), as the
+    /// README's first command does (`-o out/alpine_valley`), not among the graph files.
     #[must_use]
     pub fn new(graph_file: Option<&Path>) -> Self {
-        let folder = graph_file
-            .and_then(Path::parent)
-            .map_or_else(|| PathBuf::from("out"), |d| d.join("out"));
+        let folder = graph_file.map_or_else(
+            || PathBuf::from("out"),
+            |g| {
+                let dir = g.parent().unwrap_or_else(|| Path::new(""));
+                let stem = g
+                    .file_stem()
+                    .map_or_else(|| "build".into(), |s| s.to_string_lossy().into_owned());
+                orogen::io::trust::Project::of_folder(dir, &[])
+                    .root()
+                    .join("out")
+                    .join(stem)
+            },
+        );
         Self {
             folder: folder.display().to_string(),
             resolution: None,
@@ -624,7 +636,7 @@ mod tests {
         let d = BuildDialog::new(Some(Path::new("/g/island.json")));
         assert_eq!(
             d.command_line(Some(Path::new("/g/island.json"))),
-            "orogen build /g/island.json -o /g/out"
+            "orogen build /g/island.json -o /g/out/island"
         );
     }
 
