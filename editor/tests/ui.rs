@@ -1116,3 +1116,47 @@ fn open_a_subgraph_edit_it_and_go_back() {
     settle(&mut h);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// File › New starts at the default zoom: the first node added after closing a large graph
+/// (framed small) is about as large as in a fresh editor, not a tiny rectangle at the old zoom.
+#[test]
+fn a_new_graph_starts_at_the_default_zoom() {
+    let dir = temp_dir("new-zoom");
+    let mut fresh = harness(&dir, None);
+    let a = add_from_menu(
+        &mut fresh,
+        Pos2::new(500.0, 300.0),
+        "perlin",
+        "Perlin fBm  ·",
+    );
+    let want = fresh.state().canvas.node_rect(&a).expect("drawn").width();
+    let flagship =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../graphs/alpine_valley.json");
+    let mut h = harness(&dir.join("b"), Some(flagship));
+    settle(&mut h);
+    let framed = h
+        .state()
+        .doc
+        .graph()
+        .nodes
+        .first()
+        .and_then(|n| h.state().canvas.node_rect(&n.id))
+        .expect("drawn")
+        .width();
+    assert!(
+        framed < 0.8 * want,
+        "the flagship opens framed small ({framed} px)"
+    );
+    h.key_press_modifiers(Modifiers::COMMAND, Key::N);
+    h.run_steps(3);
+    assert!(h.state().doc.graph().nodes.is_empty(), "a new, empty graph");
+    let b = add_from_menu(&mut h, Pos2::new(500.0, 300.0), "perlin", "Perlin fBm  ·");
+    let got = h.state().canvas.node_rect(&b).expect("drawn").width();
+    // Before: 27 px (the flagship's zoom kept). The view may then fit the lone node a little
+    // closer, as it does when a graph opens.
+    assert!(
+        got >= 0.6 * want,
+        "a node after New is {got} px wide, {want} px in a fresh editor"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

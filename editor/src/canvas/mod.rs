@@ -26,12 +26,6 @@ use std::time::{Duration, Instant};
 /// How long a refusal message stays on the canvas.
 const NOTICE_TIME: Duration = Duration::from_secs(5);
 
-/// The canvas widget's id (its selection lives in egui memory under it).
-#[must_use]
-pub fn canvas_id() -> Id {
-    Id::new("orogen-canvas")
-}
-
 /// Colour of wires and pins of a port kind.
 #[must_use]
 pub fn kind_color(kind: PortKind) -> Color32 {
@@ -88,6 +82,10 @@ pub struct PinSpots {
 /// Canvas state kept across frames.
 pub struct Canvas {
     snarl: Snarl<String>,
+    /// Which document this view is of: egui-snarl keeps its view (zoom, pan, selection) in egui
+    /// memory under the widget's id, so each new document gets a new id and starts at the
+    /// default zoom instead of the previous graph's.
+    generation: u64,
     synced: u64,
     /// Fit every node into view at the next frame.
     /// Frames left to fit every node into view (node sizes settle over a frame or two).
@@ -128,6 +126,7 @@ impl Default for Canvas {
     fn default() -> Self {
         Self {
             snarl: Snarl::new(),
+            generation: 0,
             synced: 0,
             frame_request: 2,
             last_bounds: None,
@@ -175,13 +174,21 @@ impl Canvas {
 
     /// Forgets everything about the previous document (after New/Open).
     pub fn reset(&mut self) {
+        let generation = self.generation + 1;
         *self = Self::default();
+        self.generation = generation;
+    }
+
+    /// The canvas widget's id (its view and selection live in egui memory under it).
+    #[must_use]
+    pub fn id(&self) -> Id {
+        Id::new(("orogen-canvas", self.generation))
     }
 
     /// Ids of the selected nodes.
     #[must_use]
     pub fn selected(&self, ctx: &egui::Context) -> Vec<String> {
-        egui_snarl::ui::get_selected_nodes(canvas_id(), ctx)
+        egui_snarl::ui::get_selected_nodes(self.id(), ctx)
             .into_iter()
             .filter_map(|n| self.snarl.get_node(n).cloned())
             .collect()
@@ -261,6 +268,7 @@ impl Canvas {
         // Selectable labels would swallow drags meant to move nodes.
         ui.style_mut().interaction.selectable_labels = false;
         let style = snarl_style();
+        let id = self.id();
         let mut viewer = Viewer {
             doc,
             looks,
@@ -281,7 +289,7 @@ impl Canvas {
             moved: false,
         };
         SnarlWidget::new()
-            .id(canvas_id())
+            .id(id)
             .style(style)
             .show(&mut self.snarl, &mut viewer, ui);
         let Viewer {
