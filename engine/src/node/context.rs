@@ -244,12 +244,22 @@ impl EvalCtx<'_> {
     }
 }
 
-/// Clamps a mask value to [0, 1], mapping NaN to 0 (`f32::clamp` would keep NaN).
+/// Clamps a mask value to [0, 1], mapping NaN and −0 to +0. Comparisons, not `f32::max`:
+/// `max(−0, 0)` may return either zero (IEEE maxNum leaves it open), and which one the
+/// compiled code returns changed with the optimisation level — different bytes for the same
+/// mask (`curvature_mask` at opt-level 0 vs 1).
 #[inline]
 #[must_use]
-#[expect(clippy::manual_clamp)] // deliberate: max-then-min sends NaN to 0
 pub fn unit(v: f32) -> f32 {
-    v.max(0.0).min(1.0)
+    if v > 0.0 {
+        if v < 1.0 {
+            v
+        } else {
+            1.0
+        }
+    } else {
+        0.0
+    }
 }
 
 /// Largest relative height (in height ranges from the bottom) an arithmetic node produces.
