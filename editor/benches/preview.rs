@@ -3,7 +3,7 @@
 //! the graph goes to the evaluation worker, which runs the quick 256² pass and then the 512²
 //! pass, and the UI turns the 512² field into the colormapped, hillshaded picture.
 //!
-//! `cargo bench -p orogen-editor --bench preview`
+//! `cargo bench -p orogen-editor --features bench --bench preview`
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use orogen::node::ParamValue;

@@ -1,7 +1,7 @@
 //! Engine benches: scheduling overhead per node, cached re-evaluation, one Perlin node,
 //! and the example graphs cold and cached.
 //!
-//! Run: `cargo bench -p orogen --bench engine`
+//! Run: `cargo bench -p orogen --features bench --bench engine`
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use orogen::eval::{EvalOptions, Evaluator, Targets};

@@ -1,6 +1,6 @@
 //! Erosion benches, each against the peer the erosion issue names, in the same run.
 //!
-//! Run: `cargo bench -p orogen --bench erosion` (set `OROGEN_SKIP_PEERS=1` to leave out the
+//! Run: `cargo bench -p orogen --features bench --bench erosion` (set `OROGEN_SKIP_PEERS=1` to leave out the
 //! fastscapelib run, which creates a virtualenv with pip on first use).
 //!
 //! * `erosion_1024_per_iteration`: thermal, grid hydraulic and pipe-model hydraulic at 1024²

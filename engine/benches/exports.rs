@@ -1,6 +1,6 @@
 //! Export throughput for a 4096² build: encoding each file format and building meshes.
 //!
-//! Run: `cargo bench -p orogen --bench exports`
+//! Run: `cargo bench -p orogen --features bench --bench exports`
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use orogen::field::Field;

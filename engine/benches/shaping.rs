@@ -1,7 +1,7 @@
 //! Shaping benches: pointwise nodes against this machine's memory bandwidth (measured in
 //! the same run with a plain parallel copy), and blur cost against its radius.
 //!
-//! Run: `cargo bench -p orogen --bench shaping`
+//! Run: `cargo bench -p orogen --features bench --bench shaping`
 //!
 //! Both at 4096² on the default pool (2 threads here). A pointwise node reads one field and
 //! writes one: 2 × 64 MiB of traffic, like the copy. Throughput = 128 MiB / time.

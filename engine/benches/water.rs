@@ -1,7 +1,7 @@
 //! Water benches: the water nodes at 1024² on the default pool, and flow routing against
 //! fastscapelib 0.3.0 in the same run.
 //!
-//! Run: `cargo bench -p orogen --bench water` (set `OROGEN_SKIP_PEERS=1` to leave out the
+//! Run: `cargo bench -p orogen --features bench --bench water` (set `OROGEN_SKIP_PEERS=1` to leave out the
 //! fastscapelib run, which creates a virtualenv with pip on first use).
 //!
 //! * `water_1024`: `flow_accumulation` (d8 and mfd), `lakes`, `rivers`, `sea`, `snow` and

@@ -33,8 +33,8 @@
 //! `multiversion` picks the widest clone the CPU runs and offers no run-time override, so the cap
 //! is at compile time: the features `simd-max-avx2` (no AVX-512 clone or kernel) and
 //! `simd-portable` (no clones, no hand-written kernels) are one `cfg_attr` pair at every
-//! multiversioned kernel of the crate. `cargo bench --features simd-max-avx2` measures the AVX2
-//! path on an AVX-512 machine, and `scripts/simd-paths.sh` runs the pinned hashes of every node
+//! multiversioned kernel of the crate. `cargo bench -p orogen --features bench,simd-max-avx2`
+//! measures the AVX2 path on an AVX-512 machine, and `scripts/simd-paths.sh` runs the pinned hashes of every node
 //! type and the noise path test under both features, so every path is checked for the same bits.
 //! The two `cfg_attr` lines stand at each kernel rather than behind one `macro_rules!` wrapper:
 //! rustfmt does not format the inside of a macro invocation, and these are the hottest, most
