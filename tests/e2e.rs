@@ -447,6 +447,35 @@ fn save_load_save_is_byte_identical() {
     }
 }
 
+/// The example and library graphs are stored in the writer's canonical form, so saving one
+/// unchanged (the editor's Save, ⬅ Back from a subgraph) gives the very bytes on disk, and a
+/// one-value edit is a one-line diff. `OROGEN_BLESS=1` rewrites them in that form.
+#[test]
+fn example_and_library_files_are_stored_as_the_writer_writes_them() {
+    let lib: Vec<PathBuf> = std::fs::read_dir(repo().join("graphs/lib"))
+        .expect("graphs/lib/")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    assert!(!lib.is_empty());
+    let bless = std::env::var_os("OROGEN_BLESS").is_some();
+    let mut differ = Vec::new();
+    for path in example_graphs().into_iter().chain(lib) {
+        let text = std::fs::read_to_string(&path).expect("read");
+        let written = graph_file::to_string(&load(&path));
+        if text != written {
+            if bless {
+                std::fs::write(&path, &written).expect("bless");
+            }
+            differ.push(path.display().to_string());
+        }
+    }
+    assert!(
+        differ.is_empty() || bless,
+        "not in the writer's form (OROGEN_BLESS=1 rewrites them): {differ:?}"
+    );
+}
+
 #[test]
 fn stored_v1_file_keeps_loading() {
     // A frozen copy of a version-1 file: never edit it; it must load in every later version.

@@ -25,6 +25,7 @@ pub fn default_config_dir() -> PathBuf {
 }
 
 /// Recent files and the recovery file, in one folder.
+#[derive(Clone, Debug)]
 pub struct Store {
     dir: PathBuf,
 }
@@ -99,6 +100,29 @@ impl Store {
         )
     }
 
+    fn layout_path(&self) -> PathBuf {
+        self.dir.join("layout.json")
+    }
+
+    /// The parameter panel's width the user last chose, if any.
+    #[must_use]
+    pub fn panel_width(&self) -> Option<f32> {
+        let text = std::fs::read_to_string(self.layout_path()).ok()?;
+        let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+        v["panel_width"]
+            .as_f64()
+            .map(|w| w as f32)
+            .filter(|w| w.is_finite())
+    }
+
+    /// Remembers the parameter panel's width for the next session.
+    pub fn set_panel_width(&self, width: f32) -> Result<(), String> {
+        self.write(
+            &self.layout_path(),
+            &serde_json::json!({ "panel_width": width }).to_string(),
+        )
+    }
+
     /// The recovery file left by a session that did not end cleanly, if any.
     #[must_use]
     pub fn recovery(&self) -> Option<Recovery> {
@@ -139,6 +163,8 @@ pub enum Purpose {
     BuildFolder,
     /// The file a selection is collapsed into.
     Collapse,
+    /// A new file for the subgraph being left (its node then uses that file).
+    SubgraphCopy,
 }
 
 /// A minimal file chooser: a folder listing plus a path field.
@@ -180,6 +206,7 @@ impl Chooser {
             Purpose::SaveAs => "Save graph as",
             Purpose::BuildFolder => "Choose build folder",
             Purpose::Collapse => "Save the new subgraph as",
+            Purpose::SubgraphCopy => "Save the edited subgraph as a new file",
         };
         let mut result = None;
         egui::Window::new(title)
@@ -264,6 +291,7 @@ impl Chooser {
                         Purpose::SaveAs => "Save",
                         Purpose::BuildFolder => "Use this folder",
                         Purpose::Collapse => "Collapse",
+                        Purpose::SubgraphCopy => "Save copy",
                     };
                     if ui.button(ok).clicked() || enter {
                         result = Some(self.confirm());

@@ -5,6 +5,7 @@
 //! `egui_kittest`; `main.rs` only opens the window.
 
 pub mod app;
+pub mod autosave;
 pub mod build_dialog;
 pub mod canvas;
 pub mod doc;

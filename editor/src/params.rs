@@ -19,11 +19,10 @@ pub fn node_panel(ui: &mut Ui, doc: &mut Document, id: &str) {
     let values = node.params.clone();
     ui.heading(def.spec.label);
     ui.label(egui::RichText::new(format!("{id}  ·  {}", def.spec.id)).weak());
-    ui.add(egui::Label::new(orogen::node::clean_doc(def.spec.doc)).wrap())
-        .on_hover_text(format!(
-            "node type \"{}\", version {}",
-            def.spec.id, def.spec.version
-        ));
+    description(ui, def.spec.doc).on_hover_text(format!(
+        "node type \"{}\", version {}",
+        def.spec.id, def.spec.version
+    ));
     resolution_badge(ui, def.resolution(&values));
     ui.separator();
     if def.params.is_empty() {
@@ -51,6 +50,58 @@ pub fn node_panel(ui: &mut Ui, doc: &mut Document, id: &str) {
     if let Some(swatch) = def.spec.traits.swatch {
         gradient_swatch(ui, swatch, &values);
     }
+}
+
+/// Characters of a node's description shown before "more".
+const SUMMARY_CHARS: usize = 160;
+
+/// A node's description above its parameters: its first sentence (at most
+/// [`SUMMARY_CHARS`] characters, cut at a word) with "more", which shows all of it for every
+/// node until "less"; the parameters come first on the screen, not the paper.
+fn description(ui: &mut Ui, doc: &str) -> egui::Response {
+    let text = orogen::node::clean_doc(doc);
+    let short = summary(&text, SUMMARY_CHARS);
+    let id = egui::Id::new("orogen-node-doc-expanded");
+    let mut expanded = ui.data(|d| d.get_temp::<bool>(id)).unwrap_or(false);
+    let r = ui.add(egui::Label::new(if expanded { &text } else { &short }).wrap());
+    if short.len() < text.len() {
+        let label = if expanded { "less" } else { "more…" };
+        if ui.link(label).clicked() {
+            expanded = !expanded;
+            ui.data_mut(|d| d.insert_temp(id, expanded));
+        }
+    }
+    r
+}
+
+/// The first sentence of `text` (a full stop followed by a space and a capital, outside
+/// brackets), cut at a word boundary with "…" when longer than `max` characters.
+#[must_use]
+pub fn summary(text: &str, max: usize) -> String {
+    let mut depth = 0i32;
+    let mut end = text.len();
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    for (k, &(i, c)) in chars.iter().enumerate() {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' => depth -= 1,
+            '.' if depth <= 0
+                && chars.get(k + 1).is_some_and(|&(_, n)| n == ' ')
+                && chars.get(k + 2).is_some_and(|&(_, n)| n.is_uppercase()) =>
+            {
+                end = i + 1;
+                break;
+            }
+            _ => {}
+        }
+    }
+    let first = &text[..end];
+    if first.chars().count() <= max {
+        return first.to_owned();
+    }
+    let cut: String = first.chars().take(max).collect();
+    let at_word = cut.rfind(' ').map_or(cut.as_str(), |i| &cut[..i]);
+    format!("{}…", at_word.trim_end_matches([',', ';', ':']))
 }
 
 /// The colour ramp a node's parameters choose (its declared swatch, e.g. `colorize`'s
@@ -478,4 +529,25 @@ fn world_row(
     }
     let _ = key;
     ui.end_row();
+}
+
+#[cfg(test)]
+mod summary_tests {
+    use super::summary;
+
+    #[test]
+    fn the_first_sentence_outside_brackets_cut_at_a_word() {
+        assert_eq!(summary("One. Two.", 100), "One.");
+        assert_eq!(
+            summary("Blur (Smith et al. 2004. See). Then more.", 100),
+            "Blur (Smith et al. 2004. See)."
+        );
+        assert_eq!(summary("no full stop here", 100), "no full stop here");
+        assert_eq!(
+            summary("e.g. this is one sentence", 100),
+            "e.g. this is one sentence"
+        );
+        assert_eq!(summary("alpha beta gamma delta. Next.", 12), "alpha beta…");
+        assert_eq!(summary("alpha, beta gamma", 7), "alpha…");
+    }
 }

@@ -27,6 +27,9 @@ impl EditorApp {
                             }
                         }
                         Purpose::Collapse => self.collapse_into(&p),
+                        Purpose::SubgraphCopy => {
+                            self.leave_subgraph(&super::Leave::SaveAs(p));
+                        }
                     }
                 }
             }
@@ -61,13 +64,15 @@ impl EditorApp {
                         self.recovery = None;
                     }
                     if ui.button("Discard").clicked() {
-                        self.store.clear_recovery();
+                        self.autosaver.clear();
                         self.recovery = None;
                     }
                 });
             });
         }
-        if let Some(p) = self.pending.clone() {
+        if let Some(Pending::LeaveSubgraph { users }) = self.pending.clone() {
+            self.leave_dialog(ctx, &users);
+        } else if let Some(p) = self.pending.clone() {
             egui::Modal::new(egui::Id::new("orogen-unsaved")).show(ctx, |ui| {
                 ui.heading("Unsaved changes");
                 ui.label("The graph has changes that are not saved.");
@@ -80,7 +85,7 @@ impl EditorApp {
                     }
                     if ui.button("Discard changes").clicked() {
                         self.pending = None;
-                        self.store.clear_recovery();
+                        self.autosaver.clear();
                         self.perform(p.clone());
                     }
                     if ui.button("Cancel").clicked() {

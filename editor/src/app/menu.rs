@@ -16,8 +16,8 @@ impl EditorApp {
         }
         let cmd = |k| KeyboardShortcut::new(Modifiers::COMMAND, k);
         let cmd_shift = |k| KeyboardShortcut::new(Modifiers::COMMAND | Modifiers::SHIFT, k);
-        let (redo, undo, save_as, save, open, new, copy, paste, delete, frame) =
-            ctx.input_mut(|i| {
+        let (redo, undo, save_as, save, open, new, copy, paste, delete, frame, arrange) = ctx
+            .input_mut(|i| {
                 (
                     i.consume_shortcut(&cmd_shift(Key::Z)) || i.consume_shortcut(&cmd(Key::Y)),
                     i.consume_shortcut(&cmd(Key::Z)),
@@ -32,8 +32,12 @@ impl EditorApp {
                     i.consume_key(Modifiers::NONE, Key::Delete)
                         || i.consume_key(Modifiers::NONE, Key::Backspace),
                     i.consume_key(Modifiers::NONE, Key::F),
+                    i.consume_key(Modifiers::NONE, Key::L),
                 )
             });
+        if arrange {
+            self.arrange();
+        }
         if redo {
             self.redo();
         } else if undo {
@@ -67,7 +71,7 @@ impl EditorApp {
     pub(super) fn close_guard(&mut self, ctx: &egui::Context) {
         if ctx.input(|i| i.viewport().close_requested()) {
             if self.allow_close || !self.doc.dirty() {
-                self.store.clear_recovery();
+                self.autosaver.clear();
             } else {
                 ctx.send_viewport_cmd(egui::ViewportCommand::CancelClose);
                 self.pending = Some(Pending::Quit);
@@ -150,6 +154,14 @@ impl EditorApp {
                     ui.close();
                 }
                 ui.separator();
+                if ui
+                    .button("Arrange   L")
+                    .on_hover_text("Lay the graph out in columns, left to right, with no node over another (one undo step)")
+                    .clicked()
+                {
+                    self.arrange();
+                    ui.close();
+                }
                 if ui.button("Collapse to subgraph…").clicked() {
                     self.start_collapse(&ctx);
                     ui.close();

@@ -13,6 +13,8 @@ mod menu;
 mod panels;
 mod sharing;
 
+pub use sharing::Leave;
+
 use crate::build_dialog::BuildDialog;
 use crate::canvas::{Badge, Canvas, Looks};
 use crate::doc::{self, Document};
@@ -31,6 +33,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// The parameter panel's width until the user drags it: a parameter row (label, slider,
+/// value, reset and promote buttons) fits.
+const PANEL_WIDTH: f32 = 330.0;
+
 /// How the editor starts.
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -42,7 +48,7 @@ pub struct Options {
     pub preview_resolution: usize,
     /// Resolution previews refine to once the user lets go.
     pub refine_resolution: usize,
-    /// How often unsaved work is written to the recovery file.
+    /// How often (at most) unsaved work is written to the recovery file.
     pub autosave_every: Duration,
     /// Append one line per frame (time, frame ms, running nodes) to this file.
     pub frame_log: Option<PathBuf>,
@@ -58,7 +64,7 @@ impl Default for Options {
             open: None,
             preview_resolution: 256,
             refine_resolution: 512,
-            autosave_every: Duration::from_secs(10),
+            autosave_every: Duration::from_secs(1),
             frame_log: None,
             layout_report: None,
         }
@@ -78,6 +84,11 @@ enum Pending {
     New,
     Open(PathBuf),
     Quit,
+    /// ⬅ Back from an edited subgraph: what to do with its file. The graph files that use
+    /// the file (found when the question is asked), for the question's text.
+    LeaveSubgraph {
+        users: Vec<String>,
+    },
 }
 
 /// The editor.
@@ -117,7 +128,12 @@ pub struct EditorApp {
     build: Option<BuildDialog>,
     /// Last message for the status bar.
     pub status: String,
-    autosaved: (u64, Instant),
+    /// Writes the recovery file on a timer of its own.
+    autosaver: crate::autosave::Autosaver,
+    /// The document revision last handed to the autosaver.
+    autosave_sent: Option<u64>,
+    /// The parameter panel's width: the user's, remembered in the config folder.
+    pub panel_width: f32,
     title: String,
     last_frame: Option<Instant>,
     /// Recent frame times in milliseconds.
@@ -166,6 +182,8 @@ impl EditorApp {
         }
         ctx.set_fonts(fonts);
         let store = Store::new(options.config_dir.clone());
+        let panel_width = store.panel_width().unwrap_or(PANEL_WIDTH);
+        let autosaver = crate::autosave::Autosaver::new(store.clone(), options.autosave_every);
         let recovery = store.recovery();
         let frame_log = options.frame_log.as_ref().and_then(|p| {
             std::fs::File::create(p)
@@ -198,7 +216,9 @@ impl EditorApp {
             pending: None,
             build: None,
             status: "Right-click the canvas to add a node.".to_owned(),
-            autosaved: (0, Instant::now()),
+            autosaver,
+            autosave_sent: None,
+            panel_width,
             title: String::new(),
             last_frame: None,
             frame_ms: VecDeque::new(),
@@ -267,6 +287,7 @@ impl EditorApp {
 
     fn replace(&mut self, d: Document) {
         self.doc = d;
+        self.autosave_sent = None;
         self.canvas.reset();
         // An opened graph is refitted once its thumbnails arrive; an empty one never (the view
         // must not jump under the first node the user adds).
@@ -293,7 +314,7 @@ impl EditorApp {
         match self.doc.save_as(path) {
             Ok(()) => {
                 let _ = self.store.add_recent(path);
-                self.store.clear_recovery();
+                self.autosaver.clear();
                 self.status = format!("Saved {}", path.display());
                 true
             }
@@ -328,11 +349,40 @@ impl EditorApp {
         match p {
             Pending::New => {
                 self.replace(Document::default());
-                self.store.clear_recovery();
+                self.autosaver.clear();
                 self.set_status("New graph.");
             }
             Pending::Open(path) => self.open(&path),
             Pending::Quit => self.allow_close = true,
+            Pending::LeaveSubgraph { .. } => {
+                self.leave_subgraph(&sharing::Leave::Discard);
+            }
+        }
+    }
+
+    /// Edit › Arrange: lays the graph out left to right with no overlaps (one undo step) and
+    /// frames it.
+    pub fn arrange(&mut self) {
+        let sizes = self.canvas.node_sizes();
+        let pos = crate::canvas::arrange::arrange(self.doc.graph(), &sizes);
+        self.doc.apply(None, |g| {
+            for n in &mut g.nodes {
+                if let Some(p) = pos.get(&n.id) {
+                    n.position = [f64::from(p.x), f64::from(p.y)];
+                }
+            }
+        });
+        self.canvas.frame_all();
+        self.set_status("Arranged the graph.");
+    }
+
+    /// Keeps the panel width the user dragged to (written once the drag ends).
+    fn remember_panel_width(&mut self, ctx: &egui::Context, width: f32) {
+        if (width - self.panel_width).abs() > 0.5 && !ctx.input(|i| i.pointer.any_down()) {
+            self.panel_width = width;
+            if let Err(e) = self.store.set_panel_width(width) {
+                self.status = e;
+            }
         }
     }
 
@@ -442,18 +492,23 @@ impl EditorApp {
             egui::Panel::top("orogen-breadcrumb").show(ui, |ui| self.breadcrumb(ui));
         }
         egui::Panel::bottom("orogen-status").show(ui, |ui| self.status_bar(ui));
-        egui::Panel::left("orogen-params")
-            .default_size(300.0)
-            .size_range(220.0..=420.0)
+        // The panel's width is the user's (dragged, remembered across sessions), never the
+        // content's: a scroll area in both directions takes whatever does not fit, so
+        // selecting another node or opening the library does not move the canvas.
+        let side = egui::Panel::left("orogen-params")
+            .default_size(self.panel_width)
+            .size_range(220.0..=640.0)
             .resizable(true)
             .show(ui, |ui| {
-                // Sliders leave room for the labels: the panel keeps its width whatever node
-                // is selected, so the canvas does not jump.
                 ui.spacing_mut().slider_width = 72.0;
-                egui::ScrollArea::vertical()
+                egui::ScrollArea::both()
                     .auto_shrink([false, false])
-                    .show(ui, |ui| self.params(ui));
+                    .show(ui, |ui| {
+                        ui.set_max_width(ui.available_width());
+                        self.params(ui);
+                    });
             });
+        self.remember_panel_width(&ctx, side.response.rect.width());
         egui::Panel::right("orogen-preview")
             .default_size(400.0)
             .resizable(true)
@@ -477,7 +532,7 @@ impl EditorApp {
         }
         self.doc.end_frame();
         self.submit(&ctx);
-        self.autosave(&ctx);
+        self.autosave();
         self.update_title(&ctx);
         self.ui_ms = start.elapsed().as_secs_f32() * 1000.0;
     }
@@ -496,6 +551,8 @@ impl EditorApp {
             "canvas": self.canvas.view().map(r),
             "framed": self.snapshot.is_some() && !self.canvas.framing(),
             "zoom": self.canvas.zoom(),
+            "text_px": self.canvas.zoom() * crate::canvas::BODY_TEXT_PX,
+            "minimap": self.canvas.minimap().map(r),
             "nodes": nodes,
         })
     }
@@ -516,37 +573,28 @@ impl EditorApp {
         }
     }
 
-    /// Writes the recovery file at most every `autosave_every` while there is unsaved work.
-    /// An edit made less than that after the last write is not left waiting for input: the
-    /// app asks for a frame when it is due, so the last edit reaches the file even when the
-    /// user then leaves mouse and keyboard alone (a frame only comes with input otherwise).
-    fn autosave(&mut self, ctx: &egui::Context) {
+    /// Hands unsaved work to the autosaver at the end of every frame that changed it; the
+    /// autosaver's thread writes it within `autosave_every`, input or not.
+    fn autosave(&mut self) {
+        if let Some(e) = self.autosaver.take_error() {
+            self.status = e;
+        }
         let rev = self.doc.revision();
-        if !self.doc.dirty() || rev == self.autosaved.0 {
+        if !self.doc.dirty() || self.autosave_sent == Some(rev) {
             return;
         }
-        let due_in = self
-            .options
-            .autosave_every
-            .saturating_sub(self.autosaved.1.elapsed());
-        if !due_in.is_zero() {
-            ctx.request_repaint_after(due_in);
-            return;
-        }
-        match self.store.autosave(self.doc.path(), self.doc.graph()) {
-            Ok(()) => self.autosaved = (rev, Instant::now()),
-            Err(e) => {
-                self.status = format!("Autosave failed: {e}");
-                self.autosaved.1 = Instant::now();
-                ctx.request_repaint_after(self.options.autosave_every);
-            }
-        }
+        self.autosaver.update(
+            rev,
+            self.doc.path().map(Path::to_path_buf),
+            self.doc.graph(),
+        );
+        self.autosave_sent = Some(rev);
     }
 
     /// The revision the recovery file holds (tests).
     #[must_use]
     pub fn autosaved_revision(&self) -> u64 {
-        self.autosaved.0
+        self.autosaver.written()
     }
 
     fn update_title(&mut self, ctx: &egui::Context) {
@@ -572,7 +620,13 @@ impl EditorApp {
 
     /// Forces the autosave now (tests).
     pub fn autosave_now(&mut self) -> Result<(), String> {
-        self.store.autosave(self.doc.path(), self.doc.graph())
+        self.autosaver.update(
+            self.doc.revision(),
+            self.doc.path().map(Path::to_path_buf),
+            self.doc.graph(),
+        );
+        self.autosave_sent = Some(self.doc.revision());
+        self.autosaver.flush()
     }
 
     /// A recovery offer is showing.
@@ -590,11 +644,12 @@ impl eframe::App for EditorApp {
     fn on_exit(&mut self, _gl: Option<&glow::Context>) {
         if self.allow_close || !self.doc.dirty() {
             // Nothing unsaved, or the user answered the unsaved-changes question.
-            self.store.clear_recovery();
+            self.autosaver.clear();
+            let _ = self.autosaver.flush();
         } else {
             // Closing with unsaved changes the user chose to discard still leaves nothing behind;
             // any other exit path keeps the recovery copy.
-            let _ = self.store.autosave(self.doc.path(), self.doc.graph());
+            let _ = self.autosave_now();
         }
     }
 }

@@ -2,10 +2,21 @@
 //! opening a subgraph node to edit its file (with a breadcrumb back), collapsing a selection
 //! into a new subgraph file, and bundles.
 
-use super::{Document, EditorApp, Purpose};
+use super::{Document, EditorApp, Pending, Purpose};
 use egui::Ui;
 use orogen::io::subgraphs;
 use std::path::{Path, PathBuf};
+
+/// What leaving an edited subgraph does with its file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Leave {
+    /// Write the edits to the subgraph's file (every graph using it changes).
+    Save,
+    /// Write them to this new file and make only the opened node use it.
+    SaveAs(PathBuf),
+    /// Drop them: nothing is written.
+    Discard,
+}
 
 /// A graph file of the library: where it is, its name and what it makes.
 #[derive(Clone, Debug)]
@@ -240,16 +251,61 @@ impl EditorApp {
         }
     }
 
-    /// Goes back to the graph that opened this subgraph: saves the subgraph's file if it
-    /// changed, and reloads it in the parent (recording its new content there, an undoable
-    /// step). Returns false when the save failed (the subgraph stays open).
-    pub fn close_subgraph(&mut self) -> bool {
+    /// ⬅ Back: straight back to the graph that opened this subgraph when it is unchanged;
+    /// otherwise the editor asks what to do with the edited file (it may be shared), and
+    /// nothing is written until the user chooses.
+    pub fn back(&mut self) {
+        if self.parents.is_empty() {
+            return;
+        }
+        if !self.doc.dirty() {
+            self.leave_subgraph(&Leave::Discard);
+            return;
+        }
+        let outer = self.parents.first().and_then(|(d, _)| d.base_dir());
+        let users = match (self.doc.path(), outer) {
+            (Some(file), Some(outer)) => {
+                let mut found = subgraphs::users_of(outer, file);
+                if let Some(own) = file.parent() {
+                    found.extend(subgraphs::users_of(own, file));
+                }
+                found.sort();
+                found.dedup();
+                found
+                    .iter()
+                    .map(|p| {
+                        subgraphs::relative_path(outer, p)
+                            .unwrap_or_else(|| p.display().to_string())
+                    })
+                    .collect()
+            }
+            _ => Vec::new(),
+        };
+        self.pending = Some(Pending::LeaveSubgraph { users });
+    }
+
+    /// Goes back to the graph that opened this subgraph, doing `how` with its edits, and
+    /// reloads the file in the parent (recording its new content there, an undoable step).
+    /// Returns false when a save failed (the subgraph stays open).
+    pub fn leave_subgraph(&mut self, how: &Leave) -> bool {
         if self.parents.is_empty() {
             return false;
         }
-        if self.doc.dirty() && !self.save() {
-            return false;
-        }
+        let copy = match how {
+            Leave::Save => {
+                if self.doc.dirty() && !self.save() {
+                    return false;
+                }
+                None
+            }
+            Leave::SaveAs(p) => {
+                if !self.save_as(p) {
+                    return false;
+                }
+                Some(p.clone())
+            }
+            Leave::Discard => None,
+        };
         let Some((parent, id)) = self.parents.pop() else {
             return false;
         };
@@ -258,14 +314,87 @@ impl EditorApp {
         self.parents = parents;
         if let Some(base) = self.doc.base_dir().map(Path::to_path_buf) {
             let mut g = self.doc.graph().clone();
-            let changed = subgraphs::refresh_subgraphs(&mut g, &base, true);
-            if !changed.is_empty() {
-                self.doc.apply(None, |doc_graph| *doc_graph = g);
-                self.status = format!("Updated {} from the edited file.", changed.join(", "));
+            if let Some(file) = copy {
+                let used = subgraphs::relative_path(&base, &file)
+                    .ok_or_else(|| {
+                        format!("{} has no path from {}", file.display(), base.display())
+                    })
+                    .and_then(|rel| {
+                        subgraphs::repoint_subgraph(&mut g, &id, &base, &rel).map(|()| rel)
+                    });
+                match used {
+                    Ok(rel) => {
+                        self.doc.apply(None, |doc_graph| *doc_graph = g);
+                        self.status = format!("\"{id}\" now uses {rel}.");
+                    }
+                    Err(e) => {
+                        self.status =
+                            format!("Saved {}, but \"{id}\" cannot use it: {e}", file.display());
+                        self.canvas.notify(self.status.clone());
+                    }
+                }
+            } else {
+                let changed = subgraphs::refresh_subgraphs(&mut g, &base, true);
+                if !changed.is_empty() {
+                    self.doc.apply(None, |doc_graph| *doc_graph = g);
+                    self.status = format!("Updated {} from the edited file.", changed.join(", "));
+                }
             }
         }
+        self.canvas.reveal(&id);
         self.select(Some(id));
         true
+    }
+
+    /// The question ⬅ Back asks about an edited subgraph: save to its file (naming the graphs
+    /// that use it), save as a new file for this node only, discard, or stay.
+    pub(super) fn leave_dialog(&mut self, ctx: &egui::Context, users: &[String]) {
+        let file = self.doc.path().and_then(Path::file_name).map_or_else(
+            || "the subgraph's file".to_owned(),
+            |f| f.to_string_lossy().into_owned(),
+        );
+        egui::Modal::new(egui::Id::new("orogen-leave-subgraph")).show(ctx, |ui| {
+            ui.heading("Save the changes to this subgraph?");
+            ui.label(format!("{file} is a file of its own: saving it changes every graph that uses it."));
+            if users.is_empty() {
+                ui.label("No other graph next to this one uses it.");
+            } else {
+                ui.label(format!(
+                    "Used by: {} (each reports that the file changed until it accepts the change).",
+                    users.join(", ")
+                ));
+            }
+            ui.horizontal(|ui| {
+                if ui
+                    .button(format!("Save to {file}"))
+                    .on_hover_text("Write the edits to the shared file")
+                    .clicked()
+                {
+                    self.pending = None;
+                    self.leave_subgraph(&Leave::Save);
+                }
+                if ui
+                    .button("Save as a new file…")
+                    .on_hover_text("Write the edits to a new file and make only this node use it; the shared file is not changed")
+                    .clicked()
+                {
+                    self.pending = None;
+                    let start = self.doc.path().map(copy_name).unwrap_or_default();
+                    self.chooser = Some(crate::files::Chooser::new(Purpose::SubgraphCopy, &start));
+                }
+                if ui
+                    .button("Discard changes")
+                    .on_hover_text("Go back without writing anything")
+                    .clicked()
+                {
+                    self.pending = None;
+                    self.leave_subgraph(&Leave::Discard);
+                }
+                if ui.button("Cancel").on_hover_text("Stay in the subgraph").clicked() {
+                    self.pending = None;
+                }
+            });
+        });
     }
 
     /// The bar over the canvas while a subgraph is open: where it came from, and back.
@@ -273,10 +402,12 @@ impl EditorApp {
         ui.horizontal(|ui| {
             if ui
                 .button("⬅ Back")
-                .on_hover_text("Save this subgraph and return to the graph that uses it")
+                .on_hover_text(
+                    "Return to the graph that uses this subgraph (asks first if it was edited)",
+                )
                 .clicked()
             {
-                self.close_subgraph();
+                self.back();
             }
             let mut crumbs: Vec<String> = self
                 .parents
@@ -350,4 +481,15 @@ impl EditorApp {
     pub fn set_collapsing(&mut self, ids: Vec<String>) {
         self.collapsing = ids;
     }
+}
+
+/// A free name beside `file` for a copy of it: `coastline_2.json`, `coastline_3.json`, …
+fn copy_name(file: &Path) -> PathBuf {
+    let stem = file.file_stem().map_or_else(
+        || "subgraph".to_owned(),
+        |s| s.to_string_lossy().into_owned(),
+    );
+    let dir = file.parent().unwrap_or(Path::new("."));
+    let name = orogen::graph::unique_name(&stem, |c| dir.join(format!("{c}.json")).exists());
+    dir.join(format!("{name}.json"))
 }

@@ -6,6 +6,7 @@
 //! and after any document change (undo, open, paste…) the snarl is reconciled with the graph
 //! so that the node ids snarl knows stay stable — its selection and view survive edits.
 
+pub mod arrange;
 mod picker;
 mod sync;
 mod viewer;
@@ -67,6 +68,12 @@ pub enum Dragging {
 
 /// Zoom limits of the canvas (snarl's defaults).
 const MIN_ZOOM: f32 = 0.2;
+/// The least zoom a graph opens at: node titles and port labels (egui's body text, 12.5 px at
+/// zoom 1) stay at least 11 px tall. A graph larger than the canvas at this zoom opens showing
+/// where it starts, and the minimap shows the rest.
+pub const READABLE_ZOOM: f32 = 0.9;
+/// Body text height at zoom 1 (egui's default body font).
+pub const BODY_TEXT_PX: f32 = 12.5;
 const MAX_ZOOM: f32 = 2.0;
 
 /// Accent colour of the previewed node and of pins a dragged wire can connect to.
@@ -120,6 +127,10 @@ pub struct Canvas {
     pub dragging: Option<Dragging>,
     /// The add-node popup opened with Space, at this screen position.
     space_menu: Option<Pos2>,
+    /// The minimap's rectangle on screen in the last frame, when it was shown.
+    minimap: Option<Rect>,
+    /// A graph point to centre the view on at the next frame (the minimap was clicked).
+    centre_on: Option<Pos2>,
 }
 
 impl Default for Canvas {
@@ -146,6 +157,8 @@ impl Default for Canvas {
             pointer: None,
             dragging: None,
             space_menu: None,
+            minimap: None,
+            centre_on: None,
         }
     }
 }
@@ -223,6 +236,15 @@ impl Canvas {
             .collect()
     }
 
+    /// Every node's drawn size in graph units (unscaled), by id.
+    #[must_use]
+    pub fn node_sizes(&self) -> BTreeMap<String, Vec2> {
+        self.snarl
+            .nodes_ids_data()
+            .filter_map(|(n, node)| Some((node.value.clone(), self.rects.get(&n)?.size())))
+            .collect()
+    }
+
     /// The canvas area on screen in the last frame.
     #[must_use]
     pub fn view(&self) -> Option<Rect> {
@@ -286,6 +308,7 @@ impl Canvas {
             last_bounds: self.last_bounds,
             zoom,
             last_transform: self.transform,
+            centre_on: self.centre_on.take().map(|p| (p, view)),
             moved: false,
         };
         SnarlWidget::new()
@@ -332,7 +355,8 @@ impl Canvas {
         let (pressed, at) = ui.input(|i| (i.pointer.primary_pressed(), i.pointer.interact_pos()));
         if let Some(p) = at.filter(|p| pressed && view.contains(*p)) {
             // A press that closes a menu (or picks from it) is not a click on the canvas.
-            if !egui::Popup::is_any_open(ui.ctx()) {
+            let on_minimap = self.minimap.is_some_and(|m| m.expand(4.0).contains(p));
+            if !egui::Popup::is_any_open(ui.ctx()) && !on_minimap {
                 if let Some(id) = self.node_at(p) {
                     self.clicked = Some(id);
                 }
@@ -350,7 +374,83 @@ impl Canvas {
             );
         }
         self.space_menu_ui(ui, doc, view);
+        self.minimap_ui(ui, view);
         self.notice_ui(ui, view);
+    }
+
+    /// Brings node `id` into view (centred) when it is not wholly on the canvas: the node a
+    /// subgraph was opened from, on coming back; what a click on the minimap does for a spot.
+    pub fn reveal(&mut self, id: &str) {
+        let (Some(r), Some(view)) = (self.node_rect(id), self.view) else {
+            return;
+        };
+        if !view.contains_rect(r) {
+            self.centre_on = Some(self.transform.inverse() * r.center());
+        }
+    }
+
+    /// The minimap's rectangle on screen in the last frame, if shown.
+    #[must_use]
+    pub fn minimap(&self) -> Option<Rect> {
+        self.minimap
+    }
+
+    /// The minimap, in the canvas's bottom-right corner whenever a node lies outside the
+    /// view: every node as a small box, the view as a frame; clicking or dragging in it moves
+    /// the view there.
+    fn minimap_ui(&mut self, ui: &Ui, view: Rect) {
+        self.minimap = None;
+        let inv = self.transform.inverse();
+        let seen = inv.mul_rect(view);
+        let bounds = self.rects.values().fold(Rect::NOTHING, |b, r| b.union(*r));
+        if !bounds.is_positive() || self.rects.values().all(|r| seen.contains_rect(*r)) {
+            return;
+        }
+        let bounds = bounds.union(seen).expand(20.0);
+        let max = Vec2::new(220.0, 150.0).min(view.size() * 0.35);
+        let k = (max.x / bounds.width()).min(max.y / bounds.height());
+        let size = bounds.size() * k;
+        let map = Rect::from_min_size(view.max - size - Vec2::splat(12.0), size);
+        let to_map = |p: Pos2| map.min + (p - bounds.min) * k;
+        let painter = ui.painter().with_clip_rect(view);
+        let visuals = ui.visuals();
+        painter.rect_filled(
+            map.expand(4.0),
+            4.0,
+            visuals.extreme_bg_color.gamma_multiply(0.92),
+        );
+        painter.rect_stroke(
+            map.expand(4.0),
+            4.0,
+            visuals.widgets.noninteractive.bg_stroke,
+            egui::StrokeKind::Outside,
+        );
+        for r in self.rects.values() {
+            painter.rect_filled(
+                Rect::from_min_max(to_map(r.min), to_map(r.max)),
+                1.0,
+                visuals.widgets.inactive.bg_fill,
+            );
+        }
+        painter.rect_stroke(
+            Rect::from_min_max(to_map(seen.min), to_map(seen.max)).intersect(map.expand(4.0)),
+            1.0,
+            egui::Stroke::new(1.5, visuals.selection.stroke.color),
+            egui::StrokeKind::Middle,
+        );
+        let r = ui.interact(
+            map.expand(4.0),
+            self.id().with("minimap"),
+            egui::Sense::click_and_drag(),
+        );
+        if let Some(p) = r
+            .interact_pointer_pos()
+            .filter(|_| r.clicked() || r.dragged())
+        {
+            self.centre_on = Some(bounds.min + (p - map.min) / k);
+            ui.ctx().request_repaint();
+        }
+        self.minimap = Some(map);
     }
 
     /// A refusal or other notice, at the bottom of the canvas for a few seconds.

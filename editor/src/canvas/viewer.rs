@@ -10,6 +10,7 @@ use super::Looks;
 use super::ACCENT;
 use super::MAX_ZOOM;
 use super::MIN_ZOOM;
+use super::READABLE_ZOOM;
 use crate::doc;
 use crate::doc::Document;
 use egui::emath::TSTransform;
@@ -51,6 +52,8 @@ pub(super) struct Viewer<'a> {
     pub(super) zoom: Option<(f32, Pos2)>,
     /// The transform the canvas had at the end of the last frame.
     pub(super) last_transform: TSTransform,
+    /// Put this graph point at the centre of this canvas rectangle (a minimap click).
+    pub(super) centre_on: Option<(Pos2, Rect)>,
     /// Set when the user zoomed or panned in this frame.
     pub(super) moved: bool,
 }
@@ -174,10 +177,8 @@ impl SnarlViewer<String> for Viewer<'_> {
                     Some(Badge::Incomplete(msg)) => {
                         ui.weak("○ needs input").on_hover_text(msg);
                     }
-                    Some(Badge::Running(_)) => {
-                        crate::worker::busy(ui);
-                    }
-                    None => {}
+                    // Running shows in the body (a progress bar), which keeps its size.
+                    Some(Badge::Running(_)) | None => {}
                 }
             });
             ui.horizontal(|ui| {
@@ -262,30 +263,39 @@ impl SnarlViewer<String> for Viewer<'_> {
         snarl: &mut Snarl<String>,
     ) {
         let id = snarl[node].clone();
-        if let Some(tex) = self.looks.thumbnails.and_then(|t| t.get(&id)) {
-            let side = crate::preview::THUMB as f32 * 1.25;
-            ui.add(egui::Image::new((tex, Vec2::splat(side))).corner_radius(3.0));
+        // A box of fixed size, whatever the node is doing: its thumbnail, with a progress bar
+        // over its foot while it runs, or its message in place of the picture. A node never
+        // grows over its neighbours when it starts running, fails or finishes.
+        let side = crate::preview::THUMB as f32 * 1.25;
+        let (rect, _) = ui.allocate_exact_size(Vec2::new(BODY_WIDTH, side), egui::Sense::hover());
+        let thumb = Rect::from_center_size(rect.center(), Vec2::splat(side));
+        let badge = self.looks.badges.get(&id);
+        let message = match badge {
+            Some(Badge::Error(msg)) => Some((msg, Color32::from_rgb(255, 120, 110))),
+            Some(Badge::Incomplete(msg)) => Some((msg, ui.visuals().weak_text_color())),
+            _ => None,
+        };
+        if let Some((msg, colour)) = message {
+            let mut job = egui::text::LayoutJob::single_section(
+                short_message(msg),
+                egui::TextFormat::simple(egui::TextStyle::Small.resolve(ui.style()), colour),
+            );
+            job.wrap = egui::text::TextWrapping {
+                max_width: rect.width(),
+                max_rows: 6,
+                break_anywhere: false,
+                overflow_character: Some('…'),
+            };
+            ui.put(rect, egui::Label::new(job)).on_hover_text(msg);
+        } else if let Some(tex) = self.looks.thumbnails.and_then(|t| t.get(&id)) {
+            ui.put(
+                thumb,
+                egui::Image::new((tex, Vec2::splat(side))).corner_radius(3.0),
+            );
         }
-        match self.looks.badges.get(&id) {
-            Some(Badge::Running(f)) => {
-                ui.add(
-                    egui::ProgressBar::new(*f)
-                        .desired_width(120.0)
-                        .show_percentage(),
-                );
-            }
-            Some(Badge::Error(msg)) => {
-                ui.set_max_width(160.0);
-                let text =
-                    egui::RichText::new(short_message(msg)).color(Color32::from_rgb(255, 120, 110));
-                ui.add(egui::Label::new(text).wrap()).on_hover_text(msg);
-            }
-            Some(Badge::Incomplete(msg)) => {
-                ui.set_max_width(160.0);
-                ui.add(egui::Label::new(egui::RichText::new(short_message(msg)).weak()).wrap())
-                    .on_hover_text(msg);
-            }
-            None => {}
+        if let Some(Badge::Running(f)) = badge {
+            let bar = Rect::from_min_max(rect.left_bottom() - Vec2::new(0.0, 18.0), rect.max);
+            ui.put(bar, egui::ProgressBar::new(*f).show_percentage());
         }
     }
 
@@ -490,6 +500,11 @@ impl SnarlViewer<String> for Viewer<'_> {
                 * TSTransform::from_translation(-at.to_vec2())
                 * *to_global;
         }
+        // The minimap asked to show this graph point in the middle of the canvas.
+        if let Some((p, view)) = self.centre_on {
+            self.moved = true;
+            to_global.translation = view.center().to_vec2() - p.to_vec2() * to_global.scaling;
+        }
         let Some(view) = self.frame else {
             self.transform = *to_global;
             return;
@@ -507,14 +522,7 @@ impl SnarlViewer<String> for Viewer<'_> {
             bb = bb.union(r);
         }
         if bb.is_positive() && view.is_positive() && view.is_finite() {
-            let bb = bb.expand(40.0);
-            let scale = (view.width() / bb.width())
-                .min(view.height() / bb.height())
-                .clamp(MIN_ZOOM, 1.5);
-            *to_global = TSTransform {
-                scaling: scale,
-                translation: view.center().to_vec2() - bb.center().to_vec2() * scale,
-            };
+            *to_global = fit(bb.expand(40.0), view);
         }
         // Until every node has been drawn once its size is a guess, and node sizes change for a
         // frame or two when thumbnails arrive: frame again until the bounds stop changing.
@@ -528,6 +536,32 @@ impl SnarlViewer<String> for Viewer<'_> {
         self.transform = *to_global;
     }
 }
+
+/// The view of graph bounds `bb` in canvas `view` when a graph opens: all of it if it fits at
+/// a zoom where text stays readable ([`READABLE_ZOOM`]), else at that zoom, showing where the
+/// graph starts (its left, and its top when too tall); the minimap shows the rest.
+pub(super) fn fit(bb: Rect, view: Rect) -> TSTransform {
+    let scale = (view.width() / bb.width())
+        .min(view.height() / bb.height())
+        .clamp(READABLE_ZOOM, 1.5);
+    let axis = |lo: f32, hi: f32, v_lo: f32, v_hi: f32| {
+        if (hi - lo) * scale <= v_hi - v_lo {
+            f32::midpoint(v_lo, v_hi) - f32::midpoint(lo, hi) * scale
+        } else {
+            v_lo - lo * scale
+        }
+    };
+    TSTransform {
+        scaling: scale,
+        translation: Vec2::new(
+            axis(bb.min.x, bb.max.x, view.min.x, view.max.x),
+            axis(bb.min.y, bb.max.y, view.min.y, view.max.y),
+        ),
+    }
+}
+
+/// Width of a node's body (its thumbnail, progress bar or message).
+const BODY_WIDTH: f32 = 120.0;
 
 pub(super) fn pin_info(kind: PortKind) -> PinInfo {
     let info = match kind {

@@ -101,39 +101,97 @@ pub fn refresh_subgraphs(g: &mut Graph, base_dir: &Path, accept: bool) -> Vec<St
         if !accept {
             sub.recorded_hash.clone_from(&old.recorded_hash);
         }
-        let def = sub.interface();
-        let mut params: Vec<_> = sub
-            .graph
-            .parameters
-            .iter()
-            .map(|p| p.value.clone())
-            .collect();
-        for (spec, v) in n.def.params.iter().zip(&n.params) {
-            if let Some(i) = def.param_index(spec.name) {
-                if crate::graph::check_value(&def.params[i], v).is_ok() {
-                    params[i] = v.clone();
-                }
-            }
-        }
-        let inputs = def
-            .spec
-            .inputs
-            .iter()
-            .map(|p| {
-                n.def
-                    .input_index(p.name)
-                    .and_then(|i| n.inputs.get(i).cloned().flatten())
-            })
-            .collect();
-        n.def = def;
-        n.params = params;
-        n.inputs = inputs;
-        n.bindings.retain(|k, _| def.param_index(k).is_some());
-        n.subgraph = Some(Arc::new(sub));
+        use_subgraph(n, sub);
         changed.push(n.id.clone());
     }
     g.apply_parameters();
     changed
+}
+
+/// Makes node `n` use `sub`, keeping its parameter values by name (where still valid) and its
+/// wires by input name.
+fn use_subgraph(n: &mut NodeInstance, sub: Subgraph) {
+    let def = sub.interface();
+    let mut params: Vec<_> = sub
+        .graph
+        .parameters
+        .iter()
+        .map(|p| p.value.clone())
+        .collect();
+    for (spec, v) in n.def.params.iter().zip(&n.params) {
+        if let Some(i) = def.param_index(spec.name) {
+            if crate::graph::check_value(&def.params[i], v).is_ok() {
+                params[i] = v.clone();
+            }
+        }
+    }
+    let inputs = def
+        .spec
+        .inputs
+        .iter()
+        .map(|p| {
+            n.def
+                .input_index(p.name)
+                .and_then(|i| n.inputs.get(i).cloned().flatten())
+        })
+        .collect();
+    n.def = def;
+    n.params = params;
+    n.inputs = inputs;
+    n.bindings.retain(|k, _| def.param_index(k).is_some());
+    n.subgraph = Some(Arc::new(sub));
+}
+
+/// Points subgraph node `id` of `g` at the graph file `base_dir/rel` (the user saved the
+/// edited subgraph as a new file): the node keeps its parameter values and wires by name, and
+/// the new file's content is recorded.
+pub fn repoint_subgraph(g: &mut Graph, id: &str, base_dir: &Path, rel: &str) -> Result<(), String> {
+    let sub = load_subgraph(base_dir, rel)?;
+    let n = g
+        .node_mut(id)
+        .filter(|n| n.subgraph.is_some())
+        .ok_or_else(|| format!("no subgraph node \"{id}\""))?;
+    use_subgraph(n, sub);
+    g.apply_parameters();
+    Ok(())
+}
+
+/// The graph files in `dir` (`*.json`, not its subfolders) with a subgraph node whose file is
+/// `file`: the graphs an edit of a shared library file changes. Files that cannot be read or
+/// parsed are skipped; each is read with the graph files' size limit.
+#[must_use]
+pub fn users_of(dir: &Path, file: &Path) -> Vec<PathBuf> {
+    let canon = |p: &Path| std::fs::canonicalize(p).ok();
+    let Some(target) = canon(file) else {
+        return Vec::new();
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut users: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json") && p.is_file())
+        .filter(|p| {
+            let Ok(text) = crate::io::trust::read_text(p, crate::io::trust::MAX_GRAPH_BYTES, None)
+            else {
+                return false;
+            };
+            let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else {
+                return false;
+            };
+            let folder = p.parent().unwrap_or(dir);
+            v["nodes"].as_array().is_some_and(|nodes| {
+                nodes.iter().any(|n| {
+                    n["graph"]
+                        .as_str()
+                        .is_some_and(|rel| canon(&folder.join(rel)).as_ref() == Some(&target))
+                })
+            })
+        })
+        .collect();
+    users.sort();
+    users
 }
 
 /// What collapsing moved where.

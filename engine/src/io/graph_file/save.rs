@@ -116,7 +116,7 @@ pub(super) fn to_value_as(g: &Graph, how: SubgraphsAs) -> Value {
                 "type": n.def.spec.id,
                 "params": params,
                 "inputs": inputs,
-                "position": [number_value(n.position[0]), number_value(n.position[1])],
+                "position": [canvas_unit(n.position[0]), canvas_unit(n.position[1])],
             });
             if let Some(o) = v.as_object_mut() {
                 if !n.bindings.is_empty() {
@@ -194,6 +194,16 @@ pub fn to_string(g: &Graph) -> String {
     let mut s = serde_json::to_string_pretty(&canonical(to_value(g))).unwrap_or_default();
     s.push('\n');
     s
+}
+
+/// A canvas coordinate as a whole number of units (positions only place nodes on the
+/// canvas: a dragged node's fractions would make every save of it a diff).
+fn canvas_unit(v: f64) -> Value {
+    if v.is_finite() && v.abs() < 1e15 {
+        Value::from(v.round() as i64)
+    } else {
+        Value::from(0)
+    }
 }
 
 /// Sorts object keys recursively, whatever map type serde_json was built with.
