@@ -851,3 +851,82 @@ fn a_subgraph_previews_what_it_builds() {
         assert!(r.ok(), "{} {}.{}: {r:?}", r.kind, r.node, r.output);
     }
 }
+
+const BYPASS_GRAPH: &str = r#"{
+  "format": "orogen-graph", "version": 2, "name": "bypass", "seed": 3,
+  "world": { "size_m": 6000.0, "height_min_m": 0.0, "height_max_m": 1500.0 },
+  "resolution": 64,
+  "nodes": [
+    { "id": "hills", "type": "noise", "params": { "octaves": 6 } },
+    { "id": "scree", "type": "thermal_erosion", "inputs": { "in": "hills" }, "bypass": true,
+      "label": "Scree (off for now)" },
+    { "id": "soft", "type": "blur", "inputs": { "in": "scree" } },
+    { "id": "steps", "type": "terrace", "inputs": { "in": "soft" }, "bypass": true }
+  ],
+  "outputs": { "height": "steps", "direct": "scree" }
+}"#;
+
+/// A bypassed node hands on its input: a build with two bypassed nodes (one in the middle of a
+/// chain, one writing an output) gives the very bytes of the graph wired around them, at every
+/// output (a bypassed node's own output is its input); bypass and label survive save → load,
+/// bypass changes the content hash and a label does not.
+#[test]
+fn bypass_builds_the_same_bytes_as_wiring_around_the_node() {
+    let g = graph_file::load_str(BYPASS_GRAPH, "bypass.json").unwrap_or_else(|d| panic!("{d}"));
+    let around = BYPASS_GRAPH
+        .replace(
+            r#""inputs": { "in": "scree" }"#,
+            r#""inputs": { "in": "hills" }"#,
+        )
+        .replace(
+            r#""height": "steps", "direct": "scree""#,
+            r#""height": "soft", "direct": "hills""#,
+        );
+    let around = graph_file::load_str(&around, "around.json").unwrap_or_else(|d| panic!("{d}"));
+    for res in [64, 96] {
+        let a = bits(&evaluate_outputs(&g, Some(res)).expect("bypassed"));
+        let b = bits(&evaluate_outputs(&around, Some(res)).expect("wired around"));
+        assert_eq!(a.len(), 2);
+        assert_eq!(a, b, "at {res}²");
+    }
+    // Not bypassed, the nodes change the terrain.
+    let mut on = g.clone();
+    for n in &mut on.nodes {
+        n.bypass = false;
+    }
+    assert_ne!(
+        bits(&evaluate_outputs(&on, Some(64)).expect("on")),
+        bits(&evaluate_outputs(&g, Some(64)).expect("bypassed"))
+    );
+
+    let text = graph_file::to_string(&g);
+    assert!(
+        text.contains("\"bypass\": true") && text.contains("\"label\": \"Scree (off for now)\"")
+    );
+    let again = graph_file::load_str(&text, "saved").unwrap_or_else(|d| panic!("{d}"));
+    assert_eq!(graph_file::to_string(&again), text);
+    let scree = again.node("scree").expect("scree");
+    assert!(scree.bypass && scree.label == "Scree (off for now)");
+    let hash = graph_file::content_hash(&g);
+    let mut relabelled = g.clone();
+    if let Some(n) = relabelled.node_mut("scree") {
+        n.label = "Another name".into();
+        n.position = [500.0, 20.0];
+    }
+    assert_eq!(
+        graph_file::content_hash(&relabelled),
+        hash,
+        "label and position are layout"
+    );
+    assert_ne!(graph_file::content_hash(&on), hash, "bypass is content");
+
+    let bad = BYPASS_GRAPH.replace(r#""bypass": true,"#, r#""bypass": "yes","#);
+    let err = graph_file::load_str(&bad, "bad.json")
+        .expect_err("refused")
+        .to_string();
+    assert!(
+        err.contains("node \"scree\"")
+            && err.contains("bypass: expected true or false, found \"yes\""),
+        "{err}"
+    );
+}

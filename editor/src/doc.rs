@@ -303,6 +303,16 @@ fn reaches(graph: &Graph, from: &str, to: &str) -> bool {
     false
 }
 
+/// Bypasses (or turns back on) the nodes `ids` that have inputs: a bypassed node hands its
+/// input on unchanged (a node without inputs has nothing to hand on and is left alone).
+pub fn set_bypass(g: &mut Graph, ids: &[String], on: bool) {
+    for n in g.nodes.iter_mut().filter(|n| ids.contains(&n.id)) {
+        if !n.def.spec.inputs.is_empty() {
+            n.bypass = on;
+        }
+    }
+}
+
 /// Removes nodes and every wire and output that refers to them.
 pub fn remove_nodes(graph: &mut Graph, ids: &[String]) {
     graph.nodes.retain(|n| !ids.contains(&n.id));

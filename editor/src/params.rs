@@ -17,8 +17,44 @@ pub fn node_panel(ui: &mut Ui, doc: &mut Document, id: &str) {
     };
     let def = node.def;
     let values = node.params.clone();
-    ui.heading(def.spec.label);
+    let (mut label, mut bypass) = (node.label.clone(), node.bypass);
+    ui.heading(if label.is_empty() {
+        def.spec.label
+    } else {
+        &label
+    });
     ui.label(egui::RichText::new(format!("{id}  ·  {}", def.spec.id)).weak());
+    ui.horizontal(|ui| {
+        let name = ui.label("Name");
+        let r = ui
+            .add(
+                egui::TextEdit::singleline(&mut label)
+                    .hint_text(def.spec.label)
+                    .desired_width(150.0),
+            )
+            .labelled_by(name.id)
+            .on_hover_text(
+                "What the canvas calls this node (kept in the file; empty: its type's name)",
+            );
+        if r.changed() {
+            let text: String = label.chars().take(200).collect();
+            doc.apply(Some(&format!("label {id}")), |g| {
+                if let Some(n) = g.node_mut(id) {
+                    n.label = text;
+                }
+            });
+        }
+        if !def.spec.inputs.is_empty()
+            && ui
+                .checkbox(&mut bypass, "Bypass")
+                .on_hover_text("Hand the input on unchanged (B); builds honour it")
+                .changed()
+        {
+            doc.apply(None, |g| {
+                crate::doc::set_bypass(g, &[id.to_owned()], bypass);
+            });
+        }
+    });
     description(ui, def.spec.doc).on_hover_text(format!(
         "node type \"{}\", version {}",
         def.spec.id, def.spec.version

@@ -95,6 +95,7 @@ impl EditorApp {
             });
         }
         self.build_window(ctx);
+        self.shortcuts_window(ctx);
     }
 
     pub(super) fn build_window(&mut self, ctx: &egui::Context) {

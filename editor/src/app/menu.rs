@@ -16,8 +16,8 @@ impl EditorApp {
         }
         let cmd = |k| KeyboardShortcut::new(Modifiers::COMMAND, k);
         let cmd_shift = |k| KeyboardShortcut::new(Modifiers::COMMAND | Modifiers::SHIFT, k);
-        let (redo, undo, save_as, save, open, new, copy, paste, delete, frame, arrange) = ctx
-            .input_mut(|i| {
+        let (redo, undo, save_as, save, open, new, copy, paste, delete, frame, arrange, bypass) =
+            ctx.input_mut(|i| {
                 (
                     i.consume_shortcut(&cmd_shift(Key::Z)) || i.consume_shortcut(&cmd(Key::Y)),
                     i.consume_shortcut(&cmd(Key::Z)),
@@ -33,8 +33,12 @@ impl EditorApp {
                         || i.consume_key(Modifiers::NONE, Key::Backspace),
                     i.consume_key(Modifiers::NONE, Key::F),
                     i.consume_key(Modifiers::NONE, Key::L),
+                    i.consume_key(Modifiers::NONE, Key::B),
                 )
             });
+        if bypass {
+            self.toggle_bypass(ctx);
+        }
         if arrange {
             self.arrange();
         }
@@ -175,12 +179,75 @@ impl EditorApp {
                 ui.separator();
                 ui.label("Preview refines to");
                 for r in [512, 1024] {
-                    ui.radio_value(&mut self.options.refine_resolution, r, format!("{r}²"));
+                    if ui
+                        .radio_value(&mut self.options.refine_resolution, r, format!("{r}²"))
+                        .changed()
+                    {
+                        // Applies now, not at the next edit.
+                        self.submitted = None;
+                    }
                 }
             });
             if ui.button("Build…").clicked() {
                 self.open_build_dialog();
             }
+            ui.menu_button("Help", |ui| {
+                if ui.button("Keyboard shortcuts").clicked() {
+                    self.show_shortcuts = true;
+                    ui.close();
+                }
+            });
         });
     }
+
+    /// Help › Keyboard shortcuts.
+    pub(super) fn shortcuts_window(&mut self, ctx: &egui::Context) {
+        let mut open = self.show_shortcuts;
+        egui::Window::new("Keyboard shortcuts")
+            .open(&mut open)
+            .collapsible(false)
+            .resizable(false)
+            .show(ctx, |ui| {
+                egui::Grid::new("orogen-shortcuts")
+                    .striped(true)
+                    .show(ui, |ui| {
+                        for (keys, what) in SHORTCUTS {
+                            ui.strong(*keys);
+                            ui.label(*what);
+                            ui.end_row();
+                        }
+                    });
+            });
+        self.show_shortcuts = open;
+    }
 }
+
+/// Every shortcut, as Help › Keyboard shortcuts lists it (keys act on the canvas, not while
+/// typing in a field).
+pub const SHORTCUTS: &[(&str, &str)] = &[
+    (
+        "Ctrl+Z / Ctrl+Shift+Z, Ctrl+Y",
+        "undo / redo (one slider drag is one step)",
+    ),
+    (
+        "Ctrl+C / Ctrl+V",
+        "copy / paste the selected nodes (wires between them kept)",
+    ),
+    (
+        "Delete, Backspace",
+        "delete the selected (or clicked) nodes",
+    ),
+    ("Space, right-click", "add a node at the pointer"),
+    ("F", "frame all nodes"),
+    ("L", "arrange the graph (columns, left to right)"),
+    ("B", "bypass the selected nodes, or turn them back on"),
+    ("Mouse wheel", "zoom about the pointer"),
+    (
+        "Drag the background",
+        "pan (or click and drag in the minimap)",
+    ),
+    ("Shift+click, Shift+drag", "select several nodes"),
+    ("Ctrl+S / Ctrl+Shift+S", "save / save as"),
+    ("Ctrl+O / Ctrl+N", "open / new"),
+    ("Esc", "back from a region preview to the whole map"),
+];

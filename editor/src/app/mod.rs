@@ -132,6 +132,8 @@ pub struct EditorApp {
     autosaver: crate::autosave::Autosaver,
     /// The document revision last handed to the autosaver.
     autosave_sent: Option<u64>,
+    /// Help › Keyboard shortcuts is open.
+    show_shortcuts: bool,
     /// The parameter panel's width: the user's, remembered in the config folder.
     pub panel_width: f32,
     title: String,
@@ -219,6 +221,7 @@ impl EditorApp {
             autosaver,
             autosave_sent: None,
             panel_width,
+            show_shortcuts: false,
             title: String::new(),
             last_frame: None,
             frame_ms: VecDeque::new(),
@@ -358,6 +361,33 @@ impl EditorApp {
                 self.leave_subgraph(&sharing::Leave::Discard);
             }
         }
+    }
+
+    /// B: bypasses the selected nodes (or the previewed one), or turns them back on when all
+    /// of them are bypassed; one undo step.
+    pub fn toggle_bypass(&mut self, ctx: &egui::Context) {
+        let mut ids = self.canvas.selected(ctx);
+        if ids.is_empty() {
+            ids.extend(self.selected.clone());
+        }
+        let g = self.doc.graph();
+        let with_inputs: Vec<String> = ids
+            .into_iter()
+            .filter(|id| g.node(id).is_some_and(|n| !n.def.spec.inputs.is_empty()))
+            .collect();
+        if with_inputs.is_empty() {
+            return;
+        }
+        let on = !with_inputs
+            .iter()
+            .all(|id| g.node(id).is_some_and(|n| n.bypass));
+        self.doc
+            .apply(None, |g| doc::set_bypass(g, &with_inputs, on));
+        self.status = format!(
+            "{} {}.",
+            if on { "Bypassed" } else { "Turned on" },
+            with_inputs.join(", ")
+        );
     }
 
     /// Edit › Arrange: lays the graph out left to right with no overlaps (one undo step) and

@@ -143,9 +143,18 @@ impl Viewer<'_> {
 }
 
 impl SnarlViewer<String> for Viewer<'_> {
+    /// The node's label if the user named it, else its type's.
     fn title(&mut self, node: &String) -> String {
-        self.node(node)
-            .map_or_else(|| node.clone(), |n| n.def.spec.label.to_owned())
+        self.node(node).map_or_else(
+            || node.clone(),
+            |n| {
+                if n.label.is_empty() {
+                    n.def.spec.label.to_owned()
+                } else {
+                    n.label.clone()
+                }
+            },
+        )
     }
 
     fn show_header(
@@ -166,9 +175,15 @@ impl SnarlViewer<String> for Viewer<'_> {
             .filter(|(_, r)| r.node == id)
             .map(|(name, _)| name.clone())
             .collect();
+        let bypassed = self.node(&id).is_some_and(|n| n.bypass);
         ui.vertical(|ui| {
             ui.horizontal(|ui| {
                 ui.strong(label);
+                if bypassed {
+                    ui.weak("⏸ bypassed").on_hover_text(
+                        "Hands its input on unchanged (B or its menu turns it back on)",
+                    );
+                }
                 match self.looks.badges.get(&id) {
                     Some(Badge::Error(msg)) => {
                         ui.colored_label(Color32::from_rgb(235, 70, 60), "⚠ error")
@@ -205,10 +220,16 @@ impl SnarlViewer<String> for Viewer<'_> {
         _outputs: &[OutPin],
         snarl: &Snarl<String>,
     ) -> egui::Frame {
-        if self.looks.previewed == Some(snarl[node].as_str()) {
-            default.stroke(egui::Stroke::new(2.5, ACCENT))
+        let frame = if self.node(&snarl[node]).is_some_and(|n| n.bypass) {
+            // Bypassed: greyed out, as muted nodes are in other node editors.
+            default.multiply_with_opacity(0.45)
         } else {
             default
+        };
+        if self.looks.previewed == Some(snarl[node].as_str()) {
+            frame.stroke(egui::Stroke::new(2.5, ACCENT))
+        } else {
+            frame
         }
     }
 
@@ -392,6 +413,7 @@ impl SnarlViewer<String> for Viewer<'_> {
         let id = snarl[node].clone();
         let Some(n) = self.node(&id) else { return };
         let outs: Vec<&'static str> = n.def.spec.outputs.iter().map(|p| p.name).collect();
+        let (has_inputs, bypassed) = (!n.def.spec.inputs.is_empty(), n.bypass);
         for out in outs {
             let r = PortRef::new(id.clone(), out);
             let named = self
@@ -419,6 +441,23 @@ impl SnarlViewer<String> for Viewer<'_> {
                         g.outputs.insert(name, r.clone());
                     }
                 });
+                ui.close();
+            }
+        }
+        if has_inputs {
+            let on = bypassed;
+            let text = if on {
+                "Turn on (un-bypass)   B"
+            } else {
+                "Bypass   B"
+            };
+            if ui
+                .button(text)
+                .on_hover_text("A bypassed node hands its input on unchanged; builds honour it")
+                .clicked()
+            {
+                self.doc
+                    .apply(None, |g| doc::set_bypass(g, std::slice::from_ref(&id), !on));
                 ui.close();
             }
         }

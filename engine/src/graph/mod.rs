@@ -61,6 +61,10 @@ pub struct NodeInstance {
     pub bindings: BTreeMap<String, String>,
     /// For a subgraph node (type [`SUBGRAPH_TYPE`]): the graph file it uses.
     pub subgraph: Option<std::sync::Arc<Subgraph>>,
+    /// Bypassed (muted): each output hands on an input instead (see [`Graph::flattened`]).
+    pub bypass: bool,
+    /// The name the canvas shows instead of the node type's (empty: the type's label).
+    pub label: String,
 }
 
 impl NodeInstance {
@@ -75,6 +79,8 @@ impl NodeInstance {
             position: [0.0, 0.0],
             bindings: BTreeMap::new(),
             subgraph: None,
+            bypass: false,
+            label: String::new(),
         }
     }
 

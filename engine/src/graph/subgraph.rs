@@ -28,7 +28,9 @@
 
 use super::{Graph, NodeInstance, PortRef};
 use crate::node::intern::{self, Dynamic};
-use crate::node::{Category, NodeDef, ParamKind, ParamSpec, ParamValue, PortSpec};
+use crate::node::{
+    Category, Coercion, NodeDef, ParamKind, ParamSpec, ParamValue, PortKind, PortSpec,
+};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
@@ -162,6 +164,92 @@ fn result_def(outputs: &[PortSpec], label: &str) -> &'static NodeDef {
         params: Vec::new(),
         eval: crate::node::pass_inputs_through,
     })
+}
+
+/// A bypassed node as evaluation sees it: a node of the same id and outputs handing on, at
+/// each output, the node's first wired input of that output's kind, else the first one the
+/// engine coerces to it (a mask into a height output). Downstream nodes then read exactly
+/// what wiring around the node gives them. An output with no such input (an erosion node's
+/// deposition mask, anything of a generator) is empty: zeros, nothing deposited.
+fn bypassed(n: &NodeInstance) -> NodeInstance {
+    let wired: Vec<(PortKind, &PortRef)> = n
+        .def
+        .spec
+        .inputs
+        .iter()
+        .zip(&n.inputs)
+        .filter_map(|(p, r)| Some((p.kind, r.as_ref()?)))
+        .collect();
+    let inputs = n
+        .def
+        .spec
+        .outputs
+        .iter()
+        .map(|o| {
+            wired
+                .iter()
+                .find(|(k, _)| *k == o.kind)
+                .or_else(|| {
+                    wired
+                        .iter()
+                        .find(|(k, _)| Coercion::between(*k, o.kind).is_some())
+                })
+                .map(|(_, r)| (*r).clone())
+        })
+        .collect();
+    NodeInstance {
+        def: bypass_def(n.def.spec.outputs, n.def.spec.label),
+        params: Vec::new(),
+        inputs,
+        bindings: BTreeMap::new(),
+        subgraph: None,
+        bypass: false,
+        ..n.clone()
+    }
+}
+
+/// The node standing for a bypassed node: inputs like its outputs, each optional, handed on
+/// unchanged; an unwired one gives zeros.
+fn bypass_def(outputs: &[PortSpec], label: &str) -> &'static NodeDef {
+    intern::node_def(Dynamic {
+        id: "bypass",
+        label: format!("{label} (bypassed)"),
+        doc: String::new(),
+        category: Category::Io,
+        inputs: outputs
+            .iter()
+            .map(|p| PortSpec {
+                required: false,
+                ..*p
+            })
+            .collect(),
+        outputs: outputs.to_vec(),
+        params: Vec::new(),
+        eval: hand_on_or_empty,
+    })
+}
+
+#[expect(clippy::unnecessary_wraps)] // the node evaluation signature
+fn hand_on_or_empty(
+    ctx: &crate::node::EvalCtx,
+    inputs: &crate::node::Inputs,
+    _: &[ParamValue],
+) -> Result<Vec<crate::field::Field>, crate::node::NodeError> {
+    Ok(inputs
+        .spec
+        .inputs
+        .iter()
+        .enumerate()
+        .map(|(i, p)| match inputs.get(i) {
+            Some(f) => f.clone(),
+            None if p.kind == PortKind::Color => {
+                let (w, h) = (ctx.window.width, ctx.window.height);
+                crate::field::Field::from_channels(w, h, 3, vec![0.0; w * h * 3])
+                    .unwrap_or_else(|| ctx.new_field(0.0))
+            }
+            None => ctx.new_field(0.0),
+        })
+        .collect())
 }
 
 /// Whether `v` is a valid value of `spec` (kind and hard range).
@@ -381,11 +469,15 @@ impl Graph {
     /// graph itself when it has none.
     #[must_use]
     pub fn flattened(&self) -> Cow<'_, Graph> {
-        if !self.has_subgraphs() {
+        if !self.has_subgraphs() && !self.nodes.iter().any(|n| n.bypass) {
             return Cow::Borrowed(self);
         }
         let mut nodes = Vec::with_capacity(self.nodes.len());
         for n in &self.nodes {
+            if n.bypass {
+                nodes.push(bypassed(n));
+                continue;
+            }
             let Some(sg) = &n.subgraph else {
                 nodes.push(n.clone());
                 continue;
@@ -442,6 +534,8 @@ impl Graph {
                 position: n.position,
                 bindings: BTreeMap::new(),
                 subgraph: None,
+                bypass: false,
+                label: n.label.clone(),
             });
         }
         Cow::Owned(Graph {

@@ -372,6 +372,25 @@ fn node_changes(
     out: &mut Vec<Change>,
 ) {
     let node = y.id.clone();
+    // Bypass changes what builds make; a label only what the canvas shows.
+    if x.bypass != y.bypass {
+        out.push(Change::Param {
+            node: node.clone(),
+            param: "bypass",
+            old: x.bypass.to_string(),
+            new: y.bypass.to_string(),
+            unit: "",
+        });
+    }
+    if x.label != y.label {
+        out.push(Change::Param {
+            node: node.clone(),
+            param: "label",
+            old: format!("{:?}", x.label),
+            new: format!("{:?}", y.label),
+            unit: "",
+        });
+    }
     if x.def.spec.id != y.def.spec.id {
         out.push(Change::Retyped {
             id: node,

@@ -49,7 +49,8 @@ const TOP_KEYS: &[&str] = &[
 ];
 const WORLD_KEYS: &[&str] = &["size_m", "height_min_m", "height_max_m"];
 const NODE_KEYS: &[&str] = &[
-    "id", "type", "params", "inputs", "position", "bind", "graph", "hash", "embedded",
+    "id", "type", "params", "inputs", "position", "bind", "graph", "hash", "embedded", "bypass",
+    "label",
 ];
 const PARAM_KEYS: &[&str] = &[
     "type", "default", "min", "max", "soft_min", "soft_max", "unit", "doc", "options",

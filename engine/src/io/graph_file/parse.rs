@@ -383,7 +383,47 @@ pub(super) fn parse_node(
     parse_values(obj.get("params"), &mut node, nid, diags);
     parse_inputs(obj.get("inputs"), &mut node, nid, diags);
     parse_position(obj.get("position"), &mut node, nid, diags);
+    parse_canvas_fields(obj, &mut node, nid, diags);
     Some(node)
+}
+
+/// Longest node label kept.
+const MAX_LABEL_CHARS: usize = 200;
+
+/// A node's `bypass` (a boolean) and `label` (text for the canvas, at most
+/// [`MAX_LABEL_CHARS`] characters).
+fn parse_canvas_fields(
+    obj: &Map<String, Value>,
+    node: &mut NodeInstance,
+    nid: Option<&str>,
+    diags: &mut Vec<Diagnostic>,
+) {
+    match obj.get("bypass") {
+        None => {}
+        Some(Value::Bool(b)) => node.bypass = *b,
+        Some(other) => error(
+            diags,
+            nid,
+            "bypass",
+            format!("expected true or false, found {other}"),
+        ),
+    }
+    match obj.get("label") {
+        None => {}
+        Some(Value::String(s)) if s.chars().count() <= MAX_LABEL_CHARS => node.label.clone_from(s),
+        Some(Value::String(_)) => error(
+            diags,
+            nid,
+            "label",
+            format!("a label has at most {MAX_LABEL_CHARS} characters"),
+        ),
+        Some(other) => error(
+            diags,
+            nid,
+            "label",
+            format!("expected text, found {}", kind_of(other)),
+        ),
+    }
 }
 
 /// A node's `id`: present, a string, a valid id.

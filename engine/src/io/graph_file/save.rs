@@ -119,6 +119,12 @@ pub(super) fn to_value_as(g: &Graph, how: SubgraphsAs) -> Value {
                 "position": [canvas_unit(n.position[0]), canvas_unit(n.position[1])],
             });
             if let Some(o) = v.as_object_mut() {
+                if n.bypass {
+                    o.insert("bypass".into(), Value::Bool(true));
+                }
+                if !n.label.is_empty() {
+                    o.insert("label".into(), Value::from(n.label.as_str()));
+                }
                 if !n.bindings.is_empty() {
                     let bind: Map<String, Value> = n
                         .bindings

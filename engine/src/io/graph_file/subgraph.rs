@@ -22,11 +22,19 @@ use std::rc::Rc;
 /// The content hash of a graph as a subgraph: BLAKE3 of its canonical text in which each
 /// subgraph node carries its own graph's content hash (a Merkle tree), so reformatting a file
 /// changes nothing, editing anything it uses (at any depth) does, and hashing costs the size
-/// of the graph itself however deep or often its subgraphs are used.
+/// of the graph itself however deep or often its subgraphs are used. Where nodes sit on the
+/// canvas and what they are called there (`position`, `label`) are left out: arranging a
+/// library file does not make every graph using it report a change.
 #[must_use]
 pub fn content_hash(g: &Graph) -> String {
-    let text =
-        serde_json::to_string(&canonical(to_value_as(g, SubgraphsAs::Current))).unwrap_or_default();
+    let mut v = to_value_as(g, SubgraphsAs::Current);
+    if let Some(nodes) = v.get_mut("nodes").and_then(Value::as_array_mut) {
+        for n in nodes.iter_mut().filter_map(Value::as_object_mut) {
+            n.remove("position");
+            n.remove("label");
+        }
+    }
+    let text = serde_json::to_string(&canonical(v)).unwrap_or_default();
     format!("blake3:{}", blake3::hash(text.as_bytes()).to_hex())
 }
 
