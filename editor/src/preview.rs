@@ -386,20 +386,23 @@ impl Thumbnails {
     ) {
         self.by_node.retain(|id, _| graph.node(id).is_some());
         for (id, fields) in &result.fields {
-            let (Some(node), Some(key), Some(field)) =
-                (graph.node(id), result.keys.get(id), fields.first())
-            else {
+            let (Some(node), Some(key)) = (graph.node(id), result.keys.get(id)) else {
+                continue;
+            };
+            // The node's first height output, else its first: a subgraph whose first output
+            // is a thin beach mask shows its terrain, not a black square.
+            let outputs = node.def.spec.outputs;
+            let at = outputs
+                .iter()
+                .position(|p| p.kind == PortKind::Height)
+                .unwrap_or(0);
+            let Some(field) = fields.get(at) else {
                 continue;
             };
             if self.by_node.get(id).is_some_and(|(k, _)| k == key) {
                 continue;
             }
-            let kind = node
-                .def
-                .spec
-                .outputs
-                .first()
-                .map_or(PortKind::Height, |p| p.kind);
+            let kind = outputs.get(at).map_or(PortKind::Height, |p| p.kind);
             let image = thumbnail(field, kind, &graph.world);
             let options = TextureOptions::LINEAR;
             if let Some((k, tex)) = self.by_node.get_mut(id) {

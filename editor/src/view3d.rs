@@ -48,7 +48,7 @@ impl Default for View3d {
             yaw: 0.6,
             pitch: 0.55,
             distance: 3.4,
-            exaggeration: 2.0,
+            exaggeration: 1.0,
             gpu: Arc::new(Mutex::new(Gpu::default())),
             key: None,
         }

@@ -551,6 +551,21 @@ fn copy_paste_delete_with_the_keyboard_and_undo() {
         h.state().doc.graph().node("shaped_2").is_some(),
         "undo brings it back"
     );
+    // Undo the paste itself: the pasted node is gone, and no longer previewed or named.
+    h.state_mut().select(Some("shaped_2".to_owned()));
+    h.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    h.run_steps(2);
+    h.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    h.run_steps(2);
+    assert!(
+        h.state().doc.graph().node("shaped_2").is_none(),
+        "paste undone"
+    );
+    assert_eq!(
+        h.state().selected,
+        None,
+        "the preview names no deleted node"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -502,6 +502,7 @@ impl EditorApp {
 
     /// The node chosen for preview and parameters.
     pub fn select(&mut self, id: Option<String>) {
+        let id = id.filter(|id| self.doc.graph().node(id).is_some());
         if self.selected != id {
             self.selected = id;
             self.output = 0;
@@ -561,6 +562,14 @@ impl EditorApp {
             self.status = e;
         }
         self.doc.end_frame();
+        // A node gone from the document (an undone paste, a delete) is no longer previewed.
+        if self
+            .selected
+            .as_ref()
+            .is_some_and(|id| self.doc.graph().node(id).is_none())
+        {
+            self.select(None);
+        }
         self.submit(&ctx);
         self.autosave();
         self.update_title(&ctx);
