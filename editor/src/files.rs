@@ -155,6 +155,9 @@ impl Store {
     }
 }
 
+/// Files a node can read, as the file chooser lists them for [`Purpose::NodeFile`].
+const IMAGE_EXTENSIONS: &[&str] = &["png", "tif", "tiff", "exr", "raw", "r16", "r32", "f32"];
+
 /// What the file chooser is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Purpose {
@@ -165,6 +168,8 @@ pub enum Purpose {
     Collapse,
     /// A new file for the subgraph being left (its node then uses that file).
     SubgraphCopy,
+    /// The file a node reads (`import`'s heightmap).
+    NodeFile,
 }
 
 /// A minimal file chooser: a folder listing plus a path field.
@@ -207,6 +212,7 @@ impl Chooser {
             Purpose::BuildFolder => "Choose build folder",
             Purpose::Collapse => "Save the new subgraph as",
             Purpose::SubgraphCopy => "Save the edited subgraph as a new file",
+            Purpose::NodeFile => "Choose the file this node reads",
         };
         let mut result = None;
         egui::Window::new(title)
@@ -237,13 +243,16 @@ impl Chooser {
                             .filter_map(|e| {
                                 let name = e.file_name().to_string_lossy().into_owned();
                                 let is_dir = e.file_type().ok()?.is_dir();
+                                let wanted: &[&str] = match self.purpose {
+                                    Purpose::BuildFolder => &[],
+                                    Purpose::NodeFile => IMAGE_EXTENSIONS,
+                                    _ => &["json", "orogen"],
+                                };
                                 let show = !name.starts_with('.')
                                     && (is_dir
-                                        || (self.purpose != Purpose::BuildFolder
-                                            && Path::new(&name).extension().is_some_and(|e| {
-                                                e.eq_ignore_ascii_case("json")
-                                                    || e.eq_ignore_ascii_case("orogen")
-                                            })));
+                                        || Path::new(&name).extension().is_some_and(|e| {
+                                            wanted.iter().any(|w| e.eq_ignore_ascii_case(w))
+                                        }));
                                 show.then_some((is_dir, name))
                             })
                             .collect()
@@ -276,8 +285,10 @@ impl Chooser {
                 let mut enter = false;
                 if self.purpose != Purpose::BuildFolder {
                     ui.horizontal(|ui| {
-                        ui.label("File:");
-                        let r = ui.text_edit_singleline(&mut self.name);
+                        let label = ui.label("File:");
+                        let r = ui
+                            .text_edit_singleline(&mut self.name)
+                            .labelled_by(label.id);
                         // Enter in the name field confirms, as in every file dialog.
                         enter = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
                     });
@@ -292,6 +303,7 @@ impl Chooser {
                         Purpose::BuildFolder => "Use this folder",
                         Purpose::Collapse => "Collapse",
                         Purpose::SubgraphCopy => "Save copy",
+                        Purpose::NodeFile => "Use this file",
                     };
                     if ui.button(ok).clicked() || enter {
                         result = Some(self.confirm());

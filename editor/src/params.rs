@@ -10,10 +10,10 @@ use egui::Ui;
 use orogen::node::{ParamKind, ParamSpec, ParamValue};
 
 /// Shows the parameters of node `id`.
-pub fn node_panel(ui: &mut Ui, doc: &mut Document, id: &str) {
+pub fn node_panel(ui: &mut Ui, doc: &mut Document, id: &str) -> Option<&'static str> {
     let Some(node) = doc.graph().node(id) else {
         ui.weak("Select a node to edit its parameters.");
-        return;
+        return None;
     };
     let def = node.def;
     let values = node.params.clone();
@@ -86,6 +86,12 @@ pub fn node_panel(ui: &mut Ui, doc: &mut Document, id: &str) {
     if let Some(swatch) = def.spec.traits.swatch {
         gradient_swatch(ui, swatch, &values);
     }
+    // A node that reads a file: choose it with the file chooser.
+    def.spec.traits.file_param.filter(|_| {
+        ui.button("Browse…")
+            .on_hover_text("Choose the file with the file chooser (its path is kept relative to the graph's folder)")
+            .clicked()
+    })
 }
 
 /// Characters of a node's description shown before "more".

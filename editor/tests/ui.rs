@@ -157,11 +157,10 @@ fn choose_file(
     path: &std::path::Path,
     button: &str,
 ) {
-    // The side panel's Name field of a selected node may be empty too: not that one.
     h.get_all_by_role(Role::TextInput)
         .find(|n| {
             n.value().as_deref() == Some(current)
-                && n.accesskit_node().label().as_deref() != Some("Name")
+                && n.accesskit_node().label().as_deref() == Some("File:")
         })
         .expect("the chooser's file field")
         .click();
@@ -336,7 +335,9 @@ fn save_then_open_gives_the_same_graph() {
     let original = orogen::io::graph_file::to_string(h.state().doc.graph());
     assert!(!h.state().doc.dirty() && h.state().title().starts_with("island.json"));
 
-    // Move a node: the document becomes dirty and the title says so.
+    // Move a node: the document becomes dirty and the title says so. (Once the first
+    // preview is in: the view is refitted when thumbnails arrive.)
+    settle(&mut h);
     let first = h.state().doc.graph().nodes[0].id.clone();
     h.state_mut().canvas.reveal(&first);
     h.run_steps(2);
@@ -1470,6 +1471,51 @@ fn bypass_rename_and_the_shortcut_list() {
     h.run_steps(2);
     h.get_by_label("arrange the graph (columns, left to right)");
     h.get_by_label("bypass the selected nodes, or turn them back on");
+    settle(&mut h);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// "Browse…" on a node that reads a file opens the file chooser (listing images) and writes
+/// the chosen file relative to the graph's folder.
+#[test]
+fn browse_chooses_the_file_a_node_reads() {
+    let dir = temp_dir("browse");
+    std::fs::create_dir_all(dir.join("maps")).expect("maps");
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    std::fs::copy(
+        repo.join("tests/data/pinned/ramp.png"),
+        dir.join("maps/ramp.png"),
+    )
+    .expect("png");
+    let file = write_graph(
+        &dir,
+        "imported.json",
+        r#"{
+  "format": "orogen-graph", "version": 2, "name": "imported", "seed": 1,
+  "world": { "size_m": 4000.0, "height_min_m": 0.0, "height_max_m": 1000.0 },
+  "nodes": [ { "id": "map", "type": "import", "position": [0, 0] } ],
+  "outputs": { "height": "map.out" }
+}
+"#,
+    );
+    let mut h = harness(&dir, Some(file));
+    select_node(&mut h, "map");
+    h.get_by_label("Browse…").click();
+    h.run_steps(3);
+    h.get_by_label("📁 maps");
+    choose_file(&mut h, "", &dir.join("maps/ramp.png"), "Use this file");
+    let path = h
+        .state()
+        .doc
+        .graph()
+        .node("map")
+        .and_then(|n| n.param("path").cloned());
+    assert_eq!(
+        path,
+        Some(ParamValue::Text("maps/ramp.png".to_owned())),
+        "{}",
+        h.state().status
+    );
     settle(&mut h);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -30,6 +30,7 @@ impl EditorApp {
                         Purpose::SubgraphCopy => {
                             self.leave_subgraph(&super::Leave::SaveAs(p));
                         }
+                        Purpose::NodeFile => self.use_node_file(&p),
                     }
                 }
             }

@@ -134,6 +134,8 @@ pub struct EditorApp {
     autosave_sent: Option<u64>,
     /// Help › Keyboard shortcuts is open.
     show_shortcuts: bool,
+    /// The node and file parameter the file chooser is choosing for.
+    browsing: Option<(String, &'static str)>,
     /// The parameter panel's width: the user's, remembered in the config folder.
     pub panel_width: f32,
     title: String,
@@ -222,6 +224,7 @@ impl EditorApp {
             autosave_sent: None,
             panel_width,
             show_shortcuts: false,
+            browsing: None,
             title: String::new(),
             last_frame: None,
             frame_ms: VecDeque::new(),
@@ -359,6 +362,49 @@ impl EditorApp {
             Pending::Quit => self.allow_close = true,
             Pending::LeaveSubgraph { .. } => {
                 self.leave_subgraph(&sharing::Leave::Discard);
+            }
+        }
+    }
+
+    /// "Browse…" on a node that reads a file: the file chooser, starting at the file it names
+    /// now (or the graph's folder); the choice goes into parameter `param` of node `id`.
+    pub fn browse_for(&mut self, id: &str, param: &'static str) {
+        let base = self
+            .doc
+            .base_dir()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        let current = self
+            .doc
+            .graph()
+            .node(id)
+            .and_then(|n| n.param(param))
+            .and_then(|v| match v {
+                orogen::node::ParamValue::Text(t) if !t.is_empty() => Some(base.join(t)),
+                _ => None,
+            })
+            .unwrap_or_else(|| base.clone());
+        self.browsing = Some((id.to_owned(), param));
+        self.chooser = Some(crate::files::Chooser::new(Purpose::NodeFile, &current));
+    }
+
+    /// The file chosen for a node's file parameter: written relative to the graph's folder
+    /// (as files are shared), one undo step.
+    fn use_node_file(&mut self, file: &Path) {
+        let Some((id, param)) = self.browsing.take() else {
+            return;
+        };
+        let text = self
+            .doc
+            .base_dir()
+            .and_then(|b| orogen::io::subgraphs::relative_path(b, file))
+            .unwrap_or_else(|| file.display().to_string());
+        let value = orogen::node::ParamValue::Text(text.clone());
+        match self.doc.edit(None, |g| g.set_param(&id, param, value)) {
+            Ok(()) => self.status = format!("\"{id}\" reads {text}."),
+            Err(e) => {
+                self.status = format!("Cannot use {}: {e}", file.display());
+                self.canvas.notify(self.status.clone());
             }
         }
     }

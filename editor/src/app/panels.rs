@@ -41,7 +41,9 @@ impl EditorApp {
         ui.separator();
         match self.selected.clone() {
             Some(id) if self.doc.graph().node(&id).is_some() => {
-                crate::params::node_panel(ui, &mut self.doc, &id);
+                if let Some(param) = crate::params::node_panel(ui, &mut self.doc, &id) {
+                    self.browse_for(&id, param);
+                }
                 self.subgraph_panel(ui, &id);
                 match self.badges().get(&id) {
                     Some(Badge::Error(msg)) => {
