@@ -1519,3 +1519,104 @@ fn browse_chooses_the_file_a_node_reads() {
     settle(&mut h);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// G frames the selected node; dragging the frame's title bar moves it with exactly the
+/// nodes inside (the others stay; one undo step); the frame is saved in the file and is
+/// layout, not content.
+#[test]
+fn a_comment_frame_moves_its_nodes() {
+    let dir = temp_dir("frames");
+    let file = write_graph(&dir, "small.json", SMALL);
+    let hash_before = orogen::io::graph_file::content_hash(
+        &orogen::io::graph_file::load_file(&file).expect("load"),
+    );
+    let mut h = harness(&dir, Some(file.clone()));
+    let ids: Vec<String> = h
+        .state()
+        .doc
+        .graph()
+        .nodes
+        .iter()
+        .map(|n| n.id.clone())
+        .collect();
+    assert!(ids.len() >= 3, "{ids:?}");
+    let a = ids[0].clone();
+    select_node(&mut h, &a);
+    h.key_press(Key::G);
+    h.run_steps(3);
+    let frames = h.state().doc.graph().frames.clone();
+    assert_eq!(frames.len(), 1, "{}", h.state().status);
+    let pos = |h: &Harness<'static, EditorApp>, id: &str| {
+        h.state()
+            .doc
+            .graph()
+            .node(id)
+            .map(|n| n.position)
+            .expect("node")
+    };
+    let before: Vec<[f64; 2]> = ids.iter().map(|id| pos(&h, id)).collect();
+    // Drag the title bar.
+    let f = &frames[0];
+    let bar = orogen_editor::canvas::frames::rect(f);
+    h.state_mut().canvas.reveal(&a);
+    h.run_steps(2);
+    let zoom = h.state().canvas.zoom();
+    let on_screen = h.state().canvas.to_screen(bar.min + Vec2::new(40.0, 10.0));
+    let view = h.state().canvas.view().expect("view");
+    assert!(
+        view.contains(on_screen),
+        "title bar at {on_screen:?}, canvas {view:?}"
+    );
+    h.hover_at(on_screen);
+    h.run_steps(1);
+    press(&mut h, PointerButton::Primary, on_screen, true);
+    h.run_steps(1);
+    for k in 1..=6 {
+        h.hover_at(on_screen + Vec2::new(20.0, 10.0) * k as f32);
+        h.run_steps(1);
+    }
+    press(
+        &mut h,
+        PointerButton::Primary,
+        on_screen + Vec2::new(120.0, 60.0),
+        false,
+    );
+    h.run_steps(3);
+    let moved = h.state().doc.graph().frames[0].rect;
+    let dx = moved[0] - f.rect[0];
+    let dy = moved[1] - f.rect[1];
+    assert!(
+        (dx - 120.0 / f64::from(zoom)).abs() < 2.0 && (dy - 60.0 / f64::from(zoom)).abs() < 2.0,
+        "the frame moved by ({dx}, {dy}) at zoom {zoom}"
+    );
+    for (id, p0) in ids.iter().zip(&before) {
+        let p1 = pos(&h, id);
+        let inside = id == &a;
+        let d = (
+            (p1[0] - p0[0] - if inside { dx } else { 0.0 }).abs(),
+            (p1[1] - p0[1] - if inside { dy } else { 0.0 }).abs(),
+        );
+        assert!(
+            d.0 < 0.01 && d.1 < 0.01,
+            "{id} (inside: {inside}) moved from {p0:?} to {p1:?}"
+        );
+    }
+    // One undo step puts everything back.
+    h.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    h.run_steps(2);
+    assert_eq!(h.state().doc.graph().frames[0].rect, f.rect);
+    assert_eq!(pos(&h, &a), before[0]);
+    h.key_press_modifiers(Modifiers::COMMAND, Key::S);
+    h.run_steps(2);
+    let saved = std::fs::read_to_string(&file).expect("saved");
+    assert!(saved.contains("\"frames\""), "{saved}");
+    let again = orogen::io::graph_file::load_file(&file).expect("reload");
+    assert_eq!(again.frames, h.state().doc.graph().frames);
+    assert_eq!(
+        orogen::io::graph_file::content_hash(&again),
+        hash_before,
+        "frames are layout"
+    );
+    settle(&mut h);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -16,26 +16,43 @@ impl EditorApp {
         }
         let cmd = |k| KeyboardShortcut::new(Modifiers::COMMAND, k);
         let cmd_shift = |k| KeyboardShortcut::new(Modifiers::COMMAND | Modifiers::SHIFT, k);
-        let (redo, undo, save_as, save, open, new, copy, paste, delete, frame, arrange, bypass) =
-            ctx.input_mut(|i| {
-                (
-                    i.consume_shortcut(&cmd_shift(Key::Z)) || i.consume_shortcut(&cmd(Key::Y)),
-                    i.consume_shortcut(&cmd(Key::Z)),
-                    i.consume_shortcut(&cmd_shift(Key::S)),
-                    i.consume_shortcut(&cmd(Key::S)),
-                    i.consume_shortcut(&cmd(Key::O)),
-                    i.consume_shortcut(&cmd(Key::N)),
-                    i.consume_shortcut(&cmd(Key::C))
-                        || i.events.iter().any(|e| matches!(e, egui::Event::Copy)),
-                    i.consume_shortcut(&cmd(Key::V))
-                        || i.events.iter().any(|e| matches!(e, egui::Event::Paste(_))),
-                    i.consume_key(Modifiers::NONE, Key::Delete)
-                        || i.consume_key(Modifiers::NONE, Key::Backspace),
-                    i.consume_key(Modifiers::NONE, Key::F),
-                    i.consume_key(Modifiers::NONE, Key::L),
-                    i.consume_key(Modifiers::NONE, Key::B),
-                )
-            });
+        let (
+            redo,
+            undo,
+            save_as,
+            save,
+            open,
+            new,
+            copy,
+            paste,
+            delete,
+            frame,
+            arrange,
+            bypass,
+            group,
+        ) = ctx.input_mut(|i| {
+            (
+                i.consume_shortcut(&cmd_shift(Key::Z)) || i.consume_shortcut(&cmd(Key::Y)),
+                i.consume_shortcut(&cmd(Key::Z)),
+                i.consume_shortcut(&cmd_shift(Key::S)),
+                i.consume_shortcut(&cmd(Key::S)),
+                i.consume_shortcut(&cmd(Key::O)),
+                i.consume_shortcut(&cmd(Key::N)),
+                i.consume_shortcut(&cmd(Key::C))
+                    || i.events.iter().any(|e| matches!(e, egui::Event::Copy)),
+                i.consume_shortcut(&cmd(Key::V))
+                    || i.events.iter().any(|e| matches!(e, egui::Event::Paste(_))),
+                i.consume_key(Modifiers::NONE, Key::Delete)
+                    || i.consume_key(Modifiers::NONE, Key::Backspace),
+                i.consume_key(Modifiers::NONE, Key::F),
+                i.consume_key(Modifiers::NONE, Key::L),
+                i.consume_key(Modifiers::NONE, Key::B),
+                i.consume_key(Modifiers::NONE, Key::G),
+            )
+        });
+        if group {
+            self.frame_selection(ctx);
+        }
         if bypass {
             self.toggle_bypass(ctx);
         }
@@ -166,6 +183,14 @@ impl EditorApp {
                     self.arrange();
                     ui.close();
                 }
+                if ui
+                    .button("Frame selection   G")
+                    .on_hover_text("A titled comment frame around the selected nodes; drag its title bar to move them together, right-click it to rename or delete")
+                    .clicked()
+                {
+                    self.frame_selection(&ctx);
+                    ui.close();
+                }
                 if ui.button("Collapse to subgraph…").clicked() {
                     self.start_collapse(&ctx);
                     ui.close();
@@ -241,6 +266,10 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
     ("F", "frame all nodes"),
     ("L", "arrange the graph (columns, left to right)"),
     ("B", "bypass the selected nodes, or turn them back on"),
+    (
+        "G",
+        "frame the selected nodes (drag the frame's title to move them together)",
+    ),
     ("Mouse wheel", "zoom about the pointer"),
     (
         "Drag the background",

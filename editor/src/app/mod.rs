@@ -412,10 +412,7 @@ impl EditorApp {
     /// B: bypasses the selected nodes (or the previewed one), or turns them back on when all
     /// of them are bypassed; one undo step.
     pub fn toggle_bypass(&mut self, ctx: &egui::Context) {
-        let mut ids = self.canvas.selected(ctx);
-        if ids.is_empty() {
-            ids.extend(self.selected.clone());
-        }
+        let ids = self.selection(ctx);
         let g = self.doc.graph();
         let with_inputs: Vec<String> = ids
             .into_iter()
@@ -434,6 +431,18 @@ impl EditorApp {
             if on { "Bypassed" } else { "Turned on" },
             with_inputs.join(", ")
         );
+    }
+
+    /// Edit › Frame selection (G).
+    pub fn frame_selection(&mut self, ctx: &egui::Context) {
+        let ids = self.selection(ctx);
+        if self.canvas.frame_nodes(&ids, &mut self.doc) {
+            self.set_status(
+                "Framed the selected nodes: drag the frame's title bar to move them together.",
+            );
+        } else {
+            self.set_status("Select nodes to frame (Shift+click or Shift+drag).");
+        }
     }
 
     /// Edit › Arrange: lays the graph out left to right with no overlaps (one undo step) and

@@ -7,6 +7,7 @@
 //! so that the node ids snarl knows stay stable — its selection and view survive edits.
 
 pub mod arrange;
+pub mod frames;
 mod picker;
 mod sync;
 mod viewer;
@@ -236,6 +237,15 @@ impl Canvas {
             .collect()
     }
 
+    /// A comment frame around nodes `ids` (one undo step). Returns false when there are none.
+    pub fn frame_nodes(&mut self, ids: &[String], doc: &mut Document) -> bool {
+        let Some(f) = frames::around(doc.graph(), ids, &self.node_sizes()) else {
+            return false;
+        };
+        doc.apply(None, |g| g.frames.push(f));
+        true
+    }
+
     /// Every node's drawn size in graph units (unscaled), by id.
     #[must_use]
     pub fn node_sizes(&self) -> BTreeMap<String, Vec2> {
@@ -243,6 +253,12 @@ impl Canvas {
             .nodes_ids_data()
             .filter_map(|(n, node)| Some((node.value.clone(), self.rects.get(&n)?.size())))
             .collect()
+    }
+
+    /// A canvas point (graph units) on the screen, as drawn in the last frame.
+    #[must_use]
+    pub fn to_screen(&self, p: Pos2) -> Pos2 {
+        self.transform * p
     }
 
     /// The canvas area on screen in the last frame.
@@ -363,6 +379,14 @@ impl Canvas {
             }
         }
         self.commit_moves(ui, doc);
+        // The frames' title bars take input above the canvas: in a layer of their own over
+        // egui-snarl's (which is a sublayer of this one, named by the canvas id).
+        let sizes = self.node_sizes();
+        let snarl_layer = egui::LayerId::new(ui.layer_id().order, self.id());
+        let bars_layer = egui::LayerId::new(ui.layer_id().order, self.id().with("frame-bars"));
+        ui.ctx().set_sublayer(snarl_layer, bars_layer);
+        let bars = ui.new_child(egui::UiBuilder::new().layer_id(bars_layer).max_rect(view));
+        frames::interact(&bars, doc, self.transform, view, &sizes, self.id());
         self.spots = self.pin_spots();
         if doc.graph().nodes.is_empty() {
             ui.painter().text(

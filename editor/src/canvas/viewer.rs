@@ -333,6 +333,21 @@ impl SnarlViewer<String> for Viewer<'_> {
         }
     }
 
+    fn draw_background(
+        &mut self,
+        background: Option<&egui_snarl::ui::BackgroundPattern>,
+        viewport: &Rect,
+        snarl_style: &egui_snarl::ui::SnarlStyle,
+        style: &egui::Style,
+        painter: &egui::Painter,
+        _snarl: &Snarl<String>,
+    ) {
+        if let Some(b) = background {
+            b.draw(viewport, snarl_style, style, painter);
+        }
+        super::frames::draw(&self.doc.graph().frames, painter, style);
+    }
+
     fn has_graph_menu(&mut self, _pos: Pos2, _snarl: &mut Snarl<String>) -> bool {
         true
     }

@@ -106,6 +106,17 @@ pub struct Graph {
     pub outputs: BTreeMap<String, PortRef>,
     /// Graph parameters, sorted by name: knobs bound to node parameters.
     pub parameters: Vec<GraphParam>,
+    /// Comment frames on the editor's canvas (layout only: nothing evaluates them).
+    pub frames: Vec<Frame>,
+}
+
+/// A comment frame: a titled rectangle on the canvas grouping the nodes inside it (the editor
+/// moves them with it). Layout only, like node positions.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Frame {
+    pub title: String,
+    /// Left, top, width, height in canvas units.
+    pub rect: [f64; 4],
 }
 
 /// The warnings that name a node, grouped by node id.
@@ -194,6 +205,7 @@ impl Graph {
             resolution,
             nodes: Vec::new(),
             outputs: BTreeMap::new(),
+            frames: Vec::new(),
         }
     }
 

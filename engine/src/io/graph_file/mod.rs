@@ -46,6 +46,7 @@ const TOP_KEYS: &[&str] = &[
     "resolution",
     "nodes",
     "outputs",
+    "frames",
 ];
 const WORLD_KEYS: &[&str] = &["size_m", "height_min_m", "height_max_m"];
 const NODE_KEYS: &[&str] = &[

@@ -95,6 +95,7 @@ pub(super) fn from_value(
         nodes,
         outputs,
         parameters,
+        frames: parse_frames(root.get("frames"), diags),
     };
     graph.apply_parameters();
     diags.extend(graph.validate_refs(&|id| broken.contains(id)));
@@ -567,4 +568,70 @@ fn parse_position(
             format!("expected [x, y] with two numbers, found {other}"),
         ),
     }
+}
+
+/// Most comment frames kept.
+const MAX_FRAMES: usize = 10_000;
+
+/// `frames`: comment frames, each `{ "title": text, "rect": [x, y, width, height] }` with a
+/// positive size.
+fn parse_frames(v: Option<&Value>, diags: &mut Vec<Diagnostic>) -> Vec<crate::graph::Frame> {
+    let Some(v) = v else {
+        return Vec::new();
+    };
+    let Some(list) = v.as_array() else {
+        error(
+            diags,
+            None,
+            "frames",
+            format!("expected a list of frames, found {}", kind_of(v)),
+        );
+        return Vec::new();
+    };
+    if list.len() > MAX_FRAMES {
+        error(
+            diags,
+            None,
+            "frames",
+            format!("more than {MAX_FRAMES} frames"),
+        );
+        return Vec::new();
+    }
+    let mut frames = Vec::new();
+    for (i, f) in list.iter().enumerate() {
+        let at = format!("frames[{i}]");
+        let title = match f.get("title") {
+            Some(Value::String(t)) if t.chars().count() <= MAX_LABEL_CHARS => t.clone(),
+            None => String::new(),
+            Some(_) => {
+                error(
+                    diags,
+                    None,
+                    format!("{at}.title"),
+                    format!("expected text of at most {MAX_LABEL_CHARS} characters"),
+                );
+                continue;
+            }
+        };
+        let rect = f.get("rect").and_then(Value::as_array).and_then(|a| {
+            let n: Vec<f64> = a
+                .iter()
+                .filter_map(Value::as_f64)
+                .filter(|x| x.is_finite())
+                .collect();
+            (a.len() == 4 && n.len() == 4 && n[2] > 0.0 && n[3] > 0.0)
+                .then(|| [n[0], n[1], n[2], n[3]])
+        });
+        let Some(rect) = rect else {
+            error(
+                diags,
+                None,
+                format!("{at}.rect"),
+                "expected [x, y, width, height] with a positive width and height".to_owned(),
+            );
+            continue;
+        };
+        frames.push(crate::graph::Frame { title, rect });
+    }
+    frames
 }

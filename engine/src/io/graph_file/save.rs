@@ -180,6 +180,19 @@ pub(super) fn to_value_as(g: &Graph, how: SubgraphsAs) -> Value {
                 .collect();
             o.insert("parameters".into(), Value::Object(ps));
         }
+        if !g.frames.is_empty() {
+            let frames: Vec<Value> = g
+                .frames
+                .iter()
+                .map(|f| {
+                    serde_json::json!({
+                        "title": f.title,
+                        "rect": f.rect.map(canvas_unit),
+                    })
+                })
+                .collect();
+            o.insert("frames".into(), Value::Array(frames));
+        }
     }
     v
 }

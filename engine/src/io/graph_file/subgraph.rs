@@ -23,11 +23,14 @@ use std::rc::Rc;
 /// subgraph node carries its own graph's content hash (a Merkle tree), so reformatting a file
 /// changes nothing, editing anything it uses (at any depth) does, and hashing costs the size
 /// of the graph itself however deep or often its subgraphs are used. Where nodes sit on the
-/// canvas and what they are called there (`position`, `label`) are left out: arranging a
-/// library file does not make every graph using it report a change.
+/// canvas, what they are called there and its comment frames (`position`, `label`, `frames`)
+/// are left out: arranging a library file does not make every graph using it report a change.
 #[must_use]
 pub fn content_hash(g: &Graph) -> String {
     let mut v = to_value_as(g, SubgraphsAs::Current);
+    if let Some(o) = v.as_object_mut() {
+        o.remove("frames");
+    }
     if let Some(nodes) = v.get_mut("nodes").and_then(Value::as_array_mut) {
         for n in nodes.iter_mut().filter_map(Value::as_object_mut) {
             n.remove("position");
