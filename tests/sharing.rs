@@ -930,3 +930,36 @@ fn bypass_builds_the_same_bytes_as_wiring_around_the_node() {
         "{err}"
     );
 }
+
+/// Comment frames round-trip through the file, are layout (not content) and a bad one is
+/// refused with the field named.
+#[test]
+fn comment_frames_round_trip_and_bad_ones_are_named() {
+    let with = BYPASS_GRAPH.replace(
+        r#""outputs": {"#,
+        r#""frames": [ { "title": "Erosion", "rect": [-20, -50, 400, 260] } ],
+  "outputs": {"#,
+    );
+    let g = graph_file::load_str(&with, "framed.json").unwrap_or_else(|d| panic!("{d}"));
+    assert_eq!(g.frames.len(), 1);
+    assert_eq!(g.frames[0].title, "Erosion");
+    assert_eq!(g.frames[0].rect, [-20.0, -50.0, 400.0, 260.0]);
+    let text = graph_file::to_string(&g);
+    let again = graph_file::load_str(&text, "saved").unwrap_or_else(|d| panic!("{d}"));
+    assert_eq!(again.frames, g.frames);
+    let plain = graph_file::load_str(BYPASS_GRAPH, "plain.json").unwrap_or_else(|d| panic!("{d}"));
+    assert_eq!(
+        graph_file::content_hash(&g),
+        graph_file::content_hash(&plain)
+    );
+    let bad = with.replace("[-20, -50, 400, 260]", "[0, 0, -5, 10]");
+    let err = graph_file::load_str(&bad, "bad.json")
+        .expect_err("refused")
+        .to_string();
+    assert!(
+        err.contains(
+            "frames[0].rect: expected [x, y, width, height] with a positive width and height"
+        ),
+        "{err}"
+    );
+}
