@@ -955,6 +955,15 @@ fn a_tiled_build_from_the_dialog_equals_the_cli() {
 
 // ---- Sharing: graph parameters, subgraphs (issue 26) ----
 
+/// Copies the repository's file `rel` to `to`, creating its folder.
+fn copy_from_repo(rel: &str, to: &std::path::Path) {
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    if let Some(parent) = to.parent() {
+        std::fs::create_dir_all(parent).expect("folder");
+    }
+    std::fs::copy(repo.join(rel), to).unwrap_or_else(|e| panic!("copy {rel}: {e}"));
+}
+
 fn write_graph(dir: &std::path::Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);
     std::fs::write(&p, text).expect("write graph");
@@ -1218,13 +1227,7 @@ fn the_side_panel_shows_parameters_first_at_the_users_width() {
 /// and one value edited in it.
 fn edited_subgraph(name: &str) -> (PathBuf, Harness<'static, EditorApp>) {
     let dir = temp_dir(name);
-    std::fs::create_dir_all(dir.join("lib")).expect("lib");
-    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    std::fs::copy(
-        repo.join("graphs/lib/coastline.json"),
-        dir.join("lib/coastline.json"),
-    )
-    .expect("copy");
+    copy_from_repo("graphs/lib/coastline.json", &dir.join("lib/coastline.json"));
     let outer = write_graph(
         &dir,
         "outer.json",
@@ -1480,13 +1483,7 @@ fn bypass_rename_and_the_shortcut_list() {
 #[test]
 fn browse_chooses_the_file_a_node_reads() {
     let dir = temp_dir("browse");
-    std::fs::create_dir_all(dir.join("maps")).expect("maps");
-    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    std::fs::copy(
-        repo.join("tests/data/pinned/ramp.png"),
-        dir.join("maps/ramp.png"),
-    )
-    .expect("png");
+    copy_from_repo("tests/data/pinned/ramp.png", &dir.join("maps/ramp.png"));
     let file = write_graph(
         &dir,
         "imported.json",
