@@ -1617,3 +1617,38 @@ fn a_comment_frame_moves_its_nodes() {
     settle(&mut h);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The flagship opens readable (text at least 11 px) and larger than the canvas, so the
+/// minimap shows; a click at the minimap's far end moves the view there.
+#[test]
+fn the_flagship_opens_readable_and_the_minimap_moves_the_view() {
+    let dir = temp_dir("minimap");
+    let flagship = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../graphs/alpine_valley.json");
+    let mut h = harness(&dir, Some(flagship));
+    settle(&mut h);
+    let zoom = h.state().canvas.zoom();
+    assert!(
+        zoom * orogen_editor::canvas::BODY_TEXT_PX >= 11.0,
+        "opens at zoom {zoom}"
+    );
+    let map = h
+        .state()
+        .canvas
+        .minimap()
+        .expect("a minimap for a graph wider than the canvas");
+    let first = h.state().doc.graph().nodes[0].id.clone();
+    let before = h.state().canvas.node_rect(&first).expect("drawn");
+    click_at(&mut h, map.right_center() - Vec2::new(4.0, 0.0));
+    h.run_steps(3);
+    let after = h.state().canvas.node_rect(&first).expect("drawn");
+    assert!(
+        (after.min - before.min).length() > 100.0,
+        "the view moved: {before:?} → {after:?}"
+    );
+    assert!(
+        (h.state().canvas.zoom() - zoom).abs() < 1e-4,
+        "at the same zoom"
+    );
+    settle(&mut h);
+    let _ = std::fs::remove_dir_all(&dir);
+}

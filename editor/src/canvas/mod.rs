@@ -379,14 +379,15 @@ impl Canvas {
             }
         }
         self.commit_moves(ui, doc);
-        // The frames' title bars take input above the canvas: in a layer of their own over
-        // egui-snarl's (which is a sublayer of this one, named by the canvas id).
+        // The frames' title bars and the minimap take input (and the minimap is drawn) above
+        // the nodes: in a layer of their own over egui-snarl's (which is a sublayer of this
+        // one, named by the canvas id).
         let sizes = self.node_sizes();
         let snarl_layer = egui::LayerId::new(ui.layer_id().order, self.id());
-        let bars_layer = egui::LayerId::new(ui.layer_id().order, self.id().with("frame-bars"));
-        ui.ctx().set_sublayer(snarl_layer, bars_layer);
-        let bars = ui.new_child(egui::UiBuilder::new().layer_id(bars_layer).max_rect(view));
-        frames::interact(&bars, doc, self.transform, view, &sizes, self.id());
+        let over_layer = egui::LayerId::new(ui.layer_id().order, self.id().with("over"));
+        ui.ctx().set_sublayer(snarl_layer, over_layer);
+        let over = ui.new_child(egui::UiBuilder::new().layer_id(over_layer).max_rect(view));
+        frames::interact(&over, doc, self.transform, view, &sizes, self.id());
         self.spots = self.pin_spots();
         if doc.graph().nodes.is_empty() {
             ui.painter().text(
@@ -398,7 +399,7 @@ impl Canvas {
             );
         }
         self.space_menu_ui(ui, doc, view);
-        self.minimap_ui(ui, view);
+        self.minimap_ui(&over, view);
         self.notice_ui(ui, view);
     }
 
