@@ -265,9 +265,9 @@ fn build_a_graph_from_the_menu_wire_it_edit_preview_and_undo() {
 fn an_invalid_wire_is_refused_with_a_reason() {
     let dir = temp_dir("refuse");
     let mut h = harness(&dir, None);
-    let perlin = add_from_menu(&mut h, Pos2::new(350.0, 250.0), "perlin", "Perlin fBm  ·");
+    let perlin = add_from_menu(&mut h, Pos2::new(430.0, 250.0), "perlin", "Perlin fBm  ·");
     let slope = add_from_menu(&mut h, Pos2::new(650.0, 250.0), "slope", "Slope mask  ·");
-    let mask_blur = add_from_menu(&mut h, Pos2::new(350.0, 550.0), "blur mask", "Blur mask  ·");
+    let mask_blur = add_from_menu(&mut h, Pos2::new(430.0, 550.0), "blur mask", "Blur mask  ·");
     drag_wire(&mut h, (&perlin, 0), (&slope, 0));
     assert!(h
         .state()
@@ -472,7 +472,16 @@ fn the_last_edit_of_each_kind_survives_idleness_and_a_crash() {
     // A wire.
     let dir = temp_dir("recover-wire");
     let mut h = harness(&dir, Some(repo.join("graphs/island.json")));
-    let blur = add_from_menu(&mut h, Pos2::new(700.0, 520.0), "blur", "Blur  ·");
+    settle(&mut h);
+    h.state_mut().canvas.reveal("island");
+    h.run_steps(3);
+    let below = h
+        .state()
+        .canvas
+        .node_rect("island")
+        .expect("drawn")
+        .left_bottom();
+    let blur = add_from_menu(&mut h, below + Vec2::new(60.0, 60.0), "blur", "Blur  ·");
     drag_wire(&mut h, ("island", 0), (&blur, 0));
     let wired = |g: &orogen::Graph| {
         g.node(&blur)
@@ -1649,6 +1658,39 @@ fn the_flagship_opens_readable_and_the_minimap_moves_the_view() {
         (h.state().canvas.zoom() - zoom).abs() < 1e-4,
         "at the same zoom"
     );
+    // A drag that starts in the minimap and leaves it stops at the map's edge (it once ran
+    // the view off without end).
+    let map = h.state().canvas.minimap().expect("minimap");
+    let start = map.center();
+    h.hover_at(start);
+    h.run_steps(1);
+    press(&mut h, PointerButton::Primary, start, true);
+    for k in 1..=20 {
+        h.hover_at(start - Vec2::new(40.0 * k as f32, 0.0));
+        h.run_steps(1);
+    }
+    press(
+        &mut h,
+        PointerButton::Primary,
+        start - Vec2::new(800.0, 0.0),
+        false,
+    );
+    h.run_steps(3);
+    let r = h.state().canvas.node_rect(&first).expect("drawn");
+    assert!(
+        r.min.x.abs() < 20_000.0 && r.min.y.abs() < 20_000.0,
+        "the view stays on the graph: {r:?}"
+    );
+    // F frames every node, however small.
+    h.key_press(Key::F);
+    h.run_steps(12);
+    let view = h.state().canvas.view().expect("view");
+    for (id, r) in h.state().canvas.node_rects() {
+        assert!(
+            view.expand(1.0).contains_rect(r),
+            "{id} {r:?} outside {view:?} after F"
+        );
+    }
     settle(&mut h);
     let _ = std::fs::remove_dir_all(&dir);
 }

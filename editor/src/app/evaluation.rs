@@ -55,7 +55,7 @@ impl EditorApp {
             if newer {
                 self.thumbnails.update(ctx, &s.graph, &s.result);
                 if std::mem::take(&mut self.frame_on_preview) {
-                    self.canvas.frame_all();
+                    self.canvas.refit();
                 }
                 if !s.cancelled {
                     self.status = format!(

@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 
 /// The parameter panel's width until the user drags it: a parameter row (label, slider,
 /// value, reset and promote buttons) fits.
-const PANEL_WIDTH: f32 = 330.0;
+const PANEL_WIDTH: f32 = 360.0;
 
 /// How the editor starts.
 #[derive(Clone, Debug)]
@@ -457,7 +457,7 @@ impl EditorApp {
                 }
             }
         });
-        self.canvas.frame_all();
+        self.canvas.refit();
         self.set_status("Arranged the graph.");
     }
 

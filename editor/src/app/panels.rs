@@ -2,6 +2,7 @@
 //! the badges nodes show.
 
 use super::{preview, Badge, Colormap, EditorApp, Mode, NodeStatus, PortKind, Shown, Ui};
+use orogen::node::NodeError;
 use orogen::Field;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -286,14 +287,23 @@ impl EditorApp {
         let mut b = BTreeMap::new();
         if let Some(s) = &self.snapshot {
             for (id, st) in &s.result.status {
+                // A node stopped because a newer edit cancelled its evaluation has not
+                // failed (nor has what waited for it): the newer evaluation tells.
+                let cancelled = |st: Option<&NodeStatus>| {
+                    matches!(st, Some(NodeStatus::Failed(NodeError::Cancelled)))
+                };
                 let badge = match st {
+                    NodeStatus::Failed(NodeError::Cancelled) => continue,
                     NodeStatus::Failed(e) => Badge::Error(e.to_string()),
                     NodeStatus::Incomplete { reason } => Badge::Incomplete(needs(reason)),
                     NodeStatus::Skipped { upstream } => match s.result.status.get(upstream) {
                         Some(NodeStatus::Incomplete { .. }) => Badge::Incomplete(format!(
                             "waits for \"{upstream}\", which needs an input"
                         )),
-                        _ => Badge::Error(format!("waits for \"{upstream}\", which failed")),
+                        up @ Some(NodeStatus::Failed(_)) if !cancelled(up) => {
+                            Badge::Error(format!("waits for \"{upstream}\", which failed"))
+                        }
+                        _ => continue,
                     },
                     _ => continue,
                 };

@@ -67,8 +67,8 @@ pub enum Dragging {
     FromInput(String, usize),
 }
 
-/// Zoom limits of the canvas (snarl's defaults).
-const MIN_ZOOM: f32 = 0.2;
+/// Zoom limits of the canvas: far enough out that Frame all shows a long graph whole.
+const MIN_ZOOM: f32 = 0.05;
 /// The least zoom a graph opens at: node titles and port labels (egui's body text, 12.5 px at
 /// zoom 1) stay at least 11 px tall. A graph larger than the canvas at this zoom opens showing
 /// where it starts, and the minimap shows the rest.
@@ -132,6 +132,10 @@ pub struct Canvas {
     minimap: Option<Rect>,
     /// A graph point to centre the view on at the next frame (the minimap was clicked).
     centre_on: Option<Pos2>,
+    /// The next fit shows every node however small (F), not a readable part.
+    fit_all: bool,
+    /// A node to bring into view once it has been drawn (after a document was replaced).
+    reveal_pending: Option<String>,
 }
 
 impl Default for Canvas {
@@ -160,14 +164,24 @@ impl Default for Canvas {
             space_menu: None,
             minimap: None,
             centre_on: None,
+            fit_all: false,
+            reveal_pending: None,
         }
     }
 }
 
 impl Canvas {
-    /// Fits every node into view at the next frame.
+    /// Fits the graph again at the next frame as on opening (readable; the minimap shows the
+    /// rest): when the first thumbnails make the nodes taller, after Arrange.
+    pub fn refit(&mut self) {
+        self.frame_request = 2;
+    }
+
+    /// Fits every node into view at the next frame (View › Frame all, F): at whatever zoom
+    /// that takes, unlike opening, which keeps text readable.
     pub fn frame_all(&mut self) {
         self.frame_request = 2;
+        self.fit_all = true;
     }
 
     /// Asks for a fit when a node changed its size since the last frame (thumbnails, badges and
@@ -325,6 +339,11 @@ impl Canvas {
             zoom,
             last_transform: self.transform,
             centre_on: self.centre_on.take().map(|p| (p, view)),
+            least_zoom: if self.fit_all {
+                MIN_ZOOM
+            } else {
+                READABLE_ZOOM
+            },
             moved: false,
         };
         SnarlWidget::new()
@@ -356,6 +375,9 @@ impl Canvas {
         }
         if framed {
             self.frame_request = self.frame_request.saturating_sub(1);
+            if self.frame_request == 0 {
+                self.fit_all = false;
+            }
         }
         if !search_shown && self.space_menu.is_none() {
             self.search.clear();
@@ -400,15 +422,26 @@ impl Canvas {
         }
         self.space_menu_ui(ui, doc, view);
         self.minimap_ui(&over, view);
+        if let Some(id) = self.reveal_pending.clone().filter(|_| !self.framing()) {
+            if doc.graph().node(&id).is_none() {
+                self.reveal_pending = None;
+            } else {
+                self.reveal(&id);
+                ui.ctx().request_repaint();
+            }
+        }
         self.notice_ui(ui, view);
     }
 
     /// Brings node `id` into view (centred) when it is not wholly on the canvas: the node a
     /// subgraph was opened from, on coming back; what a click on the minimap does for a spot.
     pub fn reveal(&mut self, id: &str) {
-        let (Some(r), Some(view)) = (self.node_rect(id), self.view) else {
+        let (Some(r), Some(view), false) = (self.node_rect(id), self.view, self.framing()) else {
+            // Not drawn yet (a document just opened): once it is and the view is settled.
+            self.reveal_pending = Some(id.to_owned());
             return;
         };
+        self.reveal_pending = None;
         if !view.contains_rect(r) {
             self.centre_on = Some(self.transform.inverse() * r.center());
         }
@@ -431,7 +464,9 @@ impl Canvas {
         if !bounds.is_positive() || self.rects.values().all(|r| seen.contains_rect(*r)) {
             return;
         }
-        let bounds = bounds.union(seen).expand(20.0);
+        // The map shows the nodes only (not the view): a drag that leaves the map would
+        // otherwise grow the map's bounds with the view, frame after frame, without end.
+        let bounds = bounds.expand(20.0);
         let max = Vec2::new(220.0, 150.0).min(view.size() * 0.35);
         let k = (max.x / bounds.width()).min(max.y / bounds.height());
         let size = bounds.size() * k;
@@ -472,6 +507,7 @@ impl Canvas {
             .interact_pointer_pos()
             .filter(|_| r.clicked() || r.dragged())
         {
+            let p = p.clamp(map.min, map.max);
             self.centre_on = Some(bounds.min + (p - map.min) / k);
             ui.ctx().request_repaint();
         }
@@ -683,6 +719,8 @@ fn snarl_style() -> SnarlStyle {
         pin_placement: Some(PinPlacement::Edge),
         collapsible: Some(false),
         select_style: Some(selection),
+        min_scale: Some(MIN_ZOOM),
+        max_scale: Some(MAX_ZOOM),
         ..SnarlStyle::new()
     }
 }

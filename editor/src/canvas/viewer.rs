@@ -10,7 +10,6 @@ use super::Looks;
 use super::ACCENT;
 use super::MAX_ZOOM;
 use super::MIN_ZOOM;
-use super::READABLE_ZOOM;
 use crate::doc;
 use crate::doc::Document;
 use egui::emath::TSTransform;
@@ -54,6 +53,8 @@ pub(super) struct Viewer<'a> {
     pub(super) last_transform: TSTransform,
     /// Put this graph point at the centre of this canvas rectangle (a minimap click).
     pub(super) centre_on: Option<(Pos2, Rect)>,
+    /// The least zoom a fit may use: readable on opening, anything for Frame all (F).
+    pub(super) least_zoom: f32,
     /// Set when the user zoomed or panned in this frame.
     pub(super) moved: bool,
 }
@@ -576,7 +577,7 @@ impl SnarlViewer<String> for Viewer<'_> {
             bb = bb.union(r);
         }
         if bb.is_positive() && view.is_positive() && view.is_finite() {
-            *to_global = fit(bb.expand(40.0), view);
+            *to_global = fit(bb.expand(40.0), view, self.least_zoom);
         }
         // Until every node has been drawn once its size is a guess, and node sizes change for a
         // frame or two when thumbnails arrive: frame again until the bounds stop changing.
@@ -593,11 +594,12 @@ impl SnarlViewer<String> for Viewer<'_> {
 
 /// The view of graph bounds `bb` in canvas `view` when a graph opens: all of it if it fits at
 /// a zoom where text stays readable ([`READABLE_ZOOM`]), else at that zoom, showing where the
-/// graph starts (its left, and its top when too tall); the minimap shows the rest.
-pub(super) fn fit(bb: Rect, view: Rect) -> TSTransform {
+/// graph starts (its left, and its top when too tall); the minimap shows the rest. `least` is
+/// that zoom (far less for View › Frame all: all of it, however small).
+pub(super) fn fit(bb: Rect, view: Rect, least: f32) -> TSTransform {
     let scale = (view.width() / bb.width())
         .min(view.height() / bb.height())
-        .clamp(READABLE_ZOOM, 1.5);
+        .clamp(least, 1.5);
     let axis = |lo: f32, hi: f32, v_lo: f32, v_hi: f32| {
         if (hi - lo) * scale <= v_hi - v_lo {
             f32::midpoint(v_lo, v_hi) - f32::midpoint(lo, hi) * scale
