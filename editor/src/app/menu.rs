@@ -146,56 +146,7 @@ impl EditorApp {
                     ui.close();
                 }
             });
-            ui.menu_button("Edit", |ui| {
-                if ui
-                    .add_enabled(self.doc.can_undo(), egui::Button::new("Undo        Ctrl+Z"))
-                    .clicked()
-                {
-                    self.undo();
-                    ui.close();
-                }
-                if ui
-                    .add_enabled(self.doc.can_redo(), egui::Button::new("Redo  Ctrl+Shift+Z"))
-                    .clicked()
-                {
-                    self.redo();
-                    ui.close();
-                }
-                ui.separator();
-                if ui.button("Copy        Ctrl+C").clicked() {
-                    self.copy(&ctx);
-                    ui.close();
-                }
-                if ui.button("Paste       Ctrl+V").clicked() {
-                    self.paste();
-                    ui.close();
-                }
-                if ui.button("Delete      Del").clicked() {
-                    self.delete_selected(&ctx);
-                    ui.close();
-                }
-                ui.separator();
-                if ui
-                    .button("Arrange   L")
-                    .on_hover_text("Lay the graph out in columns, left to right, with no node over another (one undo step)")
-                    .clicked()
-                {
-                    self.arrange();
-                    ui.close();
-                }
-                if ui
-                    .button("Frame selection   G")
-                    .on_hover_text("A titled comment frame around the selected nodes; drag its title bar to move them together, right-click it to rename or delete")
-                    .clicked()
-                {
-                    self.frame_selection(&ctx);
-                    ui.close();
-                }
-                if ui.button("Collapse to subgraph…").clicked() {
-                    self.start_collapse(&ctx);
-                    ui.close();
-                }
-            });
+            ui.menu_button("Edit", |ui| self.edit_menu(ui, &ctx));
             ui.menu_button("View", |ui| {
                 if ui.button("Frame all   F").clicked() {
                     self.canvas.frame_all();
@@ -223,6 +174,58 @@ impl EditorApp {
                 }
             });
         });
+    }
+
+    /// The Edit menu.
+    fn edit_menu(&mut self, ui: &mut Ui, ctx: &egui::Context) {
+        if ui
+            .add_enabled(self.doc.can_undo(), egui::Button::new("Undo        Ctrl+Z"))
+            .clicked()
+        {
+            self.undo();
+            ui.close();
+        }
+        if ui
+            .add_enabled(self.doc.can_redo(), egui::Button::new("Redo  Ctrl+Shift+Z"))
+            .clicked()
+        {
+            self.redo();
+            ui.close();
+        }
+        ui.separator();
+        if ui.button("Copy        Ctrl+C").clicked() {
+            self.copy(ctx);
+            ui.close();
+        }
+        if ui.button("Paste       Ctrl+V").clicked() {
+            self.paste();
+            ui.close();
+        }
+        if ui.button("Delete      Del").clicked() {
+            self.delete_selected(ctx);
+            ui.close();
+        }
+        ui.separator();
+        if ui
+            .button("Arrange   L")
+            .on_hover_text("Lay the graph out in columns, left to right, with no node over another (one undo step)")
+            .clicked()
+        {
+            self.arrange();
+            ui.close();
+        }
+        if ui
+            .button("Frame selection   G")
+            .on_hover_text("A titled comment frame around the selected nodes; drag its title bar to move them together, right-click it to rename or delete")
+            .clicked()
+        {
+            self.frame_selection(ctx);
+            ui.close();
+        }
+        if ui.button("Collapse to subgraph…").clicked() {
+            self.start_collapse(ctx);
+            ui.close();
+        }
     }
 
     /// Help › Keyboard shortcuts.

@@ -401,15 +401,6 @@ impl Canvas {
             }
         }
         self.commit_moves(ui, doc);
-        // The frames' title bars and the minimap take input (and the minimap is drawn) above
-        // the nodes: in a layer of their own over egui-snarl's (which is a sublayer of this
-        // one, named by the canvas id).
-        let sizes = self.node_sizes();
-        let snarl_layer = egui::LayerId::new(ui.layer_id().order, self.id());
-        let over_layer = egui::LayerId::new(ui.layer_id().order, self.id().with("over"));
-        ui.ctx().set_sublayer(snarl_layer, over_layer);
-        let over = ui.new_child(egui::UiBuilder::new().layer_id(over_layer).max_rect(view));
-        frames::interact(&over, doc, self.transform, view, &sizes, self.id());
         self.spots = self.pin_spots();
         if doc.graph().nodes.is_empty() {
             ui.painter().text(
@@ -421,6 +412,22 @@ impl Canvas {
             );
         }
         self.space_menu_ui(ui, doc, view);
+        self.over_nodes_ui(ui, doc, view);
+        self.notice_ui(ui, view);
+    }
+
+    /// What lies over the nodes: the frames' title bars, the minimap; and a node waiting to
+    /// be brought into view.
+    fn over_nodes_ui(&mut self, ui: &mut Ui, doc: &mut Document, view: Rect) {
+        // The frames' title bars and the minimap take input (and the minimap is drawn) above
+        // the nodes: in a layer of their own over egui-snarl's (which is a sublayer of this
+        // one, named by the canvas id).
+        let sizes = self.node_sizes();
+        let snarl_layer = egui::LayerId::new(ui.layer_id().order, self.id());
+        let over_layer = egui::LayerId::new(ui.layer_id().order, self.id().with("over"));
+        ui.ctx().set_sublayer(snarl_layer, over_layer);
+        let over = ui.new_child(egui::UiBuilder::new().layer_id(over_layer).max_rect(view));
+        frames::interact(&over, doc, self.transform, view, &sizes, self.id());
         self.minimap_ui(&over, view);
         if let Some(id) = self.reveal_pending.clone().filter(|_| !self.framing()) {
             if doc.graph().node(&id).is_none() {
@@ -430,7 +437,6 @@ impl Canvas {
                 ui.ctx().request_repaint();
             }
         }
-        self.notice_ui(ui, view);
     }
 
     /// Brings node `id` into view (centred) when it is not wholly on the canvas: the node a
