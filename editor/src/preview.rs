@@ -153,6 +153,12 @@ pub struct Picture {
 }
 
 impl Picture {
+    /// The texture shown, if any.
+    #[must_use]
+    pub fn texture(&self) -> Option<&TextureHandle> {
+        self.texture.as_ref()
+    }
+
     /// Updates the texture when what is shown changed. Returns true when it did.
     pub fn update(
         &mut self,

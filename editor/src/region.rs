@@ -33,6 +33,9 @@ pub struct Region {
     state: Arc<Mutex<State>>,
     cancel: CancelToken,
     picture: Picture,
+    /// The whole-map picture and the part of it (uv) this region is: shown, enlarged, until
+    /// the region's own evaluation arrives.
+    pub placeholder: Option<(egui::TextureHandle, egui::Rect)>,
 }
 
 impl Region {
@@ -128,6 +131,7 @@ impl Region {
             state,
             cancel,
             picture: Picture::default(),
+            placeholder: None,
         })
     }
 
@@ -191,10 +195,19 @@ impl Region {
                 ui.horizontal(|ui| {
                     crate::worker::busy(ui);
                     ui.label(format!(
-                        "Evaluating the region… {:.0} s",
+                        "Evaluating the region… {:.0} s (the preview, enlarged, until then)",
                         self.started.elapsed().as_secs_f32()
                     ));
                 });
+                if let Some((tex, uv)) = &self.placeholder {
+                    let avail = ui.available_size() - egui::Vec2::new(0.0, 20.0);
+                    let aspect = w.width as f32 / w.height.max(1) as f32;
+                    let width = avail.x.min(avail.y * aspect).max(1.0);
+                    ui.add(
+                        egui::Image::new((tex.id(), egui::Vec2::new(width, width / aspect)))
+                            .uv(*uv),
+                    );
+                }
                 ui.ctx()
                     .request_repaint_after(crate::worker::PROGRESS_FRAME);
             }

@@ -875,8 +875,17 @@ fn a_region_preview_is_the_build_there() {
     settle(&mut h);
     h.state_mut().selected = Some(blur.clone());
     h.state_mut().output = 0;
+    settle(&mut h);
     h.state_mut().start_region([0.25, 0.5, 0.375, 0.625]);
     let region = h.state().region.as_ref().expect("a region");
+    // While it evaluates, the whole-map picture stands in for it, enlarged (not a spinner).
+    assert_eq!(
+        region.placeholder.as_ref().map(|(_, uv)| *uv),
+        Some(egui::Rect::from_min_max(
+            egui::pos2(0.25, 0.5),
+            egui::pos2(0.375, 0.625)
+        ))
+    );
     assert!(region.wait(Duration::from_secs(60)), "region evaluated");
     let w = region.window;
     assert_eq!(

@@ -138,7 +138,18 @@ impl EditorApp {
             self.repaint.clone(),
         );
         match made {
-            Ok(r) => self.region = Some(r),
+            Ok(mut r) => {
+                r.placeholder = self.picture.texture().map(|t| {
+                    (
+                        t.clone(),
+                        egui::Rect::from_min_max(
+                            egui::pos2(uv[0], uv[1]),
+                            egui::pos2(uv[2], uv[3]),
+                        ),
+                    )
+                });
+                self.region = Some(r);
+            }
             Err(e) => {
                 self.status = format!("Region: {e}");
                 self.canvas.notify(self.status.clone());
