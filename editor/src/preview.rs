@@ -39,6 +39,34 @@ pub struct Shown {
     pub world: World,
     /// Where its north-west corner lies in the map, in metres (0, 0 for the whole map).
     pub origin_m: [f64; 2],
+    /// The graph's sea level (m), if it floods one: the terrain colours draw water below it.
+    pub sea_m: Option<f32>,
+}
+
+/// The sea level of `graph`'s first node that floods a sea (its declared sea-level parameter),
+/// subgraphs included, with graph parameters applied.
+#[must_use]
+pub fn sea_level(graph: &orogen::Graph) -> Option<f32> {
+    graph.flattened().nodes.iter().find_map(|n| {
+        let param = n.def.spec.traits.sea_level_param?;
+        match n.param(param)? {
+            orogen::node::ParamValue::Float(v) => Some(*v as f32),
+            _ => None,
+        }
+    })
+}
+
+/// Heights in [0, 1] for the terrain colours with the sea level at the ramp's shoreline
+/// (0.30: below it the water colours, above it beach and land), linear on each side.
+fn relative_to_sea(f: &Field, lo: f32, hi: f32, sea: f32) -> Field {
+    const SHORE: f32 = 0.30;
+    f.map(|v| {
+        if v < sea {
+            SHORE * (v - lo) / (sea - lo)
+        } else {
+            SHORE + (1.0 - SHORE) * (v - sea) / (hi - sea)
+        }
+    })
 }
 
 /// Summary statistics of a field.
@@ -93,13 +121,20 @@ pub fn picture(shown: &Shown, look: Look) -> ColorImage {
     let rgb = match shown.kind {
         PortKind::Height => {
             let (lo, hi) = orogen::io::render::display_range(&shown.world);
-            preview_rgb(
-                f,
-                lo,
-                hi,
-                look.colormap,
-                look.hillshade.then_some((f, cell)),
-            )
+            let shade = look.hillshade.then_some((f, cell));
+            match shown
+                .sea_m
+                .filter(|s| look.colormap == Colormap::Terrain && *s > lo && *s < hi)
+            {
+                Some(sea) => preview_rgb(
+                    &relative_to_sea(f, lo, hi, sea),
+                    0.0,
+                    1.0,
+                    look.colormap,
+                    shade,
+                ),
+                None => preview_rgb(f, lo, hi, look.colormap, shade),
+            }
         }
         PortKind::Mask => match shown
             .base
@@ -441,6 +476,49 @@ mod tests {
         assert_eq!(s.bins, vec![1, 1, 1, 1]);
     }
 
+    /// With a sea at 650 m in a −300…2600 m world, the terrain colours draw water below it and
+    /// land above it (the ramp alone put the shoreline at 30% of the range, 570 m).
+    #[test]
+    fn terrain_colours_put_the_water_at_the_graphs_sea_level() {
+        let world = World {
+            size_m: 1000.0,
+            height_min_m: -300.0,
+            height_max_m: 2600.0,
+        };
+        // 600 m (under the sea) on the left, 700 m (land) on the right.
+        let f = Arc::new(Field::from_fn(
+            8,
+            8,
+            |x, _| if x < 4 { 600.0 } else { 700.0 },
+        ));
+        let mut shown = Shown {
+            field: f,
+            kind: PortKind::Height,
+            base: None,
+            world,
+            origin_m: [0.0, 0.0],
+            sea_m: Some(650.0),
+        };
+        let look = Look {
+            hillshade: false,
+            ..Look::default()
+        };
+        let img = picture(&shown, look);
+        let (sea, land) = (img.pixels[9], img.pixels[14]);
+        assert!(
+            sea.b() > sea.g() && sea.b() > sea.r(),
+            "water is blue: {sea:?}"
+        );
+        assert!(land.g() > land.b(), "land is not blue: {land:?}");
+        shown.sea_m = None;
+        let img = picture(&shown, look);
+        let under = img.pixels[9];
+        assert!(
+            under.g() > under.b(),
+            "without the sea level, 600 m is land-coloured: {under:?}"
+        );
+    }
+
     #[test]
     fn masks_overlay_the_terrain() {
         let world = World {
@@ -456,6 +534,7 @@ mod tests {
             base: Some(base),
             world,
             origin_m: [0.0, 0.0],
+            sea_m: None,
         };
         let img = picture(&shown, Look::default());
         let (off, on) = (img.pixels[9], img.pixels[14]);

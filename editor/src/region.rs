@@ -36,6 +36,8 @@ pub struct Region {
     /// The whole-map picture and the part of it (uv) this region is: shown, enlarged, until
     /// the region's own evaluation arrives.
     pub placeholder: Option<(egui::TextureHandle, egui::Rect)>,
+    /// The graph's sea level, for the terrain colours.
+    sea_m: Option<f32>,
 }
 
 impl Region {
@@ -132,6 +134,7 @@ impl Region {
             cancel,
             picture: Picture::default(),
             placeholder: None,
+            sea_m: crate::preview::sea_level(graph),
         })
     }
 
@@ -222,6 +225,7 @@ impl Region {
                     base: None,
                     world: self.world,
                     origin_m: [w.x0 as f64 * cell, w.y0 as f64 * cell],
+                    sea_m: self.sea_m,
                 };
                 self.picture
                     .update(ui.ctx(), (0, self.node.clone(), self.output, look), &shown);

@@ -41,6 +41,9 @@ pub struct Traits {
     pub graph_input: bool,
     /// A colour ramp the editor shows with the parameters.
     pub swatch: Option<Swatch>,
+    /// The parameter that is the sea level (metres) this node floods to: the editor's terrain
+    /// colours draw water below it.
+    pub sea_level_param: Option<&'static str>,
 }
 
 impl Traits {
@@ -50,6 +53,7 @@ impl Traits {
         file_param: None,
         graph_input: false,
         swatch: None,
+        sea_level_param: None,
     };
 }
 

@@ -61,6 +61,10 @@ crate::node! {
             /// Low, gentle shore.
             beach: mask,
         },
+        traits: crate::node::Traits {
+            sea_level_param: Some("level_m"),
+            ..crate::node::Traits::DEFAULT
+        },
     }
 }
 
