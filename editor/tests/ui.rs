@@ -469,28 +469,21 @@ fn the_last_edit_of_each_kind_survives_idleness_and_a_crash() {
     let g = idle_crash_and_restore(&dir, h);
     assert_eq!(alpha(&g), dragged, "the value at the end of the drag");
 
-    // A wire.
+    // A wire (on a new graph: two nodes placed where the test can reach both).
     let dir = temp_dir("recover-wire");
-    let mut h = harness(&dir, Some(repo.join("graphs/island.json")));
-    settle(&mut h);
-    h.state_mut().canvas.reveal("island");
-    h.run_steps(3);
-    let below = h
-        .state()
-        .canvas
-        .node_rect("island")
-        .expect("drawn")
-        .left_bottom();
-    let blur = add_from_menu(&mut h, below + Vec2::new(60.0, 60.0), "blur", "Blur  ·");
-    drag_wire(&mut h, ("island", 0), (&blur, 0));
+    let mut h = harness(&dir, None);
+    let perlin = add_from_menu(&mut h, Pos2::new(450.0, 250.0), "perlin", "Perlin fBm  ·");
+    let blur = add_from_menu(&mut h, Pos2::new(700.0, 250.0), "blur", "Blur  ·");
+    drag_wire(&mut h, (&perlin, 0), (&blur, 0));
     let wired = |g: &orogen::Graph| {
         g.node(&blur)
             .and_then(|n| n.inputs.first().cloned().flatten())
             .map(|r| r.to_string())
     };
-    assert_eq!(wired(h.state().doc.graph()).as_deref(), Some("island.out"));
+    let want = format!("{perlin}.out");
+    assert_eq!(wired(h.state().doc.graph()), Some(want.clone()));
     let g = idle_crash_and_restore(&dir, h);
-    assert_eq!(wired(&g).as_deref(), Some("island.out"));
+    assert_eq!(wired(&g), Some(want));
 
     // A paste.
     let dir = temp_dir("recover-paste");
