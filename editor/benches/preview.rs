@@ -50,6 +50,7 @@ fn latency(c: &mut Criterion) {
                     base: None,
                     world: s.graph.world,
                     origin_m: [0.0, 0.0],
+                    sea_m: None,
                 };
                 let img = picture(&shown, Look::default());
                 total += t.elapsed();
