@@ -1696,3 +1696,52 @@ fn the_flagship_opens_readable_and_the_minimap_moves_the_view() {
     settle(&mut h);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Edit › Arrange in the editor, on every example graph at the sizes it draws: no two node
+/// rectangles overlap afterwards (checked in graph units, whatever part is in view).
+#[test]
+fn arrange_leaves_no_overlaps_in_any_example_graph() {
+    let dir = temp_dir("arrange");
+    let graphs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../graphs");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&graphs)
+        .expect("graphs")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    for file in files {
+        let mut h = harness(&dir, Some(file.clone()));
+        settle(&mut h);
+        h.get_by_label("Edit").click();
+        h.run_steps(2);
+        h.get_by_label("Arrange   L").click();
+        h.run_steps(4);
+        let sizes = h.state().canvas.node_sizes();
+        let g = h.state().doc.graph().clone();
+        assert_eq!(
+            sizes.len(),
+            g.nodes.len(),
+            "{}: every node drawn",
+            file.display()
+        );
+        let rect = |id: &str| {
+            let n = g.node(id).expect("node");
+            egui::Rect::from_min_size(
+                egui::pos2(n.position[0] as f32, n.position[1] as f32),
+                sizes[id],
+            )
+        };
+        for (i, a) in g.nodes.iter().enumerate() {
+            for b in &g.nodes[i + 1..] {
+                assert!(
+                    !rect(&a.id).intersects(rect(&b.id)),
+                    "{}: {} and {} overlap after Arrange",
+                    file.display(),
+                    a.id,
+                    b.id
+                );
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
