@@ -49,6 +49,9 @@ pub struct Snapshot {
     pub latency: Duration,
     /// True when the job was cancelled by a newer one during this pass.
     pub cancelled: bool,
+    /// The graph's sea level, if it floods one (for the terrain colours), found once here
+    /// rather than at every frame that draws the preview.
+    pub sea_m: Option<f32>,
 }
 
 /// Progress of the nodes running now.
@@ -278,6 +281,7 @@ fn run(
                 result,
                 latency: job.sent.elapsed(),
                 cancelled: job.cancel.is_cancelled(),
+                sea_m: crate::preview::sea_level(graph),
             };
             if done.send(snapshot).is_err() {
                 return;

@@ -117,7 +117,7 @@ impl EditorApp {
             base,
             world: s.graph.world,
             origin_m: [0.0, 0.0],
-            sea_m: crate::preview::sea_level(&s.graph),
+            sea_m: s.sea_m,
         })
     }
 
