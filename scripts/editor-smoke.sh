@@ -28,19 +28,19 @@ trap 'rm -rf "$HOME_DIR"' EXIT
 mkdir -p "$(dirname "$SHOT")"
 rm -f "$SHOT"
 [ -n "$LAYOUT" ] && rm -f "$LAYOUT"
-# Screenshots every 2 s until the preview is on screen (or WAIT seconds pass).
+# Screenshots every half second until the preview is on screen (or WAIT seconds pass).
 xvfb-run -a -s "-screen 0 1280x800x24" sh -c "
   '$BIN' --config-dir '$HOME_DIR' ${LAYOUT:+--layout-report '$LAYOUT'} '$GRAPH' >'$HOME_DIR/editor.log' 2>&1 & APP=\$!
-  T=0
-  while [ \$T -lt $WAIT ]; do
-    sleep 2; T=\$((T + 2))
+  HALVES=0
+  while [ \$HALVES -lt \$(( $WAIT * 2 )) ]; do
+    sleep 0.5; HALVES=\$((HALVES + 1))
     import -window root '$SHOT'
     if [ \$(identify -format %k '$SHOT') -ge $MIN_COLOURS ]; then
       [ -z '$LAYOUT' ] && break
       grep -q '\"framed\":true' '$LAYOUT' 2>/dev/null && break
     fi
   done
-  echo \$T > '$HOME_DIR/seconds'
+  echo \$((HALVES / 2)).\$((HALVES % 2 * 5)) > '$HOME_DIR/seconds'
   kill \$APP 2>/dev/null || true
   wait \$APP 2>/dev/null || true
 "

@@ -3,7 +3,9 @@
 # at AVX2 (`simd-max-avx2`) and at baseline x86-64 (`simd-portable`) and runs the pinned
 # hashes of every example and test graph (all node types) and the noise kernels' path test
 # with each. The default build (widest path the CPU has) is checked by `cargo test`.
-# Only the `orogen` crate is rebuilt per variant (its dependencies keep their features).
+# Only the workspace's crates are rebuilt per variant: the editor's library is named beside
+# the engine so that the dependencies are resolved with the features `cargo test --workspace`
+# gave them (the engine alone turns fewer on, and ~40 s of dependencies would be rebuilt).
 #
 # Both variants compile the engine at opt-level 0 (`cargo test` uses 1): the hashes must not
 # depend on the optimiser either (a `max(−0, 0)` once did), and an unoptimised compile of the
@@ -14,6 +16,6 @@ export CARGO_PROFILE_DEV_OPT_LEVEL=0
 for feature in simd-max-avx2 simd-portable; do
   echo "== --features $feature, opt-level 0"
   # One compile of the crate per path: both checks are its unit tests.
-  cargo test -q -p orogen --features "$feature" --lib -- \
+  cargo test -q -p orogen -p orogen-editor --features "orogen/$feature" --lib -- \
     example_graph_outputs_are_pinned_to_the_byte dispatched_kernels_equal_portable_kernels_bit_for_bit
 done

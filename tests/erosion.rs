@@ -679,12 +679,14 @@ fn every_erosion_node_gives_the_same_terrain_at_256_and_1024() {
         );
         assert!(r.ok(), "{} outside tolerance: {r:?}", r.kind);
     }
-    // `detail = native`: the published algorithms run once at each size disagree.
+    // `detail = native`: the published algorithms run once at each size disagree, already
+    // between 256² and 512² (5 of 6 nodes outside the tolerances, 2026-11-26; a cheaper check
+    // than 1024² that still shows the tolerances mean something).
     for id in &erosion {
         g.set_param(id, "detail", ParamValue::Choice(1))
             .expect("native");
     }
-    let native = orogen::parity::compare(&g, path.parent(), 256, 1024, &erosion).expect("parity");
+    let native = orogen::parity::compare(&g, path.parent(), 256, 512, &erosion).expect("parity");
     let off = native.iter().filter(|r| !r.ok()).count();
     println!("native mode: {off} of 6 erosion nodes outside tolerance");
     assert!(

@@ -1389,11 +1389,11 @@ fn a_new_graph_starts_at_the_default_zoom() {
         "Perlin fBm  ·",
     );
     let want = fresh.state().canvas.node_rect(&a).expect("drawn").width();
-    let flagship =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../graphs/alpine_valley.json");
-    let mut h = harness(&dir.join("b"), Some(flagship));
+    // An example that previews quickly: the view is refitted once its first preview arrives.
+    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../graphs/island.json");
+    let mut h = harness(&dir.join("b"), Some(example));
     settle(&mut h);
-    // The user zooms out to see the whole flagship (it opens at a readable zoom).
+    // The user zooms out to see the whole graph (it opens at a readable zoom).
     let centre = h.state().canvas.view().expect("canvas").center();
     h.hover_at(centre);
     h.run_steps(1);
@@ -1417,14 +1417,14 @@ fn a_new_graph_starts_at_the_default_zoom() {
         .width();
     assert!(
         framed < 0.8 * want,
-        "the flagship zoomed out small ({framed} px)"
+        "the graph zoomed out small ({framed} px)"
     );
     h.key_press_modifiers(Modifiers::COMMAND, Key::N);
     h.run_steps(3);
     assert!(h.state().doc.graph().nodes.is_empty(), "a new, empty graph");
     let b = add_from_menu(&mut h, Pos2::new(500.0, 300.0), "perlin", "Perlin fBm  ·");
     let got = h.state().canvas.node_rect(&b).expect("drawn").width();
-    // Before: 27 px (the flagship's zoom kept). The view may then fit the lone node a little
+    // Before: 27 px after the flagship (the old zoom kept). The view may then fit the lone node a little
     // closer, as it does when a graph opens.
     assert!(
         got >= 0.6 * want,
@@ -1710,8 +1710,10 @@ fn arrange_leaves_no_overlaps_in_any_example_graph() {
         .collect();
     files.sort();
     for file in files {
+        // Node bodies have a fixed size whether or not their preview has arrived: no need to
+        // wait for the evaluation.
         let mut h = harness(&dir, Some(file.clone()));
-        settle(&mut h);
+        h.run_steps(3);
         h.get_by_label("Edit").click();
         h.run_steps(2);
         h.get_by_label("Arrange   L").click();
