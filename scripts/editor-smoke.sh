@@ -30,7 +30,7 @@ rm -f "$SHOT"
 [ -n "$LAYOUT" ] && rm -f "$LAYOUT"
 # Screenshots every half second until the preview is on screen (or WAIT seconds pass).
 xvfb-run -a -s "-screen 0 1280x800x24" sh -c "
-  '$BIN' --config-dir '$HOME_DIR' ${LAYOUT:+--layout-report '$LAYOUT'} '$GRAPH' >'$HOME_DIR/editor.log' 2>&1 & APP=\$!
+  '$BIN' --config-dir '$HOME_DIR' --cache '$HOME_DIR/cache' ${LAYOUT:+--layout-report '$LAYOUT'} '$GRAPH' >'$HOME_DIR/editor.log' 2>&1 & APP=\$!
   HALVES=0
   while [ \$HALVES -lt \$(( $WAIT * 2 )) ]; do
     sleep 0.5; HALVES=\$((HALVES + 1))

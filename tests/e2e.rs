@@ -31,7 +31,10 @@ fn load(path: &Path) -> Graph {
 }
 
 fn orogen() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_orogen"))
+    // Hermetic: no reads or writes of the user's disk cache (tests/cache.rs covers it).
+    let mut c = Command::new(env!("CARGO_BIN_EXE_orogen"));
+    c.env("OROGEN_CACHE", "off");
+    c
 }
 
 fn world() -> World {
@@ -327,6 +330,7 @@ fn every_example_graph_builds() {
                 keep_going: false,
                 cancel: CancelToken::new(),
                 progress: None,
+                cache: None,
             },
         )
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -757,6 +761,7 @@ fn import_reads_back_a_built_heightmap() {
                 keep_going: false,
                 cancel: CancelToken::new(),
                 progress: None,
+                cache: None,
             },
         )
         .expect("build");

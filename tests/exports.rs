@@ -356,6 +356,7 @@ fn normal_maps_previews_and_splats_have_the_right_shape() {
             keep_going: false,
             cancel: CancelToken::new(),
             progress: None,
+            cache: None,
         },
     )
     .expect_err("height in splat");

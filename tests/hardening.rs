@@ -9,7 +9,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 fn orogen() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_orogen"))
+    // Hermetic: no reads or writes of the user's disk cache (tests/cache.rs covers it).
+    let mut c = Command::new(env!("CARGO_BIN_EXE_orogen"));
+    c.env("OROGEN_CACHE", "off");
+    c
 }
 
 fn temp(name: &str) -> PathBuf {

@@ -55,13 +55,16 @@ fn run(dir: &Path, args: &[&str]) -> Run {
         let mut c = Command::new(time);
         c.arg("-f").arg("%M").arg("-o").arg(&rss);
         c.arg(env!("CARGO_BIN_EXE_orogen"));
+        c.env("OROGEN_CACHE", "off");
         c
     } else {
         assert!(
             std::env::var_os("CI").is_none(),
             "/usr/bin/time is missing (Debian package `time`): CI must measure peak memory"
         );
-        Command::new(env!("CARGO_BIN_EXE_orogen"))
+        let mut c = Command::new(env!("CARGO_BIN_EXE_orogen"));
+        c.env("OROGEN_CACHE", "off");
+        c
     };
     let start = Instant::now();
     let mut child = cmd

@@ -15,6 +15,7 @@ use std::process::Command;
 
 fn orogen() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_orogen"));
+    c.env("OROGEN_CACHE", "off");
     c.current_dir(repo());
     c
 }

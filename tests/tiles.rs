@@ -228,6 +228,7 @@ fn tiled_normal_maps_equal_the_whole_map_normal_map() {
             keep_going: false,
             cancel: orogen::eval::CancelToken::new(),
             progress: None,
+            cache: None,
         },
     )
     .expect("whole-map build");
@@ -429,6 +430,7 @@ fn a_stopped_tiled_build_resumes_and_gives_the_same_files() {
 
 fn orogen(args: &[&str]) -> (bool, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_orogen"))
+        .env("OROGEN_CACHE", "off")
         .args(args)
         .current_dir(repo())
         .output()

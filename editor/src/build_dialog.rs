@@ -54,6 +54,8 @@ pub struct BuildDialog {
     job: Option<BuildJob>,
     /// The last build's outcome.
     pub result: Option<Result<String, String>>,
+    /// The disk cache builds read and write (the previews' cache).
+    pub cache: Option<Arc<orogen::eval::DiskCache>>,
 }
 
 impl BuildDialog {
@@ -111,6 +113,7 @@ impl BuildDialog {
             stitch: false,
             job: None,
             result: None,
+            cache: None,
         }
     }
 
@@ -175,6 +178,7 @@ impl BuildDialog {
             cancel: cancel.clone(),
             progress: Arc::clone(&progress),
             ctx: ctx.clone(),
+            cache: self.cache.clone(),
         };
         let (tiles, stitch) = (self.tiles, self.stitch);
         let handle = std::thread::Builder::new()
@@ -426,6 +430,7 @@ struct Job {
     cancel: CancelToken,
     progress: Arc<Mutex<BuildProgress>>,
     ctx: egui::Context,
+    cache: Option<Arc<orogen::eval::DiskCache>>,
 }
 
 impl Job {
@@ -460,6 +465,7 @@ impl Job {
         let opts = orogen::tiles::RunOptions {
             cancel: c.clone(),
             progress: None,
+            cache: self.cache.clone(),
         };
         let r = orogen::tiles::run_all(out_dir, &opts, |_, _, _| {
             if let Ok(mut pr) = p.lock() {
@@ -501,6 +507,7 @@ impl Job {
             keep_going: self.keep_going,
             cancel: c.clone(),
             progress: Some(&on_progress),
+            cache: self.cache.clone(),
         };
         let r = orogen::build::build(&self.graph, &opts);
         ctx.request_repaint();

@@ -16,12 +16,18 @@ options:
   --layout-report FILE
                       write the canvas and every node's rectangle on screen (JSON) whenever
                       they change once the graph is framed
+  --cache DIR         the disk cache of node results shared with `orogen build`
+                      (default: $OROGEN_CACHE, else ~/.cache/orogen)
+  --no-cache          neither read nor write the disk cache
   --preview-res N     quick preview resolution (default 256)
   --refine-res N      resolution previews refine to (default 512)
   -h, --help          this text";
 
 fn main() -> ExitCode {
-    let mut options = Options::default();
+    let mut options = Options {
+        cache_dir: orogen::eval::DiskCache::default_dir(),
+        ..Options::default()
+    };
     let mut args = std::env::args_os().skip(1);
     while let Some(a) = args.next() {
         match a.to_str() {
@@ -37,6 +43,11 @@ fn main() -> ExitCode {
                 Some(f) => options.frame_log = Some(PathBuf::from(f)),
                 None => return usage("--frame-log needs a file"),
             },
+            Some("--cache") => match args.next() {
+                Some(d) => options.cache_dir = Some(PathBuf::from(d)),
+                None => return usage("--cache needs a folder"),
+            },
+            Some("--no-cache") => options.cache_dir = None,
             Some("--layout-report") => match args.next() {
                 Some(f) => options.layout_report = Some(PathBuf::from(f)),
                 None => return usage("--layout-report needs a file"),

@@ -14,7 +14,7 @@
 //! Evaluation threads run at nice 19 (`setpriority`, one of the workspace's three `unsafe`
 //! places) so that the UI and the GL driver keep their frames while erosion uses every core.
 
-use orogen::eval::{EvalOptions, EvalResult, Evaluator, ProgressEvent, Targets};
+use orogen::eval::{DiskCache, EvalOptions, EvalResult, Evaluator, ProgressEvent, Targets};
 use orogen::node::CancelToken;
 use orogen::Graph;
 use std::collections::BTreeMap;
@@ -77,14 +77,14 @@ pub struct Worker {
 impl Worker {
     /// Starts the thread. `repaint` is called whenever something new is ready to show.
     #[must_use]
-    pub fn spawn(repaint: Option<egui::Context>) -> Self {
+    pub fn spawn(repaint: Option<egui::Context>, disk: Option<Arc<DiskCache>>) -> Self {
         let (jobs, job_rx) = channel::<Job>();
         let (done_tx, done) = channel();
         let progress = Arc::new(Mutex::new(Progress::default()));
         let shared = Arc::clone(&progress);
         std::thread::Builder::new()
             .name("orogen-eval".into())
-            .spawn(move || run(&job_rx, &done_tx, &shared, repaint.as_ref()))
+            .spawn(move || run(&job_rx, &done_tx, &shared, repaint.as_ref(), disk))
             .map_or_else(
                 |e| eprintln!("cannot start the evaluation thread: {e}"),
                 |_| (),
@@ -208,8 +208,10 @@ fn run(
     done: &Sender<Snapshot>,
     progress: &Mutex<Progress>,
     repaint: Option<&egui::Context>,
+    disk: Option<Arc<DiskCache>>,
 ) {
-    let mut evaluator = Evaluator::with_cache(CACHE_BYTES);
+    let mut evaluator = Evaluator::with_cache(CACHE_BYTES).with_disk(disk.clone());
+    let mut trimmed_after = 0;
     // Evaluation threads yield to the UI thread (and the GL driver's threads): on a machine
     // whose cores are all busy with an erosion, frames still come in time. Thread count and
     // therefore results are unchanged (the engine's output does not depend on them anyway).
@@ -295,6 +297,14 @@ fn run(
             .unwrap_or_else(PoisonError::into_inner)
             .running
             .clear();
+        // The disk cache kept within its limit, once something new was stored.
+        if let Some(d) = &disk {
+            let stored = d.counters.stored.load(std::sync::atomic::Ordering::Relaxed);
+            if stored > trimmed_after {
+                trimmed_after = stored;
+                d.trim(d.limit_bytes);
+            }
+        }
     }
 }
 

@@ -1747,3 +1747,34 @@ fn arrange_leaves_no_overlaps_in_any_example_graph() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The editor shares the disk cache with `orogen build`: after a first session evaluated a
+/// graph, reopening it in a new editor (a restart) takes the costly nodes' previews from the
+/// cache, and the status line says how many.
+#[test]
+fn reopening_a_graph_shows_its_previews_from_the_disk_cache() {
+    let dir = temp_dir("disk-cache");
+    let graph = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../graphs/alpine_valley.json");
+    let options = |sub: &str| Options {
+        config_dir: dir.join(sub),
+        open: Some(graph.clone()),
+        cache_dir: Some(dir.join("cache")),
+        ..Options::default()
+    };
+    let mut first = harness_with(options("a"));
+    settle(&mut first);
+    assert!(
+        !first.state().status.contains("from the disk cache"),
+        "a cold cache: {}",
+        first.state().status
+    );
+    drop(first);
+    let mut second = harness_with(options("b"));
+    settle(&mut second);
+    let status = second.state().status.clone();
+    assert!(
+        status.contains("nodes from the disk cache)"),
+        "reopened: {status}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

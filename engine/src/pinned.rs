@@ -2,11 +2,12 @@
 //! them on each SIMD path by compiling the crate once per path): every output of every
 //! example graph and of the test graphs holding every node type, at 256², hashed.
 
-use crate::eval::{EvalOptions, Evaluator};
+use crate::eval::{DiskCache, EvalOptions, Evaluator};
 use crate::io::graph_file;
 use crate::node::Registry;
 use crate::Graph;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -41,43 +42,36 @@ fn pinned_graphs() -> Vec<PathBuf> {
 /// the `libm` crate, not the C library (glibc picks its code by CPU features).
 #[test]
 fn example_graph_outputs_are_pinned_to_the_byte() {
-    let mut lines = Vec::new();
     // The examples, and the test graphs that hold every erosion, water and colour node: run
     // with `--features simd-max-avx2` or `simd-portable`, this checks that the AVX2 and the
     // baseline code paths give the very bits the widest path gives.
-    for path in pinned_graphs() {
-        let graph = load(&path);
-        let name = path
-            .file_stem()
-            .expect("stem")
-            .to_string_lossy()
-            .into_owned();
-        let res = Evaluator::new()
-            .evaluate(
-                &graph,
-                &EvalOptions {
-                    resolution: Some(256),
-                    base_dir: path.parent(),
-                    ..EvalOptions::default()
-                },
-            )
-            .unwrap_or_else(|d| panic!("{name}: {d:?}"));
-        for (out, r) in &graph.outputs {
-            let f = res
-                .field(&graph, r)
-                .unwrap_or_else(|| panic!("{name}.{out}"));
-            let mut h = blake3::Hasher::new();
-            for v in f.data() {
-                h.update(&v.to_le_bytes());
-            }
-            lines.push(format!("{name} {out} {}", &h.finalize().to_hex()[..32]));
-        }
-    }
-    let text = lines.join("\n") + "\n";
+    let (text, _) = pinned_lines(None);
     let pinned = repo().join("tests/golden/hashes.txt");
     if std::env::var_os("OROGEN_BLESS").is_some() {
         std::fs::write(&pinned, &text).expect("bless");
     }
+    assert_pinned(&text);
+}
+
+/// The pinned outputs through the disk cache: a cold cache (every result written) and then a
+/// warm one (results read back) give the pinned bytes, and the warm run computes nothing.
+#[test]
+fn pinned_outputs_are_the_same_through_the_disk_cache() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut disk = DiskCache::open(dir.path(), u64::MAX).expect("cache");
+    disk.store = crate::eval::disk::Store::All;
+    disk.reserve_bytes = 0;
+    let disk = Arc::new(disk);
+    let (cold, computed) = pinned_lines(Some(Arc::clone(&disk)));
+    assert_pinned(&cold);
+    assert!(computed > 0);
+    let (warm, computed) = pinned_lines(Some(disk));
+    assert_pinned(&warm);
+    assert_eq!(computed, 0, "a warm cache recomputed nodes");
+}
+
+fn assert_pinned(text: &str) {
+    let pinned = repo().join("tests/golden/hashes.txt");
     let want = std::fs::read_to_string(&pinned)
         .expect("tests/golden/hashes.txt (OROGEN_BLESS=1 writes it)");
     let changed: Vec<String> = want
@@ -91,6 +85,43 @@ fn example_graph_outputs_are_pinned_to_the_byte() {
         "outputs changed at 256² (OROGEN_BLESS=1 accepts them):\n{}",
         changed.join("\n")
     );
+}
+
+/// Every pinned output's hash line, and how many nodes were computed (not taken from `disk`).
+fn pinned_lines(disk: Option<Arc<DiskCache>>) -> (String, usize) {
+    let mut lines = Vec::new();
+    let mut computed = 0;
+    for path in pinned_graphs() {
+        let graph = load(&path);
+        let name = path
+            .file_stem()
+            .expect("stem")
+            .to_string_lossy()
+            .into_owned();
+        let res = Evaluator::new()
+            .with_disk(disk.clone())
+            .evaluate(
+                &graph,
+                &EvalOptions {
+                    resolution: Some(256),
+                    base_dir: path.parent(),
+                    ..EvalOptions::default()
+                },
+            )
+            .unwrap_or_else(|d| panic!("{name}: {d:?}"));
+        computed += res.evaluated().len();
+        for (out, r) in &graph.outputs {
+            let f = res
+                .field(&graph, r)
+                .unwrap_or_else(|| panic!("{name}.{out}"));
+            let mut h = blake3::Hasher::new();
+            for v in f.data() {
+                h.update(&v.to_le_bytes());
+            }
+            lines.push(format!("{name} {out} {}", &h.finalize().to_hex()[..32]));
+        }
+    }
+    (lines.join("\n") + "\n", computed)
 }
 
 /// The new-node recipe (ARCHITECTURE.md, "Adding a node") holds for every node type: it is

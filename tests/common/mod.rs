@@ -30,6 +30,7 @@ pub fn build_into(graph: &Graph, dir: &Path, exports: Exports, size: usize) -> B
             keep_going: false,
             cancel: orogen::eval::CancelToken::new(),
             progress: None,
+            cache: None,
         },
     )
     .expect("build")

@@ -6,7 +6,9 @@ use super::{BuildDialog, Document, EditorApp, Pending, Purpose};
 impl EditorApp {
     pub(super) fn open_build_dialog(&mut self) {
         if self.build.is_none() {
-            self.build = Some(BuildDialog::new(self.doc.path()));
+            let mut dialog = BuildDialog::new(self.doc.path());
+            dialog.cache.clone_from(&self.disk);
+            self.build = Some(dialog);
         }
     }
 

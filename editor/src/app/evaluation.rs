@@ -58,11 +58,7 @@ impl EditorApp {
                     self.canvas.refit();
                 }
                 if !s.cancelled {
-                    self.status = format!(
-                        "Preview {}² ready in {:.0} ms.",
-                        s.resolution,
-                        s.latency.as_secs_f64() * 1000.0
-                    );
+                    self.status = preview_status(&s);
                 }
                 self.snapshot = Some(s);
             }
@@ -128,7 +124,22 @@ impl EditorApp {
     pub(super) fn snapshot_in(&mut self, s: Snapshot) {
         let newer = self.is_newer(&s);
         if newer && !s.cancelled {
+            self.status = preview_status(&s);
             self.snapshot = Some(s);
         }
     }
+}
+
+/// The status line for a finished preview: its size, latency and disk cache hits.
+fn preview_status(s: &crate::worker::Snapshot) -> String {
+    format!(
+        "Preview {}² ready in {:.0} ms{}.",
+        s.resolution,
+        s.latency.as_secs_f64() * 1000.0,
+        match s.result.disk_read.len() {
+            0 => String::new(),
+            1 => " (1 node from the disk cache)".to_owned(),
+            n => format!(" ({n} nodes from the disk cache)"),
+        }
+    )
 }

@@ -55,6 +55,9 @@ pub struct Options {
     /// Write the canvas layout (the canvas and every node's rectangle on screen, as JSON)
     /// to this file whenever it changes once the graph is framed (the smoke test reads it).
     pub layout_report: Option<PathBuf>,
+    /// The disk cache previews and builds share with the command line (`None`: none; the
+    /// editor's own start-up passes `DiskCache::default_dir()`).
+    pub cache_dir: Option<PathBuf>,
 }
 
 impl Default for Options {
@@ -67,6 +70,7 @@ impl Default for Options {
             autosave_every: Duration::from_secs(1),
             frame_log: None,
             layout_report: None,
+            cache_dir: None,
         }
     }
 }
@@ -96,6 +100,8 @@ pub struct EditorApp {
     pub doc: Document,
     pub canvas: Canvas,
     worker: Worker,
+    /// The disk cache shared with the command line (previews and builds).
+    disk: Option<Arc<orogen::eval::DiskCache>>,
     gl: Option<Arc<glow::Context>>,
     store: Store,
     options: Options,
@@ -189,6 +195,12 @@ impl EditorApp {
         let panel_width = store.panel_width().unwrap_or(PANEL_WIDTH);
         let autosaver = crate::autosave::Autosaver::new(store.clone(), options.autosave_every);
         let recovery = store.recovery();
+        let disk = options.cache_dir.as_ref().and_then(|dir| {
+            orogen::eval::DiskCache::open(dir, orogen::eval::disk::DEFAULT_LIMIT_BYTES)
+                .map_err(|e| eprintln!("cache folder {}: {e}; previews without it", dir.display()))
+                .ok()
+                .map(std::sync::Arc::new)
+        });
         let frame_log = options.frame_log.as_ref().and_then(|p| {
             std::fs::File::create(p)
                 .map_err(|e| eprintln!("cannot write the frame log {}: {e}", p.display()))
@@ -197,7 +209,8 @@ impl EditorApp {
         let mut app = Self {
             doc: Document::default(),
             canvas: Canvas::default(),
-            worker: Worker::spawn(Some(ctx.clone())),
+            worker: Worker::spawn(Some(ctx.clone()), disk.clone()),
+            disk,
             gl,
             store,
             options: options.clone(),

@@ -199,6 +199,9 @@ pub struct BuildOptions<'a> {
     pub keep_going: bool,
     pub cancel: CancelToken,
     pub progress: Option<&'a (dyn Fn(ProgressEvent) + Sync)>,
+    /// The disk cache results are read from and written to (`None`: none). Outputs are the
+    /// same bytes either way.
+    pub cache: Option<std::sync::Arc<crate::eval::DiskCache>>,
 }
 
 /// The name of the graph copy a build writes next to its outputs.
@@ -274,6 +277,7 @@ pub fn build(graph: &Graph, opts: &BuildOptions) -> Result<BuildReport, BuildErr
     };
     let targets = buildable(graph, &blocked);
     let eval = Evaluator::new()
+        .with_disk(opts.cache.clone())
         .evaluate(
             graph,
             &EvalOptions {
@@ -387,6 +391,12 @@ fn manifest(
             .iter()
             .map(|(k, d)| (k.clone(), (d.as_secs_f64() * 1.0e6).round() / 1.0e3))
             .collect(),
+        cache: opts.cache.as_ref().map(|c| crate::io::manifest::CacheInfo {
+            dir: c.dir().display().to_string(),
+            computed: eval.evaluated().into_iter().map(str::to_owned).collect(),
+            read: eval.disk_read.iter().cloned().collect(),
+            stored: eval.disk_stored.iter().cloned().collect(),
+        }),
     })
 }
 

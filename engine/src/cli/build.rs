@@ -13,12 +13,36 @@ use indicatif::ProgressStyle;
 use orogen::build::build;
 use orogen::build::BuildError;
 use orogen::build::BuildOptions;
+use orogen::eval::DiskCache;
 use orogen::eval::ProgressEvent;
 use orogen::io::graph_file;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::sync::Mutex;
+
+/// Records what this build's keys were made of beside the cache (for the next `--explain`)
+/// and, with `print`, explains this one against the last.
+fn explain_build(
+    cache: &DiskCache,
+    graph_path: &std::path::Path,
+    graph: &orogen::graph::Graph,
+    eval: &orogen::eval::EvalResult,
+    print: bool,
+) {
+    use orogen::io::explain;
+    let path = explain::record_path(cache.dir(), graph_path);
+    let previous = explain::load(&path);
+    let now = explain::record(graph, eval, previous.as_ref());
+    if print {
+        println!("explain ({}):", cache.dir().display());
+        for line in explain::lines(graph, eval, previous.as_ref(), &now) {
+            println!("{line}");
+        }
+    }
+    explain::save(&path, &now);
+}
 
 pub(super) fn report_task(
     task: &str,
@@ -35,15 +59,23 @@ pub(super) fn report_task(
     }
 }
 
-/// `orogen plan` (`run` false) or `orogen build --tiles` (`run` true: the local runner, every
-/// task of the plan in order in this process).
+/// What `run_tiled` does with the plan it writes.
+pub(super) enum Tiled {
+    /// `orogen plan`: only write it.
+    Plan,
+    /// `orogen build --tiles`: the local runner, every task of the plan in order in this
+    /// process, with this disk cache.
+    Run(Option<Arc<DiskCache>>),
+}
+
+/// `orogen plan` or `orogen build --tiles`.
 pub(super) fn run_tiled(
     input: &GraphArgs,
     out: &std::path::Path,
     export_args: &ExportArgs,
     tile_args: &TileArgs,
     req: orogen::tiles::TileRequest,
-    run: bool,
+    run: Tiled,
 ) -> ExitCode {
     use orogen::tiles::Plan;
     let fail = |e: &dyn std::fmt::Display| {
@@ -105,7 +137,7 @@ pub(super) fn run_tiled(
         return ExitCode::from(EXIT_FAILED);
     }
     let tasks = plan.tasks.len();
-    if !run {
+    let Tiled::Run(cache) = run else {
         println!(
             "{}: {tasks} tasks ({}×{} tiles of {} samples{}, then the stitch)",
             out.join(orogen::tiles::PLAN_FILE).display(),
@@ -122,10 +154,11 @@ pub(super) fn run_tiled(
             out.join("slurm/submit.sh").display()
         );
         return ExitCode::SUCCESS;
-    }
+    };
     let opts = orogen::tiles::RunOptions {
         cancel: cancel_on_signal(),
         progress: None,
+        cache,
     };
     let mut done = 0;
     let result = orogen::tiles::run_all(out, &opts, |id, outcome, took| {
@@ -153,6 +186,8 @@ pub(super) fn run_build(
     out: PathBuf,
     export_args: &ExportArgs,
     keep_going: bool,
+    explain: bool,
+    cache: Option<Arc<DiskCache>>,
 ) -> ExitCode {
     let exports = match export_args.exports() {
         Ok(e) => e,
@@ -180,11 +215,17 @@ pub(super) fn run_build(
             keep_going,
             cancel,
             progress: Some(&on_progress),
+            cache: cache.clone(),
         },
     );
     progress.finish();
     match result {
         Ok(report) => {
+            if let Some(c) = &cache {
+                explain_build(c, graph_path, &graph, &report.eval, explain);
+            } else if explain {
+                println!("explain: built without the disk cache (--no-cache or OROGEN_CACHE=off): every node computed");
+            }
             for o in &report.manifest.outputs {
                 println!(
                     "{}  {}×{}  [{:.2}, {:.2}]  {}",

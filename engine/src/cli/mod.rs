@@ -1,11 +1,12 @@
 //! The `orogen` command line: `build`, `plan`, `run-task`, `check`, `stats`, `parity`, `pack`,
-//! `unpack`, `diff`, `nodes`.
+//! `unpack`, `diff`, `nodes`, `cache`.
 //!
 //! Exit codes: 0 success, 1 evaluation failed (some output could not be computed or written),
 //! 2 invalid input (unreadable or invalid graph file, bad arguments).
 
 mod args;
 mod build;
+mod cache;
 mod check;
 mod parity;
 mod share;
@@ -21,6 +22,8 @@ use self::args::{GraphArgs, GraphSource};
 use self::build::report_task;
 use self::build::run_build;
 use self::build::run_tiled;
+use self::build::Tiled;
+use self::cache::{run_cache, CacheArgs, CacheCommand};
 use self::check::check_one;
 use self::parity::run_parity;
 use self::share::run_diff;
@@ -75,8 +78,14 @@ enum Command {
         /// writes every output or nothing.
         #[arg(long)]
         keep_going: bool,
+        /// Say which nodes were computed and why (a parameter changed, old → new; an input
+        /// changed; not stored), which were read from the cache and which were not needed.
+        #[arg(long)]
+        explain: bool,
         #[command(flatten)]
         tiles: TileArgs,
+        #[command(flatten)]
+        cache: CacheArgs,
     },
     /// Plan a tiled build as tasks for a scheduler: writes PLAN/plan.json (the coarse task,
     /// one task per tile, the stitch), the graph copy and Slurm job-array scripts
@@ -99,6 +108,13 @@ enum Command {
         plan: PathBuf,
         /// The task id (see plan.json).
         task: String,
+        #[command(flatten)]
+        cache: CacheArgs,
+    },
+    /// The disk cache of node results: its size, trimming it to its limit, clearing it.
+    Cache {
+        #[command(subcommand)]
+        command: CacheCommand,
     },
     /// Pack a graph, the subgraph files it uses and the images it imports into one
     /// self-contained bundle file (`.orogen`) that builds the same bytes anywhere.
@@ -238,25 +254,14 @@ pub fn main() -> ExitCode {
             ExitCode::from(if ok { 0 } else { EXIT_INVALID })
         }
         Command::Build {
-            mut input,
+            input,
             out,
             exports,
             keep_going,
+            explain,
             tiles,
-        } => {
-            let _bundle = match open_bundle(&mut input.source.graph) {
-                Ok(b) => b,
-                Err(code) => return code,
-            };
-            match tiles.request() {
-                Some(req) => run_tiled(&input, &out, &exports, &tiles, req, true),
-                None if !tiles.stitch.is_empty() => {
-                    eprintln!("error: --stitch needs --tiles or --tile-size");
-                    ExitCode::from(EXIT_INVALID)
-                }
-                None => run_build(&input, out, &exports, keep_going),
-            }
-        }
+            cache,
+        } => build_command(input, out, &exports, keep_going, explain, &tiles, &cache),
         Command::Plan {
             input,
             out,
@@ -264,31 +269,15 @@ pub fn main() -> ExitCode {
             tiles,
         } => {
             if let Some(req) = tiles.request() {
-                run_tiled(&input, &out, &exports, &tiles, req, false)
+                run_tiled(&input, &out, &exports, &tiles, req, Tiled::Plan)
             } else {
                 eprintln!("error: orogen plan needs --tiles AxB or --tile-size SAMPLES");
                 ExitCode::from(EXIT_INVALID)
             }
         }
         Command::Diff { files } => run_diff(&files),
-        Command::RunTask { plan, task } => {
-            let cancel = cancel_on_signal();
-            let opts = orogen::tiles::RunOptions {
-                cancel,
-                progress: None,
-            };
-            let start = std::time::Instant::now();
-            match orogen::tiles::run_task(&plan, &task, &opts) {
-                Ok(outcome) => {
-                    report_task(&task, outcome, start.elapsed());
-                    ExitCode::SUCCESS
-                }
-                Err(e) => {
-                    eprintln!("error: task {task}: {e}");
-                    ExitCode::from(EXIT_FAILED)
-                }
-            }
-        }
+        Command::RunTask { plan, task, cache } => run_task_command(&plan, &task, &cache),
+        Command::Cache { command } => run_cache(&command),
         Command::Stats {
             mut input,
             output,
@@ -309,4 +298,60 @@ pub fn main() -> ExitCode {
             Err(code) => code,
         },
     }
+}
+
+/// `orogen build`: whole map or tiled, with the disk cache.
+fn build_command(
+    mut input: GraphArgs,
+    out: PathBuf,
+    exports: &ExportArgs,
+    keep_going: bool,
+    explain: bool,
+    tiles: &TileArgs,
+    cache: &CacheArgs,
+) -> ExitCode {
+    let _bundle = match open_bundle(&mut input.source.graph) {
+        Ok(b) => b,
+        Err(code) => return code,
+    };
+    let cache = match cache.open() {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let code = match tiles.request() {
+        Some(req) => run_tiled(&input, &out, exports, tiles, req, Tiled::Run(cache.clone())),
+        None if !tiles.stitch.is_empty() => {
+            eprintln!("error: --stitch needs --tiles or --tile-size");
+            ExitCode::from(EXIT_INVALID)
+        }
+        None => run_build(&input, out, exports, keep_going, explain, cache.clone()),
+    };
+    cache::finish(cache.as_ref());
+    code
+}
+
+/// `orogen run-task`, with the disk cache.
+fn run_task_command(plan: &std::path::Path, task: &str, cache: &CacheArgs) -> ExitCode {
+    let cache = match cache.open() {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let opts = orogen::tiles::RunOptions {
+        cancel: cancel_on_signal(),
+        progress: None,
+        cache: cache.clone(),
+    };
+    let start = std::time::Instant::now();
+    let code = match orogen::tiles::run_task(plan, task, &opts) {
+        Ok(outcome) => {
+            report_task(task, outcome, start.elapsed());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: task {task}: {e}");
+            ExitCode::from(EXIT_FAILED)
+        }
+    };
+    cache::finish(cache.as_ref());
+    code
 }

@@ -12,13 +12,24 @@ use crate::node::Window;
 use std::path::Path;
 use std::sync::Arc;
 
+/// What a node's result in a windowed evaluation (a tile) depends on besides the graph.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Tile {
+    /// The part of the grid asked for.
+    pub window: Window,
+    /// The part this node produces and the part it computes on (its consumers' needs).
+    pub span: Option<(Window, Window)>,
+    /// The size of the whole-world evaluation global nodes take their result from.
+    pub coarse: Option<usize>,
+}
+
 pub(super) fn node_key(
     graph: &Graph,
     i: usize,
     resolution: usize,
     base_dir: Option<&Path>,
     keys: &[Option<Key>],
-    window: Option<Window>,
+    tile: Option<Tile>,
 ) -> Key {
     let n = &graph.nodes[i];
     let mut h = blake3::Hasher::new();
@@ -55,11 +66,16 @@ pub(super) fn node_key(
         }
     }
     h.update(&(resolution as u64).to_le_bytes());
-    if let Some(w) = window {
-        // A tile: which part of the grid (a whole-map key has no window, as before).
-        for v in [w.x0, w.y0, w.width, w.height] {
-            h.update(&(v as u64).to_le_bytes());
+    if let Some(t) = tile {
+        // A tile: which part of the grid (a whole-map key has no window, as before), which
+        // part of it this node covers, and the coarse evaluation behind its global nodes.
+        let (out, eval) = t.span.unwrap_or((t.window, t.window));
+        for w in [t.window, out, eval] {
+            for v in [w.x0, w.y0, w.width, w.height] {
+                h.update(&(v as u64).to_le_bytes());
+            }
         }
+        h.update(&(t.coarse.unwrap_or(0) as u64).to_le_bytes());
     }
     h.update(&graph.seed.to_le_bytes());
     for w in [

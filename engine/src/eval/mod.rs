@@ -7,6 +7,7 @@
 //! by key is dirty propagation with no flags to forget.
 
 mod cache;
+pub mod disk;
 mod key;
 pub mod memory;
 mod run;
@@ -14,6 +15,7 @@ mod window;
 
 pub use crate::node::CancelToken;
 pub use cache::Cache;
+pub use disk::DiskCache;
 pub use window::{Coarse, CoarseNode};
 
 use key::node_key;
@@ -138,6 +140,12 @@ pub struct EvalResult {
     /// Highest total size of node results alive at once, in bytes.
     pub peak_live_bytes: usize,
     pub resolution: usize,
+    /// Nodes whose result was read from the disk cache (a subset of the `Cached` ones).
+    pub disk_read: std::collections::BTreeSet<String>,
+    /// Nodes whose result this run wrote to the disk cache.
+    pub disk_stored: std::collections::BTreeSet<String>,
+    /// Nodes whose disk cache entry was damaged (why), recomputed and rewritten.
+    pub disk_damaged: BTreeMap<String, String>,
 }
 
 impl EvalResult {
@@ -255,17 +263,36 @@ fn incomplete_reasons(problems: &[Diagnostic]) -> HashMap<&str, String> {
     incomplete
 }
 
-/// Evaluates graphs, optionally keeping results in a cache across evaluations.
+/// A result found before running a node.
+enum Found {
+    Memory(NodeFields),
+    Disk(NodeFields),
+    /// A disk entry that failed its checks (why): the node runs.
+    Damaged(String),
+    /// Looked up already, not there.
+    Absent,
+}
+
+/// Evaluates graphs, optionally keeping results in a cache across evaluations (in memory)
+/// and across processes (a [`DiskCache`]).
 #[derive(Debug, Default)]
 pub struct Evaluator {
     cache: Option<Cache>,
+    disk: Option<Arc<DiskCache>>,
 }
 
 impl Evaluator {
     /// An evaluator without a cache: every run computes what it needs and frees intermediates.
     #[must_use]
     pub fn new() -> Self {
-        Self { cache: None }
+        Self::default()
+    }
+
+    /// This evaluator reading and writing results in `disk` too (`None`: no disk cache).
+    #[must_use]
+    pub fn with_disk(mut self, disk: Option<Arc<DiskCache>>) -> Self {
+        self.disk = disk;
+        self
     }
 
     /// An evaluator that keeps results across runs, up to `budget_bytes` (least recently used out first).
@@ -273,6 +300,7 @@ impl Evaluator {
     pub fn with_cache(budget_bytes: usize) -> Self {
         Self {
             cache: Some(Cache::new(budget_bytes)),
+            disk: None,
         }
     }
 
@@ -300,7 +328,7 @@ impl Evaluator {
         let resolution = opts.resolution.unwrap_or(graph.resolution);
         let count = graph.nodes.len();
         // Targets and everything they need.
-        let demand = Demand::new(graph, &opts.targets);
+        let mut demand = Demand::new(graph, &opts.targets);
         let full = Window::full(resolution);
         let windowed = opts.window.filter(|w| *w != full);
         let spans: Vec<Option<Span>> = match windowed {
@@ -327,16 +355,20 @@ impl Evaluator {
         let mut keys: Vec<Option<Key>> = vec![None; count];
         for &i in plan.waves.iter().flatten() {
             if demand.needed[i] {
-                keys[i] = Some(node_key(
-                    graph,
-                    i,
-                    resolution,
-                    opts.base_dir,
-                    &keys,
-                    windowed,
-                ));
+                let tile = windowed.map(|w| key::Tile {
+                    window: w,
+                    span: spans[i].map(|sp| (sp.out, sp.eval)),
+                    coarse: opts.coarse.map(|c| c.resolution),
+                });
+                keys[i] = Some(node_key(graph, i, resolution, opts.base_dir, &keys, tile));
             }
         }
+        // Results at hand (in memory or on disk) make what only they read unnecessary.
+        let mut found = if opts.keep_all {
+            HashMap::new()
+        } else {
+            self.prune(graph, &plan, &mut demand, &keys, &incomplete)
+        };
 
         let mut st = Waves {
             result: EvalResult {
@@ -350,7 +382,16 @@ impl Evaluator {
         };
         for wave in &plan.waves {
             let wave: Vec<usize> = wave.iter().copied().filter(|&i| demand.needed[i]).collect();
-            let to_compute = self.settle(graph, &wave, &keys, &incomplete, &demand, opts, &mut st);
+            let to_compute = self.settle(
+                graph,
+                &wave,
+                &keys,
+                &incomplete,
+                &demand,
+                opts,
+                &mut st,
+                &mut found,
+            );
             let computed: Vec<(usize, Result<Vec<Field>, NodeError>, Duration)> = to_compute
                 .par_iter()
                 .map(|&i| {
@@ -404,6 +445,7 @@ impl Evaluator {
         demand: &Demand,
         opts: &EvalOptions,
         st: &mut Waves,
+        found: &mut HashMap<usize, Found>,
     ) -> Vec<usize> {
         let mut to_compute = Vec::new();
         for &i in wave {
@@ -432,11 +474,18 @@ impl Evaluator {
             } else if opts.cancel.is_cancelled() {
                 (NodeStatus::Failed(NodeError::Cancelled), id.clone())
             } else {
-                let hit = self
-                    .cache
-                    .as_mut()
-                    .and_then(|c| c.get(&keys[i].unwrap_or_default()));
-                if let Some(fields) = hit {
+                let hit = match found.remove(&i) {
+                    Some(Found::Absent) => None,
+                    Some(f) => Some(f),
+                    None => self.lookup(keys[i].unwrap_or_default()),
+                };
+                if let Some(Found::Damaged(why)) = &hit {
+                    st.result.disk_damaged.insert(id.clone(), why.clone());
+                }
+                if let Some(Found::Disk(_)) = &hit {
+                    st.result.disk_read.insert(id.clone());
+                }
+                if let Some(Found::Memory(fields) | Found::Disk(fields)) = hit {
                     st.live_bytes += fields.iter().map(|f| f.byte_size()).sum::<usize>();
                     st.live.insert(i, fields);
                     st.result.status.insert(id.clone(), NodeStatus::Cached);
@@ -451,6 +500,65 @@ impl Evaluator {
         to_compute
     }
 
+    /// The result under `key` in memory, else on disk (then kept in memory too).
+    fn lookup(&mut self, key: Key) -> Option<Found> {
+        if let Some(f) = self.cache.as_mut().and_then(|c| c.get(&key)) {
+            return Some(Found::Memory(f));
+        }
+        match self.disk.as_ref()?.get(&key) {
+            Ok(f) => {
+                if let Some(c) = self.cache.as_mut() {
+                    c.insert(key, Arc::clone(&f));
+                }
+                Some(Found::Disk(f))
+            }
+            Err(disk::Miss::Absent) => None,
+            Err(disk::Miss::Damaged(why)) => Some(Found::Damaged(why)),
+        }
+    }
+
+    /// From the targets upstream: a needed node whose result is at hand is taken as it is,
+    /// and what only it read is no longer needed (a build after a late edit reads the
+    /// nearest stored results and nothing behind them). Returns what was found.
+    fn prune(
+        &mut self,
+        graph: &Graph,
+        plan: &crate::graph::Plan,
+        demand: &mut Demand,
+        keys: &[Option<Key>],
+        incomplete: &HashMap<&str, String>,
+    ) -> HashMap<usize, Found> {
+        let count = graph.nodes.len();
+        let mut found = HashMap::new();
+        let mut required = vec![false; count];
+        // Whether node i must run (so its sources are required).
+        let mut runs = vec![false; count];
+        let mut readers: Vec<Vec<usize>> = vec![Vec::new(); count];
+        for (i, srcs) in demand.sources.iter().enumerate() {
+            for &s in srcs {
+                readers[s].push(i);
+            }
+        }
+        for &i in plan.waves.iter().rev().flat_map(|w| w.iter().rev()) {
+            if !demand.needed[i] {
+                continue;
+            }
+            required[i] = demand.target[i] || readers[i].iter().any(|&r| runs[r]);
+            if !required[i] {
+                continue;
+            }
+            if incomplete.contains_key(graph.nodes[i].id.as_str()) {
+                runs[i] = true;
+                continue;
+            }
+            let hit = self.lookup(keys[i].unwrap_or_default());
+            runs[i] = !matches!(hit, Some(Found::Memory(_) | Found::Disk(_)));
+            found.insert(i, hit.unwrap_or(Found::Absent));
+        }
+        demand.restrict(&required);
+        found
+    }
+
     /// The end of a wave: what its nodes computed kept (and cached), or their failure noted.
     fn keep(
         &mut self,
@@ -459,12 +567,32 @@ impl Evaluator {
         keys: &[Option<Key>],
         st: &mut Waves,
     ) {
+        let computed: Vec<(usize, Result<NodeFields, NodeError>, Duration)> = computed
+            .into_iter()
+            .map(|(i, r, dt)| (i, r.map(|f| f.into_iter().map(Arc::new).collect()), dt))
+            .collect();
+        if let Some(disk) = &self.disk {
+            // Entries are compressed and written in parallel; a write that cannot be made
+            // leaves the build as it is (see `disk`).
+            let stored: Vec<usize> = computed
+                .par_iter()
+                .filter_map(|(i, r, dt)| {
+                    let fields = r.as_ref().ok()?;
+                    disk.worth_storing(fields, *dt).then(|| {
+                        disk.put(&keys[*i].unwrap_or_default(), fields);
+                        *i
+                    })
+                })
+                .collect();
+            for i in stored {
+                st.result.disk_stored.insert(graph.nodes[i].id.clone());
+            }
+        }
         for (i, r, dt) in computed {
             let id = graph.nodes[i].id.clone();
             st.result.timings.insert(id.clone(), dt);
             match r {
                 Ok(fields) => {
-                    let fields: NodeFields = fields.into_iter().map(Arc::new).collect();
                     st.live_bytes += fields.iter().map(|f| f.byte_size()).sum::<usize>();
                     if let Some(c) = self.cache.as_mut() {
                         c.insert(keys[i].unwrap_or_default(), Arc::clone(&fields));

@@ -210,4 +210,17 @@ impl Demand {
             consumers,
         }
     }
+
+    /// Only the nodes in `keep` are needed (a subset of those that were); consumers recounted.
+    pub(crate) fn restrict(&mut self, keep: &[bool]) {
+        for (n, k) in self.needed.iter_mut().zip(keep) {
+            *n = *n && *k;
+        }
+        self.consumers.iter_mut().for_each(|c| *c = 0);
+        for i in (0..self.needed.len()).filter(|&i| self.needed[i]) {
+            for &s in &self.sources[i] {
+                self.consumers[s] += 1;
+            }
+        }
+    }
 }

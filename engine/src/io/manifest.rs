@@ -34,6 +34,23 @@ pub struct Manifest {
     pub errors: BTreeMap<String, String>,
     /// Wall time per computed node in milliseconds (varies from run to run).
     pub timings_ms: BTreeMap<String, f64>,
+    /// What the disk cache did in this build (absent when the build ran without one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheInfo>,
+}
+
+/// The disk cache in a build: which nodes were computed, read back, or stored.
+#[derive(Debug, Serialize)]
+pub struct CacheInfo {
+    /// The cache folder.
+    pub dir: String,
+    /// Nodes computed in this build.
+    pub computed: Vec<String>,
+    /// Nodes whose result was read from the cache.
+    pub read: Vec<String>,
+    /// Computed nodes whose result was written to the cache (the others compute faster than
+    /// they would read back).
+    pub stored: Vec<String>,
 }
 
 #[derive(Debug, Serialize)]

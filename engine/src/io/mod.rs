@@ -6,6 +6,7 @@ pub mod bundle;
 pub mod catalogue;
 pub mod coarse_file;
 pub mod diff;
+pub mod explain;
 pub mod graph_file;
 pub mod heightmap;
 pub mod manifest;

@@ -75,6 +75,10 @@ pub enum TaskOutcome {
 pub struct RunOptions<'a> {
     pub cancel: CancelToken,
     pub progress: Option<&'a (dyn Fn(ProgressEvent) + Sync)>,
+    /// The disk cache tiles' node results are read from and written to (under keys that
+    /// name the tile's window and the coarse size), so a re-run after a late edit reuses
+    /// every upstream tile result.
+    pub cache: Option<std::sync::Arc<crate::eval::DiskCache>>,
 }
 
 fn hash_file(path: &Path) -> Option<String> {
@@ -328,6 +332,7 @@ impl Ctx<'_> {
         };
         let base = self.base_dir();
         let eval = Evaluator::new()
+            .with_disk(self.opts.cache.clone())
             .evaluate(
                 self.graph,
                 &EvalOptions {
@@ -551,6 +556,7 @@ impl Ctx<'_> {
             files,
             errors: BTreeMap::new(),
             timings_ms: BTreeMap::new(),
+            cache: None,
         };
         let path = self.dir.join("manifest.json");
         let mut text = serde_json::to_string_pretty(&manifest).map_err(|e| e.to_string())?;
