@@ -44,9 +44,21 @@ impl Coarse {
         targets: &Targets,
         opts: &EvalOptions,
     ) -> Result<Self, String> {
+        Self::evaluate_with(graph, resolution, targets, opts, None)
+    }
+
+    /// [`Coarse::evaluate`] reading and writing node results in a disk cache.
+    pub fn evaluate_with(
+        graph: &Graph,
+        resolution: usize,
+        targets: &Targets,
+        opts: &EvalOptions,
+        disk: Option<std::sync::Arc<super::DiskCache>>,
+    ) -> Result<Self, String> {
         let flat = graph.flattened();
         let graph: &Graph = &flat;
         let res = Evaluator::new()
+            .with_disk(disk)
             .evaluate(
                 graph,
                 &EvalOptions {

@@ -189,11 +189,12 @@ impl Ctx<'_> {
             return Ok(TaskOutcome::AlreadyDone);
         }
         let base = self.base_dir();
-        let coarse = Coarse::evaluate(
+        let coarse = Coarse::evaluate_with(
             self.graph,
             res,
             &Targets::Outputs,
             &self.eval_opts(base.as_deref()),
+            self.opts.cache.clone(),
         )?;
         let path = self.work.join("coarse.bin");
         coarse_file::write(&path, &coarse).map_err(|e| TaskError::io("write", &path, e))?;
