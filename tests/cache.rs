@@ -16,6 +16,16 @@ use std::process::{Command, Output};
 use std::sync::Arc;
 
 const FLAGSHIP: &str = "graphs/alpine_valley.json";
+/// The flagship's erosion run in full at 64² rather than 256² (these tests are about what is
+/// recomputed, not about the terrain; a quarter of the time on a 2-core CI machine).
+const SMALL: [&str; 6] = [
+    "--set",
+    "orogeny.base_resolution=64",
+    "--set",
+    "rain.base_resolution=64",
+    "--set",
+    "scree.base_resolution=64",
+];
 
 fn orogen(args: &[&str]) -> Output {
     let out = Command::new(env!("CARGO_BIN_EXE_orogen"))
@@ -45,6 +55,7 @@ fn build(out: &Path, cache: Option<&Path>, extra: &[&str]) -> (Value, String) {
         "-o",
         out.to_str().expect("utf-8 path"),
     ];
+    args.extend(SMALL);
     let c;
     match cache {
         Some(dir) => {
@@ -280,10 +291,11 @@ fn a_full_disk_refuses_cleanly() {
 
     let script = format!(
         "mkdir -p {dir}/small && mount -t tmpfs -o size=64k tmpfs {dir}/small && \
-         {bin} build {graph} --size 96 --no-preview -o {dir}/out --cache {dir}/small/cache --cache-all",
+         {bin} build {graph} --size 96 --no-preview -o {dir}/out --cache {dir}/small/cache --cache-all {small}",
         dir = tmp.path().display(),
         bin = env!("CARGO_BIN_EXE_orogen"),
         graph = common::repo().join(FLAGSHIP).display(),
+        small = SMALL.join(" "),
     );
     let probe = Command::new("unshare")
         .args(["-rm", "sh", "-c", "mount -t tmpfs -o size=64k tmpfs /mnt"])
@@ -325,6 +337,7 @@ fn two_builds_at_once_share_a_cache() {
                 "--no-preview",
                 "--cache-all",
             ])
+            .args(SMALL)
             .arg("--cache")
             .arg(&cache)
             .arg("-o")
@@ -393,4 +406,46 @@ fn trimming_removes_least_recently_used_entries() {
         "the recently used entry {id} was removed"
     );
     assert_eq!(disk.usage().bytes, size);
+}
+
+/// A tiled build gives the same files cold, warm and without the cache (tiles' node results
+/// are stored under keys that name the window, the node's span and the coarse size).
+#[test]
+fn a_tiled_build_gives_the_same_files_through_the_cache() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let cache = tmp.path().join("cache");
+    let c = cache.to_str().expect("utf-8").to_owned();
+    let files = |out: &str, extra: &[&str]| -> Vec<(String, String)> {
+        let dir = tmp.path().join(out);
+        let d = dir.to_str().expect("utf-8").to_owned();
+        let mut args = vec![
+            "build",
+            "graphs/olsen2004.json",
+            "--size",
+            "512",
+            "--tiles",
+            "2x2",
+            "--no-preview",
+            "-o",
+            &d,
+        ];
+        args.extend(extra);
+        orogen(&args);
+        let m: Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.join("manifest.json")).expect("manifest"),
+        )
+        .expect("json");
+        m["files"]
+            .as_array()
+            .expect("files")
+            .iter()
+            .map(|f| (f["file"].to_string(), f["hash"].to_string()))
+            .collect()
+    };
+    let off = files("off", &["--no-cache"]);
+    assert!(off.len() > 8, "{off:?}");
+    assert_eq!(files("cold", &["--cache", &c, "--cache-all"]), off);
+    let stored = DiskCache::open(&cache, 1 << 30).expect("cache").usage();
+    assert!(stored.entries > 0, "nothing stored");
+    assert_eq!(files("warm", &["--cache", &c, "--cache-all"]), off);
 }

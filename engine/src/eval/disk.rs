@@ -147,6 +147,11 @@ impl DiskCache {
         let path = self.path(key);
         let r = read_entry(&path, key);
         match &r {
+            // The file could not be opened or read (too many open files, an I/O error):
+            // nothing says the entry is bad, so it stays.
+            Err(Miss::Damaged(why)) if why.starts_with("cannot ") => {
+                self.counters.misses.fetch_add(1, Ordering::Relaxed);
+            }
             Ok(_) => {
                 self.counters.hits.fetch_add(1, Ordering::Relaxed);
                 // Least recently used eviction reads modification times; a failure to touch
@@ -183,9 +188,10 @@ impl DiskCache {
         }
     }
 
-    /// Stores `fields` under `key`. Never fails the caller: a write that cannot be made
-    /// (no space, no permission) is counted, its first reason kept, and nothing is left behind.
-    pub fn put(&self, key: &Key, fields: &NodeFields) {
+    /// Stores `fields` under `key`; whether it was written. Never fails the caller: a write
+    /// that cannot be made (no space, no permission) is counted, its first reason kept, and
+    /// nothing is left behind.
+    pub fn put(&self, key: &Key, fields: &NodeFields) -> bool {
         let bytes = encode(key, fields);
         let path = self.path(key);
         if let Err(why) = self.write(&path, &bytes) {
@@ -193,12 +199,13 @@ impl DiskCache {
             if let Ok(mut r) = self.refusal.lock() {
                 r.get_or_insert(why);
             }
-            return;
+            return false;
         }
         self.counters.stored.fetch_add(1, Ordering::Relaxed);
         self.counters
             .stored_bytes
             .fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        true
     }
 
     fn write(&self, path: &Path, bytes: &[u8]) -> Result<(), String> {
@@ -280,9 +287,18 @@ impl DiskCache {
         removed
     }
 
-    /// Removes every entry (of every version) and temporary file.
+    /// Removes every entry (of every version), temporary file and `--explain` record.
     pub fn clear(&self) -> (usize, u64) {
         let mut removed = (0, 0);
+        if let Ok(records) = std::fs::read_dir(self.dir.join("builds")) {
+            for r in records.flatten() {
+                let bytes = r.metadata().map_or(0, |m| m.len());
+                if std::fs::remove_file(r.path()).is_ok() {
+                    removed.0 += 1;
+                    removed.1 += bytes;
+                }
+            }
+        }
         for f in self.files() {
             if std::fs::remove_file(&f.path).is_ok() {
                 removed.0 += 1;
@@ -485,11 +501,15 @@ fn decode(bytes: &[u8], key: &Key) -> Result<NodeFields, Miss> {
     let mut expected: u64 = 0;
     for _ in 0..count {
         let (w, h, ch) = (c.u32("shapes")?, c.u32("shapes")?, c.u32("shapes")?);
-        let n = u64::from(w) * u64::from(h) * u64::from(ch);
-        if ch == 0 || n == 0 {
+        let n = u64::from(w)
+            .checked_mul(u64::from(h))
+            .and_then(|n| n.checked_mul(u64::from(ch)))
+            .and_then(|n| n.checked_mul(4))
+            .filter(|&n| n > 0 && n <= MAX_RAW_BYTES);
+        let Some(n) = n else {
             return bad(format!("a field of {w}×{h}×{ch} samples"));
-        }
-        expected = expected.saturating_add(n * 4);
+        };
+        expected = expected.saturating_add(n);
         shapes.push((w as usize, h as usize, ch as usize));
     }
     let raw_len = c.u64("lengths")?;
@@ -504,6 +524,12 @@ fn decode(bytes: &[u8], key: &Key) -> Result<NodeFields, Miss> {
         return bad(format!(
             "truncated or extended: {} compressed bytes, the header says {packed_len}",
             bytes.len() - c.at
+        ));
+    }
+    // LZ4 expands at most 255-fold: a larger claim is damage, not a reason to allocate.
+    if raw_len > packed_len.saturating_mul(255).saturating_add(64) {
+        return bad(format!(
+            "{raw_len} bytes of samples from {packed_len} compressed"
         ));
     }
     let mut planes = vec![0u8; raw_len as usize];

@@ -12,6 +12,12 @@ use crate::node::Window;
 use std::path::Path;
 use std::sync::Arc;
 
+/// Where a graph's references resolve and what they may reach.
+pub(super) struct Scope<'a> {
+    pub base_dir: Option<&'a Path>,
+    pub allow_outside: &'a [std::path::PathBuf],
+}
+
 /// What a node's result in a windowed evaluation (a tile) depends on besides the graph.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Tile {
@@ -23,20 +29,47 @@ pub(super) struct Tile {
     pub coarse: Option<usize>,
 }
 
+/// What identifies the engine's outputs beyond each node's version: the crate version and
+/// the pinned hashes of every example output (`tests/golden/hashes.txt`, which a change of
+/// any output must re-bless), so disk cache entries written by another build of the engine
+/// whose outputs differ are never read.
+fn engine_id() -> &'static [u8; 32] {
+    static ID: std::sync::OnceLock<[u8; 32]> = std::sync::OnceLock::new();
+    ID.get_or_init(|| {
+        let mut h = blake3::Hasher::new();
+        h.update(env!("CARGO_PKG_VERSION").as_bytes());
+        h.update(include_bytes!("../../../tests/golden/hashes.txt"));
+        *h.finalize().as_bytes()
+    })
+}
+
 pub(super) fn node_key(
     graph: &Graph,
     i: usize,
     resolution: usize,
-    base_dir: Option<&Path>,
+    scope: &Scope,
     keys: &[Option<Key>],
     tile: Option<Tile>,
 ) -> Key {
     let n = &graph.nodes[i];
     let mut h = blake3::Hasher::new();
+    h.update(engine_id());
     let spec = &n.def.spec;
     h.update(&(spec.id.len() as u64).to_le_bytes());
     h.update(spec.id.as_bytes());
     h.update(&spec.version.to_le_bytes());
+    // The output ports' kinds: a bypassed node's unwired colour output (3 channels) and
+    // height output (1) must not share a key.
+    for o in spec.outputs {
+        h.update(&[o.kind as u8]);
+    }
+    // What files may be read decides whether a node refuses or reads: a result computed with
+    // `--allow-outside` must not serve a build without it.
+    for p in scope.allow_outside {
+        h.update(p.as_os_str().as_encoded_bytes());
+        h.update(&[0]);
+    }
+    let base_dir = scope.base_dir;
     for v in &n.params {
         v.hash_into(&mut h);
     }

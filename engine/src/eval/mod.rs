@@ -263,6 +263,35 @@ fn incomplete_reasons(problems: &[Diagnostic]) -> HashMap<&str, String> {
     incomplete
 }
 
+/// Every needed node's key, in topological order (a tile's keys also name its window, the
+/// node's span and the coarse size).
+fn needed_keys(
+    graph: &Graph,
+    plan: &crate::graph::Plan,
+    demand: &Demand,
+    resolution: usize,
+    opts: &EvalOptions,
+    windowed: Option<Window>,
+    spans: &[Option<Span>],
+) -> Vec<Option<Key>> {
+    let scope = key::Scope {
+        base_dir: opts.base_dir,
+        allow_outside: opts.allow_outside,
+    };
+    let mut keys: Vec<Option<Key>> = vec![None; graph.nodes.len()];
+    for &i in plan.waves.iter().flatten() {
+        if demand.needed[i] {
+            let tile = windowed.map(|w| key::Tile {
+                window: w,
+                span: spans[i].map(|sp| (sp.out, sp.eval)),
+                coarse: opts.coarse.map(|c| c.resolution),
+            });
+            keys[i] = Some(node_key(graph, i, resolution, &scope, &keys, tile));
+        }
+    }
+    keys
+}
+
 /// A result found before running a node.
 enum Found {
     Memory(NodeFields),
@@ -351,19 +380,12 @@ impl Evaluator {
             ],
         };
 
-        // Keys in topological order.
-        let mut keys: Vec<Option<Key>> = vec![None; count];
-        for &i in plan.waves.iter().flatten() {
-            if demand.needed[i] {
-                let tile = windowed.map(|w| key::Tile {
-                    window: w,
-                    span: spans[i].map(|sp| (sp.out, sp.eval)),
-                    coarse: opts.coarse.map(|c| c.resolution),
-                });
-                keys[i] = Some(node_key(graph, i, resolution, opts.base_dir, &keys, tile));
-            }
-        }
-        // Results at hand (in memory or on disk) make what only they read unnecessary.
+        let keys = needed_keys(graph, &plan, &demand, resolution, opts, windowed, &spans);
+        // Results at hand (in memory or on disk) make what only they read unnecessary; the
+        // keys of every node the targets depend on are reported all the same.
+        let all_keys: BTreeMap<String, Key> = (0..count)
+            .filter_map(|i| Some((graph.nodes[i].id.clone(), keys[i]?)))
+            .collect();
         let mut found = if opts.keep_all {
             HashMap::new()
         } else {
@@ -373,6 +395,7 @@ impl Evaluator {
         let mut st = Waves {
             result: EvalResult {
                 resolution,
+                keys: all_keys,
                 ..EvalResult::default()
             },
             live: HashMap::new(),
@@ -477,7 +500,10 @@ impl Evaluator {
                 let hit = match found.remove(&i) {
                     Some(Found::Absent) => None,
                     Some(f) => Some(f),
-                    None => self.lookup(keys[i].unwrap_or_default()),
+                    None => self.lookup(
+                        keys[i].unwrap_or_default(),
+                        graph.nodes[i].def.spec.outputs.len(),
+                    ),
                 };
                 if let Some(Found::Damaged(why)) = &hit {
                     st.result.disk_damaged.insert(id.clone(), why.clone());
@@ -500,12 +526,17 @@ impl Evaluator {
         to_compute
     }
 
-    /// The result under `key` in memory, else on disk (then kept in memory too).
-    fn lookup(&mut self, key: Key) -> Option<Found> {
+    /// The result under `key` in memory, else on disk (then kept in memory too); a disk entry
+    /// without the node's `outputs` fields is not its result.
+    fn lookup(&mut self, key: Key, outputs: usize) -> Option<Found> {
         if let Some(f) = self.cache.as_mut().and_then(|c| c.get(&key)) {
             return Some(Found::Memory(f));
         }
         match self.disk.as_ref()?.get(&key) {
+            Ok(f) if f.len() != outputs => Some(Found::Damaged(format!(
+                "{} fields for {outputs} outputs",
+                f.len()
+            ))),
             Ok(f) => {
                 if let Some(c) = self.cache.as_mut() {
                     c.insert(key, Arc::clone(&f));
@@ -551,7 +582,8 @@ impl Evaluator {
                 runs[i] = true;
                 continue;
             }
-            let hit = self.lookup(keys[i].unwrap_or_default());
+            let outputs = graph.nodes[i].def.spec.outputs.len();
+            let hit = self.lookup(keys[i].unwrap_or_default(), outputs);
             runs[i] = !matches!(hit, Some(Found::Memory(_) | Found::Disk(_)));
             found.insert(i, hit.unwrap_or(Found::Absent));
         }
@@ -578,10 +610,9 @@ impl Evaluator {
                 .par_iter()
                 .filter_map(|(i, r, dt)| {
                     let fields = r.as_ref().ok()?;
-                    disk.worth_storing(fields, *dt).then(|| {
-                        disk.put(&keys[*i].unwrap_or_default(), fields);
-                        *i
-                    })
+                    (disk.worth_storing(fields, *dt)
+                        && disk.put(&keys[*i].unwrap_or_default(), fields))
+                    .then_some(*i)
                 })
                 .collect();
             for i in stored {

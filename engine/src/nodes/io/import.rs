@@ -89,6 +89,21 @@ impl Node for Import {
             }) {
                 key.extend_from_slice(&t.as_nanos().to_le_bytes());
             }
+            // A copy that kept the old modification time (`cp -p`, `rsync -t`, tar) is still
+            // a new file: its inode and change time are new (results now outlive the process
+            // in the disk cache).
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::MetadataExt;
+                for v in [
+                    meta.dev(),
+                    meta.ino(),
+                    meta.ctime() as u64,
+                    meta.ctime_nsec() as u64,
+                ] {
+                    key.extend_from_slice(&v.to_le_bytes());
+                }
+            }
         }
         key
     }
