@@ -956,10 +956,10 @@ fn deposit_masks_previews_predict_builds() {
             .expect("param");
     }
     let grid = rows(&g);
-    // Since thermal erosion refines once at the build's resolution, its slopes settle at the
-    // build's own cells and even the grid-cell scree mask agrees better (2.2% → 1.5%); the
-    // scaled one stays within 1%, 1.5× closer at least.
-    for (node, bound, factor) in [("scree", 0.01, 1.5), ("slopes", 0.035, 2.5)] {
+    // Since thermal erosion relaxes the build's own detail at its cells (a multigrid cycle at
+    // the build's resolution), even the grid-cell masks agree better (scree 2.2% → 1.5% →
+    // 1.08%, slopes 5.4% measured); the scaled ones stay within 1% and 3.5%, and closer.
+    for (node, bound, factor) in [("scree", 0.01, 1.1), ("slopes", 0.035, 1.8)] {
         let (a, b) = (find(&scaled, node, "out"), find(&grid, node, "out"));
         println!(
             "{node}: over 30 m {:.4} vs over the cells {:.4}",

@@ -31,7 +31,7 @@
 
 use super::change_masks;
 use crate::field::Field;
-use crate::node::{EvalCtx, InputPorts, Inputs, Node, NodeDecl, NodeError, OutputPorts};
+use crate::node::{EvalCtx, InputPorts, Inputs, Node, NodeError, OutputPorts};
 use std::sync::Arc;
 
 crate::choice_enum! {
@@ -79,7 +79,7 @@ pub fn levels(base: usize, target: usize) -> Vec<usize> {
 
 /// A context like `ctx` at another resolution, reporting progress into `[from, to]` of the
 /// node's whole run.
-fn at_level<'a>(
+pub(super) fn at_level<'a>(
     ctx: &'a EvalCtx<'a>,
     resolution: usize,
     report: &'a (dyn Fn(f32) + Sync),
@@ -123,13 +123,6 @@ fn inputs_at(
         .collect()
 }
 
-/// A node's evaluation at its context's resolution (the erosion nodes' `native`).
-pub type Native<N> = for<'i> fn(
-    &EvalCtx,
-    <N as NodeDecl>::In<'i>,
-    &<N as NodeDecl>::Params,
-) -> Result<<N as NodeDecl>::Out, NodeError>;
-
 /// An erosion node's coarse-to-fine evaluation, declared once per node: its resolution
 /// parameters, how the levels follow each other, how a finer level's parameters differ, how
 /// its extra outputs are carried. Its `eval` is then [`evaluate`].
@@ -149,85 +142,66 @@ pub trait Multiscale: Node {
     /// The parameters of a level finer than the base (`previous`: the previous level's
     /// resolution).
     fn refine(p: &Self::Params, previous: usize) -> Self::Params;
+    /// How a refinement's drift (its change averaged over the previous level's cells minus
+    /// that level's change) is taken out again (see the module doc): smoothed across a jump
+    /// of 4× or more by a Gaussian of this σ, in the previous level's cells.
+    const DRIFT_SMOOTHING: f64 = 0.5;
+    /// A refinement level's run, with `refine`'s parameters: `coarse` is what the coarser
+    /// levels changed, on this level's grid. By default [`Multiscale::native`].
+    fn refined(
+        ctx: &EvalCtx,
+        inputs: Self::In<'_>,
+        p: &Self::Params,
+        coarse: &Field,
+    ) -> Result<Self::Out, NodeError> {
+        let _ = coarse;
+        Self::native(ctx, inputs, p)
+    }
 }
 
-/// A [`Multiscale`] node's evaluation by its `detail` parameter ([`by_detail`]).
+/// A [`Multiscale`] node's evaluation by its `detail` parameter: [`Multiscale::native`]
+/// once at the context's resolution, or — consistent — [`run`].
 pub fn evaluate<N: Multiscale>(
     ctx: &EvalCtx,
     inputs: N::In<'_>,
     p: &N::Params,
 ) -> Result<N::Out, NodeError> {
     let (detail, base) = N::resolution(p);
-    by_detail::<N>(
-        ctx,
-        inputs,
-        p,
-        (detail, base, N::SCHEDULE),
-        N::native,
-        N::refine,
-        N::EXTRA,
-    )
-}
-
-/// An erosion node's evaluation by its `detail` parameter (with its `base_resolution`):
-/// `native` once at the context's resolution, or — consistent — [`run`] with `refine(p, r)` as
-/// the parameters of each finer level (`r`: the previous level's resolution).
-fn by_detail<N: Node>(
-    ctx: &EvalCtx,
-    inputs: N::In<'_>,
-    p: &N::Params,
-    (detail, base, schedule): (Detail, usize, Schedule),
-    native: Native<N>,
-    refine: impl Fn(&N::Params, usize) -> N::Params,
-    extra: &[Extra],
-) -> Result<N::Out, NodeError> {
     match detail {
-        Detail::Native => native(ctx, inputs, p),
+        Detail::Native => N::native(ctx, inputs, p),
         Detail::Consistent => {
-            let fields = run::<N>(
-                ctx,
-                inputs.raw(),
-                p,
-                (base, schedule),
-                native,
-                &refine,
-                extra,
-            )?;
+            let fields = run::<N>(ctx, inputs.raw(), p, base)?;
             N::Out::from_fields(fields)
                 .ok_or_else(|| NodeError::Failed("internal error: missing output".into()))
         }
     }
 }
 
-/// `native` on positional inputs, its outputs in port order.
-fn native_fields<N: Node>(
-    native: Native<N>,
+/// [`Multiscale::native`] on positional inputs, its outputs in port order.
+fn native_fields<N: Multiscale>(
     ctx: &EvalCtx,
     inputs: &Inputs,
     p: &N::Params,
 ) -> Result<Vec<Field>, NodeError> {
-    Ok(native(ctx, N::In::read(inputs)?, p)?.into_fields())
+    Ok(N::native(ctx, N::In::read(inputs)?, p)?.into_fields())
 }
 
-/// Runs a node coarse to fine (see the module doc). `native` is the node's own evaluation at
-/// its context's resolution; `refine` its parameters for a refinement level; `extra` how
-/// each output after the height is made.
-fn run<N: Node>(
+/// Runs a node coarse to fine (see the module doc): [`Multiscale::native`] at the base,
+/// [`Multiscale::refined`] with [`Multiscale::refine`]'s parameters at each finer level.
+fn run<N: Multiscale>(
     ctx: &EvalCtx,
     inputs: &Inputs,
     p: &N::Params,
-    (base, schedule): (usize, Schedule),
-    native: Native<N>,
-    refine: &impl Fn(&N::Params, usize) -> N::Params,
-    extra: &[Extra],
+    base: usize,
 ) -> Result<Vec<Field>, NodeError> {
+    let extra = N::EXTRA;
     let input = inputs.required(0)?;
     let target = ctx.resolution;
     let base = base.max(2);
     if target == base {
-        return native_fields::<N>(native, ctx, inputs, p);
+        return native_fields::<N>(ctx, inputs, p);
     }
-    let plan = match schedule {
+    let plan = match N::SCHEDULE {
         Schedule::Doubling => levels(base, target),
         Schedule::Direct => vec![base, target],
     };
@@ -260,7 +234,7 @@ fn run<N: Node>(
             spec: inputs.spec,
             fields: &fields,
         };
-        last = native_fields::<N>(native, &lctx, &li, p)?;
+        last = native_fields::<N>(&lctx, &li, p)?;
         delta = Field::zip_map(&last[0], &z0, |e, z| e - z);
         done += w0;
     }
@@ -282,7 +256,15 @@ fn run<N: Node>(
             .cloned()
             .flatten()
             .ok_or(NodeError::MissingInput("in"))?;
-        let start = Field::zip_map(&z, &delta.resample(next, next), |z, d| z + d);
+        // Brought up across a jump of 4× or more (a direct refinement), bilinear filtering
+        // leaves a crease along every coarse cell edge, which a refinement that only deposits
+        // there (a valley floor) keeps as a grid of squares: a cubic has none.
+        let coarse = if next >= 4 * res {
+            delta.resample_cubic(next, next)
+        } else {
+            delta.resample(next, next)
+        };
+        let start = Field::zip_map(&z, &coarse, |z, d| z + d);
         fields[0] = Some(Arc::new(start.clone()));
         let (wk, dk) = (weights[k] / total, done);
         let report = move |f: f32| ctx.report(dk + wk * f);
@@ -291,7 +273,7 @@ fn run<N: Node>(
             spec: inputs.spec,
             fields: &fields,
         };
-        last = native_fields::<N>(native, &lctx, &li, &refine(p, res))?;
+        last = N::refined(&lctx, N::In::read(&li)?, &N::refine(p, res), &coarse)?.into_fields();
         // Keep the refinement's detail, not its drift: whatever moved the change's means over
         // the previous level's cells away from that level's change is taken out again (the
         // difference averaged down to those cells, and back up), so this level's change
@@ -301,11 +283,12 @@ fn run<N: Node>(
         // The drift, brought up bilinearly, has a crease along every coarse cell edge. Across
         // a jump of 4× or more (a direct refinement) the creases are several cells apart and a
         // strong drift (a refinement depositing a valley floor) would leave blocks of the
-        // coarse grid behind: a Gaussian of half a coarse cell smooths them (mean-preserving).
+        // coarse grid behind: a Gaussian of half a coarse cell (the node's DRIFT_SMOOTHING)
+        // smooths them (mean-preserving).
         // A doubling's creases are two cells apart and stay as they are.
         let drift = drift.resample(next, next);
         let drift = if next >= 4 * res {
-            crate::field::blur::gaussian(&drift, 0.5 * next as f64 / res as f64)
+            crate::field::blur::gaussian(&drift, N::DRIFT_SMOOTHING * next as f64 / res as f64)
         } else {
             drift
         };

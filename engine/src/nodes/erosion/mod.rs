@@ -12,11 +12,13 @@
 //! # Resolution
 //! Every node runs through [`levels`]: in the default `detail = consistent` it runs in full at
 //! its base resolution and a finer build refines. Droplets and thermal erosion refine once, at
-//! the build's resolution (`Schedule::Direct`): their refinement is local (droplets run at most
-//! 64 base cells, the talus rule settles within its iterations), so one run adds every band
-//! below the base's cells, as the literal algorithm would at that size, and the drift across
-//! that jump is smoothed over half a base cell so no base cells show. The others refine at every
-//! doubling (`Schedule::Doubling`): their reach is global (drainage areas).
+//! the build's resolution (`Schedule::Direct`): their refinement is local, so one run adds every
+//! band below the base's cells, as the literal algorithm would at that size. Droplets run at
+//! most 64 of the build's cells and lay the coarse levels' deposits down again (their drift
+//! across the jump smoothed over half a base cell so no base cells show); thermal relaxes
+//! at a quarter and half of the build's resolution first (a multigrid cycle) and keeps its
+//! whole change (the talus angle is a state in degrees). The others refine at every doubling
+//! (`Schedule::Doubling`): their reach is global (drainage areas).
 //!
 //! # Layout
 //! One file per node, each saying how it is computed. Here: the shared neighbourhood and the

@@ -29,7 +29,7 @@ crate::params! {
         talus_deg: f64 = float(35.0, [10.0, 60.0], [0.0, 89.0], "°"),
         /// Erosion magnitude c in (0, 1]: the fraction of the excess drop moved per iteration (Olsen 2004's c), moved in sub-steps of at most 1/8 so that simultaneous updates never overshoot.
         strength: f64 = float(0.5, [0.1, 1.0], [0.0, 1.0], ""),
-        /// Number of iterations (at the base resolution, and again at the build's resolution in consistent mode, where they settle the build's own detail).
+        /// Number of iterations (at the base resolution, and again at a quarter, half and all of the build's resolution in consistent mode, where they settle the build's own detail).
         iterations: u32 = int(50, [1, 500], [0, 100_000], ""),
         /// classic (Olsen 2004: all steeper neighbours, in proportion) or olsen (only the steepest neighbour).
         variant: Variant = choice(Variant::Classic),
@@ -50,8 +50,9 @@ crate::node! {
     /// cells update together (two parallel passes) in sub-steps of at most c = 1/8 (a larger
     /// simultaneous step overshoots and leaves ripples on every talus slope); material is
     /// conserved, nothing leaves the map. Resolution: by default (detail = consistent) the rule
-    /// runs in full at base_resolution (256²) and finer builds add only detail below those cells,
-    /// so previews and builds show the same terrain; detail = native runs it once at the resolution
+    /// runs in full at base_resolution (256²) and a finer build relaxes its own detail again at a
+    /// quarter, half and all of its resolution (the same iterations each), so previews and
+    /// builds show the same terrain with talus slopes at the build's cells; detail = native runs it once at the resolution
     /// being built (Olsen's literal rule: its iterations count cells). Outputs the eroded height, a
     /// deposition mask (where material accumulated, 1 at the largest deposit) and an erosion mask
     /// (where it was shed, 1 at the largest loss).
@@ -486,12 +487,65 @@ impl levels::Multiscale for Thermal {
         native(ctx, inputs, p)
     }
 
-    /// Refinement, once at the target: the talus rule again with as many iterations
-    /// (relaxation is local: the build's own detail settles within them). Refined at every
-    /// doubling instead, the intermediate levels' drift corrections held the fine band to
-    /// 0.42× native's on the flagship (docs/perf-log.md).
+    /// Refinement, once at the target: the talus rule again with as many iterations.
     fn refine(p: &ThermalParams, _previous: usize) -> ThermalParams {
         p.clone()
+    }
+
+    /// The talus rule relaxes towards a state in degrees (slopes at the talus angle), and
+    /// taking its drift out puts back, as a smooth field, the material the relaxation moved
+    /// downhill across the base's cells: smoothed over half a base cell, that steepened the
+    /// flagship's slopes it had relaxed (p90 43° at 2048²); kept whole, the change averaged
+    /// down drifted from the preview's (amount 1.21 on graphs/olsen2004.json). Over 1.5
+    /// base cells: p90 35° at 1024², 2048² and 4096², amount 1.13 (docs/perf-log.md).
+    const DRIFT_SMOOTHING: f64 = 1.5;
+
+    /// The refinement relaxes the start at a quarter and half of the target's resolution
+    /// first (each time with the node's iterations, its change brought up by a cubic), then
+    /// at the target: `iterations` relax about √iterations cells, so each grid settles the
+    /// slopes a few of its cells long and the next finer one starts from them (a multigrid
+    /// cycle). Relaxed at the target alone, slopes longer than that stayed above the talus
+    /// (the flagship's p90 48.6° at 4096² after 80 iterations, 40.2° after 240).
+    fn refined(
+        ctx: &EvalCtx,
+        inputs: ThermalIn,
+        p: &ThermalParams,
+        _coarse: &Field,
+    ) -> Result<ThermalOut, NodeError> {
+        let map = inputs.r#in.width();
+        let mut start = inputs.r#in.clone();
+        let base = p.base_resolution as usize;
+        for div in [4, 2] {
+            let r = map / div;
+            if r <= base || !map.is_multiple_of(div) {
+                continue;
+            }
+            let report = |_f: f32| {};
+            let lctx = levels::at_level(ctx, r, &report);
+            let s = start.resample_area(r, r);
+            let relaxed = native(
+                &lctx,
+                ThermalIn {
+                    r#in: &s,
+                    raw: inputs.raw,
+                },
+                p,
+            )?;
+            let change = Field::zip_map(&relaxed.out, &s, |a, b| a - b).resample_cubic(map, map);
+            start = Field::zip_map(&start, &change, |a, c| a + c);
+        }
+        let mut out = native(
+            ctx,
+            ThermalIn {
+                r#in: &start,
+                raw: inputs.raw,
+            },
+            p,
+        )?;
+        let (wear, deposit) = super::change_masks(inputs.r#in, &out.out);
+        out.erosion = wear;
+        out.deposition = deposit;
+        Ok(out)
     }
 }
 

@@ -35,11 +35,12 @@
 //!   4 as in the seed) ends with its load still suspended, as in the seed, and that load is
 //!   reported (`suspended`), so conservation is checked to the last grain.
 
+mod refine;
 mod tiles;
 
 use tiles::{run_tiled, spawn, Tiling};
 
-use super::levels::{self, Detail, Extra};
+use super::levels::{self, Detail};
 use crate::field::Field;
 use crate::node::{splitmix64, EvalCtx, Node, NodeError};
 
@@ -188,10 +189,13 @@ struct View<'a> {
     /// (what lands on the border ring leaves the map). A droplet outside it that would
     /// deposit is parked instead.
     fillable: (i32, i32, i32, i32),
+    /// Per cell of the whole map, the share of its erosion a droplet standing on it may
+    /// take (empty: all of it); see [`erode_where`].
+    allow: &'a [f32],
 }
 
 impl<'a> View<'a> {
-    fn new(data: &'a mut [f32], rect: Rect, map: usize) -> Self {
+    fn new(data: &'a mut [f32], rect: Rect, map: usize, allow: &'a [f32]) -> Self {
         let Rect { x0, y0, x1, y1 } = rect;
         // The bilinear cell needs x and x + 1; the brush x − 1 ..= x + 2, clipped at the map edge.
         let lo = |a: usize| if a == 0 { 0 } else { a as i32 + 1 };
@@ -209,6 +213,17 @@ impl<'a> View<'a> {
             erodable: (elo(x0), elo(y0), ehi(x1), ehi(y1)),
             fillable: (flo(x0), flo(y0), fhi(x1), fhi(y1)),
             map: map as i32,
+            allow,
+        }
+    }
+
+    /// The share of its erosion a droplet standing on cell `(x, y)` may take.
+    #[inline]
+    fn allowed(&self, x: i32, y: i32) -> f32 {
+        if self.allow.is_empty() {
+            1.0
+        } else {
+            self.allow[y as usize * self.map as usize + x as usize]
         }
     }
 
@@ -518,7 +533,7 @@ fn advance(
         dh += ds;
         d.s -= ds;
     } else {
-        let ds = (-ds * k.kr).min(dh * 0.99);
+        let ds = (-ds * k.kr).min(dh * 0.99) * view.allowed(xi, yi);
         let ds = view.erode(xi, yi, fx, fy, ds);
         dh -= ds;
         d.s += ds;
@@ -544,6 +559,31 @@ pub fn erode(
     cancelled: &(dyn Fn() -> bool + Sync),
     progress: &dyn Fn(f32),
 ) -> Result<Report, NodeError> {
+    erode_where(
+        heights,
+        (&[], &[]),
+        map,
+        count,
+        seed,
+        k,
+        cancelled,
+        progress,
+    )
+}
+
+/// [`erode`] where a droplet standing on cell `i` takes only `allow[i]` (in [0, 1]) of the
+/// erosion E-DOG's rule gives it (`allow` empty: all of it); deposition is unchanged.
+#[expect(clippy::too_many_arguments)]
+fn erode_where(
+    heights: &mut [f32],
+    (allow, load): (&[f32], &[f32]),
+    map: usize,
+    count: u64,
+    seed: u64,
+    k: &Settings,
+    cancelled: &(dyn Fn() -> bool + Sync),
+    progress: &dyn Fn(f32),
+) -> Result<Report, NodeError> {
     let mut report = Report::default();
     if map < 2 || count == 0 {
         return Ok(report);
@@ -558,7 +598,15 @@ pub fn erode(
     let mut start = 0u64;
     while start < count {
         let end = (start + round).min(count);
-        let mut parked: Vec<Drop> = (start..end).map(|i| spawn(seed, i, map)).collect();
+        let mut parked: Vec<Drop> = (start..end)
+            .map(|i| {
+                let mut d = spawn(seed, i, map);
+                if let Some(&s) = load.get(d.yi as usize * map + d.xi as usize) {
+                    d.s = s;
+                }
+                d
+            })
+            .collect();
         // Two tiled passes: the droplets parked by the first go on in the shifted grid.
         for (pass, grid) in grids.iter().enumerate() {
             let phase = |colour: usize| {
@@ -567,6 +615,7 @@ pub fn erode(
             };
             parked = run_tiled(
                 heights,
+                allow,
                 map,
                 grid,
                 &parked,
@@ -584,7 +633,7 @@ pub fn erode(
             x1: map,
             y1: map,
         };
-        let mut view = View::new(heights, whole, map);
+        let mut view = View::new(heights, whole, map, allow);
         // (`advance` samples the droplet's cell afresh, so the map having changed since it
         // was parked needs nothing more.)
         run_all(
@@ -608,9 +657,6 @@ pub fn erode(
     Ok(report)
 }
 
-/// How far a refinement droplet runs, in cells of the base grid.
-const REFINE_PATH_CELLS: f64 = 64.0;
-
 crate::node! {
     /// Particle erosion after E-DOG 2011 ("Water erosion on heightmap terrain"): droplets start on
     /// random cells and run downhill along the gradient with inertia Ki; carry capacity q =
@@ -628,7 +674,8 @@ crate::node! {
     /// default (detail = consistent) the process runs in full at base_resolution (256²), where
     /// every parameter means what it does in E-DOG 2011, and a finer build adds only detail below
     /// those cells (one refinement at the build's resolution: as many droplets per cell, each
-    /// running at most 64 base cells, its drift over the base's cells taken out), so a preview and
+    /// running at most 64 of its cells, eroding only where the base eroded and carrying the
+    /// base's deposits to lay them down again, its drift over the base's cells taken out), so a preview and
     /// a build show the same terrain (orogen parity); detail = native runs it once at the
     /// resolution being built.
     pub struct Droplet {
@@ -666,42 +713,19 @@ impl Node for Droplet {
     }
 }
 
-impl levels::Multiscale for Droplet {
-    const SCHEDULE: levels::Schedule = levels::Schedule::Direct;
-    const EXTRA: &'static [Extra] = &[Extra::Wear, Extra::Deposit];
-
-    fn resolution(p: &DropletParams) -> (levels::Detail, usize) {
-        (p.detail, p.base_resolution as usize)
-    }
-
-    fn native(
-        ctx: &EvalCtx,
-        inputs: DropletIn,
-        p: &DropletParams,
-    ) -> Result<DropletOut, NodeError> {
-        native(ctx, inputs, p)
-    }
-
-    /// Refinement, once at the target: the base's droplets per cell at full strength, each
-    /// running at most REFINE_PATH_CELLS of the base's cells. The base run already carved
-    /// the valleys longer than that; what a refinement droplet adds is the gullies between
-    /// them and the fill of the floors below. A longer path adds mostly large-scale change,
-    /// which the drift correction takes out again, and costs the serial finish of droplets
-    /// leaving their tile; a much shorter one never reaches a valley floor loaded (measured
-    /// in docs/perf-log.md: fine-band power 0.86× native on graphs/droplets.json at 2048²
-    /// in 15.9 s against native's 22.9 s; 0.16× with a quarter of the droplets per doubling).
-    fn refine(p: &DropletParams, previous: usize) -> DropletParams {
-        DropletParams {
-            path_limit: REFINE_PATH_CELLS / previous.max(1) as f64,
-            ..p.clone()
-        }
-    }
-}
-
 /// The process run once at the context's resolution (`detail = native`, and each level of
 /// the consistent mode).
 fn native(ctx: &EvalCtx, inputs: DropletIn, p: &DropletParams) -> Result<DropletOut, NodeError> {
-    let src = inputs.r#in;
+    run(ctx, inputs.r#in, p, (&[], &[]))
+}
+
+/// [`native`] with [`erode_where`]'s `allow`.
+fn run(
+    ctx: &EvalCtx,
+    src: &Field,
+    p: &DropletParams,
+    guide: (&[f32], &[f32]),
+) -> Result<DropletOut, NodeError> {
     if src.width() != src.height() {
         return Err(NodeError::Failed(
             "droplet erosion needs a square map".into(),
@@ -722,8 +746,9 @@ fn native(ctx: &EvalCtx, inputs: DropletIn, p: &DropletParams) -> Result<Droplet
     };
     let count = (p.density * (map * map) as f64).round() as u64;
     let cancel = ctx.cancel;
-    erode(
+    erode_where(
         &mut h,
+        guide,
         map,
         count,
         ctx.rng_seed(p.seed),

@@ -120,6 +120,7 @@ pub(super) fn spawn(seed: u64, i: u64, map: usize) -> Drop {
 #[expect(clippy::too_many_arguments)]
 pub(super) fn run_tiled(
     heights: &mut [f32],
+    allow: &[f32],
     map: usize,
     grid: &Tiling,
     drops: &[Drop],
@@ -146,7 +147,7 @@ pub(super) fn run_tiled(
                 for y in r.y0..r.y1 {
                     local.extend_from_slice(&heights[y * map + r.x0..y * map + r.x1]);
                 }
-                let mut view = View::new(&mut local, r, map);
+                let mut view = View::new(&mut local, r, map, allow);
                 let (mut park, mut tally) = (Vec::new(), Report::default());
                 let drops = buckets[j].iter().copied();
                 run_all(

@@ -1,0 +1,90 @@
+//! How droplet erosion refines a coarse-to-fine build (see `levels`): short droplets at the
+//! build's resolution that erode only where the coarse levels eroded and lay their deposits
+//! down again.
+
+use super::{native, run, Droplet, DropletIn, DropletOut, DropletParams};
+use crate::field::Field;
+use crate::node::{EvalCtx, NodeError};
+use crate::nodes::erosion::levels::{self, Extra};
+
+/// How far a refinement droplet runs, in cells of the grid it runs on.
+const REFINE_PATH_CELLS: f64 = 64.0;
+
+impl levels::Multiscale for Droplet {
+    const SCHEDULE: levels::Schedule = levels::Schedule::Direct;
+    const EXTRA: &'static [Extra] = &[Extra::Wear, Extra::Deposit];
+
+    fn resolution(p: &DropletParams) -> (levels::Detail, usize) {
+        (p.detail, p.base_resolution as usize)
+    }
+
+    fn native(
+        ctx: &EvalCtx,
+        inputs: DropletIn,
+        p: &DropletParams,
+    ) -> Result<DropletOut, NodeError> {
+        native(ctx, inputs, p)
+    }
+
+    /// Refinement, once at the target: the base's droplets per cell at full strength (their
+    /// path limit is set in `refined`, which knows the target).
+    fn refine(p: &DropletParams, _previous: usize) -> DropletParams {
+        p.clone()
+    }
+
+    /// The refinement's droplets run at most [`REFINE_PATH_CELLS`] of the target's cells:
+    /// E-DOG's rule works in cell units, so a droplet of 64 cells carves at 4096² the
+    /// gullies one of 64 cells carves at 256², 16× smaller (fine-band power 1.10× native's
+    /// on graphs/droplets.json at 2048²; at 4096² the cost is 49 steps per droplet against
+    /// 550 with paths of 64 base cells: docs/perf-log.md). Droplets that short start
+    /// unloaded wherever they are, so on a valley floor the coarser levels filled they
+    /// would cut gullies, where native droplets arriving loaded fill it. Hence, with the
+    /// coarser levels' change smoothed over a base cell:
+    /// - where it is a deposit, a droplet takes none of the erosion E-DOG's rule gives it
+    ///   (ramping to all where it is a loss), and
+    /// - that deposit is taken off the start and carried by the droplets starting there
+    ///   (each its share), so the refinement lays it down again: into the pits and along
+    ///   the floor, where droplets slow down, as native droplets do.
+    fn refined(
+        ctx: &EvalCtx,
+        inputs: DropletIn,
+        p: &DropletParams,
+        coarse: &Field,
+    ) -> Result<DropletOut, NodeError> {
+        let map = inputs.r#in.width().max(1);
+        let p = DropletParams {
+            path_limit: REFINE_PATH_CELLS / map as f64,
+            ..p.clone()
+        };
+        // Ramp from all (the coarse levels lowered the cell) to none (they raised it by
+        // min_slope of a base cell or more).
+        let jump = map as f64 / f64::from(p.base_resolution.max(1));
+        let ramp = (p.min_slope * ctx.cell_size_m() * jump).max(1e-6) as f32;
+        let smooth = crate::field::blur::gaussian(coarse, jump);
+        let allow: Vec<f32> = smooth
+            .data()
+            .iter()
+            .map(|&d| (1.0 - d / ramp).clamp(0.0, 1.0))
+            .collect();
+        // The deposit per droplet starting on a cell, in cell units.
+        let cell = ctx.cell_size_m() as f32;
+        let per = 1.0 / (p.density.max(1e-9) as f32 * cell);
+        let load: Vec<f32> = smooth
+            .data()
+            .iter()
+            .zip(&allow)
+            .map(|(&s, &a)| (1.0 - a) * s.max(0.0) * per)
+            .collect();
+        let data: Vec<f32> = inputs
+            .r#in
+            .data()
+            .iter()
+            .zip(smooth.data())
+            .zip(&allow)
+            .map(|((&z, &s), &a)| z - (1.0 - a) * s.max(0.0))
+            .collect();
+        let start =
+            Field::from_vec(map, map, data).ok_or_else(|| NodeError::Failed("size".into()))?;
+        run(ctx, &start, &p, (&allow, &load))
+    }
+}
