@@ -385,55 +385,33 @@ impl Field {
         if self.channels > 1 {
             return self.per_plane(|p| p.resample_cubic(width, height));
         }
-        // (The image crate's Catmull-Rom clamps f32 samples to [0, 1].)
-        // Per output index along one axis: the first of four input indices and their weights.
-        let axis = |from: usize, to: usize| -> Vec<([usize; 4], [f32; 4])> {
+        // (The image crate's Catmull-Rom clamps f32 samples to [0, 1].) Per output index along
+        // one axis: the four taps around it, those beyond the edge folded onto the edge cell.
+        let axis = |from: usize, to: usize| -> Vec<(usize, Vec<f32>)> {
             let scale = from as f64 / to as f64;
             (0..to)
                 .map(|o| {
                     let f = (o as f64 + 0.5) * scale - 0.5;
-                    let i = f.floor();
-                    let t = (f - i) as f32;
-                    let idx = std::array::from_fn(|k| {
-                        (i as isize + k as isize - 1).clamp(0, from as isize - 1) as usize
-                    });
+                    let i = f.floor() as isize;
+                    let t = (f - i as f64) as f32;
                     let (t2, t3) = (t * t, t * t * t);
-                    let w = [
+                    let taps = [
                         0.5 * (-t3 + 2.0 * t2 - t),
                         0.5 * (3.0 * t3 - 5.0 * t2 + 2.0),
                         0.5 * (-3.0 * t3 + 4.0 * t2 + t),
                         0.5 * (t3 - t2),
                     ];
-                    (idx, w)
+                    let at = |k: isize| (i + k - 1).clamp(0, from as isize - 1) as usize;
+                    let first = at(0);
+                    let mut w = vec![0.0f32; at(3) - first + 1];
+                    for (k, tap) in taps.iter().enumerate() {
+                        w[at(k as isize) - first] += tap;
+                    }
+                    (first, w)
                 })
                 .collect()
         };
-        let (ax, ay) = (axis(self.width, width), axis(self.height, height));
-        let mut tmp = vec![0.0f32; width * self.height];
-        tmp.par_chunks_mut(width)
-            .zip(self.data.par_chunks(self.width))
-            .for_each(|(out, row)| {
-                for (o, (idx, w)) in out.iter_mut().zip(&ax) {
-                    *o = (0..4).map(|k| w[k] * row[idx[k]]).sum();
-                }
-            });
-        let mut data = vec![0.0f32; width * height];
-        data.par_chunks_mut(width)
-            .zip(ay.par_iter())
-            .for_each(|(out, (idx, w))| {
-                for k in 0..4 {
-                    let row = &tmp[idx[k] * width..(idx[k] + 1) * width];
-                    for (o, v) in out.iter_mut().zip(row) {
-                        *o += w[k] * v;
-                    }
-                }
-            });
-        Field {
-            width,
-            height,
-            channels: 1,
-            data,
-        }
+        self.separable(&axis(self.width, width), &axis(self.height, height))
     }
 
     /// The part `(x0, y0, width, height)` of this field resampled bilinearly to an `n × n`
@@ -497,18 +475,24 @@ impl Field {
                 })
                 .collect()
         };
-        let (ax, ay) = (axis(self.width, width), axis(self.height, height));
-        // Horizontal pass, then vertical.
+        self.separable(&axis(self.width, width), &axis(self.height, height))
+    }
+
+    /// A separable resampling: each output cell of a row is the weighted sum of the inputs
+    /// `(first, weights)` names along x, then each output row the weighted sum of those rows
+    /// along y (rows in parallel).
+    fn separable(&self, ax: &[(usize, Vec<f32>)], ay: &[(usize, Vec<f32>)]) -> Field {
+        let (width, height) = (ax.len(), ay.len());
         let mut tmp = vec![0.0f32; width * self.height];
-        tmp.par_chunks_mut(width)
-            .zip(self.data.par_chunks(self.width))
+        tmp.par_chunks_mut(width.max(1))
+            .zip(self.data.par_chunks(self.width.max(1)))
             .for_each(|(out, row)| {
-                for (o, (first, w)) in out.iter_mut().zip(&ax) {
+                for (o, (first, w)) in out.iter_mut().zip(ax) {
                     *o = w.iter().zip(&row[*first..]).map(|(w, v)| w * v).sum();
                 }
             });
         let mut data = vec![0.0f32; width * height];
-        data.par_chunks_mut(width)
+        data.par_chunks_mut(width.max(1))
             .zip(ay.par_iter())
             .for_each(|(out, (first, w))| {
                 for (k, wk) in w.iter().enumerate() {
@@ -607,6 +591,24 @@ mod tests {
     }
 
     use super::*;
+
+    /// The cubic keeps a constant everywhere (the edges included) and goes through a linear
+    /// ramp away from the edges (Catmull-Rom reproduces linear functions).
+    #[test]
+    fn cubic_resampling_keeps_constants_and_ramps() {
+        let c = Field::filled(5, 7, 3.5).resample_cubic(40, 56);
+        assert!(c.data().iter().all(|&v| (v - 3.5).abs() < 1e-5));
+        let ramp = Field::from_fn(16, 16, |x, y| 2.0 * x as f32 - y as f32);
+        let up = ramp.resample_cubic(128, 128);
+        for y in 16..112 {
+            for x in 16..112 {
+                // Output cell centre (x + 0.5) / 8 − 0.5 in input cells.
+                let (fx, fy) = ((x as f32 + 0.5) / 8.0 - 0.5, (y as f32 + 0.5) / 8.0 - 0.5);
+                let want = 2.0 * fx - fy;
+                assert!((up.data()[y * 128 + x] - want).abs() < 1e-4, "({x}, {y})");
+            }
+        }
+    }
 
     #[test]
     fn from_fn_is_row_major() {

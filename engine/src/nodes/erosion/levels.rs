@@ -12,8 +12,9 @@
 //!    exactly what a preview there sees); `e₀` = the node on `z₀`; the change `Δ₀ = e₀ − z₀`.
 //! 2. At each finer level (the base × 2, × 4, … and finally the target size; or, for a node
 //!    whose refinement is local ([`Schedule::Direct`]: droplets), the target size alone): the input
-//!    brought to that grid plus the previous level's change upsampled (bilinear) is the
-//!    terrain the coarser levels made, with the input's own finer detail; the node runs on it
+//!    brought to that grid plus the previous level's change upsampled (bilinear; cubic across a
+//!    jump of 4× or more, which has no crease along the coarse cells) is the terrain the coarser
+//!    levels made, with the input's own finer detail; the node runs on it
 //!    again with its *refinement* work (a fraction of its iterations, steps or droplets), and
 //!    of what that run changes only the part finer than the previous level's cells is kept:
 //!    its drift — how far the change averaged over the previous level's cells has moved from
@@ -133,7 +134,7 @@ pub trait Multiscale: Node {
     const EXTRA: &'static [Extra];
     /// The node's `detail` and `base_resolution` parameters.
     fn resolution(p: &Self::Params) -> (Detail, usize);
-    /// The literal algorithm at the context's resolution (`detail = native`, and each level).
+    /// The literal algorithm at the context's resolution (`detail = native`, and the base level).
     fn native(
         ctx: &EvalCtx,
         inputs: Self::In<'_>,
@@ -283,7 +284,7 @@ fn run<N: Multiscale>(
         // The drift, brought up bilinearly, has a crease along every coarse cell edge. Across
         // a jump of 4× or more (a direct refinement) the creases are several cells apart and a
         // strong drift (a refinement depositing a valley floor) would leave blocks of the
-        // coarse grid behind: a Gaussian of half a coarse cell (the node's DRIFT_SMOOTHING)
+        // coarse grid behind: a Gaussian of DRIFT_SMOOTHING coarse cells (½ by default)
         // smooths them (mean-preserving).
         // A doubling's creases are two cells apart and stay as they are.
         let drift = drift.resample(next, next);

@@ -16,8 +16,8 @@
 //! band below the base's cells, as the literal algorithm would at that size. Droplets run at
 //! most 64 of the build's cells and lay the coarse levels' deposits down again (their drift
 //! across the jump smoothed over half a base cell so no base cells show); thermal relaxes
-//! at a quarter and half of the build's resolution first (a multigrid cycle) and keeps its
-//! whole change (the talus angle is a state in degrees). The others refine at every doubling
+//! at a quarter and half of the build's resolution first (a multigrid cycle), its drift
+//! smoothed over 1.5 base cells (taken out sharper, it steepens the slopes just relaxed). The others refine at every doubling
 //! (`Schedule::Doubling`): their reach is global (drainage areas).
 //!
 //! # Layout

@@ -29,13 +29,13 @@ crate::params! {
         talus_deg: f64 = float(35.0, [10.0, 60.0], [0.0, 89.0], "°"),
         /// Erosion magnitude c in (0, 1]: the fraction of the excess drop moved per iteration (Olsen 2004's c), moved in sub-steps of at most 1/8 so that simultaneous updates never overshoot.
         strength: f64 = float(0.5, [0.1, 1.0], [0.0, 1.0], ""),
-        /// Number of iterations (at the base resolution, and again at a quarter, half and all of the build's resolution in consistent mode, where they settle the build's own detail).
+        /// Number of iterations (at the base resolution, and again, in consistent mode, at a quarter and half of the build's resolution where those are finer than the base, and at the build's resolution, where they settle the build's own detail).
         iterations: u32 = int(50, [1, 500], [0, 100_000], ""),
         /// classic (Olsen 2004: all steeper neighbours, in proportion) or olsen (only the steepest neighbour).
         variant: Variant = choice(Variant::Classic),
         /// consistent: the same terrain at every resolution — the process runs in full at base_resolution and a finer build only adds detail below that grid's cells (a preview at the base resolution is a build's first level). native: Olsen 2004's rule run once at the resolution being built (iterations count cells, so the result depends on the resolution).
         detail: Detail = choice(Detail::Consistent) as "Resolution handling",
-        /// Samples per side of the grid the process runs on in full (consistent only). A finer build refines from it once, at its own resolution; coarser previews average it.
+        /// Samples per side of the grid the process runs on in full (consistent only). A finer build refines from it at its own resolution (through a quarter and half of it); coarser previews average it.
         base_resolution: u32 = int(256, [64, 1024], [16, 8192], "") if detail in ["consistent"],
     }
 }
@@ -51,7 +51,8 @@ crate::node! {
     /// simultaneous step overshoots and leaves ripples on every talus slope); material is
     /// conserved, nothing leaves the map. Resolution: by default (detail = consistent) the rule
     /// runs in full at base_resolution (256²) and a finer build relaxes its own detail again at a
-    /// quarter, half and all of its resolution (the same iterations each), so previews and
+    /// quarter and half of its resolution (where finer than the base) and at all of it (the same
+    /// iterations each), so previews and
     /// builds show the same terrain with talus slopes at the build's cells; detail = native runs it once at the resolution
     /// being built (Olsen's literal rule: its iterations count cells). Outputs the eroded height, a
     /// deposition mask (where material accumulated, 1 at the largest deposit) and an erosion mask
@@ -60,7 +61,7 @@ crate::node! {
         id: "thermal_erosion",
         label: "Thermal erosion",
         category: Erosion,
-        version: 4,
+        version: 5,
         params: ThermalParams,
         inputs: ThermalIn {
             /// Terrain to erode.
@@ -464,7 +465,8 @@ fn receive_run(
 impl Node for Thermal {
     // The two height buffers, the outflows (share, total; Olsen: direction), + 4 for the
     // coarse-to-fine levels at the target size.
-    const SCRATCH_FIELDS: u32 = 5 + 4;
+    // + 2 for the multigrid's start and change at the target, + 1 for the coarse change.
+    const SCRATCH_FIELDS: u32 = 5 + 4 + 3;
 
     fn eval(ctx: &EvalCtx, inputs: ThermalIn, p: &ThermalParams) -> Result<ThermalOut, NodeError> {
         levels::evaluate::<Self>(ctx, inputs, p)

@@ -44,7 +44,7 @@ crate::node! {
         id: "sky_view",
         label: "Sky view (ambient occlusion)",
         category: Mask,
-        version: 1,
+        version: 2,
         params: SkyViewParams,
         inputs: SkyViewIn {
             /// Terrain.

@@ -68,7 +68,7 @@ crate::params! {
         path_limit: f64 = float(4.0, [0.25, 8.0], [0.001, 64.0], "map sides") as "Path limit",
         /// consistent: the same terrain at every resolution — the process runs in full at base_resolution and a finer build only adds detail below that grid's cells (a preview at the base resolution is a build's first level). native: E-DOG 2011's droplets run once at the resolution being built (a droplet's path and brush are in cells, so the result depends on the resolution).
         detail: Detail = choice(Detail::Consistent) as "Resolution handling",
-        /// Samples per side of the grid the process runs on in full (consistent only). A finer build refines from it once, at its own resolution: as many droplets per cell as the base, each running at most 64 of the base's cells (the base already routed the water farther), their drift over the base's cells taken out; coarser previews average it.
+        /// Samples per side of the grid the process runs on in full (consistent only). A finer build refines from it once, at its own resolution: as many droplets per cell as the base, each running at most 64 of the build's cells (the base already routed the water farther), eroding only where the base eroded and carrying the base's deposits to lay them down again, their drift over the base's cells taken out; coarser previews average it.
         base_resolution: u32 = int(256, [64, 1024], [16, 8192], "") if detail in ["consistent"],
     }
 }
@@ -682,7 +682,7 @@ crate::node! {
         id: "droplet_erosion",
         label: "Hydraulic erosion (droplets)",
         category: Erosion,
-        version: 3,
+        version: 4,
         params: DropletParams,
         inputs: DropletIn {
             /// Terrain to erode.
@@ -706,20 +706,22 @@ crate::node! {
 impl Node for Droplet {
     /// Measured: 1.3 fields of scratch at 1024² (peak RSS, docs/reliability.md), rounded up.
     // + 4 for the coarse-to-fine levels at the target size (start, change, drift, delta).
-    const SCRATCH_FIELDS: u32 = 2 + 4;
+    // + 4 for the refinement's smoothed change, erosion share, loads and start, + 1 for the
+    // coarse change kept beside them.
+    const SCRATCH_FIELDS: u32 = 2 + 4 + 5;
 
     fn eval(ctx: &EvalCtx, inputs: DropletIn, p: &DropletParams) -> Result<DropletOut, NodeError> {
         levels::evaluate::<Self>(ctx, inputs, p)
     }
 }
 
-/// The process run once at the context's resolution (`detail = native`, and each level of
-/// the consistent mode).
+/// The process run once at the context's resolution (`detail = native`, and the base level
+/// of the consistent mode).
 fn native(ctx: &EvalCtx, inputs: DropletIn, p: &DropletParams) -> Result<DropletOut, NodeError> {
     run(ctx, inputs.r#in, p, (&[], &[]))
 }
 
-/// [`native`] with [`erode_where`]'s `allow`.
+/// [`native`] on `src` with [`erode_where`]'s `allow` and the droplets' starting `load`.
 fn run(
     ctx: &EvalCtx,
     src: &Field,

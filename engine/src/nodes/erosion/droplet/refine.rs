@@ -32,7 +32,8 @@ impl levels::Multiscale for Droplet {
         p.clone()
     }
 
-    /// The refinement's droplets run at most [`REFINE_PATH_CELLS`] of the target's cells:
+    /// The refinement's droplets run at most [`REFINE_PATH_CELLS`] of the target's cells (or
+    /// the node's path_limit, if shorter):
     /// E-DOG's rule works in cell units, so a droplet of 64 cells carves at 4096² the
     /// gullies one of 64 cells carves at 256², 16× smaller (fine-band power 1.10× native's
     /// on graphs/droplets.json at 2048²; at 4096² the cost is 49 steps per droplet against
@@ -53,7 +54,7 @@ impl levels::Multiscale for Droplet {
     ) -> Result<DropletOut, NodeError> {
         let map = inputs.r#in.width().max(1);
         let p = DropletParams {
-            path_limit: REFINE_PATH_CELLS / map as f64,
+            path_limit: p.path_limit.min(REFINE_PATH_CELLS / map as f64),
             ..p.clone()
         };
         // Ramp from all (the coarse levels lowered the cell) to none (they raised it by
@@ -66,22 +67,34 @@ impl levels::Multiscale for Droplet {
             .iter()
             .map(|&d| (1.0 - d / ramp).clamp(0.0, 1.0))
             .collect();
-        // The deposit per droplet starting on a cell, in cell units.
-        let cell = ctx.cell_size_m() as f32;
-        let per = 1.0 / (p.density.max(1e-9) as f32 * cell);
-        let load: Vec<f32> = smooth
+        // The deposit taken off the start: not on the border ring, which is held fixed and
+        // where no droplet starts.
+        let inner = |i: usize| {
+            let (x, y) = (i % map, i / map);
+            x > 0 && y > 0 && x + 1 < map && y + 1 < map
+        };
+        let taken: Vec<f32> = smooth
             .data()
             .iter()
             .zip(&allow)
-            .map(|(&s, &a)| (1.0 - a) * s.max(0.0) * per)
+            .enumerate()
+            .map(|(i, (&s, &a))| {
+                if inner(i) {
+                    (1.0 - a) * s.max(0.0)
+                } else {
+                    0.0
+                }
+            })
             .collect();
+        // Per droplet starting on a cell, in cell units.
+        let per = 1.0 / (p.density.max(1e-9) as f32 * ctx.cell_size_m() as f32);
+        let load: Vec<f32> = taken.iter().map(|t| t * per).collect();
         let data: Vec<f32> = inputs
             .r#in
             .data()
             .iter()
-            .zip(smooth.data())
-            .zip(&allow)
-            .map(|((&z, &s), &a)| z - (1.0 - a) * s.max(0.0))
+            .zip(&taken)
+            .map(|(&z, &t)| z - t)
             .collect();
         let start =
             Field::from_vec(map, map, data).ok_or_else(|| NodeError::Failed("size".into()))?;
