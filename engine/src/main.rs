@@ -2,6 +2,10 @@
 
 mod cli;
 
+/// mimalloc reuses freed map-sized buffers (glibc returns them to the system at once).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> std::process::ExitCode {
     // A reader that stops early (`orogen nodes --json | head`) closes the pipe; `println!`
     // then panics. Exit quietly instead, as other Unix tools do (141 = 128 + SIGPIPE).

@@ -27,7 +27,7 @@ crate::params! {
         iterations: u32 = int(50, [1, 500], [0, 100_000], ""),
         /// consistent: the same terrain at every resolution — the process runs in full at base_resolution and a finer build only adds detail below that grid's cells (a preview at the base resolution is a build's first level). native: Olsen 2004's rain, dissolve, transport, evaporate and deposit run once at the resolution being built (water moves a cell per iteration, so the result depends on the resolution).
         detail: Detail = choice(Detail::Consistent) as "Resolution handling",
-        /// Samples per side of the grid the process runs on in full (consistent only). Finer builds refine from it (as many iterations at each finer level), coarser previews average it.
+        /// Samples per side of the grid the process runs on in full (consistent only). Finer builds refine from it once, at their own resolution (a quarter of the iterations), coarser previews average it.
         base_resolution: u32 = int(256, [64, 1024], [16, 8192], "") if detail in ["consistent"],
     }
 }
@@ -45,14 +45,14 @@ crate::node! {
     /// rose, relative to the largest rise), erosion (where it went down, relative to the largest
     /// loss). Resolution: by default (detail = consistent) the process runs in full at
     /// base_resolution (256²), where every parameter means what it does in Olsen 2004, and a finer
-    /// build adds only detail below those cells (as many iterations at each doubling, its drift
+    /// build adds only detail below those cells (once at the build's resolution with a quarter of the iterations, its drift
     /// over the coarser cells taken out), so a preview and a build show the same terrain (orogen
     /// parity); detail = native runs it once at the resolution being built.
     pub struct GridHydraulic {
         id: "grid_hydraulic_erosion",
         label: "Hydraulic erosion (grid)",
         category: Erosion,
-        version: 3,
+        version: 4,
         params: GridHydraulicParams,
         inputs: GridHydraulicIn {
             /// Terrain to erode.
@@ -602,7 +602,7 @@ impl Node for GridHydraulic {
 }
 
 impl levels::Multiscale for GridHydraulic {
-    const SCHEDULE: levels::Schedule = levels::Schedule::Doubling;
+    const SCHEDULE: levels::Schedule = levels::Schedule::Direct;
     const EXTRA: &'static [Extra] = &[Extra::State, Extra::Deposit, Extra::Wear];
 
     fn resolution(p: &GridHydraulicParams) -> (levels::Detail, usize) {
@@ -617,9 +617,30 @@ impl levels::Multiscale for GridHydraulic {
         native(ctx, inputs, p)
     }
 
-    /// Refinement: as many iterations at each finer level.
+    /// Refinement, once at the build's resolution (see `refined` for its iterations).
     fn refine(p: &GridHydraulicParams, _previous: usize) -> GridHydraulicParams {
         p.clone()
+    }
+
+    /// The refinement's water moves a cell per iteration and the base already carried it
+    /// across the base's cells, so the refinement is local: all the iterations up to a jump
+    /// of 4× from the base, then fewer in proportion (a quarter at 16×), the features it adds
+    /// being a few of the build's cells long. With all of them at every doubling the default
+    /// at 4096² took 2.7× the native run; a quarter at 1024² made 0.40× native's fine band
+    /// (docs/perf-log.md).
+    fn refined(
+        ctx: &EvalCtx,
+        inputs: GridHydraulicIn,
+        p: &GridHydraulicParams,
+        _coarse: &Field,
+    ) -> Result<GridHydraulicOut, NodeError> {
+        let jump = ctx.resolution as f64 / f64::from(p.base_resolution.max(1));
+        let share = (4.0 / jump).clamp(0.25, 1.0);
+        let p = GridHydraulicParams {
+            iterations: ((f64::from(p.iterations) * share).round() as u32).max(1),
+            ..p.clone()
+        };
+        native(ctx, inputs, &p)
     }
 }
 

@@ -559,7 +559,7 @@ crate::node! {
         id: "pipe_hydraulic_erosion",
         label: "Hydraulic erosion (pipe model)",
         category: Erosion,
-        version: 2,
+        version: 3,
         params: PipeParams,
         inputs: PipeHydraulicIn {
             /// Terrain to erode.

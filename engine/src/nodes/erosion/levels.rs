@@ -12,7 +12,7 @@
 //!    exactly what a preview there sees); `e₀` = the node on `z₀`; the change `Δ₀ = e₀ − z₀`.
 //! 2. At each finer level (the base × 2, × 4, … and finally the target size; or, for a node
 //!    whose refinement is local ([`Schedule::Direct`]: droplets), the target size alone): the input
-//!    brought to that grid plus the previous level's change upsampled (bilinear; cubic across a
+//!    (the build's, averaged down to an intermediate level's grid) plus the previous level's change upsampled (bilinear; cubic across a
 //!    jump of 4× or more, which has no crease along the coarse cells) is the terrain the coarser
 //!    levels made, with the input's own finer detail; the node runs on it
 //!    again with its *refinement* work (a fraction of its iterations, steps or droplets), and
@@ -100,27 +100,17 @@ pub(super) fn at_level<'a>(
 }
 
 /// The node's inputs at `res`², each evaluated there (the graph upstream of it at that
-/// resolution: exactly what a preview at `res`² sees), with input 0 replaced by `first` when
-/// given.
+/// resolution: exactly what a preview at `res`² sees).
 fn inputs_at(
     ctx: &EvalCtx,
     inputs: &Inputs,
     res: usize,
-    first: Option<Field>,
 ) -> Result<Vec<Option<Arc<Field>>>, NodeError> {
-    let mut first = first;
     inputs
         .fields
         .iter()
         .enumerate()
-        .map(|(i, f)| {
-            if i == 0 {
-                if let Some(f) = first.take() {
-                    return Ok(Some(Arc::new(f)));
-                }
-            }
-            ctx.input_at(i, res, f.as_deref())
-        })
+        .map(|(i, f)| ctx.input_at(i, res, f.as_deref()))
         .collect()
 }
 
@@ -225,7 +215,7 @@ fn run<N: Multiscale>(
         let (w0, d0) = (weights[0] / total, done);
         let report = move |f: f32| ctx.report(d0 + w0 * f);
         let lctx = at_level(ctx, base, &report);
-        let fields = inputs_at(ctx, inputs, base, None)?;
+        let fields = inputs_at(ctx, inputs, base)?;
         let z0 = fields
             .first()
             .cloned()
@@ -247,10 +237,18 @@ fn run<N: Multiscale>(
     // Finer levels: sharpen, never move what the coarser levels made.
     for (k, &next) in plan.iter().enumerate().skip(1) {
         ctx.check_cancel()?;
-        let mut fields = if next == target {
+        // An intermediate level's inputs are the build's own, averaged down to its grid:
+        // evaluating the graph upstream there again would run every erosion node upstream
+        // through its own levels once more for each level of this one (olsen2004's hydraulic
+        // step took 2.7× its native time at 4096² that way; docs/perf-log.md).
+        let mut fields: Vec<Option<Arc<Field>>> = if next == target {
             inputs.fields.to_vec()
         } else {
-            inputs_at(ctx, inputs, next, None)?
+            inputs
+                .fields
+                .iter()
+                .map(|f| f.as_ref().map(|f| Arc::new(f.resample_area(next, next))))
+                .collect()
         };
         let z = fields
             .first()

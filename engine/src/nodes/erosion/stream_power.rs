@@ -656,7 +656,7 @@ crate::node! {
         id: "stream_power_erosion",
         label: "Stream power + uplift",
         category: Erosion,
-        version: 2,
+        version: 3,
         params: StreamPowerParams,
         inputs: StreamPowerErosionIn {
             /// Initial terrain.

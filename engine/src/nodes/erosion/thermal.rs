@@ -29,7 +29,7 @@ crate::params! {
         talus_deg: f64 = float(35.0, [10.0, 60.0], [0.0, 89.0], "°"),
         /// Erosion magnitude c in (0, 1]: the fraction of the excess drop moved per iteration (Olsen 2004's c), moved in sub-steps of at most 1/8 so that simultaneous updates never overshoot.
         strength: f64 = float(0.5, [0.1, 1.0], [0.0, 1.0], ""),
-        /// Number of iterations (at the base resolution, and again, in consistent mode, at a quarter and half of the build's resolution where those are finer than the base, and half of them at the build's resolution, where they settle the build's own detail).
+        /// Number of iterations (at the base resolution, and again, in consistent mode, at a quarter and half of the build's resolution where those are finer than the base, and a quarter of them at the build's resolution, where they settle the build's own detail).
         iterations: u32 = int(50, [1, 500], [0, 100_000], ""),
         /// classic (Olsen 2004: all steeper neighbours, in proportion) or olsen (only the steepest neighbour).
         variant: Variant = choice(Variant::Classic),
@@ -52,7 +52,7 @@ crate::node! {
     /// conserved, nothing leaves the map. Resolution: by default (detail = consistent) the rule
     /// runs in full at base_resolution (256²) and a finer build relaxes its own detail again at a
     /// quarter and half of its resolution (where finer than the base; the same iterations each)
-    /// and at all of it (half of them), so previews and
+    /// and at all of it (a quarter of them), so previews and
     /// builds show the same terrain with talus slopes at the build's cells; detail = native runs it once at the resolution
     /// being built (Olsen's literal rule: its iterations count cells). Outputs the eroded height, a
     /// deposition mask (where material accumulated, 1 at the largest deposit) and an erosion mask
@@ -61,7 +61,7 @@ crate::node! {
         id: "thermal_erosion",
         label: "Thermal erosion",
         category: Erosion,
-        version: 5,
+        version: 6,
         params: ThermalParams,
         inputs: ThermalIn {
             /// Terrain to erode.
@@ -504,7 +504,7 @@ impl levels::Multiscale for Thermal {
 
     /// The refinement relaxes the start at a quarter and half of the target's resolution
     /// (where finer than the base; each time with the node's iterations, its change brought
-    /// up by a cubic), then at the target (with half of them after a coarser grid): `iterations` relax about √iterations cells, so each grid settles the
+    /// up by a cubic), then at the target (with a quarter of them after a coarser grid): `iterations` relax about √iterations cells, so each grid settles the
     /// slopes a few of its cells long and the next finer one starts from them (a multigrid
     /// cycle). Relaxed at the target alone, slopes longer than that stayed above the talus
     /// (the flagship's p90 48.6° at 4096² after 80 iterations, 40.2° after 240).
@@ -538,13 +538,14 @@ impl levels::Multiscale for Thermal {
             let change = Field::zip_map(&relaxed.out, &s, |a, b| a - b).resample_cubic(map, map);
             start = Field::zip_map(&start, &change, |a, c| a + c);
         }
-        // After a coarser grid, what is left is a few of the target's cells long: half the
-        // iterations settle it (the flagship's p90 35.2° / 35.1° / 35.2° at 1024² / 2048² /
-        // 4096² against 35.1° / 35.0° / 35.0° with all of them), and the refinement costs
-        // less than native's one run (graphs/olsen2004.json at 4096²: 6.5 s against 7.3 s).
+        // After a coarser grid, what is left is a few of the target's cells long: a quarter
+        // of the iterations settle it (the flagship's p90 35.5° / 35.4° / 35.6° at 1024² /
+        // 2048² / 4096²; 35.2° / 35.1° / 35.2° with half of them, 35.1° / 35.0° / 35.0°
+        // with all), and the refinement costs well under native's one run (with half of
+        // them, graphs/olsen2004.json at 4096² took 6.3–7.2 s against native's 6.5 s).
         let pt = ThermalParams {
             iterations: if relaxed_coarser {
-                p.iterations.div_ceil(2)
+                p.iterations.div_ceil(4)
             } else {
                 p.iterations
             },

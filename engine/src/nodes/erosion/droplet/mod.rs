@@ -68,7 +68,7 @@ crate::params! {
         path_limit: f64 = float(4.0, [0.25, 8.0], [0.001, 64.0], "map sides") as "Path limit",
         /// consistent: the same terrain at every resolution — the process runs in full at base_resolution and a finer build only adds detail below that grid's cells (a preview at the base resolution is a build's first level). native: E-DOG 2011's droplets run once at the resolution being built (a droplet's path and brush are in cells, so the result depends on the resolution).
         detail: Detail = choice(Detail::Consistent) as "Resolution handling",
-        /// Samples per side of the grid the process runs on in full (consistent only). A finer build refines from it once, at its own resolution: as many droplets per cell as the base, each running at most 64 of the build's cells (the base already routed the water farther), eroding only where the base eroded and carrying the base's deposits to lay them down again, their drift over the base's cells taken out; coarser previews average it.
+        /// Samples per side of the grid the process runs on in full (consistent only). A finer build refines from it once, at its own resolution: as many droplets per cell as the base, each running at most 32 of the build's cells (the base already routed the water farther), eroding only where the base eroded and carrying the base's deposits to lay them down again, their drift over the base's cells taken out; coarser previews average it.
         base_resolution: u32 = int(256, [64, 1024], [16, 8192], "") if detail in ["consistent"],
     }
 }
@@ -674,7 +674,7 @@ crate::node! {
     /// default (detail = consistent) the process runs in full at base_resolution (256²), where
     /// every parameter means what it does in E-DOG 2011, and a finer build adds only detail below
     /// those cells (one refinement at the build's resolution: as many droplets per cell, each
-    /// running at most 64 of its cells, eroding only where the base eroded and carrying the
+    /// running at most 32 of its cells, eroding only where the base eroded and carrying the
     /// base's deposits to lay them down again, its drift over the base's cells taken out), so a preview and
     /// a build show the same terrain (orogen parity); detail = native runs it once at the
     /// resolution being built.
@@ -682,7 +682,7 @@ crate::node! {
         id: "droplet_erosion",
         label: "Hydraulic erosion (droplets)",
         category: Erosion,
-        version: 4,
+        version: 5,
         params: DropletParams,
         inputs: DropletIn {
             /// Terrain to erode.

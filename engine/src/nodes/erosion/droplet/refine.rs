@@ -8,7 +8,7 @@ use crate::node::{EvalCtx, NodeError};
 use crate::nodes::erosion::levels::{self, Extra};
 
 /// How far a refinement droplet runs, in cells of the grid it runs on.
-const REFINE_PATH_CELLS: f64 = 64.0;
+const REFINE_PATH_CELLS: f64 = 32.0;
 
 impl levels::Multiscale for Droplet {
     const SCHEDULE: levels::Schedule = levels::Schedule::Direct;
@@ -34,10 +34,11 @@ impl levels::Multiscale for Droplet {
 
     /// The refinement's droplets run at most [`REFINE_PATH_CELLS`] of the target's cells (or
     /// the node's path_limit, if shorter):
-    /// E-DOG's rule works in cell units, so a droplet of 64 cells carves at 4096² the
-    /// gullies one of 64 cells carves at 256², 16× smaller (fine-band power 1.10× native's
-    /// on graphs/droplets.json at 2048²; at 4096² the cost is 49 steps per droplet against
-    /// 550 with paths of 64 base cells: docs/perf-log.md). Droplets that short start
+    /// E-DOG's rule works in cell units, so a droplet of 32 cells carves at 4096² the
+    /// gullies one of 32 cells carves at 256², 16× smaller: two base cells, the longest
+    /// feature of the band the refinement adds (fine-band power 0.94× native's on
+    /// graphs/droplets.json at 2048²; 1.10× with 64 cells, which cost the flagship 35 s at
+    /// 4096² against 19 s: docs/perf-log.md). Droplets that short start
     /// unloaded wherever they are, so on a valley floor the coarser levels filled they
     /// would cut gullies, where native droplets arriving loaded fill it. Hence, with the
     /// coarser levels' change smoothed over a base cell:

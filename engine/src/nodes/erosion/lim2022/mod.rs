@@ -517,7 +517,7 @@ crate::node! {
         id: "lim_tan_bhojan_erosion",
         label: "Lim–Tan–Bhojan erosion",
         category: Erosion,
-        version: 2,
+        version: 3,
         params: LimParams,
         inputs: LimTanBhojanIn {
             /// Height-constraint map: the terrain the result stays close to.
