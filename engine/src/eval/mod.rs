@@ -10,6 +10,7 @@ mod cache;
 pub mod disk;
 mod key;
 pub mod memory;
+mod pieces;
 mod run;
 mod window;
 
@@ -367,7 +368,7 @@ impl Evaluator {
                 &demand.needed,
                 &demand.target,
                 &demand.sources,
-                resolution,
+                (resolution, opts.coarse.map(|c| c.resolution)),
                 want,
             ),
             None => vec![

@@ -13,7 +13,6 @@ use crate::graph::Graph;
 use crate::node::Coercion;
 use crate::node::EvalCtx;
 use crate::node::NodeError;
-use crate::node::Window;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -72,7 +71,7 @@ impl Evaluator {
             Some(Arc::new(from.crop(f, &sp.eval)))
         })?;
         if sp.global {
-            return Self::carry_global(graph, i, resolution, opts, &inputs, sp.out);
+            return Self::carry_global(graph, i, resolution, opts, &inputs, sp);
         }
         let report = |fraction: f32| {
             if let Some(p) = opts.progress {
@@ -120,17 +119,20 @@ impl Evaluator {
     }
 
     /// A global node in a tile: its height outputs are this tile's input plus the change the
-    /// node made over the whole world at the coarse size (upsampled to the tile's cells: the
-    /// same value wherever a cell is computed, so neighbouring tiles agree on the cells they
-    /// share); its other outputs are its whole-world outputs upsampled.
+    /// node made over the whole world at the coarse size, upsampled to the tile's cells, and
+    /// — for an erosion node finer than the coarse pass — refined on the world-anchored pieces
+    /// covering the tile (`eval::pieces`). Either is the same value wherever a cell is
+    /// computed, so neighbouring tiles agree on the cells they share. Its other outputs are its
+    /// whole-world outputs upsampled.
     fn carry_global(
         graph: &Graph,
         i: usize,
         resolution: usize,
         opts: &EvalOptions,
         inputs: &[Option<Arc<Field>>],
-        w: Window,
+        sp: Span,
     ) -> Result<Vec<Field>, NodeError> {
+        let w = sp.out;
         let n = &graph.nodes[i];
         let no_coarse = || {
             NodeError::Failed(format!(
@@ -165,7 +167,13 @@ impl Evaluator {
                         return Err(NodeError::MissingInput(n.def.spec.inputs[j].name));
                     };
                     let change = Field::zip_map(c, c_in, |o, i| o - i);
-                    Field::zip_map(&tile_in, &up(&change), |t, d| t + d)
+                    let refined = if super::window::refines(n, resolution, Some(c_in.width())) {
+                        Self::refine_pieces(graph, i, resolution, opts, inputs, sp, &change)?
+                    } else {
+                        None
+                    };
+                    let delta = refined.unwrap_or_else(|| up(&change));
+                    Field::zip_map(&sp.eval.crop(&tile_in, &w), &delta, |t, d| t + d)
                 }
                 _ => up(c),
             };
@@ -175,6 +183,94 @@ impl Evaluator {
             .is_cancelled()
             .then_some(())
             .map_or(Ok(out), |()| Err(NodeError::Cancelled))
+    }
+
+    /// A global node's change over `sp.out`, refined finer than the coarse pass on every piece
+    /// covering it (`eval::pieces`), blended by the pieces' weights; `inputs` are over
+    /// `sp.eval` (which holds every such piece's window), `change` the coarse change. `None`
+    /// when the node does not refine with its parameters.
+    fn refine_pieces(
+        graph: &Graph,
+        i: usize,
+        resolution: usize,
+        opts: &EvalOptions,
+        inputs: &[Option<Arc<Field>>],
+        sp: Span,
+        change: &Field,
+    ) -> Result<Option<Field>, NodeError> {
+        use super::pieces;
+        let n = &graph.nodes[i];
+        let Some(refine) = n.def.tile_refine else {
+            return Ok(None);
+        };
+        let (out, coarse_res) = (sp.out, change.width());
+        let mut acc = vec![0.0f32; out.width * out.height];
+        let quiet = |_: f32| {};
+        for piece in pieces::covering(out) {
+            opts.cancel
+                .is_cancelled()
+                .then_some(())
+                .map_or(Ok(()), |()| Err(NodeError::Cancelled))?;
+            let pw = piece.window(resolution);
+            let cut: Vec<Option<Arc<Field>>> = inputs
+                .iter()
+                .map(|f| f.as_ref().map(|f| Arc::new(sp.eval.crop(f, &pw))))
+                .collect();
+            let rect = (pw.x0, pw.y0, pw.width, pw.height);
+            // Across a jump of 4× or more, bilinear filtering leaves creases along the coarse
+            // cells (as in the whole map's levels).
+            let coarse = if resolution >= 4 * coarse_res {
+                change.resample_cubic_window(resolution, rect)
+            } else {
+                change.resample_bilinear_window(resolution, rect)
+            };
+            let ctx = EvalCtx {
+                resolution,
+                window: pw,
+                world: graph.world,
+                graph_seed: graph.seed,
+                node_id: &n.id,
+                base_dir: opts.base_dir,
+                allow_outside: opts.allow_outside,
+                cancel: &opts.cancel,
+                progress: &quiet,
+                upstream: None,
+            };
+            let ins = crate::node::Inputs {
+                spec: &n.def.spec,
+                fields: &cut,
+            };
+            let Some(delta) = refine(&ctx, &ins, &n.params, &coarse, coarse_res) else {
+                return Ok(None);
+            };
+            let delta = delta?;
+            // The piece's part of the out window, weighted.
+            let (x0, x1) = (
+                pw.x0.max(out.x0),
+                (pw.x0 + pw.width).min(out.x0 + out.width),
+            );
+            let (y0, y1) = (
+                pw.y0.max(out.y0),
+                (pw.y0 + pw.height).min(out.y0 + out.height),
+            );
+            let wx: Vec<f32> = (x0..x1).map(|x| pieces::weight(piece.kx, x)).collect();
+            for y in y0..y1 {
+                let wy = pieces::weight(piece.ky, y);
+                if wy == 0.0 {
+                    continue;
+                }
+                let src =
+                    &delta.data()[(y - pw.y0) * pw.width..][..pw.width][x0 - pw.x0..x1 - pw.x0];
+                let dst =
+                    &mut acc[(y - out.y0) * out.width..][..out.width][x0 - out.x0..x1 - out.x0];
+                for ((d, s), wx) in dst.iter_mut().zip(src).zip(&wx) {
+                    if *wx != 0.0 {
+                        *d += wy * wx * s;
+                    }
+                }
+            }
+        }
+        Ok(Field::from_vec(out.width, out.height, acc))
     }
 
     pub(super) fn run_node(

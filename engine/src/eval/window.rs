@@ -114,7 +114,8 @@ impl Coarse {
 }
 
 /// Where each node of a windowed evaluation works: `out` is what its consumers need, `eval`
-/// what it computes (`out` plus its footprint; for global nodes `out`).
+/// what it computes (`out` plus its footprint; for global nodes `out`, or the windows of the
+/// pieces it refines `out` with, see [`refines`]).
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Span {
     pub(super) out: Window,
@@ -130,7 +131,7 @@ pub(super) fn spans(
     needed: &[bool],
     target: &[bool],
     sources: &[Vec<usize>],
-    resolution: usize,
+    (resolution, coarse): (usize, Option<usize>),
     want: Window,
 ) -> Vec<Option<Span>> {
     let cell = graph.world.cell_size_m(resolution);
@@ -145,6 +146,9 @@ pub(super) fn spans(
         let n = &graph.nodes[i];
         let fp = n.def.footprint(&n.params, cell, resolution);
         let eval = match fp {
+            Footprint::Global if refines(n, resolution, coarse) => {
+                super::pieces::reach(w, resolution)
+            }
             Footprint::Pointwise | Footprint::Global => w,
             Footprint::Stencil(r) => w.expand(r, resolution),
         };
@@ -158,6 +162,24 @@ pub(super) fn spans(
         }
     }
     spans
+}
+
+/// Whether a global node refines a window of a build at `resolution`² finer than the coarse
+/// pass (at `coarse`²) through pieces (`eval::pieces`): a coarse-to-fine erosion node whose
+/// base is coarser than the build.
+pub(super) fn refines(
+    n: &crate::graph::NodeInstance,
+    resolution: usize,
+    coarse: Option<usize>,
+) -> bool {
+    let Some(coarse) = coarse else {
+        return false;
+    };
+    n.def.tile_refine.is_some()
+        && matches!(
+            n.def.resolution(&n.params),
+            crate::node::ResolutionBehaviour::CoarseToFine { base } if resolution > base.max(coarse)
+        )
 }
 
 /// Which nodes an evaluation needs, and how many needed consumers read each (one per wire).

@@ -385,11 +385,35 @@ impl Field {
         if self.channels > 1 {
             return self.per_plane(|p| p.resample_cubic(width, height));
         }
+        self.cubic((width, height), (0, 0, width, height))
+    }
+
+    /// The part `(x0, y0, width, height)` of this field resampled with a Catmull-Rom cubic to
+    /// an `n × n` grid: what [`Field::resample_cubic`]`(n, n)` gives there, without the rest.
+    #[must_use]
+    pub fn resample_cubic_window(
+        &self,
+        n: usize,
+        (x0, y0, width, height): (usize, usize, usize, usize),
+    ) -> Field {
+        if self.channels > 1 {
+            return self.per_plane(|p| p.resample_cubic_window(n, (x0, y0, width, height)));
+        }
+        self.cubic((n, n), (x0, y0, width, height))
+    }
+
+    /// The part `(x0, y0, width, height)` of this (single-channel) field resampled with a
+    /// Catmull-Rom cubic to an `nx × ny` grid.
+    fn cubic(
+        &self,
+        (nx, ny): (usize, usize),
+        (x0, y0, width, height): (usize, usize, usize, usize),
+    ) -> Field {
         // (The image crate's Catmull-Rom clamps f32 samples to [0, 1].) Per output index along
         // one axis: the four taps around it, those beyond the edge folded onto the edge cell.
-        let axis = |from: usize, to: usize| -> Vec<(usize, Vec<f32>)> {
+        let axis = |from: usize, to: usize, first: usize, count: usize| -> Vec<(usize, Vec<f32>)> {
             let scale = from as f64 / to as f64;
-            (0..to)
+            (first..first + count)
                 .map(|o| {
                     let f = (o as f64 + 0.5) * scale - 0.5;
                     let i = f.floor() as isize;
@@ -411,7 +435,10 @@ impl Field {
                 })
                 .collect()
         };
-        self.separable(&axis(self.width, width), &axis(self.height, height))
+        self.separable(
+            &axis(self.width, nx, x0, width),
+            &axis(self.height, ny, y0, height),
+        )
     }
 
     /// The part `(x0, y0, width, height)` of this field resampled bilinearly to an `n × n`

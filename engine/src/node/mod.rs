@@ -119,7 +119,18 @@ pub trait Node: NodeDecl {
             Footprint::Pointwise
         }
     }
+
+    /// How a tiled build refines this global node finer than its coarse pass, on one window
+    /// (see `eval::pieces`): `None` for nodes that only carry the coarse change.
+    const TILE_REFINE: Option<TileRefineFn> = None;
 }
+
+/// A global node's refinement on a window finer than the coarse pass: given the context (its
+/// `window` the piece's), the inputs over that window, the parameter values, the coarse
+/// change brought up to the window's cells and the coarse resolution, the node's height change
+/// there — or `None` when the node does not refine with these parameters (`detail = native`).
+pub type TileRefineFn =
+    fn(&EvalCtx, &Inputs, &[ParamValue], &Field, usize) -> Option<Result<Field, NodeError>>;
 
 pub(crate) type EvalFn = fn(&EvalCtx, &Inputs, &[ParamValue]) -> Result<Vec<Field>, NodeError>;
 type KeyExtraFn = fn(Option<&Path>, &[ParamValue]) -> Vec<u8>;
@@ -147,6 +158,8 @@ pub struct NodeDef {
     eval: EvalFn,
     key_extra: KeyExtraFn,
     footprint: FootprintFn,
+    /// [`Node::TILE_REFINE`].
+    pub tile_refine: Option<TileRefineFn>,
 }
 
 impl std::fmt::Debug for NodeDef {
@@ -206,6 +219,7 @@ impl NodeDef {
             eval,
             key_extra: no_key_extra,
             footprint: pointwise,
+            tile_refine: None,
         }
     }
 
@@ -219,6 +233,7 @@ impl NodeDef {
             eval: eval_erased::<N>,
             key_extra: key_extra_erased::<N>,
             footprint: footprint_erased::<N>,
+            tile_refine: N::TILE_REFINE,
         }
     }
 

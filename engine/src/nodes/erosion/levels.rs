@@ -168,6 +168,59 @@ pub fn evaluate<N: Multiscale>(
     }
 }
 
+/// A tiled build's refinement of a [`Multiscale`] node on one window finer than the coarse
+/// pass (`Node::TILE_REFINE`, see `eval::pieces`): one level from the coarse resolution to
+/// the context's, as in [`run`] — the input plus the coarse change is the start, the node's
+/// [`Multiscale::refined`] runs on it with [`Multiscale::refine`]'s parameters, and of its
+/// change only the part finer than the cells of the level it refines from is kept (the coarse
+/// pass's for [`Schedule::Doubling`], the base's for [`Schedule::Direct`], as in the whole
+/// map's build). The drift is taken out by a Gaussian of [`Multiscale::DRIFT_SMOOTHING`] of
+/// those cells (½ at least) rather than by averaging over them, which a window need not be
+/// aligned with. `None` when the
+/// node does not refine (`detail = native`, or a build no finer than its base).
+pub fn tile_refine<N: Multiscale>(
+    ctx: &EvalCtx,
+    inputs: &Inputs,
+    values: &[crate::node::ParamValue],
+    coarse: &Field,
+    coarse_res: usize,
+) -> Option<Result<Field, NodeError>> {
+    use crate::node::Params;
+    let p = N::Params::from_values(values);
+    let (detail, base) = N::resolution(&p);
+    if detail == Detail::Native || ctx.resolution <= base.max(coarse_res) {
+        return None;
+    }
+    let run = || -> Result<Field, NodeError> {
+        let z = inputs.required(0)?;
+        let start = Field::zip_map(z, coarse, |z, d| z + d);
+        let mut fields = inputs.fields.to_vec();
+        fields[0] = Some(Arc::new(start));
+        let li = Inputs {
+            spec: inputs.spec,
+            fields: &fields,
+        };
+        let last =
+            N::refined(ctx, N::In::read(&li)?, &N::refine(&p, coarse_res), coarse)?.into_fields();
+        let out = last
+            .first()
+            .ok_or_else(|| NodeError::Failed("internal error: missing output".into()))?;
+        let change = Field::zip_map(out, z, |e, z| e - z);
+        let excess = Field::zip_map(&change, coarse, |c, d| c - d);
+        // The level refined from: the coarse pass for a node refining at every doubling; the
+        // base for one refining once (as the whole map's build does: its detail below the
+        // base's cells is this refinement's, not the coarse pass's brought up).
+        let from = match N::SCHEDULE {
+            Schedule::Doubling => coarse_res,
+            Schedule::Direct => base,
+        };
+        let sigma = N::DRIFT_SMOOTHING.max(0.5) * ctx.resolution as f64 / from as f64;
+        let drift = crate::field::blur::gaussian(&excess, sigma);
+        Ok(Field::zip_map(&change, &drift, |c, d| c - d))
+    };
+    Some(run())
+}
+
 /// [`Multiscale::native`] on positional inputs, its outputs in port order.
 fn native_fields<N: Multiscale>(
     ctx: &EvalCtx,

@@ -676,6 +676,9 @@ crate::node! {
 }
 
 impl Node for StreamPowerErosion {
+    const TILE_REFINE: Option<crate::node::TileRefineFn> =
+        Some(crate::nodes::erosion::levels::tile_refine::<Self>);
+
     /// Routing over the basin graph keeps more per cell than the old priority flood: node
     /// distances to four neighbours (4 fields; one row each when the nodes are not
     /// jittered), new heights and counts written by the tree walks (2), what the walks

@@ -463,6 +463,9 @@ fn receive_run(
 }
 
 impl Node for Thermal {
+    const TILE_REFINE: Option<crate::node::TileRefineFn> =
+        Some(crate::nodes::erosion::levels::tile_refine::<Self>);
+
     // The two height buffers, the outflows (share, total; Olsen: direction), + 4 for the
     // coarse-to-fine levels at the target size.
     // + 2 for the multigrid's start and change at the target, + 1 for the coarse change.
@@ -517,10 +520,14 @@ impl levels::Multiscale for Thermal {
         let map = inputs.r#in.width();
         let mut start = inputs.r#in.clone();
         let base = p.base_resolution as usize;
-        let mut relaxed_coarser = false;
+        // A window of the map (a tiled build's piece, `eval::pieces`) refines from a coarse
+        // pass at half the build's resolution or coarser, which relaxed the coarser grids.
+        let w = ctx.window;
+        let piece = (w.width, w.height) != (ctx.resolution, ctx.resolution);
+        let mut relaxed_coarser = piece;
         for div in [4, 2] {
             let r = map / div;
-            if r <= base || !map.is_multiple_of(div) {
+            if piece || r <= base || !map.is_multiple_of(div) {
                 continue;
             }
             relaxed_coarser = true;

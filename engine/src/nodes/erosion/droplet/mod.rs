@@ -704,6 +704,9 @@ crate::node! {
 }
 
 impl Node for Droplet {
+    const TILE_REFINE: Option<crate::node::TileRefineFn> =
+        Some(crate::nodes::erosion::levels::tile_refine::<Self>);
+
     /// Measured: 1.3 fields of scratch at 1024² (peak RSS, docs/reliability.md), rounded up.
     // + 4 for the coarse-to-fine levels at the target size (start, change, drift, delta).
     // + 4 for the refinement's smoothed change, erosion share, loads and start, + 1 for the
@@ -748,12 +751,19 @@ fn run(
     };
     let count = (p.density * (map * map) as f64).round() as u64;
     let cancel = ctx.cancel;
+    // A window of the map (a tiled build's piece, `eval::pieces`) draws its own droplets: the
+    // same seed everywhere would repeat one pattern from piece to piece.
+    let w = ctx.window;
+    let mut seed = ctx.rng_seed(p.seed);
+    if (w.x0, w.y0, w.width, w.height) != (0, 0, ctx.resolution, ctx.resolution) {
+        seed = splitmix64(seed ^ splitmix64(((w.x0 as u64) << 32) | w.y0 as u64));
+    }
     erode_where(
         &mut h,
         guide,
         map,
         count,
-        ctx.rng_seed(p.seed),
+        seed,
         &k,
         &move || cancel.is_cancelled(),
         &|f| ctx.report(f),

@@ -60,7 +60,7 @@ impl levels::Multiscale for Droplet {
         };
         // Ramp from all (the coarse levels lowered the cell) to none (they raised it by
         // min_slope of a base cell or more).
-        let jump = map as f64 / f64::from(p.base_resolution.max(1));
+        let jump = ctx.resolution as f64 / f64::from(p.base_resolution.max(1));
         let ramp = (p.min_slope * ctx.cell_size_m() * jump).max(1e-6) as f32;
         let smooth = crate::field::blur::gaussian(coarse, jump);
         let allow: Vec<f32> = smooth
