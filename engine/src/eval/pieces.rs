@@ -20,7 +20,7 @@
 use crate::node::Window;
 
 /// The pieces' pitch (core side), in cells of the build.
-pub(super) const PITCH: usize = 256;
+pub(super) const PITCH: usize = 1024;
 /// Half the width of the band over which two neighbouring pieces are blended.
 pub(super) const BLEND: usize = 16;
 /// What a piece computes beyond its support, so the cells it is weighted on are not at its

@@ -8,6 +8,15 @@ use super::EvalOptions;
 use super::Evaluator;
 use super::NodeFields;
 use super::ProgressEvent;
+
+/// What a tile piece is refined from: the node's inputs over `eval`, the coarse change, and
+/// the piece's window.
+struct PieceIn<'a> {
+    inputs: &'a [Option<Arc<Field>>],
+    eval: crate::node::Window,
+    change: &'a Field,
+    window: crate::node::Window,
+}
 use crate::field::Field;
 use crate::graph::Graph;
 use crate::node::Coercion;
@@ -199,51 +208,38 @@ impl Evaluator {
         change: &Field,
     ) -> Result<Option<Field>, NodeError> {
         use super::pieces;
-        let n = &graph.nodes[i];
-        let Some(refine) = n.def.tile_refine else {
+        let Some(refine) = graph.nodes[i].def.tile_refine else {
             return Ok(None);
         };
-        let (out, coarse_res) = (sp.out, change.width());
+        let out = sp.out;
         let mut acc = vec![0.0f32; out.width * out.height];
-        let quiet = |_: f32| {};
+        // Pieces moved inside a small map share their window (the whole map): refined once.
+        let mut last: Option<(crate::node::Window, Arc<Field>)> = None;
         for piece in pieces::covering(out) {
             opts.cancel
                 .is_cancelled()
                 .then_some(())
                 .map_or(Ok(()), |()| Err(NodeError::Cancelled))?;
             let pw = piece.window(resolution);
-            let cut: Vec<Option<Arc<Field>>> = inputs
-                .iter()
-                .map(|f| f.as_ref().map(|f| Arc::new(sp.eval.crop(f, &pw))))
-                .collect();
-            let rect = (pw.x0, pw.y0, pw.width, pw.height);
-            // Across a jump of 4× or more, bilinear filtering leaves creases along the coarse
-            // cells (as in the whole map's levels).
-            let coarse = if resolution >= 4 * coarse_res {
-                change.resample_cubic_window(resolution, rect)
-            } else {
-                change.resample_bilinear_window(resolution, rect)
+            let delta = match &last {
+                Some((w, d)) if *w == pw => Arc::clone(d),
+                _ => {
+                    let piece_in = PieceIn {
+                        inputs,
+                        eval: sp.eval,
+                        change,
+                        window: pw,
+                    };
+                    let Some(d) =
+                        Self::refine_piece(graph, i, resolution, opts, &piece_in, refine)?
+                    else {
+                        return Ok(None);
+                    };
+                    let d = Arc::new(d);
+                    last = Some((pw, Arc::clone(&d)));
+                    d
+                }
             };
-            let ctx = EvalCtx {
-                resolution,
-                window: pw,
-                world: graph.world,
-                graph_seed: graph.seed,
-                node_id: &n.id,
-                base_dir: opts.base_dir,
-                allow_outside: opts.allow_outside,
-                cancel: &opts.cancel,
-                progress: &quiet,
-                upstream: None,
-            };
-            let ins = crate::node::Inputs {
-                spec: &n.def.spec,
-                fields: &cut,
-            };
-            let Some(delta) = refine(&ctx, &ins, &n.params, &coarse, coarse_res) else {
-                return Ok(None);
-            };
-            let delta = delta?;
             // The piece's part of the out window, weighted.
             let (x0, x1) = (
                 pw.x0.max(out.x0),
@@ -271,6 +267,50 @@ impl Evaluator {
             }
         }
         Ok(Field::from_vec(out.width, out.height, acc))
+    }
+
+    /// One piece's refined change over its window (see [`Evaluator::refine_pieces`]).
+    fn refine_piece(
+        graph: &Graph,
+        i: usize,
+        resolution: usize,
+        opts: &EvalOptions,
+        p: &PieceIn,
+        refine: crate::node::TileRefineFn,
+    ) -> Result<Option<Field>, NodeError> {
+        let n = &graph.nodes[i];
+        let (pw, coarse_res) = (p.window, p.change.width());
+        let cut: Vec<Option<Arc<Field>>> = p
+            .inputs
+            .iter()
+            .map(|f| f.as_ref().map(|f| Arc::new(p.eval.crop(f, &pw))))
+            .collect();
+        let rect = (pw.x0, pw.y0, pw.width, pw.height);
+        // Across a jump of 4× or more, bilinear filtering leaves creases along the coarse
+        // cells (as in the whole map's levels).
+        let coarse = if resolution >= 4 * coarse_res {
+            p.change.resample_cubic_window(resolution, rect)
+        } else {
+            p.change.resample_bilinear_window(resolution, rect)
+        };
+        let quiet = |_: f32| {};
+        let ctx = EvalCtx {
+            resolution,
+            window: pw,
+            world: graph.world,
+            graph_seed: graph.seed,
+            node_id: &n.id,
+            base_dir: opts.base_dir,
+            allow_outside: opts.allow_outside,
+            cancel: &opts.cancel,
+            progress: &quiet,
+            upstream: None,
+        };
+        let ins = crate::node::Inputs {
+            spec: &n.def.spec,
+            fields: &cut,
+        };
+        refine(&ctx, &ins, &n.params, &coarse, coarse_res).transpose()
     }
 
     pub(super) fn run_node(

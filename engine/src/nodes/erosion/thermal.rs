@@ -520,19 +520,17 @@ impl levels::Multiscale for Thermal {
         let map = inputs.r#in.width();
         let mut start = inputs.r#in.clone();
         let base = p.base_resolution as usize;
-        // A window of the map (a tiled build's piece, `eval::pieces`) refines from a coarse
-        // pass at half the build's resolution or coarser, which relaxed the coarser grids.
-        let w = ctx.window;
-        let piece = (w.width, w.height) != (ctx.resolution, ctx.resolution);
-        let mut relaxed_coarser = piece;
+        let mut relaxed_coarser = false;
+        // (`map` is the window's side: a tiled build's piece is a window, `eval::pieces`; the
+        // grids' cell sizes follow the resolution.)
         for div in [4, 2] {
             let r = map / div;
-            if piece || r <= base || !map.is_multiple_of(div) {
+            if ctx.resolution / div <= base || !map.is_multiple_of(div) {
                 continue;
             }
             relaxed_coarser = true;
             let report = |_f: f32| {};
-            let lctx = levels::at_level(ctx, r, &report);
+            let lctx = levels::at_level(ctx, ctx.resolution / div, &report);
             let s = start.resample_area(r, r);
             let relaxed = native(
                 &lctx,
