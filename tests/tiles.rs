@@ -568,3 +568,92 @@ fn engine_tile_layouts_name_the_sizes_that_fit() {
         "{text}"
     );
 }
+
+/// Erosion refines tiles finer than the coarse pass (world-anchored pieces blended by a
+/// partition of unity, `eval::pieces`): `graphs/droplets.json` with its base at 64², built at
+/// 256² in 2 × 2 tiles over a 64² coarse pass, keeps within 25% of the whole map's
+/// cell-to-cell roughness of the erosion's change (the coarse change brought up alone has
+/// a fifth of it or less) and stays within the parity tolerance; in Unreal tiles over the same
+/// coarse pass, neighbours share their borders exactly.
+#[test]
+fn tiles_refine_erosion_finer_than_the_coarse_pass_and_still_share_borders() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(repo().join("graphs/droplets.json")).expect("graph"))
+            .expect("json");
+    for n in json["nodes"].as_array_mut().expect("nodes") {
+        if n["id"] == "rain" {
+            n["params"]["base_resolution"] = 64.into();
+        }
+    }
+    let path = dir.path().join("droplets64.json");
+    std::fs::write(&path, serde_json::to_vec(&json).expect("json")).expect("write");
+    let rel = path.to_str().expect("utf-8");
+    let g = load(rel);
+    // Cell-to-cell roughness of the change: mean |c − mean of its 4 neighbours|.
+    let rough = |c: &[f32], n: usize| -> f64 {
+        let mut s = 0.0;
+        for y in 1..n - 1 {
+            for x in 1..n - 1 {
+                let i = y * n + x;
+                let m = (c[i - 1] + c[i + 1] + c[i - n] + c[i + n]) / 4.0;
+                s += f64::from((c[i] - m).abs());
+            }
+        }
+        s / ((n - 2) * (n - 2)) as f64
+    };
+    let n = 256;
+    let whole = evaluate_outputs(&g, Some(n)).expect("whole map");
+    let change = |o: &[f32], i: &[f32]| o.iter().zip(i).map(|(o, i)| o - i).collect::<Vec<_>>();
+    let w_change = change(whole["height"].data(), whole["uneroded"].data());
+    let out = dir.path().join("plain");
+    let grid = Grid::new(n, Layout::Plain, TileRequest::Count(2, 2)).expect("grid");
+    let plan = Plan::new(&g, &path, grid, 64, exports("plain", &["r16"], &["f32"])).expect("plan");
+    plan.write(&out, &g).expect("write plan");
+    run_all(&out, &RunOptions::default(), |_, _, _| {}).expect("run");
+    let (t_out, t_in) = (
+        read_f32(&out.join("height.f32")),
+        read_f32(&out.join("uneroded.f32")),
+    );
+    assert_eq!(t_in, whole["uneroded"].data(), "uneroded input");
+    let t_change = change(&t_out, &t_in);
+    let (rw, rt) = (rough(&w_change, n), rough(&t_change, n));
+    // The coarse change alone, brought up bilinearly as a tile carries it without refining.
+    let coarse = evaluate_outputs(&g, Some(64)).expect("coarse");
+    let c_change = orogen::field::Field::from_vec(
+        64,
+        64,
+        change(coarse["height"].data(), coarse["uneroded"].data()),
+    )
+    .expect("field")
+    .resample_bilinear(n, n);
+    let rc = rough(c_change.data(), n);
+    eprintln!("roughness of the change: whole {rw:.4}, tiled {rt:.4}, coarse brought up {rc:.4}");
+    assert!(rc < 0.2 * rw, "coarse {rc} vs whole {rw}");
+    assert!((rt / rw - 1.0).abs() <= 0.25, "tiled {rt} vs whole {rw}");
+    let span = g.world.height_span_m() as f32;
+    let mean = t_out
+        .iter()
+        .zip(whole["height"].data())
+        .map(|(a, b)| f64::from((a - b).abs() / span))
+        .sum::<f64>()
+        / t_out.len() as f64;
+    assert!(mean <= 0.015, "mean |tiled − whole| = {mean}");
+    // Unreal tiles sharing a row and a column, refined on the same pieces.
+    let out = dir.path().join("unreal");
+    let grid = Grid::new(253, Layout::Unreal, TileRequest::Count(2, 2)).expect("grid");
+    let plan = Plan::new(&g, &path, grid, 64, exports("unreal", &["png16"], &[])).expect("plan");
+    plan.write(&out, &g).expect("write plan");
+    run_all(&out, &RunOptions::default(), |_, _, _| {}).expect("run");
+    let tile = |i: usize, j: usize| -> Vec<u16> {
+        let p = out.join(format!("tiles/height_x{i}_y{j}.png"));
+        image::open(&p)
+            .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+            .into_luma16()
+            .into_raw()
+    };
+    let (a, b, c) = (tile(0, 0), tile(1, 0), tile(0, 1));
+    let col = |v: &[u16], x: usize| (0..127).map(|y| v[y * 127 + x]).collect::<Vec<_>>();
+    assert_eq!(col(&a, 126), col(&b, 0), "x0_y0 | x1_y0");
+    assert_eq!(a[126 * 127..], c[..127], "x0_y0 / x0_y1");
+}

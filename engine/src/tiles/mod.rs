@@ -39,7 +39,9 @@
 //! tile input plus its coarse change, bilinearly upsampled at the tile's global sample positions,
 //! so shared tile borders are identical by construction and memory per tile is bounded. This is
 //! the decomposition of the coarse-to-fine erosion (the base process on a coarse grid, detail on
-//! top); tiles give up the detail passes finer than the coarse grid (docs/large-worlds.md).
+//! top). An erosion node then refines the tile finer than the coarse pass on world-anchored
+//! pieces blended by a partition of unity (`eval::pieces`), so tiles still agree on every cell
+//! they share (docs/large-worlds.md).
 //!
 //! Scheduling is left to real schedulers: a plan is a task graph in JSON, every task an idempotent
 //! `orogen run-task` on a shared folder, and the local runner is the same tasks in one process.

@@ -587,9 +587,7 @@ fn run<E>(
 }
 
 impl Node for GridHydraulic {
-    const TILE_REFINE: Option<crate::node::TileRefineFn> =
-        Some(crate::nodes::erosion::levels::tile_refine::<Self>);
-
+    const TILE_REFINE: Option<crate::node::TileRefineFn> = levels::tile::<Self>();
     /// h, w, s and their next-iteration buffers (the fused pass keeps only rows besides);
     /// 5.6 fields were measured for the earlier unfused version (docs/reliability.md).
     // + 4 for the coarse-to-fine levels at the target size (start, change, drift, delta).

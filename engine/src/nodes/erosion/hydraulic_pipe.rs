@@ -583,9 +583,7 @@ crate::node! {
 }
 
 impl Node for PipeHydraulic {
-    const TILE_REFINE: Option<crate::node::TileRefineFn> =
-        Some(crate::nodes::erosion::levels::tile_refine::<Self>);
-
+    const TILE_REFINE: Option<crate::node::TileRefineFn> = levels::tile::<Self>();
     /// Measured: 12.7 fields of scratch at 1024² (peak RSS, docs/reliability.md), rounded up.
     // + 4 for the coarse-to-fine levels at the target size (start, change, drift, delta).
     const SCRATCH_FIELDS: u32 = 13 + 4;

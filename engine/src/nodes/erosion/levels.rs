@@ -184,6 +184,7 @@ const START_SMOOTHING: f64 = 0.5;
 /// up-sampling and smoothing together, rather than by averaging over those cells, which a
 /// window need not be aligned with. `None` when the
 /// node does not refine (`detail = native`, or a build no finer than its base).
+#[must_use]
 pub fn tile_refine<N: Multiscale>(
     ctx: &EvalCtx,
     inputs: &Inputs,
@@ -242,6 +243,12 @@ pub fn tile_refine<N: Multiscale>(
         Ok(Field::zip_map(&change, &drift, |c, d| c - d))
     };
     Some(run())
+}
+
+/// [`tile_refine`] for `Node::TILE_REFINE`.
+#[must_use]
+pub const fn tile<N: Multiscale>() -> Option<crate::node::TileRefineFn> {
+    Some(tile_refine::<N>)
 }
 
 /// [`Multiscale::native`] on positional inputs, its outputs in port order.

@@ -676,9 +676,7 @@ crate::node! {
 }
 
 impl Node for StreamPowerErosion {
-    const TILE_REFINE: Option<crate::node::TileRefineFn> =
-        Some(crate::nodes::erosion::levels::tile_refine::<Self>);
-
+    const TILE_REFINE: Option<crate::node::TileRefineFn> = levels::tile::<Self>();
     /// Routing over the basin graph keeps more per cell than the old priority flood: node
     /// distances to four neighbours (4 fields; one row each when the nodes are not
     /// jittered), new heights and counts written by the tree walks (2), what the walks
@@ -689,8 +687,7 @@ impl Node for StreamPowerErosion {
     /// hillslope diffusion 0.01 m²/yr (most cells drain to pits every step); a build of
     /// near-white noise at 1024² (value noise of 20 m features on 50 m cells, 20 steps)
     /// 164 MiB against an estimate of 173 MiB.
-    // + 4 for the coarse-to-fine levels at the target size (start, change, drift, delta).
-    const SCRATCH_FIELDS: u32 = 20 + 4;
+    const SCRATCH_FIELDS: u32 = 20 + 4; // + 4: the levels' start, change, drift, delta
 
     fn eval(
         ctx: &EvalCtx,

@@ -463,9 +463,7 @@ fn receive_run(
 }
 
 impl Node for Thermal {
-    const TILE_REFINE: Option<crate::node::TileRefineFn> =
-        Some(crate::nodes::erosion::levels::tile_refine::<Self>);
-
+    const TILE_REFINE: Option<crate::node::TileRefineFn> = levels::tile::<Self>();
     // The two height buffers, the outflows (share, total; Olsen: direction), + 4 for the
     // coarse-to-fine levels at the target size.
     // + 2 for the multigrid's start and change at the target, + 1 for the coarse change.

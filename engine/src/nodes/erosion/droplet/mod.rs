@@ -704,9 +704,7 @@ crate::node! {
 }
 
 impl Node for Droplet {
-    const TILE_REFINE: Option<crate::node::TileRefineFn> =
-        Some(crate::nodes::erosion::levels::tile_refine::<Self>);
-
+    const TILE_REFINE: Option<crate::node::TileRefineFn> = levels::tile::<Self>();
     /// Measured: 1.3 fields of scratch at 1024² (peak RSS, docs/reliability.md), rounded up.
     // + 4 for the coarse-to-fine levels at the target size (start, change, drift, delta).
     // + 4 for the refinement's smoothed change, erosion share, loads and start, + 1 for the

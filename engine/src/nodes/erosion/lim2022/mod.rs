@@ -541,9 +541,7 @@ crate::node! {
 }
 
 impl Node for LimTanBhojan {
-    const TILE_REFINE: Option<crate::node::TileRefineFn> =
-        Some(crate::nodes::erosion::levels::tile_refine::<Self>);
-
+    const TILE_REFINE: Option<crate::node::TileRefineFn> = levels::tile::<Self>();
     /// Measured: 16.1 fields of scratch at 1024² (peak RSS, docs/reliability.md), rounded up
     /// (session 5: +4.5 for the fixed neighbour distances, drainage countdown and leaf keys).
     // + 4 for the coarse-to-fine levels at the target size (start, change, drift, delta).
