@@ -863,21 +863,6 @@ fn droplet_erosion_leaves_no_tile_seams() {
     );
 }
 
-/// Mean |h − mean of its four neighbours| over the inner cells: the fine roughness a
-/// checkerboard of overshooting updates would raise.
-fn roughness(f: &Field) -> f64 {
-    let (w, h, d) = (f.width(), f.height(), f.data());
-    let mut s = 0.0f64;
-    for y in 1..h - 1 {
-        for x in 1..w - 1 {
-            let i = y * w + x;
-            let m = (d[i - 1] + d[i + 1] + d[i - w] + d[i + w]) / 4.0;
-            s += f64::from((d[i] - m).abs());
-        }
-    }
-    s / ((w - 2) * (h - 2)) as f64
-}
-
 /// Thermal erosion relaxes: at a low talus angle (11°, where nearly every slope of a Perlin
 /// fBm sheds material) it must smooth, never leave ripples. The rule moved half the excess
 /// in one simultaneous update and left a checkerboard on every talus slope (roughness
@@ -910,7 +895,7 @@ fn thermal_erosion_smooths_and_leaves_no_ripples() {
         g.outputs.insert("src".into(), PortRef::new("src", "out"));
         g.outputs.insert("t".into(), PortRef::new("t", "out"));
         let out = evaluate_outputs(&g, Some(512)).expect("eval");
-        let (before, after) = (roughness(&out["src"]), roughness(&out["t"]));
+        let (before, after) = (common::roughness(&out["src"]), common::roughness(&out["t"]));
         println!("{variant}: roughness {before:.3} m → {after:.3} m");
         assert!(
             after < 0.75 * before,

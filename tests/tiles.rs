@@ -590,17 +590,9 @@ fn tiles_refine_erosion_finer_than_the_coarse_pass_and_still_share_borders() {
     std::fs::write(&path, serde_json::to_vec(&json).expect("json")).expect("write");
     let rel = path.to_str().expect("utf-8");
     let g = load(rel);
-    // Cell-to-cell roughness of the change: mean |c − mean of its 4 neighbours|.
-    let rough = |c: &[f32], n: usize| -> f64 {
-        let mut s = 0.0;
-        for y in 1..n - 1 {
-            for x in 1..n - 1 {
-                let i = y * n + x;
-                let m = (c[i - 1] + c[i + 1] + c[i - n] + c[i + n]) / 4.0;
-                s += f64::from((c[i] - m).abs());
-            }
-        }
-        s / ((n - 2) * (n - 2)) as f64
+    // Cell-to-cell roughness of the change.
+    let rough = |c: &[f32], n: usize| {
+        common::roughness(&orogen::field::Field::from_vec(n, n, c.to_vec()).expect("field"))
     };
     let n = 256;
     let whole = evaluate_outputs(&g, Some(n)).expect("whole map");

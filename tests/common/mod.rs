@@ -214,3 +214,18 @@ pub fn priority_flood(z: &[f32], w: usize, h: usize) -> Vec<f32> {
     }
     filled
 }
+
+/// Mean |h − mean of its four neighbours| over the inner cells: the cell-to-cell roughness
+/// (a checkerboard of overshooting updates raises it; erosion detail at the cells makes it).
+pub fn roughness(f: &orogen::field::Field) -> f64 {
+    let (w, h, d) = (f.width(), f.height(), f.data());
+    let mut s = 0.0f64;
+    for y in 1..h - 1 {
+        for x in 1..w - 1 {
+            let i = y * w + x;
+            let m = (d[i - 1] + d[i + 1] + d[i - w] + d[i + w]) / 4.0;
+            s += f64::from((d[i] - m).abs());
+        }
+    }
+    s / ((w - 2) * (h - 2)) as f64
+}
