@@ -24,9 +24,10 @@ pub(super) const PITCH: usize = 1024;
 /// Half the width of the band over which two neighbouring pieces are blended.
 pub(super) const BLEND: usize = 16;
 /// What a piece computes beyond its support, so the cells it is weighted on are not at its
-/// window's edge: longer than a refinement's reach (droplets run 32 cells, thermal and grid
-/// hydraulic refine with 20 iterations at 4096² from a 2048² coarse pass, each moving
-/// material a cell per iteration).
+/// window's edge: longer than a refinement's reach (droplets run 32 cells plus a brush of 2;
+/// grid hydraulic refines with 20 iterations at 4096², each moving water a cell; thermal's
+/// multigrid relaxes about √iterations cells of each grid: 9 of a quarter-resolution grid,
+/// 36 of the build's).
 pub(super) const HALO: usize = 48;
 
 /// One piece: its grid index along x and y.
