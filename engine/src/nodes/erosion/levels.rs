@@ -137,6 +137,13 @@ pub trait Multiscale: Node {
     /// that level's change) is taken out again (see the module doc): smoothed across a jump
     /// of 4× or more by a Gaussian of this σ, in the previous level's cells.
     const DRIFT_SMOOTHING: f64 = 0.5;
+    /// How far a tiled build's refinement from the base ([`Schedule::Direct`], see
+    /// [`tile_refine`]) smooths the coarse pass's change before starting from it, in base
+    /// cells: enough to take out what the coarse pass's own refinement would make again, little
+    /// enough to keep what the base made. An eighth by default (`olsen2004.json`'s grid
+    /// hydraulic at 4096² in 4 × 4 tiles: fine band 0.99 of the whole map's; 0.36 over half a
+    /// base cell, 0.23 over one).
+    const TILE_START_SMOOTHING: f64 = 0.125;
     /// A refinement level's run, with `refine`'s parameters: `coarse` is what the coarser
     /// levels changed, on this level's grid. By default [`Multiscale::native`].
     fn refined(
@@ -167,12 +174,6 @@ pub fn evaluate<N: Multiscale>(
         }
     }
 }
-
-/// How far a tiled build's refinement from the base ([`Schedule::Direct`]) smooths the coarse
-/// pass's change before starting from it, in base cells: enough to take out the coarse pass's
-/// own refinement (kept, it is refined twice: `droplets.json`'s fine band at 4096² in 4 × 4
-/// tiles was 4.5× the whole map's), little enough to keep what the base made.
-const START_SMOOTHING: f64 = 0.5;
 
 /// A tiled build's refinement of a [`Multiscale`] node on one window finer than the coarse
 /// pass (`Node::TILE_REFINE`, see `eval::pieces`): one level from the coarse resolution to
@@ -221,7 +222,7 @@ pub fn tile_refine<N: Multiscale>(
         let coarse = match N::SCHEDULE {
             Schedule::Doubling => coarse,
             Schedule::Direct => {
-                smoothed = crate::field::blur::gaussian(coarse, START_SMOOTHING * jump);
+                smoothed = crate::field::blur::gaussian(coarse, N::TILE_START_SMOOTHING * jump);
                 &smoothed
             }
         };
