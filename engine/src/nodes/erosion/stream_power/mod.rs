@@ -81,7 +81,7 @@ crate::params! {
         river_area_km2: f64 = float(2.0, [0.1, 50.0], [0.0, 1_000_000.0], "km²"),
         /// consistent: the same terrain at every resolution — the process runs in full at base_resolution and a finer build only adds detail below that grid's cells (a preview at the base resolution is a build's first level). native: the stream-power law run once at the resolution being built (drainage areas and slopes are counted over cells, so hillslope-scale results depend on the resolution).
         detail: Detail = choice(Detail::Consistent) as "Resolution handling",
-        /// Samples per side of the grid the process runs on in full (consistent only). Finer builds refine from it (half the steps, once, at the build's resolution), coarser previews average it.
+        /// Samples per side of the grid the process runs on in full (consistent only). Finer builds refine from it (two fifths of the steps, once, at the build's resolution), coarser previews average it.
         base_resolution: u32 = int(256, [64, 1024], [16, 8192], "") if detail in ["consistent"],
     }
 }
@@ -599,8 +599,8 @@ crate::node! {
     /// largest), rivers (1 where the area exceeds river_area_km2, fading in from a quarter of it; 0
     /// under lakes). Resolution: by default (detail = consistent) the process runs in full at
     /// base_resolution (256²), where every parameter means what it does in Cordonnier et al. 2016
-    /// and Braun & Willett 2013, and a finer build adds only detail below those cells (half the
-    /// steps, once, at the build's resolution, its drift over the base's cells taken out), so a preview and a
+    /// and Braun & Willett 2013, and a finer build adds only detail below those cells (two
+    /// fifths of the steps, once, at the build's resolution, its drift over the base's cells taken out), so a preview and a
     /// build show the same terrain (orogen parity); detail = native runs it once at the resolution
     /// being built.
     pub struct StreamPowerErosion {
@@ -665,15 +665,16 @@ impl levels::Multiscale for StreamPowerErosion {
         native(ctx, inputs, p)
     }
 
-    /// Refinement: half the steps, once at the target ([`levels::Schedule::Direct`]). Channels
-    /// finer than the base's cells need time to cut in: on graphs short of steady state
-    /// (`alpine_valley.json`, `coast_range.json`: k = 1e-5) a fifth of the steps at every
-    /// doubling left 0.49 and 0.38 of native's fine band at 2048², half once 0.92 and 0.83
-    /// (all the steps: 0.92 / 0.94 at 1024², at native's cost). The drainage network is the
+    /// Refinement: two fifths of the steps, once at the target ([`levels::Schedule::Direct`]).
+    /// Channels finer than the base's cells need time to cut in: on graphs short of steady
+    /// state (`alpine_valley.json`, `coast_range.json`: k = 1e-5) a fifth of the steps at every
+    /// doubling left 0.49 and 0.38 of native's fine band at 2048²; once at the target, a
+    /// quarter of the steps 0.63 / 0.47, two fifths 0.86 / 0.74, half 0.92 / 0.83 (a
+    /// refinement step costs a native one: two fifths keeps the flagship at 4096² near 50 s). The drainage network is the
     /// whole map's at the target as at the base, so one refinement connects it across scales.
     fn refine(p: &StreamPowerParams, _previous: usize) -> StreamPowerParams {
         StreamPowerParams {
-            steps: (p.steps / 2).max(1),
+            steps: (p.steps * 2 / 5).max(1),
             ..p.clone()
         }
     }
