@@ -189,8 +189,8 @@ pub fn evaluate<N: Multiscale>(
 /// the context's, as in [`run`] — the input plus the coarse change is the start, the node's
 /// [`Multiscale::refined`] runs on it with [`Multiscale::refine`]'s parameters, and of its
 /// change only the part finer than the cells of the level it refines from is kept (the coarse
-/// pass's for [`Schedule::Doubling`] and [`Multiscale::TILE_FROM_COARSE`], else the base's,
-/// as in the whole map's build). The drift is taken out by a Gaussian as wide as the whole map's averaging,
+/// pass's with [`Multiscale::TILE_FROM_COARSE`], else the base's, as in the whole map's
+/// build). The drift is taken out by a Gaussian as wide as the whole map's averaging,
 /// up-sampling and smoothing together, rather than by averaging over those cells, which a
 /// window need not be aligned with. `None` when the
 /// node does not refine (`detail = native`, or a build no finer than its base).
@@ -208,9 +208,10 @@ pub fn tile_refine<N: Multiscale>(
     if detail == Detail::Native || ctx.resolution <= base.max(coarse_res) {
         return None;
     }
-    // The level refined from: the coarse pass for a node refining at every doubling; the
-    // base for one refining once (as the whole map's build does: its detail below the base's
-    // cells is this refinement's alone, so the coarse pass's own is smoothed away first).
+    // The level refined from: the coarse pass for a node refining at every doubling (or whose
+    // refinement reaches across the map, `TILE_FROM_COARSE`); the base for one refining once
+    // (as the whole map's build does: its detail below the base's cells is this refinement's
+    // alone, so the coarse pass's own is smoothed away first).
     let from = if N::TILE_FROM_COARSE {
         coarse_res
     } else {
