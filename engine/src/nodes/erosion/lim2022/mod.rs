@@ -517,7 +517,7 @@ crate::node! {
         id: "lim_tan_bhojan_erosion",
         label: "Lim–Tan–Bhojan erosion",
         category: Erosion,
-        version: 4,
+        version: 5,
         params: LimParams,
         inputs: LimTanBhojanIn {
             /// Height-constraint map: the terrain the result stays close to.
@@ -584,6 +584,27 @@ impl levels::Multiscale for LimTanBhojan {
             iterations: (p.iterations / 5).max(1),
             ..p.clone()
         }
+    }
+
+    /// The refinement's ticks fall past a jump of 8× from the base: × 8/jump (a quarter at
+    /// least). Each tick's gradient constraint pulls the tiles towards the start's gradients,
+    /// which the base's change brought up lacks below its cells, so every tick also smooths
+    /// the fine detail the ticks cut — more of it the finer the grid. On hills at 4096²: 20
+    /// ticks 0.48 of native's fine band, 50 ticks 0.41, 10 ticks 0.56 (at 2048² 10 ticks gave
+    /// 0.55 against 20 ticks' 0.62, so 2048² keeps 20).
+    fn refined(
+        ctx: &EvalCtx,
+        inputs: LimTanBhojanIn,
+        p: &LimParams,
+        _coarse: &Field,
+    ) -> Result<LimTanBhojanOut, NodeError> {
+        let jump = ctx.resolution as f64 / f64::from(p.base_resolution.max(1));
+        let scale = (8.0 / jump).clamp(0.25, 1.0);
+        let q = LimParams {
+            iterations: ((f64::from(p.iterations) * scale).round() as u32).max(1),
+            ..p.clone()
+        };
+        native(ctx, inputs, &q)
     }
 }
 
