@@ -635,10 +635,13 @@ impl levels::Multiscale for GridHydraulic {
         p: &GridHydraulicParams,
         _coarse: &Field,
     ) -> Result<GridHydraulicOut, NodeError> {
-        let jump = ctx.resolution as f64 / f64::from(p.base_resolution.max(1));
-        let share = (4.0 / jump).clamp(0.25, 1.0);
         let p = GridHydraulicParams {
-            iterations: ((f64::from(p.iterations) * share).round() as u32).max(1),
+            iterations: levels::iterations_past(
+                p.iterations,
+                ctx.resolution,
+                p.base_resolution,
+                4.0,
+            ),
             ..p.clone()
         };
         native(ctx, inputs, &p)

@@ -256,6 +256,16 @@ pub fn tile_refine<N: Multiscale>(
     Some(run())
 }
 
+/// A refinement's iteration count at `resolution` from a base of `base` samples: all of
+/// `iterations` up to a jump of `knee`× from the base, then fewer in proportion (`knee/jump`,
+/// a quarter at least), never none.
+#[must_use]
+pub fn iterations_past(iterations: u32, resolution: usize, base: u32, knee: f64) -> u32 {
+    let jump = resolution as f64 / f64::from(base.max(1));
+    let share = (knee / jump).clamp(0.25, 1.0);
+    ((f64::from(iterations) * share).round() as u32).max(1)
+}
+
 /// [`tile_refine`] for `Node::TILE_REFINE`.
 #[must_use]
 pub const fn tile<N: Multiscale>() -> Option<crate::node::TileRefineFn> {

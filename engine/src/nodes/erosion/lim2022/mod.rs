@@ -598,10 +598,13 @@ impl levels::Multiscale for LimTanBhojan {
         p: &LimParams,
         _coarse: &Field,
     ) -> Result<LimTanBhojanOut, NodeError> {
-        let jump = ctx.resolution as f64 / f64::from(p.base_resolution.max(1));
-        let scale = (8.0 / jump).clamp(0.25, 1.0);
         let q = LimParams {
-            iterations: ((f64::from(p.iterations) * scale).round() as u32).max(1),
+            iterations: levels::iterations_past(
+                p.iterations,
+                ctx.resolution,
+                p.base_resolution,
+                8.0,
+            ),
             ..p.clone()
         };
         native(ctx, inputs, &q)
