@@ -103,7 +103,7 @@ pub(super) fn run_parity(
     let mut all_ok = true;
     let mut inherited = false;
     for r in &rows {
-        let (amount, dcorr) = r.change.map_or_else(
+        let (mut amount, mut dcorr) = r.change.map_or_else(
             || (String::new(), String::new()),
             |(a, c)| (format!("{a:.3}"), format!("{c:.3}")),
         );
@@ -113,6 +113,13 @@ pub(super) fn run_parity(
         let own = r
             .own
             .map_or_else(String::new, |o| format!("{:.3}%", 100.0 * o));
+        // Inherited for its change: the own run's measures beside the end-to-end ones.
+        if let (orogen::parity::Verdict::Inherited, Some((a, c)), false) =
+            (verdict, r.own_change, r.change_within())
+        {
+            amount = format!("{amount} (own {a:.3})");
+            dcorr = format!("{dcorr} (own {c:.3})");
+        }
         let tol = r.tolerance.map_or_else(
             || "—".to_string(),
             |t| format!("{:.2}%", 100.0 * t.mean_abs_diff),

@@ -29,7 +29,11 @@
 //! [`compare`] also runs each node once more at the preview size on the build's inputs brought
 //! down (`Row::own`). End-to-end numbers mix a node's own resolution dependence with its inputs'
 //! differences amplified; the own share separates them, so `orogen parity` fails a graph only for
-//! a node that misses on its own (`Verdict::Outside`) and labels the rest `inherited`. Tests keep
+//! a node that misses on its own (`Verdict::Outside`) and labels the rest `inherited`. An erosion
+//! node's change measures are split the same way (`Row::own_change`): below a node that adds
+//! detail at the build's scale (stream power's valleys), a thermal node erodes the sharper input
+//! more — `graphs/coast_range.json`'s `scree` at 2048²: amount 1.37 end to end, 1.06 against its
+//! own run, which is the node's share. Tests keep
 //! asserting `Row::ok()`, end to end. The own share still includes what area averaging hides: a
 //! valley narrower than a preview cell is gone from the averaged input too, so a sea flooding such
 //! valleys misses on its own share as well.
@@ -62,6 +66,12 @@ pub struct Row {
     /// what the node itself changes between resolutions, apart from what its inputs do.
     /// `None` for nodes without inputs (their whole difference is their own).
     pub own: Option<f64>,
+    /// An erosion node's first output: its change in the build (brought down) against its
+    /// change in the own run, as [`Row::change`] measures it (amount ratio, correlation). A
+    /// node whose input carries detail finer than the preview's cells (a thermal node below a
+    /// stream power node's valleys) changes more in the build than in the preview; run on the
+    /// build's input brought down, it changes as much as the build if that is the input's doing.
+    pub own_change: Option<(f64, f64)>,
     /// `None` for outputs shown for information only: an erosion node's state and change
     /// masks (water, flow, drainage, rivers, wear), whose very definitions (a river one cell
     /// wide, a mask relative to its largest value) depend on the grid.
@@ -114,15 +124,33 @@ impl Row {
         if self.ok() {
             return Verdict::Ok;
         }
+        // The change measures too are the node's own when the own run has them.
+        let change_ok = if self.own_change.is_some() {
+            Self::meets(self.own_change, t)
+        } else {
+            self.change_ok(t)
+        };
         match self.own {
-            Some(own) if self.change_ok(t) && own <= t.mean_abs_diff => Verdict::Inherited,
+            Some(own) if change_ok && own <= t.mean_abs_diff => Verdict::Inherited,
             _ => Verdict::Outside,
         }
     }
 
     /// Whether an erosion node's change (amount ratio and correlation) meets `t`.
     fn change_ok(&self, t: &Tolerance) -> bool {
-        match (self.change, t.change) {
+        Self::meets(self.change, t)
+    }
+
+    /// Whether an erosion node's change end to end meets its tolerance (true for rows
+    /// without change measures or tolerance).
+    #[must_use]
+    pub fn change_within(&self) -> bool {
+        self.tolerance.is_none_or(|t| self.change_ok(&t))
+    }
+
+    /// Whether `change` (amount ratio, correlation) meets `t`'s.
+    fn meets(change: Option<(f64, f64)>, t: &Tolerance) -> bool {
+        match (change, t.change) {
             (Some((amount, corr)), Some(((lo, hi), min_corr))) => {
                 (lo..=hi).contains(&amount) && corr >= min_corr
             }
@@ -326,28 +354,23 @@ pub fn compare(
                 PortKind::Mask | PortKind::Color => 1.0,
             };
             let tolerance = inherited_tolerance(graph, node, k);
-            let change = match (&input, tolerance.and_then(|t| t.change)) {
-                (Some((ic, fi)), Some(_)) if port.kind == PortKind::Height => {
-                    let fi_down = fi.resample_area(c.width(), c.height());
-                    let dc = Field::zip_map(c, ic, |a, b| a - b);
-                    let df = Field::zip_map(&down, &fi_down, |a, b| a - b);
-                    let (mc, mf) = (mean_abs(dc.data()), mean_abs(df.data()));
-                    // A node that changes (next to) nothing at both sizes agrees with itself.
-                    let nothing = 1e-6 * range;
-                    if mc <= nothing && mf <= nothing {
-                        Some((1.0, 1.0))
-                    } else {
-                        let amount = if mc > 0.0 { mf / mc } else { f64::INFINITY };
-                        Some((amount, correlation(dc.data(), df.data())))
-                    }
-                }
-                _ => None,
-            };
-            let own = own_fields
+            let own_field = own_fields
                 .as_ref()
                 .and_then(|o| o.get(k))
-                .filter(|o| o.width() == c.width() && o.height() == c.height())
-                .map(|o| mean_abs_diff(o.data(), down.data()) / range);
+                .filter(|o| o.width() == c.width() && o.height() == c.height());
+            let (mut change, mut own_change) = (None, None);
+            if let (Some((ic, fi)), Some(_)) = (&input, tolerance.and_then(|t| t.change)) {
+                if port.kind == PortKind::Height {
+                    let fi_down = fi.resample_area(c.width(), c.height());
+                    let df = Field::zip_map(&down, &fi_down, |a, b| a - b);
+                    let dc = Field::zip_map(c, ic, |a, b| a - b);
+                    change = Some(change_against(&df, &dc, range));
+                    own_change = own_field.map(|o| {
+                        change_against(&df, &Field::zip_map(o, &fi_down, |a, b| a - b), range)
+                    });
+                }
+            }
+            let own = own_field.map(|o| mean_abs_diff(o.data(), down.data()) / range);
             rows.push(Row {
                 node: id.to_owned(),
                 kind: node.def.spec.id,
@@ -356,6 +379,7 @@ pub fn compare(
                 correlation: correlation(c.data(), down.data()),
                 change,
                 own,
+                own_change,
                 tolerance,
             });
         }
@@ -384,6 +408,19 @@ pub fn compare(
         }
     }
     Ok(rows)
+}
+
+/// A build's change `fine` (brought down) against a change `coarse` on the same grid: the
+/// amount ratio (mean |fine| ÷ mean |coarse|) and their correlation.
+fn change_against(fine: &Field, coarse: &Field, range: f64) -> (f64, f64) {
+    let (mc, mf) = (mean_abs(coarse.data()), mean_abs(fine.data()));
+    // A node that changes (next to) nothing at both sizes agrees with itself.
+    let nothing = 1e-6 * range;
+    if mc <= nothing && mf <= nothing {
+        return (1.0, 1.0);
+    }
+    let amount = if mc > 0.0 { mf / mc } else { f64::INFINITY };
+    (amount, correlation(coarse.data(), fine.data()))
 }
 
 /// `node` run at `resolution` on the build's (`fine`) inputs brought down to `w × h` by area
@@ -535,6 +572,7 @@ mod tests {
             correlation: 1.0,
             change: None,
             own,
+            own_change: None,
             tolerance: tol.map(|t| Tolerance {
                 mean_abs_diff: t,
                 change: None,
@@ -555,5 +593,39 @@ mod tests {
             !row(0.01, Some(0.002), Some(0.0025)).ok(),
             "ok() stays end to end"
         );
+    }
+
+    /// An erosion node whose change misses end to end (a thermal node eroding the sharper
+    /// valleys of its build's input) is inherited when the own run changes as much as the
+    /// build; outside when the own run misses too, or when there is no own run.
+    #[test]
+    fn an_erosion_nodes_change_is_inherited_from_its_input_or_its_own() {
+        let row = |change: (f64, f64), own_change: Option<(f64, f64)>| Row {
+            node: "scree".into(),
+            kind: "thermal_erosion",
+            output: "out",
+            mean_abs_diff: 0.001,
+            correlation: 1.0,
+            change: Some(change),
+            own: Some(0.001),
+            own_change,
+            tolerance: Some(Tolerance {
+                mean_abs_diff: 0.015,
+                change: Some(((0.85, 1.15), 0.9)),
+            }),
+        };
+        assert_eq!(row((1.0, 0.99), None).verdict(), Verdict::Ok);
+        let inherited = row((1.37, 0.945), Some((1.06, 0.996)));
+        assert_eq!(inherited.verdict(), Verdict::Inherited);
+        assert!(!inherited.ok() && !inherited.change_within());
+        assert_eq!(
+            row((1.37, 0.945), Some((1.3, 0.996))).verdict(),
+            Verdict::Outside
+        );
+        assert_eq!(
+            row((1.0, 0.8), Some((1.0, 0.85))).verdict(),
+            Verdict::Outside
+        );
+        assert_eq!(row((1.37, 0.945), None).verdict(), Verdict::Outside);
     }
 }

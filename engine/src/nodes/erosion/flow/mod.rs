@@ -34,13 +34,35 @@ use rayon::prelude::*;
 pub fn jittered_offsets(seed: u64, n: usize, jitter: f32) -> Vec<[f32; 2]> {
     (0..n)
         .into_par_iter()
+        .map(|i| offset(seed, i as u64, jitter))
+        .collect()
+}
+
+/// [`jittered_offsets`] of a window of an `resolution`² map, drawn from each cell's index in
+/// the whole map: a tiled build's window places its nodes where the whole map's build does.
+#[must_use]
+pub fn jittered_offsets_in(
+    seed: u64,
+    window: crate::node::Window,
+    resolution: usize,
+    jitter: f32,
+) -> Vec<[f32; 2]> {
+    let w = window.width.max(1);
+    (0..window.width * window.height)
+        .into_par_iter()
         .map(|i| {
-            let r = splitmix64(seed ^ splitmix64(i as u64));
-            let u = (r >> 40) as f32 / (1u64 << 24) as f32;
-            let v = ((r >> 16) & 0xFF_FFFF) as f32 / (1u64 << 24) as f32;
-            [0.5 + jitter * (u - 0.5), 0.5 + jitter * (v - 0.5)]
+            let (x, y) = (window.x0 + i % w, window.y0 + i / w);
+            offset(seed, (y * resolution + x) as u64, jitter)
         })
         .collect()
+}
+
+/// Cell `i`'s node offset (see [`jittered_offsets`]).
+fn offset(seed: u64, i: u64, jitter: f32) -> [f32; 2] {
+    let r = splitmix64(seed ^ splitmix64(i));
+    let u = (r >> 40) as f32 / (1u64 << 24) as f32;
+    let v = ((r >> 16) & 0xFF_FFFF) as f32 / (1u64 << 24) as f32;
+    [0.5 + jitter * (u - 0.5), 0.5 + jitter * (v - 0.5)]
 }
 
 /// A neighbourhood: offsets `(dx, dy)`.

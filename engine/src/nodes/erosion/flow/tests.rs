@@ -192,3 +192,28 @@ fn d4_kernel_matches_the_generic_search() {
         }
     }
 }
+
+/// A window of a map draws its nodes where the whole map does (a tiled build's piece of
+/// stream power or Lim–Tan–Bhojan places them as the whole map's build).
+#[test]
+fn a_windows_nodes_are_the_whole_maps() {
+    let n = 40;
+    let whole = jittered_offsets(17, n * n, 1.0);
+    let window = crate::node::Window {
+        x0: 7,
+        y0: 12,
+        width: 20,
+        height: 9,
+    };
+    let part = super::jittered_offsets_in(17, window, n, 1.0);
+    assert_eq!(part.len(), 20 * 9);
+    for (i, o) in part.iter().enumerate() {
+        let (x, y) = (window.x0 + i % 20, window.y0 + i / 20);
+        assert_eq!(*o, whole[y * n + x], "cell {x},{y}");
+    }
+    // The whole map as a window is the whole map.
+    assert_eq!(
+        super::jittered_offsets_in(17, crate::node::Window::full(n), n, 1.0),
+        whole
+    );
+}

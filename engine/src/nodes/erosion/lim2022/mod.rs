@@ -212,6 +212,19 @@ impl Lim {
         s
     }
 
+    /// Places the nodes where a build of the whole `resolution`² map does, for a grid that is
+    /// `window` of it (a tiled build's piece): offsets from the cells' indices in the map.
+    pub fn place_nodes(
+        &mut self,
+        seed: u64,
+        jitter: f32,
+        window: crate::node::Window,
+        resolution: usize,
+    ) {
+        self.off = flow::jittered_offsets_in(seed, window, resolution, jitter);
+        self.d4 = flow::D4Distances::new(&self.off, self.w, self.h);
+    }
+
     /// A square `size × size` simulation with the paper's uniform strengths (value 0.02,
     /// gradient 0.8, §3.6), uniform rain 1 and fully jittered nodes: the setup of the
     /// benchmarks and tests.
@@ -628,8 +641,10 @@ fn native(
         .par_iter()
         .enumerate()
         .map(|(i, &v)| {
-            let u = (splitmix64(seed ^ 0xA5A5 ^ splitmix64(i as u64)) >> 40) as f32
-                / (1u64 << 24) as f32;
+            // Drawn from the cell's index in the whole map, so a window's noise is the map's.
+            let (x, y) = (ctx.window.x0 + i % w, ctx.window.y0 + i / w);
+            let g = (y * ctx.resolution + x) as u64;
+            let u = (splitmix64(seed ^ 0xA5A5 ^ splitmix64(g)) >> 40) as f32 / (1u64 << 24) as f32;
             v / cell + noise * (u - 0.5)
         })
         .collect();
@@ -659,6 +674,9 @@ fn native(
         m: p.m as f32,
         sea,
     };
+    if (w, h) != (ctx.resolution, ctx.resolution) {
+        sim.place_nodes(seed, p.jitter as f32, ctx.window, ctx.resolution);
+    }
     sim.cancel = ctx.cancel.clone();
     for it in 0..p.iterations {
         ctx.check_cancel()?;

@@ -235,6 +235,19 @@ impl StreamPower {
         }
     }
 
+    /// Places the nodes where a build of the whole `resolution`² map does, for a grid that is
+    /// `window` of it (a tiled build's piece): offsets from the cells' indices in the map.
+    pub fn place_nodes(
+        &mut self,
+        seed: u64,
+        jitter: f32,
+        window: crate::node::Window,
+        resolution: usize,
+    ) {
+        let off = flow::jittered_offsets_in(seed, window, resolution, jitter);
+        self.d8 = flow::D8Distances::new(&off, self.w, self.h);
+    }
+
     /// fastscapelib's "Mountain" example without diffusion, the erosion bench's setup: a
     /// `size`² grid over 100 km, a uniform random 0–1 m start, uplift 1e-3 m/yr (the border
     /// fixed), k 2e-4, m 0.4, n 1, Δt 2e4 yr, nodes at cell centres.
@@ -720,6 +733,14 @@ fn native(
         ctx.rng_seed(p.seed),
         p.jitter as f32,
     );
+    if (w, h) != (ctx.resolution, ctx.resolution) {
+        sim.place_nodes(
+            ctx.rng_seed(p.seed),
+            p.jitter as f32,
+            ctx.window,
+            ctx.resolution,
+        );
+    }
     sim.cancel = ctx.cancel.clone();
     for s in 0..p.steps {
         ctx.check_cancel()?;
