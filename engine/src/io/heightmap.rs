@@ -33,6 +33,9 @@ pub enum Format {
     /// 8-bit grayscale PNG over the graph's height range (previews, masks, colour albedo;
     /// 256 levels are too few for terrain heights).
     Png8,
+    /// Tiled, Deflate-compressed 32-bit float GeoTIFF, metres, in a local metric frame
+    /// (`io::geotiff`): GDAL, QGIS and Houdini read it with its cell size and extent.
+    GeoTiff,
 }
 
 crate::impl_choice!(Format {
@@ -42,6 +45,7 @@ crate::impl_choice!(Format {
     F32 = "f32",
     Tiff16 = "tiff16",
     Png8 = "png8",
+    GeoTiff = "geotiff",
 });
 
 impl Format {
@@ -55,6 +59,8 @@ impl Format {
             Format::R16 => "r16",
             Format::F32 => "f32",
             Format::Tiff16 => "tif",
+            // Beside a 16-bit TIFF of the same output, not over it.
+            Format::GeoTiff => "geo.tif",
         }
     }
 
@@ -187,6 +193,11 @@ fn encode_into(w: &mut impl Write, field: &Field, world: &World, format: Format)
                 .map_err(io::Error::other)?;
             w.write_all(&buf)
         }
+        Format::GeoTiff => {
+            // The whole map: its north-west corner at (0, size_m).
+            let cell = world.size_m / field.width().max(1) as f64;
+            w.write_all(&super::geotiff::encode(field, cell, (0.0, world.size_m))?)
+        }
         Format::Exr => {
             use exr::prelude::{Image, SpecificChannels};
             let width = field.width();
@@ -245,6 +256,9 @@ fn encode_color(w: &mut impl Write, field: &Field, format: Format) -> io::Result
             let image = Image::from_channels((width, height), channels);
             write_exr(&image, w)
         }
+        Format::GeoTiff => Err(io::Error::other(
+            "GeoTIFF holds heights: write colour as png16, tiff16, exr, f32 or r16",
+        )),
     }
 }
 
@@ -339,7 +353,7 @@ pub fn read_with(
 }
 
 /// The refusal for an image of `w × h` pixels, if it is too large to import.
-fn image_size_problem(w: u64, h: u64) -> Option<String> {
+pub(crate) fn image_size_problem(w: u64, h: u64) -> Option<String> {
     let side = u64::from(trust::MAX_IMAGE_SIDE);
     (w > side || h > side || w.saturating_mul(h) > trust::MAX_IMAGE_PIXELS).then(|| {
         format!(

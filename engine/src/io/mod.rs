@@ -7,6 +7,7 @@ pub mod catalogue;
 pub mod coarse_file;
 pub mod diff;
 pub mod explain;
+pub mod geotiff;
 pub mod graph_file;
 pub mod heightmap;
 pub mod manifest;

@@ -634,7 +634,7 @@ impl TileExports {
             .find(|f| !matches!(f, Format::R16 | Format::F32))
         {
             return Err(format!(
-                "--stitch {}: a whole-map file is streamed row by row, so r16 or f32 (PNG, TIFF and EXR tiles are written per tile)",
+                "--stitch {}: a whole-map file is streamed row by row, so r16 or f32 (PNG, TIFF and EXR tiles are written per tile; GeoTIFF tiles come with a VRT that GDAL opens as one raster)",
                 f.name()
             ));
         }

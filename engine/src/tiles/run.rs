@@ -286,6 +286,14 @@ impl Ctx<'_> {
                 let file = tile_file(layout, grid, name, i, j, f);
                 let bytes = if layout == Layout::Unity {
                     heightmap::encode(&field.flipped_vertically(), &frame, f)
+                } else if f == Format::GeoTiff {
+                    // Placed where the tile lies in the world's frame (see the VRT).
+                    let cell = self.graph.world.cell_size_m(grid.resolution);
+                    let corner = (
+                        w.x0 as f64 * cell,
+                        self.graph.world.size_m - w.y0 as f64 * cell,
+                    );
+                    crate::io::geotiff::encode(&field, cell, corner)
                 } else {
                     heightmap::encode(&field, &frame, f)
                 }
@@ -401,6 +409,16 @@ impl Ctx<'_> {
                 &Field::filled(1, 1, 0.0),
             );
             let mut primary = None;
+            if formats.contains(&Format::GeoTiff) && parsed.layout == Layout::Plain {
+                // One raster for GDAL over the tiles' GeoTIFFs.
+                let (file, hash) = self.write_vrt(name)?;
+                files.push(FileEntry {
+                    file: file.clone(),
+                    role: "vrt (whole map over the tiles' GeoTIFFs)".into(),
+                    hash: hash.clone(),
+                });
+                primary.get_or_insert((file, hash));
+            }
             for &f in &stitch {
                 let file = format!("{name}.{}", f.extension());
                 let path = self.dir.join(&file);
@@ -441,6 +459,26 @@ impl Ctx<'_> {
         }
         self.write_manifest(graph_hash, parsed.layout, formats, outputs, tiles, files)?;
         Ok(TaskOutcome::Ran)
+    }
+
+    /// `NAME.vrt`: a GDAL virtual raster mosaicking output `name`'s tile GeoTIFFs.
+    fn write_vrt(&self, name: &str) -> Result<(String, String), TaskError> {
+        let grid = self.plan.grid;
+        let mut tiles = Vec::with_capacity(grid.count());
+        for k in 0..grid.count() {
+            let (i, j) = grid.coords(k);
+            let t = grid.window(i, j);
+            let file = tile_file(Layout::Plain, grid, name, i, j, Format::GeoTiff);
+            tiles.push((format!("tiles/{file}"), t.x0, t.y0, t.width, t.height));
+        }
+        let world = &self.graph.world;
+        let cell = world.cell_size_m(grid.resolution);
+        let text =
+            crate::io::geotiff::vrt(grid.resolution, grid.resolution, cell, world.size_m, &tiles);
+        let file = format!("{name}.vrt");
+        let path = self.dir.join(&file);
+        write_bytes_atomic(&path, text.as_bytes()).map_err(|e| TaskError::io("write", &path, e))?;
+        Ok((file, blake3::hash(text.as_bytes()).to_hex().to_string()))
     }
 
     /// The manifest's entries for output `name`'s files in every tile (and its normal maps).

@@ -1,0 +1,510 @@
+//! GeoTIFF elevation data: digital elevation models in (as GDAL, QGIS and the national
+//! mapping agencies write them) and heights out.
+//!
+//! Reading goes through the `tiff` crate (striped and tiled, uncompressed, LZW, Deflate;
+//! little- and big-endian; BigTIFF); only the GeoTIFF tags a DEM needs are parsed here:
+//! `ModelPixelScale` + `ModelTiepoint` (or a `ModelTransformation` without rotation) for the
+//! grid, three GeoKeys (model type, raster type, linear units), GDAL's `GDAL_NODATA` and the
+//! band's scale and offset in `GDAL_METADATA`.
+//!
+//! Writing produces a tiled (256 × 256), Deflate-compressed, float32 GeoTIFF of heights in
+//! metres, north up, in a local metric frame: `ModelPixelScale` of one cell in metres and the
+//! north-west corner at (0, `size_m`), so GDAL reports the world's extent in metres.
+
+use crate::field::Field;
+use crate::node::CancelToken;
+use std::io::{self, Cursor, Write};
+use tiff::decoder::{Decoder, DecodingResult, Limits};
+use tiff::tags::Tag;
+
+/// GDAL's band metadata (scale, offset) tag.
+const GDAL_METADATA: u16 = 42112;
+/// Side of an exported tile.
+const TILE: usize = 256;
+
+/// A DEM's grid in its coordinate reference system.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GeoRef {
+    /// Cell size along x and y, in the CRS's units (degrees for a geographic CRS).
+    pub pixel: (f64, f64),
+    /// The north-west corner of the north-west cell, in the CRS's units.
+    pub origin: (f64, f64),
+    /// Whether the CRS is geographic (longitude, latitude in degrees).
+    pub geographic: bool,
+    /// Metres per unit of a projected CRS (1 for metres, 0.3048 for feet).
+    pub unit_m: f64,
+}
+
+impl GeoRef {
+    /// The cell size in metres `(x, y)` of a raster `height` cells tall: for a geographic CRS,
+    /// degrees converted at the raster's middle latitude on the WGS 84 ellipsoid.
+    #[must_use]
+    pub fn cell_m(&self, height: usize) -> (f64, f64) {
+        if !self.geographic {
+            return (self.pixel.0 * self.unit_m, self.pixel.1 * self.unit_m);
+        }
+        let lat = (self.origin.1 - self.pixel.1 * height as f64 / 2.0).to_radians();
+        // WGS 84: the lengths of a degree of latitude and of longitude at `lat`.
+        let (a, e2) = (6_378_137.0f64, 0.006_694_379_990_14f64);
+        let s2 = 1.0 - e2 * lat.sin().powi(2);
+        let per_deg_lat = std::f64::consts::PI / 180.0 * a * (1.0 - e2) / s2.powf(1.5);
+        let per_deg_lon = std::f64::consts::PI / 180.0 * a * lat.cos() / s2.sqrt();
+        (self.pixel.0 * per_deg_lon, self.pixel.1 * per_deg_lat)
+    }
+}
+
+/// A DEM read from a GeoTIFF.
+#[derive(Clone, Debug)]
+pub struct Dem {
+    /// Elevations in metres (scale and offset applied, no-data cells filled).
+    pub field: Field,
+    pub georef: Option<GeoRef>,
+    /// How many cells had no data (filled; see [`fill_holes`]).
+    pub filled: usize,
+}
+
+impl Dem {
+    /// The DEM's extent in metres `(x, y)`; `None` without a georeference.
+    #[must_use]
+    pub fn size_m(&self) -> Option<(f64, f64)> {
+        let g = self.georef?;
+        let (cx, cy) = g.cell_m(self.field.height());
+        Some((
+            cx * self.field.width() as f64,
+            cy * self.field.height() as f64,
+        ))
+    }
+}
+
+/// Whether `bytes` are a TIFF to read as a DEM rather than as an image: one with GeoTIFF
+/// tags, or with signed or floating-point samples.
+#[must_use]
+pub fn is_dem(bytes: &[u8]) -> bool {
+    let tiff = bytes.starts_with(b"II*\0")
+        || bytes.starts_with(b"MM\0*")
+        || bytes.starts_with(b"II+\0")
+        || bytes.starts_with(b"MM\0+");
+    if !tiff {
+        return false;
+    }
+    let Ok(mut d) = Decoder::new(Cursor::new(bytes)) else {
+        return false;
+    };
+    let geo = [
+        Tag::ModelPixelScaleTag,
+        Tag::ModelTiepointTag,
+        Tag::ModelTransformationTag,
+    ]
+    .into_iter()
+    .any(|t| matches!(d.find_tag(t), Ok(Some(_))));
+    // SampleFormat 2 (signed) or 3 (IEEE float).
+    let format = d
+        .find_tag_unsigned_vec::<u16>(Tag::SampleFormat)
+        .ok()
+        .flatten()
+        .is_some_and(|v| v.iter().any(|&f| f == 2 || f == 3));
+    geo || format
+}
+
+/// Reads a DEM: the first band of the first image, in metres.
+///
+/// # Errors
+/// A message naming what the file lacks or what could not be decoded.
+pub fn read(bytes: &[u8], cancel: Option<&CancelToken>) -> Result<Dem, String> {
+    let mut limits = Limits::default();
+    // The largest image `import` accepts, as f64 samples.
+    limits.decoding_buffer_size = (super::trust::MAX_IMAGE_PIXELS * 8) as usize;
+    let mut d = Decoder::new(Cursor::new(bytes))
+        .map_err(|e| format!("not a readable TIFF: {e}"))?
+        .with_limits(limits);
+    let (w, h) = d.dimensions().map_err(|e| e.to_string())?;
+    let (w, h) = (w as usize, h as usize);
+    if let Some(problem) = super::heightmap::image_size_problem(w as u64, h as u64) {
+        return Err(problem);
+    }
+    let bands = d
+        .find_tag_unsigned::<u16>(Tag::SamplesPerPixel)
+        .ok()
+        .flatten()
+        .unwrap_or(1)
+        .max(1) as usize;
+    let nodata = match d.find_tag(Tag::GdalNodata) {
+        Ok(Some(v)) => v
+            .into_string()
+            .ok()
+            .and_then(|s| s.trim().trim_end_matches('\0').parse::<f64>().ok()),
+        _ => None,
+    };
+    let (scale, offset) = match d.find_tag(Tag::Unknown(GDAL_METADATA)) {
+        Ok(Some(v)) => v.into_string().map_or((1.0, 0.0), |s| scale_offset(&s)),
+        _ => (1.0, 0.0),
+    };
+    let georef = georef(&mut d)?;
+    if cancel.is_some_and(CancelToken::is_cancelled) {
+        return Err("cancelled".into());
+    }
+    let image = d.read_image().map_err(|e| e.to_string())?;
+    let samples: Vec<f64> = match image {
+        DecodingResult::U8(v) => first_band(&v, bands, |x| f64::from(x)),
+        DecodingResult::U16(v) => first_band(&v, bands, |x| f64::from(x)),
+        DecodingResult::U32(v) => first_band(&v, bands, |x| f64::from(x)),
+        DecodingResult::I8(v) => first_band(&v, bands, |x| f64::from(x)),
+        DecodingResult::I16(v) => first_band(&v, bands, |x| f64::from(x)),
+        DecodingResult::I32(v) => first_band(&v, bands, |x| f64::from(x)),
+        DecodingResult::F32(v) => first_band(&v, bands, |x| f64::from(x)),
+        DecodingResult::F64(v) => first_band(&v, bands, |x| x),
+        _ => {
+            return Err(
+                "unsupported sample type (expected 8/16/32-bit integers or 32/64-bit floats)"
+                    .into(),
+            )
+        }
+    };
+    if samples.len() != w * h {
+        return Err(format!(
+            "{} samples for a {w} × {h} raster (planar bands are not supported)",
+            samples.len()
+        ));
+    }
+    let mut valid = vec![true; w * h];
+    let mut data = vec![0.0f32; w * h];
+    for ((v, ok), &s) in data.iter_mut().zip(&mut valid).zip(&samples) {
+        // GDAL compares no-data as the band's own type: a float32 band's -3.4028235e38
+        // is the f32 rounding of the tag's text.
+        let missing = !s.is_finite() || nodata.is_some_and(|n| s == n || (s as f32) == (n as f32));
+        *ok = !missing;
+        *v = if missing {
+            0.0
+        } else {
+            (s * scale + offset) as f32
+        };
+    }
+    let filled = valid.iter().filter(|&&v| !v).count();
+    if filled == w * h {
+        return Err("every cell is no-data".into());
+    }
+    if filled > 0 {
+        fill_holes(&mut data, &valid, w, h);
+    }
+    let field = Field::from_vec(w, h, data).ok_or("raster size mismatch")?;
+    Ok(Dem {
+        field,
+        georef,
+        filled,
+    })
+}
+
+/// The first of `bands` interleaved samples of each pixel, as f64.
+fn first_band<T: Copy>(v: &[T], bands: usize, f: impl Fn(T) -> f64) -> Vec<f64> {
+    v.iter().step_by(bands).map(|&x| f(x)).collect()
+}
+
+/// The first band's scale and offset in GDAL's metadata XML (`<Item name="SCALE" …>`).
+fn scale_offset(xml: &str) -> (f64, f64) {
+    let item = |role: &str| -> Option<f64> {
+        xml.split("<Item")
+            .filter(|i| i.contains(&format!("role=\"{role}\"")))
+            .find(|i| !i.contains("sample=") || i.contains("sample=\"0\""))
+            .and_then(|i| i.split('>').nth(1))
+            .and_then(|v| v.split('<').next())
+            .and_then(|v| v.trim().parse().ok())
+    };
+    (item("scale").unwrap_or(1.0), item("offset").unwrap_or(0.0))
+}
+
+/// The GeoKey `id`'s short value in a GeoKeyDirectory.
+fn geokey(dir: &[u16], id: u16) -> Option<u16> {
+    dir.get(4..)?
+        .chunks_exact(4)
+        .find(|k| k[0] == id && k[1] == 0)
+        .map(|k| k[3])
+}
+
+/// The raster's grid from its GeoTIFF tags; `None` for a plain TIFF.
+fn georef<R: io::Read + io::Seek>(d: &mut Decoder<R>) -> Result<Option<GeoRef>, String> {
+    let doubles = |d: &mut Decoder<R>, t: Tag| -> Option<Vec<f64>> {
+        d.find_tag(t)
+            .ok()
+            .flatten()
+            .and_then(|v| v.into_f64_vec().ok())
+    };
+    let (pixel, mut origin) = if let (Some(s), Some(t)) = (
+        doubles(d, Tag::ModelPixelScaleTag),
+        doubles(d, Tag::ModelTiepointTag),
+    ) {
+        if s.len() < 2 || t.len() < 6 {
+            return Err("malformed ModelPixelScale or ModelTiepoint tag".into());
+        }
+        // The tie point maps raster (i, j) to model (x, y).
+        ((s[0], s[1]), (t[3] - t[0] * s[0], t[4] + t[1] * s[1]))
+    } else if let Some(m) = doubles(d, Tag::ModelTransformationTag) {
+        if m.len() < 16 || m[1] != 0.0 || m[4] != 0.0 {
+            return Err("a rotated or sheared ModelTransformation is not supported".into());
+        }
+        ((m[0], -m[5]), (m[3], m[7]))
+    } else {
+        return Ok(None);
+    };
+    if !(pixel.0 > 0.0 && pixel.1 > 0.0 && pixel.0.is_finite() && pixel.1.is_finite()) {
+        return Err(format!(
+            "cell size {} × {} in the GeoTIFF tags: expected positive numbers (north up)",
+            pixel.0, pixel.1
+        ));
+    }
+    let keys = d
+        .find_tag(Tag::GeoKeyDirectoryTag)
+        .ok()
+        .flatten()
+        .and_then(|v| v.into_u16_vec().ok())
+        .unwrap_or_default();
+    // GTModelTypeGeoKey: 2 = geographic. GTRasterTypeGeoKey: 2 = the tie point is a cell's
+    // centre, not its corner. ProjLinearUnitsGeoKey: 9001 metre, 9002 foot, 9003 US foot.
+    let geographic = geokey(&keys, 1024) == Some(2);
+    if geokey(&keys, 1025) == Some(2) {
+        origin = (origin.0 - pixel.0 / 2.0, origin.1 + pixel.1 / 2.0);
+    }
+    let unit_m = match geokey(&keys, 3076) {
+        Some(9002) => 0.3048,
+        Some(9003) => 1200.0 / 3937.0,
+        _ => 1.0,
+    };
+    Ok(Some(GeoRef {
+        pixel,
+        origin,
+        geographic,
+        unit_m,
+    }))
+}
+
+/// Fills the cells without data from those around them: a push–pull pyramid (each level
+/// halves the grid, averaging the valid cells; then, from the coarsest level down, a hole takes
+/// the bilinear value of the level above). Every hole gets the mean of the valid data nearest
+/// it, smoothly, however large the hole; valid cells are kept.
+pub fn fill_holes(data: &mut [f32], valid: &[bool], w: usize, h: usize) {
+    // Level 0: values weighted by validity.
+    let mut levels: Vec<(usize, usize, Vec<f32>, Vec<f32>)> = vec![(
+        w,
+        h,
+        data.iter()
+            .zip(valid)
+            .map(|(&v, &ok)| if ok { v } else { 0.0 })
+            .collect(),
+        valid.iter().map(|&ok| f32::from(u8::from(ok))).collect(),
+    )];
+    while let Some((lw, lh, v, wt)) = levels.last().filter(|l| l.0 > 1 || l.1 > 1) {
+        let (lw, lh) = (*lw, *lh);
+        let (nw, nh) = (lw.div_ceil(2), lh.div_ceil(2));
+        let (mut sv, mut sw) = (vec![0.0f32; nw * nh], vec![0.0f32; nw * nh]);
+        for y in 0..lh {
+            for x in 0..lw {
+                let (i, j) = (y * lw + x, (y / 2) * nw + x / 2);
+                sv[j] += v[i] * wt[i];
+                sw[j] += wt[i];
+            }
+        }
+        for (a, &b) in sv.iter_mut().zip(&sw) {
+            if b > 0.0 {
+                *a /= b;
+            }
+        }
+        // Weights saturate: a coarse cell with any data counts as known.
+        let sw = sw.iter().map(|&b| b.min(1.0)).collect();
+        levels.push((nw, nh, sv, sw));
+    }
+    // Pull: from the coarsest level down, unknown cells take the level above's value.
+    for k in (0..levels.len() - 1).rev() {
+        let (upper, lower) = levels.split_at_mut(k + 1);
+        let (cw, ch, cv) = (lower[0].0, lower[0].1, lower[0].2.clone());
+        let l = &mut upper[k];
+        for y in 0..l.1 {
+            for x in 0..l.0 {
+                let i = y * l.0 + x;
+                if l.3[i] > 0.0 {
+                    continue;
+                }
+                // Bilinear in the coarser grid, at this cell's centre.
+                let fx = ((x as f32 + 0.5) / 2.0 - 0.5).clamp(0.0, (cw - 1) as f32);
+                let fy = ((y as f32 + 0.5) / 2.0 - 0.5).clamp(0.0, (ch - 1) as f32);
+                let (x0, y0) = (fx.floor() as usize, fy.floor() as usize);
+                let (x1, y1) = ((x0 + 1).min(cw - 1), (y0 + 1).min(ch - 1));
+                let (tx, ty) = (fx - x0 as f32, fy - y0 as f32);
+                let at = |x: usize, y: usize| cv[y * cw + x];
+                let top = at(x0, y0) * (1.0 - tx) + at(x1, y0) * tx;
+                let bottom = at(x0, y1) * (1.0 - tx) + at(x1, y1) * tx;
+                l.2[i] = top * (1.0 - ty) + bottom * ty;
+                l.3[i] = 1.0;
+            }
+        }
+    }
+    for ((d, &ok), &v) in data.iter_mut().zip(valid).zip(&levels[0].2) {
+        if !ok {
+            *d = v;
+        }
+    }
+}
+
+/// Encodes `field` (metres) as a tiled, Deflate-compressed float32 GeoTIFF whose cells are
+/// `cell_m` metres and whose north-west corner is at model `(x0, y0)` metres (a local metric
+/// frame: no coordinate reference system is named).
+///
+/// # Errors
+/// Only the writer's.
+pub fn encode(field: &Field, cell_m: f64, (x0, y0): (f64, f64)) -> io::Result<Vec<u8>> {
+    use tiff::encoder::TiffEncoder;
+    let (w, h) = (field.width(), field.height());
+    let err = |e: tiff::TiffError| io::Error::other(e.to_string());
+    let mut out = Cursor::new(Vec::new());
+    {
+        let mut enc = TiffEncoder::new(&mut out).map_err(err)?;
+        let mut dir = enc.image_directory().map_err(err)?;
+        let (tx, ty) = (w.div_ceil(TILE), h.div_ceil(TILE));
+        let (mut offsets, mut counts) = (Vec::new(), Vec::new());
+        let mut raw = Vec::with_capacity(TILE * TILE * 4);
+        for j in 0..ty {
+            for i in 0..tx {
+                raw.clear();
+                // Tiles past the raster's edge are padded with the edge's samples.
+                for y in 0..TILE {
+                    let sy = (j * TILE + y).min(h - 1);
+                    let row = &field.data()[sy * w..sy * w + w];
+                    for x in 0..TILE {
+                        raw.extend_from_slice(&row[(i * TILE + x).min(w - 1)].to_le_bytes());
+                    }
+                }
+                let mut z =
+                    flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::new(6));
+                z.write_all(&raw)?;
+                let packed = z.finish()?;
+                offsets.push(
+                    u32::try_from(dir.write_data(&packed[..]).map_err(err)?)
+                        .map_err(io::Error::other)?,
+                );
+                counts.push(packed.len() as u32);
+            }
+        }
+        let tags: [(Tag, u32); 8] = [
+            (Tag::ImageWidth, w as u32),
+            (Tag::ImageLength, h as u32),
+            (Tag::Compression, 8),
+            (Tag::PhotometricInterpretation, 1),
+            (Tag::SamplesPerPixel, 1),
+            (Tag::PlanarConfiguration, 1),
+            (Tag::TileWidth, TILE as u32),
+            (Tag::TileLength, TILE as u32),
+        ];
+        for (t, v) in tags {
+            dir.write_tag(t, v).map_err(err)?;
+        }
+        dir.write_tag(Tag::BitsPerSample, 32u16).map_err(err)?;
+        dir.write_tag(Tag::SampleFormat, 3u16).map_err(err)?;
+        dir.write_tag(Tag::TileOffsets, &offsets[..]).map_err(err)?;
+        dir.write_tag(Tag::TileByteCounts, &counts[..])
+            .map_err(err)?;
+        dir.write_tag(Tag::ModelPixelScaleTag, &[cell_m, cell_m, 0.0][..])
+            .map_err(err)?;
+        dir.write_tag(Tag::ModelTiepointTag, &[0.0, 0.0, 0.0, x0, y0, 0.0][..])
+            .map_err(err)?;
+        // Version 1.1.0, 2 keys: a projected model (1024 = 1), cells are areas (1025 = 1).
+        let keys: [u16; 12] = [1, 1, 0, 2, 1024, 0, 1, 1, 1025, 0, 1, 1];
+        dir.write_tag(Tag::GeoKeyDirectoryTag, &keys[..])
+            .map_err(err)?;
+        dir.finish().map_err(err)?;
+    }
+    Ok(out.into_inner())
+}
+
+/// A GDAL virtual raster (VRT) that mosaics `tiles` — `(file name, x offset, y offset,
+/// width, height)` in cells — into one `width × height` float32 raster with the exports'
+/// local metric frame.
+#[must_use]
+pub fn vrt(
+    width: usize,
+    height: usize,
+    cell_m: f64,
+    y0: f64,
+    tiles: &[(String, usize, usize, usize, usize)],
+) -> String {
+    let mut s = format!(
+        "<VRTDataset rasterXSize=\"{width}\" rasterYSize=\"{height}\">\n  <GeoTransform>0, {cell_m:?}, 0, {y0:?}, 0, {:?}</GeoTransform>\n  <VRTRasterBand dataType=\"Float32\" band=\"1\">\n",
+        -cell_m
+    );
+    for (name, x, y, w, h) in tiles {
+        s.push_str(&format!(
+            "    <SimpleSource>\n      <SourceFilename relativeToVRT=\"1\">{name}</SourceFilename>\n      <SourceBand>1</SourceBand>\n      <SrcRect xOff=\"0\" yOff=\"0\" xSize=\"{w}\" ySize=\"{h}\"/>\n      <DstRect xOff=\"{x}\" yOff=\"{y}\" xSize=\"{w}\" ySize=\"{h}\"/>\n    </SimpleSource>\n"
+        ));
+    }
+    s.push_str("  </VRTRasterBand>\n</VRTDataset>\n");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_export_reads_back_with_its_values_and_frame() {
+        let f = Field::from_fn(300, 270, |x, y| x as f32 * 0.5 - y as f32 * 0.25 + 100.0);
+        let bytes = encode(&f, 10.0, (0.0, 3000.0)).expect("encode");
+        assert!(is_dem(&bytes));
+        let dem = read(&bytes, None).expect("read");
+        assert_eq!(dem.field, f);
+        let g = dem.georef.expect("georeferenced");
+        assert_eq!(g.pixel, (10.0, 10.0));
+        assert_eq!(g.origin, (0.0, 3000.0));
+        assert!(!g.geographic);
+        assert_eq!(dem.size_m(), Some((3000.0, 2700.0)));
+    }
+
+    #[test]
+    fn holes_take_the_data_around_them_and_data_stays() {
+        let (w, h) = (9, 7);
+        let mut data: Vec<f32> = (0..w * h).map(|i| (i % w) as f32).collect();
+        let mut valid = vec![true; w * h];
+        for i in [10, 11, 12, 20, 21, 22, 30] {
+            valid[i] = false;
+            data[i] = -9999.0;
+        }
+        let before = data.clone();
+        fill_holes(&mut data, &valid, w, h);
+        for i in 0..w * h {
+            if valid[i] {
+                assert_eq!(data[i], before[i]);
+            } else {
+                // Within the range of the valid values, near its column's.
+                assert!((0.0..=8.0).contains(&data[i]), "cell {i}: {}", data[i]);
+                assert!(
+                    (data[i] - (i % w) as f32).abs() < 3.0,
+                    "cell {i}: {}",
+                    data[i]
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn gdal_metadata_gives_the_first_bands_scale_and_offset() {
+        let xml = "<GDALMetadata>\n  <Item name=\"OFFSET\" sample=\"0\" role=\"offset\">-10.5</Item>\n  <Item name=\"SCALE\" sample=\"0\" role=\"scale\">0.1</Item>\n</GDALMetadata>";
+        assert_eq!(scale_offset(xml), (0.1, -10.5));
+        assert_eq!(scale_offset("<GDALMetadata/>"), (1.0, 0.0));
+    }
+
+    #[test]
+    fn a_degree_is_about_111_km_north_and_shrinks_east_with_latitude() {
+        let g = |lat: f64| GeoRef {
+            pixel: (1.0, 1.0),
+            origin: (0.0, lat),
+            geographic: true,
+            unit_m: 1.0,
+        };
+        let (x, y) = g(0.0).cell_m(0);
+        assert!(
+            (x - 111_319.5).abs() < 1.0 && (y - 110_574.4).abs() < 1.0,
+            "{x} {y}"
+        );
+        let (x, y) = g(60.0).cell_m(0);
+        assert!(
+            (x - 55_799.9).abs() < 2.0 && (y - 111_412.3).abs() < 2.0,
+            "{x} {y}"
+        );
+    }
+}
