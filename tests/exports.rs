@@ -365,3 +365,249 @@ fn normal_maps_previews_and_splats_have_the_right_shape() {
         "splat map \"x\": output \"height\" is a height, not a mask"
     );
 }
+
+/// Runs a GDAL tool (gdal-bin, installed by `.ci/run`), failing with what to install.
+fn gdal(tool: &str, args: &[&str], dir: &std::path::Path) -> String {
+    let out = std::process::Command::new(tool)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap_or_else(|e| panic!("{tool}: {e} (these tests need GDAL: apt install gdal-bin)"));
+    assert!(
+        out.status.success(),
+        "{tool} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A 120 × 90 DEM of 30 m cells (UTM 33N) with a 5 × 10 hole of no-data, as an ASCII grid
+/// GDAL converts to GeoTIFFs; returns the heights (−9999 in the hole).
+fn dem_source(dir: &std::path::Path) -> Vec<f32> {
+    let (w, h) = (120, 90);
+    let mut z = Vec::with_capacity(w * h);
+    let mut text = format!(
+        "ncols {w}\nnrows {h}\nxllcorner 500000\nyllcorner 4100000\ncellsize 30\nNODATA_value -9999\n"
+    );
+    for y in 0..h {
+        for x in 0..w {
+            let hole = (40..45).contains(&y) && (50..60).contains(&x);
+            let v = if hole {
+                -9999.0
+            } else {
+                let (xf, yf) = (x as f32, y as f32);
+                (500.0 + 200.0 * (xf / 15.0).sin() * (yf / 11.0).cos() + xf * 0.7).round()
+            };
+            z.push(v);
+            text.push_str(&format!("{v} "));
+        }
+        text.push('\n');
+    }
+    std::fs::write(dir.join("src.asc"), text).expect("write");
+    z
+}
+
+/// GeoTIFFs written by GDAL — float32 tiled (Deflate), int16 striped (LZW) with no-data,
+/// uint16 with a scale and offset, geographic float32 — read as metres with their no-data
+/// filled, and with GDAL's extent (projected: exactly; geographic: degrees at the DEM's
+/// latitude, 0.1° of longitude at 45.96° N is 7.75 km).
+#[test]
+fn dems_written_by_gdal_read_with_their_heights_holes_and_extent() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    let truth = dem_source(d);
+    let utm = ["-q", "-a_srs", "EPSG:32633"];
+    let variants: [(&str, Vec<&str>); 4] = [
+        (
+            "f32.tif",
+            [
+                &utm[..],
+                &[
+                    "-ot",
+                    "Float32",
+                    "-co",
+                    "TILED=YES",
+                    "-co",
+                    "COMPRESS=DEFLATE",
+                ],
+            ]
+            .concat(),
+        ),
+        (
+            "i16.tif",
+            [&utm[..], &["-ot", "Int16", "-co", "COMPRESS=LZW"]].concat(),
+        ),
+        (
+            "u16.tif",
+            [
+                &utm[..],
+                &[
+                    "-ot",
+                    "UInt16",
+                    "-a_nodata",
+                    "65535",
+                    "-a_scale",
+                    "0.1",
+                    "-a_offset",
+                    "100",
+                    "-scale",
+                    "0",
+                    "1000",
+                    "0",
+                    "10000",
+                ],
+            ]
+            .concat(),
+        ),
+        (
+            "geo.tif",
+            vec![
+                "-q",
+                "-a_srs",
+                "EPSG:4326",
+                "-a_ullr",
+                "10.0",
+                "46.0",
+                "10.1",
+                "45.925",
+                "-ot",
+                "Float32",
+            ],
+        ),
+    ];
+    for (file, args) in &variants {
+        let mut a = args.clone();
+        a.extend_from_slice(&["src.asc", file]);
+        gdal("gdal_translate", &a, d);
+        let bytes = std::fs::read(d.join(file)).expect("read");
+        assert!(orogen::io::geotiff::is_dem(&bytes), "{file}");
+        let dem = orogen::io::geotiff::read(&bytes, None).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert_eq!((dem.field.width(), dem.field.height()), (120, 90), "{file}");
+        assert_eq!(dem.filled, 50, "{file}: the hole's cells");
+        let offset = if *file == "u16.tif" { 100.0 } else { 0.0 };
+        let (mut lo, mut hi) = (f32::MAX, f32::MIN);
+        for (i, (&got, &want)) in dem.field.data().iter().zip(&truth).enumerate() {
+            if want == -9999.0 {
+                lo = lo.min(got);
+                hi = hi.max(got);
+            } else {
+                assert!(
+                    (got - (want + offset)).abs() < 1e-3,
+                    "{file} cell {i}: {got} vs {want}"
+                );
+            }
+        }
+        // The hole is filled from the heights around it.
+        let around: Vec<f32> = (38..47)
+            .flat_map(|y| (48..62).map(move |x| y * 120 + x))
+            .filter(|&i| truth[i] != -9999.0)
+            .map(|i| truth[i] + offset)
+            .collect();
+        let (alo, ahi) = around
+            .iter()
+            .fold((f32::MAX, f32::MIN), |(a, b), &v| (a.min(v), b.max(v)));
+        assert!(
+            lo >= alo - 1.0 && hi <= ahi + 1.0,
+            "{file}: hole {lo}…{hi}, around {alo}…{ahi}"
+        );
+        let (sx, sy) = dem.size_m().expect("georeferenced");
+        if *file == "geo.tif" {
+            let g = dem.georef.expect("georef");
+            assert!(g.geographic);
+            assert!((g.pixel.0 * 120.0 - 0.1).abs() < 1e-9 && (g.origin.0 - 10.0).abs() < 1e-9);
+            assert!(
+                (sx / 7751.6 - 1.0).abs() < 1e-3 && (sy / 8336.3 - 1.0).abs() < 1e-3,
+                "{sx} × {sy}"
+            );
+        } else {
+            assert_eq!((sx, sy), (3600.0, 2700.0), "{file}");
+        }
+    }
+    // `orogen new --from-dem` makes a graph of the DEM's world that builds.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_orogen"))
+        .args(["new", "--from-dem", "f32.tif", "-o", "dem.json"])
+        .current_dir(d)
+        .output()
+        .expect("orogen new");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let g =
+        orogen::io::graph_file::load_file(&d.join("dem.json")).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(g.world.size_m, 3600.0);
+    assert_eq!((g.world.height_min_m, g.world.height_max_m), (316.0, 783.0));
+    assert_eq!(g.resolution, 120);
+    // A DEM outside the graph's folder is refused, saying why.
+    std::fs::create_dir(d.join("sub")).expect("mkdir");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_orogen"))
+        .args(["new", "--from-dem", "f32.tif", "-o", "sub/dem.json"])
+        .current_dir(d)
+        .output()
+        .expect("orogen new");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("is outside the graph's folder"),
+        "{err}"
+    );
+    assert!(!d.join("sub/dem.json").exists());
+}
+
+/// `--format geotiff` writes float32 GeoTIFFs GDAL reads back byte for byte with the world's
+/// extent in metres; a tiled build's VRT opens in GDAL as one raster equal to the stitched
+/// whole map.
+#[test]
+fn geotiff_exports_and_tiled_vrts_read_back_in_gdal() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    let bin = env!("CARGO_BIN_EXE_orogen");
+    let graph = common::repo().join("graphs/alps.json");
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(bin)
+            .arg("build")
+            .arg(&graph)
+            .args(["--no-cache", "--no-preview", "--size", "300"])
+            .args(args)
+            .output()
+            .expect("orogen build");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let (w, t) = (d.join("whole"), d.join("tiled"));
+    run(&["--format", "geotiff,f32", "-o", w.to_str().expect("path")]);
+    run(&[
+        "--format",
+        "geotiff",
+        "--tiles",
+        "3x3",
+        "--stitch",
+        "f32",
+        "-o",
+        t.to_str().expect("path"),
+    ]);
+    let g = common::load("graphs/alps.json");
+    let info = gdal("gdalinfo", &["-json", "whole/height.geo.tif"], d);
+    let json: serde_json::Value = serde_json::from_str(&info).expect("gdalinfo json");
+    assert_eq!(json["size"], serde_json::json!([300, 300]));
+    assert_eq!(json["bands"][0]["type"], "Float32");
+    let gt: Vec<f64> = serde_json::from_value(json["geoTransform"].clone()).expect("geotransform");
+    let cell = g.world.size_m / 300.0;
+    assert_eq!(gt, vec![0.0, cell, 0.0, g.world.size_m, 0.0, -cell]);
+    for (src, f32_file) in [
+        ("whole/height.geo.tif", "whole/height.f32"),
+        ("tiled/height.vrt", "tiled/height.f32"),
+    ] {
+        gdal("gdal_translate", &["-q", "-of", "ENVI", src, "back.bin"], d);
+        let back = std::fs::read(d.join("back.bin")).expect("back");
+        let want = std::fs::read(d.join(f32_file)).expect("f32");
+        assert!(back == want, "{src}: GDAL's samples differ from {f32_file}");
+    }
+    let info = gdal("gdalinfo", &["-json", "tiled/height.vrt"], d);
+    let json: serde_json::Value = serde_json::from_str(&info).expect("gdalinfo json");
+    let vgt: Vec<f64> = serde_json::from_value(json["geoTransform"].clone()).expect("geotransform");
+    assert_eq!(vgt, gt);
+}

@@ -8,6 +8,7 @@ mod args;
 mod build;
 mod cache;
 mod check;
+mod dem;
 mod parity;
 mod share;
 mod stats;
@@ -198,6 +199,21 @@ enum Command {
         #[arg(num_args = 2..=7, required = true)]
         files: Vec<PathBuf>,
     },
+    /// Start a graph from real elevation data: `orogen new --from-dem DEM.tif -o graph.json`
+    /// writes a graph that imports the DEM, with the world's size, height range and resolution
+    /// taken from it (the DEM must be inside the graph's folder).
+    New {
+        /// A GeoTIFF DEM (float32/64, int16/32, uint16; striped or tiled; projected or
+        /// geographic).
+        #[arg(long = "from-dem", value_name = "DEM")]
+        from_dem: PathBuf,
+        /// The graph file to write.
+        #[arg(short, long)]
+        out: PathBuf,
+        /// Samples per side (default: the DEM's longer side).
+        #[arg(long)]
+        resolution: Option<usize>,
+    },
     /// List every node type with its ports and parameters.
     Nodes {
         /// Print the machine-readable catalogue.
@@ -276,6 +292,11 @@ pub fn main() -> ExitCode {
             }
         }
         Command::Diff { files } => run_diff(&files),
+        Command::New {
+            from_dem,
+            out,
+            resolution,
+        } => dem::run_new_from_dem(&from_dem, &out, resolution),
         Command::RunTask { plan, task, cache } => run_task_command(&plan, &task, &cache),
         Command::Cache { command } => run_cache(&command),
         Command::Stats {

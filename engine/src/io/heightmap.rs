@@ -319,8 +319,8 @@ pub fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), HeightmapError> {
     })
 }
 
-/// Reads an 8/16-bit PNG or TIFF (grayscale or colour: the luma is used) or an EXR (channel `Y`,
-/// else `R`, else the first channel).
+/// Reads an 8/16-bit PNG or TIFF (grayscale or colour: the luma is used), an EXR (channel `Y`,
+/// else `R`, else the first channel) or a GeoTIFF DEM (metres; see `io::geotiff`).
 pub fn read(path: &Path) -> Result<(Field, SampleScale), HeightmapError> {
     read_with(path, None)
 }
@@ -342,6 +342,12 @@ pub fn read_with(
     if bytes.starts_with(&[0x76, 0x2f, 0x31, 0x01]) {
         return read_exr(&bytes, cancel)
             .map(|f| (f, SampleScale::Raw))
+            .map_err(decode);
+    }
+    if super::geotiff::is_dem(&bytes) {
+        // A DEM (GeoTIFF tags, or signed or float samples): metres, as stored.
+        return super::geotiff::read(&bytes, cancel)
+            .map(|d| (d.field, SampleScale::Raw))
             .map_err(decode);
     }
     let img = decode_image(&bytes, cancel).map_err(decode)?;

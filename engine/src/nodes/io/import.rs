@@ -1,4 +1,5 @@
-//! `import`: read a heightmap file (8/16-bit PNG or EXR) and resample it to the build resolution.
+//! `import`: read a heightmap file (8/16-bit PNG, EXR or a GeoTIFF DEM) and resample it to the
+//! build resolution.
 
 use crate::io::heightmap::{self, SampleScale};
 use crate::io::trust::Project;
@@ -12,17 +13,20 @@ crate::choice_enum! {
 
 crate::params! {
     pub struct ImportParams {
-        /// Path of the heightmap (PNG or EXR), relative to the graph file's folder (absolute paths work too); it must be inside the graph's project folder (docs/security.md).
+        /// Path of the heightmap (PNG, EXR or GeoTIFF DEM), relative to the graph file's folder (absolute paths work too); it must be inside the graph's project folder (docs/security.md).
         path: String = text(""),
-        /// EXR samples are metres (as `orogen build --format exr` writes them) or fractions of the height range. PNG samples always span the height range (0 → height_min_m, full white → height_max_m).
+        /// EXR samples are metres (as `orogen build --format exr` writes them) or fractions of the height range. PNG samples always span the height range (0 → height_min_m, full white → height_max_m). GeoTIFF DEMs (float or signed samples, or GeoTIFF tags) are metres after their scale and offset.
         exr_values: ExrValues = choice(ExrValues::Metres) as "EXR values",
     }
 }
 
 crate::node! {
-    /// Reads an 8/16-bit PNG (luma) or an OpenEXR heightmap (channel Y, else R) and resamples it
+    /// Reads an 8/16-bit PNG (luma), an OpenEXR heightmap (channel Y, else R) or a GeoTIFF DEM
+    /// (float32/64, int8/16/32, uint8/16/32; striped or tiled; no-data cells filled from the data
+    /// around them by a push–pull pyramid; GDAL's band scale and offset applied) and resamples it
     /// bilinearly to the build resolution, stretched over the whole world. PNG values map 0..max
-    /// onto the graph's height range.
+    /// onto the graph's height range. orogen new --from-dem makes a graph whose world matches a
+    /// DEM.
     pub struct Import {
         id: "import",
         label: "Import heightmap",

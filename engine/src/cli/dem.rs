@@ -1,0 +1,108 @@
+//! `orogen new --from-dem`: a graph whose world is a real DEM's.
+
+use super::{EXIT_FAILED, EXIT_INVALID};
+use orogen::io::{geotiff, trust};
+use std::path::Path;
+use std::process::ExitCode;
+
+/// The graph for `dem` (read from `dem_path`), importing it from `rel` (the DEM's path from
+/// the graph's folder), at `resolution` samples per side.
+fn graph_json(dem: &geotiff::Dem, rel: &str, resolution: usize, name: &str) -> serde_json::Value {
+    let (lo, hi) = dem.field.min_max().unwrap_or((0.0, 1.0));
+    let (lo, hi) = (f64::from(lo).floor(), f64::from(hi).ceil());
+    let hi = if hi > lo { hi } else { lo + 1.0 };
+    let size_m = dem
+        .size_m()
+        .map_or(dem.field.width() as f64, |(x, y)| x.max(y));
+    serde_json::json!({
+        "format": "orogen-graph",
+        "version": 2,
+        "name": name,
+        "resolution": resolution,
+        "seed": 0,
+        "world": { "size_m": size_m, "height_min_m": lo, "height_max_m": hi },
+        "nodes": [{
+            "id": "dem",
+            "type": "import",
+            "inputs": {},
+            "params": { "path": rel, "exr_values": "metres" },
+            "position": [0, 0]
+        }],
+        "outputs": { "height": "dem.out" }
+    })
+}
+
+/// `orogen new --from-dem DEM -o GRAPH [--resolution N]`.
+pub(super) fn run_new_from_dem(dem_path: &Path, out: &Path, resolution: Option<usize>) -> ExitCode {
+    let fail = |e: String| {
+        eprintln!("error: {e}");
+        ExitCode::from(EXIT_INVALID)
+    };
+    let bytes = match trust::read_file(dem_path, trust::MAX_IMAGE_BYTES, None) {
+        Ok(b) => b,
+        Err(e) => return fail(e),
+    };
+    if !geotiff::is_dem(&bytes) {
+        return fail(format!(
+            "{}: not a GeoTIFF DEM (no GeoTIFF tags, and neither float nor signed samples)",
+            dem_path.display()
+        ));
+    }
+    let dem = match geotiff::read(&bytes, None) {
+        Ok(d) => d,
+        Err(e) => return fail(format!("{}: {e}", dem_path.display())),
+    };
+    // The graph refers to the DEM by its path from the graph's folder, inside it.
+    let folder = out
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let (Ok(folder), Ok(file)) = (folder.canonicalize(), dem_path.canonicalize()) else {
+        return fail(format!(
+            "cannot resolve {} or the folder of {}",
+            dem_path.display(),
+            out.display()
+        ));
+    };
+    let Ok(rel) = file.strip_prefix(&folder) else {
+        return fail(format!(
+            "{} is outside the graph's folder {}: a graph reads files inside its project only (docs/security.md); write the graph beside the DEM or in a folder above it",
+            dem_path.display(),
+            folder.display()
+        ));
+    };
+    let (w, h) = (dem.field.width(), dem.field.height());
+    let resolution = resolution.unwrap_or(w.max(h)).clamp(16, 16384);
+    let name = dem_path
+        .file_stem()
+        .map_or_else(|| "DEM".to_owned(), |s| s.to_string_lossy().into_owned());
+    let json = graph_json(&dem, &rel.to_string_lossy(), resolution, &name);
+    let text = serde_json::to_string_pretty(&json).unwrap_or_default() + "\n";
+    if let Err(e) =
+        orogen::io::atomic::write_atomic(out, |f| std::io::Write::write_all(f, text.as_bytes()))
+    {
+        eprintln!("error: {}: {e}", out.display());
+        return ExitCode::from(EXIT_FAILED);
+    }
+    let world = &json["world"];
+    println!(
+        "{}: {w} × {h} DEM{}; world {:.1} m across, heights {}…{} m, resolution {resolution}{}",
+        out.display(),
+        match dem.size_m() {
+            Some((x, y)) => format!(" of {x:.1} × {y:.1} m"),
+            None => " without a georeference (1 m cells assumed)".to_owned(),
+        },
+        world["size_m"].as_f64().unwrap_or(0.0),
+        world["height_min_m"],
+        world["height_max_m"],
+        if dem.filled > 0 {
+            format!("; {} no-data cells filled", dem.filled)
+        } else {
+            String::new()
+        }
+    );
+    if w != h {
+        println!("note: the DEM is not square; the world is as wide as its longer side and import stretches it over the whole world");
+    }
+    ExitCode::SUCCESS
+}
