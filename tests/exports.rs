@@ -399,7 +399,8 @@ fn dem_source(dir: &std::path::Path) -> Vec<f32> {
                 (500.0 + 200.0 * (xf / 15.0).sin() * (yf / 11.0).cos() + xf * 0.7).round()
             };
             z.push(v);
-            text.push_str(&format!("{v} "));
+            text += &v.to_string();
+            text.push(' ');
         }
         text.push('\n');
     }

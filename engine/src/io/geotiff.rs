@@ -13,6 +13,7 @@
 
 use crate::field::Field;
 use crate::node::CancelToken;
+use std::fmt::Write as _;
 use std::io::{self, Cursor, Write};
 use tiff::decoder::{Decoder, DecodingResult, Limits};
 use tiff::tags::Tag;
@@ -114,7 +115,9 @@ pub fn read(bytes: &[u8], cancel: Option<&CancelToken>) -> Result<Dem, String> {
     let mut limits = Limits::default();
     // The largest image `import` accepts, as f64 samples.
     limits.decoding_buffer_size = (super::trust::MAX_IMAGE_PIXELS * 8) as usize;
-    let mut d = Decoder::new(Cursor::new(bytes))
+    // Ctrl-C stops the decoder between its reads.
+    let reader = super::trust::CancelRead::new(Cursor::new(bytes), cancel);
+    let mut d = Decoder::new(reader)
         .map_err(|e| format!("not a readable TIFF: {e}"))?
         .with_limits(limits);
     let (w, h) = d.dimensions().map_err(|e| e.to_string())?;
@@ -145,13 +148,13 @@ pub fn read(bytes: &[u8], cancel: Option<&CancelToken>) -> Result<Dem, String> {
     }
     let image = d.read_image().map_err(|e| e.to_string())?;
     let samples: Vec<f64> = match image {
-        DecodingResult::U8(v) => first_band(&v, bands, |x| f64::from(x)),
-        DecodingResult::U16(v) => first_band(&v, bands, |x| f64::from(x)),
-        DecodingResult::U32(v) => first_band(&v, bands, |x| f64::from(x)),
-        DecodingResult::I8(v) => first_band(&v, bands, |x| f64::from(x)),
-        DecodingResult::I16(v) => first_band(&v, bands, |x| f64::from(x)),
-        DecodingResult::I32(v) => first_band(&v, bands, |x| f64::from(x)),
-        DecodingResult::F32(v) => first_band(&v, bands, |x| f64::from(x)),
+        DecodingResult::U8(v) => first_band(&v, bands, f64::from),
+        DecodingResult::U16(v) => first_band(&v, bands, f64::from),
+        DecodingResult::U32(v) => first_band(&v, bands, f64::from),
+        DecodingResult::I8(v) => first_band(&v, bands, f64::from),
+        DecodingResult::I16(v) => first_band(&v, bands, f64::from),
+        DecodingResult::I32(v) => first_band(&v, bands, f64::from),
+        DecodingResult::F32(v) => first_band(&v, bands, f64::from),
         DecodingResult::F64(v) => first_band(&v, bands, |x| x),
         _ => {
             return Err(
@@ -323,8 +326,8 @@ pub fn fill_holes(data: &mut [f32], valid: &[bool], w: usize, h: usize) {
                     continue;
                 }
                 // Bilinear in the coarser grid, at this cell's centre.
-                let fx = ((x as f32 + 0.5) / 2.0 - 0.5).clamp(0.0, (cw - 1) as f32);
-                let fy = ((y as f32 + 0.5) / 2.0 - 0.5).clamp(0.0, (ch - 1) as f32);
+                let fx = (f32::midpoint(x as f32, 0.5) - 0.5).clamp(0.0, (cw - 1) as f32);
+                let fy = (f32::midpoint(y as f32, 0.5) - 0.5).clamp(0.0, (ch - 1) as f32);
                 let (x0, y0) = (fx.floor() as usize, fy.floor() as usize);
                 let (x1, y1) = ((x0 + 1).min(cw - 1), (y0 + 1).min(ch - 1));
                 let (tx, ty) = (fx - x0 as f32, fy - y0 as f32);
@@ -429,9 +432,10 @@ pub fn vrt(
         -cell_m
     );
     for (name, x, y, w, h) in tiles {
-        s.push_str(&format!(
+        let _ = write!(
+            s,
             "    <SimpleSource>\n      <SourceFilename relativeToVRT=\"1\">{name}</SourceFilename>\n      <SourceBand>1</SourceBand>\n      <SrcRect xOff=\"0\" yOff=\"0\" xSize=\"{w}\" ySize=\"{h}\"/>\n      <DstRect xOff=\"{x}\" yOff=\"{y}\" xSize=\"{w}\" ySize=\"{h}\"/>\n    </SimpleSource>\n"
-        ));
+        );
     }
     s.push_str("  </VRTRasterBand>\n</VRTDataset>\n");
     s
