@@ -23,7 +23,7 @@ fn graph_json(dem: &geotiff::Dem, rel: &str, resolution: usize, name: &str) -> s
         "world": { "size_m": size_m, "height_min_m": lo, "height_max_m": hi },
         "nodes": [{
             "id": "dem",
-            "type": "import",
+            "type": <orogen::nodes::io::import::Import as orogen::node::NodeDecl>::SPEC.id,
             "inputs": {},
             "params": { "path": rel, "exr_values": "metres" },
             "position": [0, 0]

@@ -1,0 +1,164 @@
+"""Orogen from Python: load a terrain graph, change its parameters, build it into numpy arrays
+or into the same files the ``orogen`` command writes.
+
+    import orogen
+    g = orogen.Graph.load("graphs/alpine_valley.json")
+    g.set("orogeny.steps", 60)
+    heights = g.build(size=1024)["height"]     # float32 metres, shape (1024, 1024)
+
+Evaluations release the GIL (threads building different graphs run in parallel), report
+progress through an optional callback, and stop on Ctrl-C with ``KeyboardInterrupt``. Every
+engine error is an :class:`OrogenError` carrying the command line's message. Results are cached
+per :class:`Graph`: building again after an edit recomputes only what the edit changed.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Callable, Dict, Iterable, Optional, Sequence
+
+import numpy as np
+
+from . import _orogen
+
+OrogenError = _orogen.OrogenError
+
+__all__ = ["Graph", "OrogenError", "World", "node_types"]
+
+
+class World:
+    """The physical frame of a graph: a square ``size_m`` metres across, heights between
+    ``height_min_m`` and ``height_max_m``."""
+
+    def __init__(self, size_m: float, height_min_m: float, height_max_m: float):
+        self.size_m = size_m
+        self.height_min_m = height_min_m
+        self.height_max_m = height_max_m
+
+    def cell_size_m(self, resolution: int) -> float:
+        """Metres per sample at ``resolution`` samples per side."""
+        return self.size_m / resolution
+
+    def __repr__(self) -> str:
+        return (
+            f"World(size_m={self.size_m}, height_min_m={self.height_min_m}, "
+            f"height_max_m={self.height_max_m})"
+        )
+
+
+def _array(data: bytes, shape: Sequence[int]) -> np.ndarray:
+    return np.frombuffer(data, dtype="<f4").reshape(tuple(shape)).copy()
+
+
+class Graph:
+    """An Orogen graph (a ``.json`` graph file, a ``.orogen`` bundle, or JSON text)."""
+
+    def __init__(self, inner: "_orogen.Graph"):
+        self._g = inner
+
+    @staticmethod
+    def load(path) -> "Graph":
+        """Loads a graph file or a bundle; raises OrogenError naming every problem."""
+        return Graph(_orogen.Graph.load(str(path)))
+
+    @staticmethod
+    def from_json(text: str, base_dir=None) -> "Graph":
+        """A graph from JSON text; ``base_dir`` stands for its file's folder (where subgraph
+        files and imported images are found)."""
+        return Graph(_orogen.Graph.from_json(text, None if base_dir is None else str(base_dir)))
+
+    @property
+    def name(self) -> str:
+        return self._g.name
+
+    @property
+    def seed(self) -> int:
+        """The graph seed (``build(seed=…)`` overrides it for one build)."""
+        return self._g.seed
+
+    @property
+    def resolution(self) -> int:
+        """Samples per side a build has when no size is given."""
+        return self._g.resolution
+
+    @property
+    def world(self) -> World:
+        return World(**json.loads(self._g.world_json()))
+
+    @property
+    def parameters(self) -> Dict[str, object]:
+        """The graph parameters (exposed knobs) and their current values."""
+        return json.loads(self._g.parameters_json())
+
+    @property
+    def outputs(self) -> Dict[str, str]:
+        """The named outputs: name → ``node.port``."""
+        return json.loads(self._g.outputs_json())
+
+    def set_param(self, name: str, value) -> None:
+        """Sets graph parameter ``name``, checked against its declared range (as ``--param``)."""
+        self._g.set_param_json(name, json.dumps(value))
+
+    def set(self, key: str, value) -> None:
+        """Sets node parameter ``key`` (``"node.param"``), validated exactly as ``--set``."""
+        self._g.set_json(key, json.dumps(value))
+
+    def build(
+        self,
+        size: Optional[int] = None,
+        seed: Optional[int] = None,
+        outputs: Optional[Iterable[str]] = None,
+        progress: Optional[Callable[[float], None]] = None,
+    ) -> Dict[str, np.ndarray]:
+        """Evaluates the named outputs (all, or ``outputs``) at ``size``² samples and returns
+        them by name: float32 metres for heights, 0..1 for masks, H×W×3 linear RGB for
+        colour, the port's unit for scalars. ``progress`` is called with fractions in 0..1."""
+        names = list(self.outputs) if outputs is None else list(outputs)
+        raw = self._g.evaluate_raw(names, size, seed, progress)
+        return {name: _array(data, shape) for name, data, shape in raw}
+
+    def evaluate(
+        self,
+        port: str,
+        size: Optional[int] = None,
+        seed: Optional[int] = None,
+        region: Optional[Sequence[int]] = None,
+        progress: Optional[Callable[[float], None]] = None,
+    ) -> np.ndarray:
+        """One node output (``"node.port"``, ``"node"`` for its first output, or a named
+        output) at ``size``². ``region`` = (x0, y0, width, height) in samples returns that part
+        (the whole map is evaluated)."""
+        (_, data, shape), = self._g.evaluate_raw([port], size, seed, progress)
+        a = _array(data, shape)
+        if region is not None:
+            x0, y0, w, h = region
+            if x0 < 0 or y0 < 0 or x0 + w > a.shape[1] or y0 + h > a.shape[0]:
+                raise OrogenError(
+                    f"region {tuple(region)}: outside the {a.shape[1]}×{a.shape[0]} map"
+                )
+            a = a[y0 : y0 + h, x0 : x0 + w]
+        return a
+
+    def write(
+        self,
+        out_dir,
+        formats: Sequence[str] = ("png16",),
+        size: Optional[int] = None,
+        seed: Optional[int] = None,
+        preview: bool = False,
+        progress: Optional[Callable[[float], None]] = None,
+    ) -> dict:
+        """Writes every named output into ``out_dir`` as ``orogen build`` does (the same bytes,
+        atomically, with manifest.json), in ``formats`` (``png16``, ``tiff16``, ``geotiff``,
+        ``exr``, ``r16``, ``f32``, ``png8``). Returns the manifest."""
+        return json.loads(
+            self._g.write(str(out_dir), list(formats), size, seed, preview, progress)
+        )
+
+    def __repr__(self) -> str:
+        return f"<orogen.Graph {self.name!r}: {len(self.outputs)} outputs>"
+
+
+def node_types() -> list:
+    """Every node type with its ports and parameters (``orogen nodes --json``)."""
+    return json.loads(_orogen.catalogue_json())

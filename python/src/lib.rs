@@ -1,0 +1,483 @@
+//! `orogen._orogen`: the Rust side of the `orogen` Python package, a thin layer over the
+//! engine. Values cross as JSON text and fields as little-endian f32 bytes with a shape; the
+//! Python package (`python/orogen/__init__.py`) turns them into Python values and numpy arrays.
+//!
+//! Every evaluation runs on a worker thread with the GIL released; the calling thread waits
+//! in slices of 50 ms, checking for signals (Ctrl-C cancels the evaluation exactly as the
+//! command line's does, then raises `KeyboardInterrupt`) and calling the progress callback.
+
+use orogen::build::{BuildOptions, Exports};
+use orogen::eval::{CancelToken, EvalOptions, Evaluator, NodeStatus, ProgressEvent, Targets};
+use orogen::field::Field;
+use orogen::graph::PortRef;
+use orogen::io::graph_file::{self, LoadOptions};
+use orogen::io::heightmap::Format;
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::Duration;
+
+create_exception!(
+    _orogen,
+    OrogenError,
+    PyException,
+    "An Orogen graph could not be loaded, changed or built; the message is the command line's."
+);
+
+/// Results kept across calls on one graph (in memory), so an edit recomputes only what it
+/// changed.
+const CACHE_BYTES: usize = 2 << 30;
+
+fn error(message: impl std::fmt::Display) -> PyErr {
+    OrogenError::new_err(message.to_string())
+}
+
+/// Where a graph was loaded from.
+enum Source {
+    File(PathBuf),
+    Text { text: String, base: Option<PathBuf> },
+}
+
+/// A graph file (or bundle, or JSON text) with its parameter changes.
+#[pyclass(module = "orogen._orogen")]
+struct Graph {
+    source: Source,
+    /// A bundle's unpacked files, kept while the graph lives.
+    _bundle: Option<orogen::io::bundle::Opened>,
+    sets: Vec<(String, String, serde_json::Value)>,
+    params: Vec<(String, serde_json::Value)>,
+    loaded: orogen::Graph,
+    evaluator: Evaluator,
+}
+
+impl Graph {
+    fn load_with(
+        source: &Source,
+        sets: &[(String, String, serde_json::Value)],
+        params: &[(String, serde_json::Value)],
+    ) -> PyResult<orogen::Graph> {
+        let opts = LoadOptions {
+            set: sets,
+            params,
+            allow_outside: &[],
+        };
+        let loaded = match source {
+            Source::File(p) => graph_file::load(graph_file::Source::File(p), &opts),
+            Source::Text { text, base } => graph_file::load(
+                graph_file::Source::Text {
+                    text,
+                    label: "graph",
+                    base: base.as_deref(),
+                },
+                &opts,
+            ),
+        };
+        loaded.map_err(error)
+    }
+
+    fn new(source: Source, bundle: Option<orogen::io::bundle::Opened>) -> PyResult<Self> {
+        let loaded = Self::load_with(&source, &[], &[])?;
+        Ok(Self {
+            source,
+            _bundle: bundle,
+            sets: Vec::new(),
+            params: Vec::new(),
+            loaded,
+            evaluator: Evaluator::with_cache(CACHE_BYTES),
+        })
+    }
+
+    fn base_dir(&self) -> Option<PathBuf> {
+        match &self.source {
+            Source::File(p) => p.parent().map(Path::to_path_buf),
+            Source::Text { base, .. } => base.clone(),
+        }
+    }
+}
+
+/// `graph` with a seed override (a copy only when there is one).
+fn seeded(graph: &orogen::Graph, seed: Option<u64>) -> std::borrow::Cow<'_, orogen::Graph> {
+    match seed {
+        Some(s) if s != graph.seed => {
+            let mut g = graph.clone();
+            g.seed = s;
+            std::borrow::Cow::Owned(g)
+        }
+        _ => std::borrow::Cow::Borrowed(graph),
+    }
+}
+
+/// Runs `work` on a worker thread with the GIL released; meanwhile checks for Ctrl-C (which
+/// cancels `cancel` and raises `KeyboardInterrupt` once the work has stopped) and hands
+/// progress fractions to `progress`.
+fn run_released<T: Send>(
+    py: Python<'_>,
+    cancel: &CancelToken,
+    progress: Option<&Bound<'_, PyAny>>,
+    work: impl FnOnce(&(dyn Fn(f32) + Sync)) -> T + Send,
+) -> PyResult<T> {
+    let (tx, rx) = mpsc::channel::<f32>();
+    let (tx, rx) = (std::sync::Mutex::new(tx), std::sync::Mutex::new(rx));
+    std::thread::scope(|s| {
+        let worker = s.spawn(|| {
+            let report = |f: f32| {
+                if let Ok(tx) = tx.lock() {
+                    let _ = tx.send(f);
+                }
+            };
+            work(&report)
+        });
+        let mut interrupted = None;
+        loop {
+            let finished = py.allow_threads(|| {
+                // Wait a slice of time for the worker, draining progress meanwhile.
+                let until = std::time::Instant::now() + Duration::from_millis(50);
+                let mut last = None;
+                if let Ok(rx) = rx.lock() {
+                    while let Some(left) = until.checked_duration_since(std::time::Instant::now()) {
+                        match rx.recv_timeout(left) {
+                            Ok(f) => last = Some(f),
+                            Err(_) => break,
+                        }
+                    }
+                }
+                (worker.is_finished(), last)
+            });
+            if let (Some(cb), Some(f)) = (progress, finished.1) {
+                if let Err(e) = cb.call1((f,)) {
+                    cancel.cancel();
+                    interrupted.get_or_insert(e);
+                }
+            }
+            if finished.0 {
+                break;
+            }
+            if interrupted.is_none() {
+                if let Err(e) = py.check_signals() {
+                    cancel.cancel();
+                    interrupted = Some(e);
+                }
+            }
+        }
+        let out = py
+            .allow_threads(|| worker.join())
+            .map_err(|_| error("internal error: the evaluation panicked"))?;
+        match interrupted {
+            Some(e) => Err(e),
+            None => Ok(out),
+        }
+    })
+}
+
+/// A field as (little-endian f32 bytes, shape): `(h, w)`, or `(h, w, 3)` for colour
+/// (channels interleaved).
+fn field_bytes<'py>(py: Python<'py>, f: &Field) -> (Bound<'py, PyBytes>, Vec<usize>) {
+    let (w, h, c) = (f.width(), f.height(), f.channels());
+    let n = w * h;
+    let bytes: Vec<u8> = if c == 1 {
+        f.data().iter().flat_map(|v| v.to_le_bytes()).collect()
+    } else {
+        (0..n * c)
+            .flat_map(|k| f.data()[(k % c) * n + k / c].to_le_bytes())
+            .collect()
+    };
+    let shape = if c == 1 { vec![h, w] } else { vec![h, w, c] };
+    (PyBytes::new(py, &bytes), shape)
+}
+
+/// Evaluated ports: `(name, little-endian f32 bytes, shape)`.
+type Raw<'py> = Vec<(String, Bound<'py, PyBytes>, Vec<usize>)>;
+
+/// Why output `name` (port `r`) of an evaluation is missing.
+fn missing(
+    status: &std::collections::BTreeMap<String, NodeStatus>,
+    name: &str,
+    r: &PortRef,
+) -> PyErr {
+    let why = match status.get(&r.node) {
+        Some(NodeStatus::Failed(e)) => format!("node \"{}\" failed: {e}", r.node),
+        Some(NodeStatus::Incomplete { reason }) => {
+            format!("node \"{}\" is incomplete: {reason}", r.node)
+        }
+        Some(NodeStatus::Skipped { upstream }) => {
+            format!(
+                "node \"{}\" was skipped: \"{upstream}\" failed or is incomplete",
+                r.node
+            )
+        }
+        _ => format!("\"{r}\" was not computed"),
+    };
+    error(format!("output \"{name}\": {why}"))
+}
+
+#[pymethods]
+impl Graph {
+    /// Loads a graph file (`.json`) or bundle (`.orogen`).
+    #[staticmethod]
+    fn load(path: PathBuf) -> PyResult<Self> {
+        if path.extension().is_some_and(|e| e == "orogen") {
+            let opened = orogen::io::bundle::open(&path).map_err(error)?;
+            let main = opened.graph.clone();
+            return Self::new(Source::File(main), Some(opened));
+        }
+        Self::new(Source::File(path), None)
+    }
+
+    /// A graph from JSON text; `base_dir` stands for the file's folder (subgraph files and
+    /// imported images are found there).
+    #[staticmethod]
+    #[pyo3(signature = (text, base_dir=None))]
+    fn from_json(text: String, base_dir: Option<PathBuf>) -> PyResult<Self> {
+        Self::new(
+            Source::Text {
+                text,
+                base: base_dir,
+            },
+            None,
+        )
+    }
+
+    /// The graph's name.
+    #[getter]
+    fn name(&self) -> String {
+        self.loaded.name.clone()
+    }
+
+    /// The graph seed.
+    #[getter]
+    fn seed(&self) -> u64 {
+        self.loaded.seed
+    }
+
+    /// Samples per side the graph is built at by default.
+    #[getter]
+    fn resolution(&self) -> usize {
+        self.loaded.resolution
+    }
+
+    /// The world frame as JSON: size_m, height_min_m, height_max_m.
+    fn world_json(&self) -> String {
+        let w = &self.loaded.world;
+        serde_json::json!({
+            "size_m": w.size_m,
+            "height_min_m": w.height_min_m,
+            "height_max_m": w.height_max_m,
+        })
+        .to_string()
+    }
+
+    /// The graph parameters and their values, as JSON.
+    fn parameters_json(&self) -> String {
+        serde_json::to_string(&orogen::io::manifest::parameter_values(&self.loaded))
+            .unwrap_or_default()
+    }
+
+    /// The named outputs: name → `node.port`, as JSON.
+    fn outputs_json(&self) -> String {
+        let m: std::collections::BTreeMap<&str, String> = self
+            .loaded
+            .outputs
+            .iter()
+            .map(|(k, r)| (k.as_str(), r.to_string()))
+            .collect();
+        serde_json::to_string(&m).unwrap_or_default()
+    }
+
+    /// Sets graph parameter `name` to the JSON `value`, checked like `--param`.
+    fn set_param_json(&mut self, name: String, value: &str) -> PyResult<()> {
+        let v: serde_json::Value = serde_json::from_str(value).map_err(error)?;
+        let mut params = self.params.clone();
+        params.retain(|(n, _)| *n != name);
+        params.push((name, v));
+        self.loaded = Self::load_with(&self.source, &self.sets, &params)?;
+        self.params = params;
+        Ok(())
+    }
+
+    /// Sets node parameter `key` (`node.param`) to the JSON `value`, checked like `--set`.
+    fn set_json(&mut self, key: &str, value: &str) -> PyResult<()> {
+        let (node, param) = key
+            .split_once('.')
+            .ok_or_else(|| error(format!("{key}: expected NODE.PARAM (no '.' in \"{key}\")")))?;
+        let v: serde_json::Value = serde_json::from_str(value).map_err(error)?;
+        let mut sets = self.sets.clone();
+        sets.retain(|(n, p, _)| (n.as_str(), p.as_str()) != (node, param));
+        sets.push((node.to_owned(), param.to_owned(), v));
+        self.loaded = Self::load_with(&self.source, &sets, &self.params)?;
+        self.sets = sets;
+        Ok(())
+    }
+
+    /// Evaluates ports (`node.port`, or named outputs) at `size`² and returns
+    /// `[(name, bytes, shape)]` (see `field_bytes`).
+    #[pyo3(signature = (names, size=None, seed=None, progress=None))]
+    fn evaluate_raw<'py>(
+        &mut self,
+        py: Python<'py>,
+        names: Vec<String>,
+        size: Option<usize>,
+        seed: Option<u64>,
+        progress: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Raw<'py>> {
+        if let Some(s) = size {
+            if !(2..=graph_file::MAX_RESOLUTION as usize).contains(&s) {
+                return Err(error(format!(
+                    "size {s}: expected a resolution in [2, {}]",
+                    graph_file::MAX_RESOLUTION
+                )));
+            }
+        }
+        let graph = seeded(&self.loaded, seed);
+        let mut refs = Vec::with_capacity(names.len());
+        for n in &names {
+            let r = if let Some(r) = graph.outputs.get(n) {
+                r.clone()
+            } else {
+                let (node, port) = n.split_once('.').unwrap_or((n.as_str(), ""));
+                let known = graph
+                    .node(node)
+                    .is_some_and(|x| port.is_empty() || x.def.output_index(port).is_some());
+                if !known {
+                    return Err(error(format!(
+                        "\"{n}\": not a named output nor a node.port of this graph (outputs: {})",
+                        graph.outputs.keys().cloned().collect::<Vec<_>>().join(", ")
+                    )));
+                }
+                let port = if port.is_empty() {
+                    graph
+                        .node(node)
+                        .and_then(|x| x.def.spec.outputs.first())
+                        .map_or("out", |p| p.name)
+                } else {
+                    port
+                };
+                PortRef::new(node, port)
+            };
+            refs.push((n.clone(), r));
+        }
+        let base = self.base_dir();
+        let cancel = CancelToken::new();
+        let targets = Targets::Nodes(refs.iter().map(|(_, r)| r.node.clone()).collect());
+        let evaluator = &mut self.evaluator;
+        let g: &orogen::Graph = &graph;
+        let result = run_released(py, &cancel, progress.as_ref(), |report| {
+            let on_progress = |e: ProgressEvent| {
+                if let ProgressEvent::Progress { fraction, .. } = e {
+                    report(fraction);
+                }
+            };
+            evaluator.evaluate(
+                g,
+                &EvalOptions {
+                    resolution: size,
+                    targets,
+                    cancel: cancel.clone(),
+                    progress: Some(&on_progress),
+                    base_dir: base.as_deref(),
+                    ..EvalOptions::default()
+                },
+            )
+        })?;
+        let res = result.map_err(|d| {
+            error(
+                d.iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            )
+        })?;
+        if cancel.is_cancelled() {
+            return Err(error("cancelled"));
+        }
+        refs.iter()
+            .map(|(name, r)| {
+                let f = res
+                    .field(g, r)
+                    .ok_or_else(|| missing(&res.status, name, r))?;
+                let (b, shape) = field_bytes(py, &f);
+                Ok((name.clone(), b, shape))
+            })
+            .collect()
+    }
+
+    /// Writes every named output as `orogen build` does (the same files, byte for byte) into
+    /// `out_dir`, in `formats` (names as `--format` takes them). Returns the manifest as JSON.
+    #[pyo3(signature = (out_dir, formats=None, size=None, seed=None, preview=false, progress=None))]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "Python keyword arguments, as `orogen build` flags"
+    )]
+    fn write<'py>(
+        &self,
+        py: Python<'py>,
+        out_dir: PathBuf,
+        formats: Option<Vec<String>>,
+        size: Option<usize>,
+        seed: Option<u64>,
+        preview: bool,
+        progress: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<String> {
+        let formats = formats
+            .unwrap_or_else(|| vec!["png16".into()])
+            .iter()
+            .map(|f| orogen::node::choice_from_name::<Format>(f).map_err(error))
+            .collect::<PyResult<Vec<_>>>()?;
+        let mut exports = Exports {
+            formats,
+            ..Exports::default()
+        };
+        if !preview {
+            exports.preview = None;
+        }
+        let graph = seeded(&self.loaded, seed);
+        let file = match &self.source {
+            Source::File(p) => Some(p.clone()),
+            Source::Text { .. } => None,
+        };
+        let cancel = CancelToken::new();
+        let g: &orogen::Graph = &graph;
+        let report = run_released(py, &cancel, progress.as_ref(), |report| {
+            let on_progress = |e: ProgressEvent| {
+                if let ProgressEvent::Progress { fraction, .. } = e {
+                    report(fraction);
+                }
+            };
+            orogen::build::build(
+                g,
+                &BuildOptions {
+                    out_dir: out_dir.clone(),
+                    exports,
+                    resolution: size,
+                    graph_file: file.as_deref(),
+                    allow_outside: &[],
+                    keep_going: false,
+                    cancel: cancel.clone(),
+                    progress: Some(&on_progress),
+                    cache: None,
+                },
+            )
+        })?;
+        let report = report.map_err(error)?;
+        serde_json::to_string(&report.manifest).map_err(error)
+    }
+}
+
+/// The node catalogue as JSON (what `orogen nodes --json` prints).
+#[pyfunction]
+fn catalogue_json() -> String {
+    serde_json::to_string(&orogen::io::catalogue::to_json(
+        orogen::node::Registry::builtin(),
+    ))
+    .unwrap_or_default()
+}
+
+#[pymodule]
+fn _orogen(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Graph>()?;
+    m.add("OrogenError", m.py().get_type::<OrogenError>())?;
+    m.add_function(wrap_pyfunction!(catalogue_json, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,192 @@
+"""The Python package against the command line: the same bytes, the same messages."""
+
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import orogen
+
+REPO = Path(__file__).resolve().parents[2]
+BIN = os.environ.get("OROGEN_BIN", str(REPO / "target" / "debug" / "orogen"))
+ALPS = REPO / "graphs" / "alps.json"
+
+
+def cli(*args, cwd=None):
+    return subprocess.run([BIN, *map(str, args)], capture_output=True, text=True, cwd=cwd)
+
+
+def test_load_set_build_equals_the_command_lines_f32(tmp_path):
+    g = orogen.Graph.load(ALPS)
+    node = next(n for n in json.loads(ALPS.read_text())["nodes"] if n["type"] == "noise")
+    g.set(f"{node['id']}.octaves", 5)
+    arrays = g.build(size=96, seed=7)
+    r = cli("build", ALPS, "--set", f"{node['id']}.octaves=5", "--seed", 7, "--size", 96,
+            "--format", "f32", "--no-preview", "--no-cache", "-o", tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert set(arrays) == set(g.outputs)
+    for name, a in arrays.items():
+        want = (tmp_path / f"{name}.f32").read_bytes()
+        assert a.dtype == np.float32
+        assert a.shape[:2] == (96, 96)
+        assert a.tobytes() == want, name
+
+
+def test_write_gives_the_command_lines_files(tmp_path):
+    g = orogen.Graph.load(ALPS)
+    manifest = g.write(tmp_path / "py", formats=["png16", "f32"], size=64)
+    r = cli("build", ALPS, "--size", 64, "--format", "png16,f32", "--no-preview", "--no-cache",
+            "-o", tmp_path / "cli")
+    assert r.returncode == 0, r.stderr
+    for out in manifest["outputs"]:
+        for ext in ("png", "f32"):
+            name = f"{out['name']}.{ext}"
+            assert (tmp_path / "py" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes()
+
+
+def test_errors_raise_with_the_command_lines_message(tmp_path):
+    g = orogen.Graph.load(ALPS)
+    node = next(n["id"] for n in json.loads(ALPS.read_text())["nodes"] if n["type"] == "noise")
+    with pytest.raises(orogen.OrogenError) as e:
+        g.set(f"{node}.octave", 4)
+    r = cli("build", ALPS, "--set", f"{node}.octave=4", "-o", tmp_path)
+    assert r.returncode == 2
+    # The CLI prints the same diagnostics.
+    assert str(e.value).strip() in r.stderr
+    assert 'did you mean "octaves"' in str(e.value)
+    # The failed change left the graph as it was.
+    assert g.build(size=16)
+    with pytest.raises(orogen.OrogenError, match="cannot read file"):
+        orogen.Graph.load(tmp_path / "missing.json")
+    with pytest.raises(orogen.OrogenError, match="not a named output"):
+        g.evaluate("nope.out", size=16)
+
+
+def test_graph_parameters_and_world():
+    g = orogen.Graph.load(REPO / "graphs" / "coast_range.json")
+    assert g.parameters == {"sea_level_m": 420.0}
+    g.set_param("sea_level_m", 300)
+    assert g.parameters == {"sea_level_m": 300.0}
+    low = g.build(size=64)["height"]
+    with pytest.raises(orogen.OrogenError, match="sea_level_m") as e:
+        g.set_param("sea_level_m", 5000)
+    r = cli("build", REPO / "graphs" / "coast_range.json", "--param", "sea_level_m=5000")
+    assert r.returncode == 2 and str(e.value).strip() in r.stderr
+    # The refused value left the graph as it was.
+    assert g.parameters == {"sea_level_m": 300.0}
+    assert np.array_equal(g.build(size=64)["height"], low)
+    w = g.world
+    assert w.size_m > 0 and w.height_max_m > w.height_min_m
+
+
+def test_evaluate_a_port_and_a_region():
+    g = orogen.Graph.load(ALPS)
+    whole = g.build(size=64)
+    name, port = next(iter(g.outputs.items()))
+    a = g.evaluate(port, size=64)
+    assert np.array_equal(a, whole[name])
+    part = g.evaluate(port, size=64, region=(8, 16, 20, 10))
+    assert np.array_equal(part, a[16:26, 8:28])
+
+
+def test_progress_is_reported():
+    g = orogen.Graph.load(REPO / "graphs" / "droplets.json")
+    seen = []
+    g.build(size=256, progress=seen.append)
+    assert seen and all(0.0 <= f <= 1.0 for f in seen)
+
+
+def test_ctrl_c_stops_a_build_within_a_second_and_writes_nothing(tmp_path):
+    g = orogen.Graph.load(REPO / "graphs" / "alpine_valley.json")
+    out = tmp_path / "out"
+    fired = []
+
+    def interrupt():
+        fired.append(time.monotonic())
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Timer(0.5, interrupt).start()
+    with pytest.raises(KeyboardInterrupt):
+        g.write(out, formats=["f32"], size=2048)
+    assert fired and time.monotonic() - fired[0] < 1.0
+    assert not out.exists() or not any(out.iterdir())
+
+
+def test_the_gil_is_released_while_building():
+    g1 = orogen.Graph.load(REPO / "graphs" / "droplets.json")
+    g2 = orogen.Graph.load(REPO / "graphs" / "olsen2004.json")
+    ticks = [0]
+    done = threading.Event()
+
+    def count():
+        while not done.is_set():
+            ticks[0] += 1
+            time.sleep(0.001)
+
+    counter = threading.Thread(target=count)
+    counter.start()
+    results = {}
+    threads = [
+        threading.Thread(target=lambda: results.update(a=g1.build(size=256))),
+        threading.Thread(target=lambda: results.update(b=g2.build(size=256))),
+    ]
+    start = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    elapsed = time.monotonic() - start
+    done.set()
+    counter.join()
+    assert set(results) == {"a", "b"}
+    # Python ran alongside the builds (about one tick a millisecond).
+    assert ticks[0] > 0.3 * elapsed * 1000, (ticks[0], elapsed)
+
+
+def test_a_bundle_loads(tmp_path):
+    bundle = tmp_path / "alps.orogen"
+    r = cli("pack", ALPS, "-o", bundle)
+    assert r.returncode == 0, r.stderr
+    g = orogen.Graph.load(bundle)
+    a = g.build(size=32)
+    b = orogen.Graph.load(ALPS).build(size=32)
+    assert all(np.array_equal(a[k], b[k]) for k in b)
+
+
+def test_node_types_list_the_catalogue():
+    types = orogen.node_types()
+    ids = {t["id"] for t in types}
+    assert {"noise", "droplet_erosion", "import"} <= ids
+
+
+def test_the_readmes_python_snippet_runs(tmp_path, monkeypatch):
+    readme = (REPO / "README.md").read_text()
+    section = readme.split("## From Python", 1)[1]
+    code = section.split("```python", 1)[1].split("```", 1)[0]
+    # Paths in the snippet are relative to the repository; outputs go to a temporary folder.
+    monkeypatch.chdir(REPO)
+    code = code.replace('"out/coast"', repr(str(tmp_path / "coast")))
+    exec(compile(code, "README.md", "exec"), {})
+    assert (tmp_path / "coast" / "height.geo.tif").exists()
+    assert (tmp_path / "coast" / "manifest.json").exists()
+
+
+def test_the_contact_sheet_example_builds_variants_in_processes(tmp_path):
+    out = tmp_path / "sheet.png"
+    r = subprocess.run(
+        ["python3", str(REPO / "python" / "examples" / "contact_sheet.py"),
+         str(REPO / "graphs" / "coast_range.json"), "--set", "scree.talus_deg=28,40",
+         "--seeds", "1", "2", "--size", "48", "--jobs", "2", "-o", str(out)],
+        capture_output=True, text=True, env={**os.environ},
+    )
+    assert r.returncode == 0, r.stderr
+    data = out.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    w, h = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    assert (w, h) == (2 * 48 + 4, 2 * 48 + 4)
