@@ -21,6 +21,7 @@ use crate::field::Field;
 use crate::graph::{Blocked, Diagnostic, Graph};
 use crate::io::graph_file;
 use crate::io::heightmap::{self, Format};
+use crate::io::manifest::MeshInfo;
 use crate::io::manifest::{GraphInfo, Manifest, OutputEntry, WorldInfo};
 use crate::io::mesh::Mesh;
 use crate::io::render::{self, Colormap, NormalY};
@@ -110,6 +111,9 @@ pub struct Exports {
     pub normal_map: Option<(u8, NormalY)>,
     /// A mesh per height output, keeping every `step`-th sample.
     pub mesh: Option<(MeshFormat, usize)>,
+    /// Simplify each mesh to this largest vertical error in metres (`--mesh-error-m`;
+    /// `io::mesh_simplify`) instead of keeping every `step`-th sample.
+    pub mesh_error_m: Option<f32>,
     /// Splat maps: `(file stem, up to four mask outputs)`.
     pub splats: Vec<(String, Vec<String>)>,
     /// Scale each splat map's weights to sum to 1 where any is positive.
@@ -127,6 +131,7 @@ impl Default for Exports {
             preview: Some(Colormap::Terrain),
             normal_map: None,
             mesh: None,
+            mesh_error_m: None,
             splats: Vec::new(),
             splat_normalize: false,
         }
@@ -172,6 +177,9 @@ impl Exports {
             flag("mesh", Some(choice_name(m).to_owned()));
             if step != 1 {
                 flag("mesh-step", Some(step.to_string()));
+            }
+            if let Some(e) = self.mesh_error_m {
+                flag("mesh-error-m", Some(e.to_string()));
             }
         }
         for (stem, masks) in &self.splats {
@@ -552,6 +560,7 @@ fn write_output(
         source,
     };
     let mut primary = None;
+    let mut mesh_info = None;
     for &format in formats {
         let (file, bytes) = if ex.preset == Some(Preset::Unity) {
             // Unity reads row 0 of a RAW heightmap as z = 0 (south): rows south to north.
@@ -592,7 +601,16 @@ fn write_output(
             stage.add(format!("{name}.normal.png"), "normal map", &bytes)?;
         }
         if let Some((mf, step)) = ex.mesh {
-            let mesh = Mesh::from_field(field, cell, step);
+            let mut mesh = Mesh::from_field(field, cell, step);
+            if let Some(e) = ex.mesh_error_m {
+                let s = crate::io::mesh_simplify::simplify(&mesh, field, cell as f32, e);
+                mesh_info = Some(MeshInfo {
+                    triangles: s.mesh.indices.len() / 3,
+                    full_triangles: mesh.indices.len() / 3,
+                    max_error_m: s.max_error_m,
+                });
+                mesh = s.mesh;
+            }
             let (file, bytes) = match mf {
                 MeshFormat::Glb => (format!("{name}.glb"), mesh.to_glb()),
                 MeshFormat::Obj => {
@@ -617,6 +635,7 @@ fn write_output(
         max,
         range_m: [frame.height_min_m, frame.height_max_m],
         hash,
+        mesh: mesh_info,
     })
 }
 

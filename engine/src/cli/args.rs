@@ -52,6 +52,11 @@ pub(super) struct ExportArgs {
     /// Mesh decimation: keep every N-th sample (1 = full resolution).
     #[arg(long, default_value_t = 1)]
     pub(super) mesh_step: usize,
+    /// Simplify each mesh (meshoptimizer, border kept) to the fewest triangles whose largest
+    /// vertical error over the heightmap's samples is at most this many metres (measured;
+    /// recorded with the triangle count in manifest.json).
+    #[arg(long, value_name = "METRES")]
+    pub(super) mesh_error_m: Option<f32>,
     /// Splat map: NAME=MASK1,MASK2[,MASK3[,MASK4]] packs up to four mask outputs into NAME.splat.png (RGBA). Repeatable.
     #[arg(long = "splat", value_name = "NAME=MASKS")]
     pub(super) splat: Vec<String>,
@@ -84,6 +89,17 @@ impl ExportArgs {
         if self.mesh_step == 0 {
             return Err(anyhow!("--mesh-step must be at least 1"));
         }
+        if let Some(e) = self.mesh_error_m {
+            if !(e.is_finite() && e >= 0.0) {
+                return Err(anyhow!("--mesh-error-m {e}: expected metres, 0 or more"));
+            }
+            if self.mesh.is_none() {
+                return Err(anyhow!("--mesh-error-m needs --mesh obj or --mesh glb"));
+            }
+            if self.mesh_step != 1 {
+                return Err(anyhow!("--mesh-error-m and --mesh-step are alternatives: the simplified mesh starts from every sample"));
+            }
+        }
         Ok(Exports {
             formats: self.format.clone(),
             range: self.range,
@@ -91,6 +107,7 @@ impl ExportArgs {
             preview: (!self.no_preview).then_some(self.preview),
             normal_map: self.normal_map.then_some((self.normal_bits, self.normal_y)),
             mesh: self.mesh.map(|m| (m, self.mesh_step)),
+            mesh_error_m: self.mesh_error_m,
             splats,
             splat_normalize: self.splat_normalize,
         })

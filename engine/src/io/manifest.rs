@@ -90,6 +90,19 @@ pub struct OutputEntry {
     pub range_m: [f64; 2],
     /// BLAKE3 of the first heightmap file's bytes, hex.
     pub hash: String,
+    /// A mesh simplified to an error bound (`--mesh-error-m`): what it measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mesh: Option<MeshInfo>,
+}
+
+/// An error-bounded mesh's numbers (`io::mesh_simplify`).
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct MeshInfo {
+    pub triangles: usize,
+    /// The full grid's triangles, for comparison.
+    pub full_triangles: usize,
+    /// The largest |mesh − heightmap| at the heightmap's samples, metres.
+    pub max_error_m: f32,
 }
 
 /// One written file.

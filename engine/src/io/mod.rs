@@ -12,6 +12,7 @@ pub mod graph_file;
 pub mod heightmap;
 pub mod manifest;
 pub mod mesh;
+pub mod mesh_simplify;
 pub mod plan;
 pub mod render;
 pub mod subgraphs;

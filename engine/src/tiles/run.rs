@@ -455,6 +455,7 @@ impl Ctx<'_> {
                 max,
                 range_m: [frame.height_min_m, frame.height_max_m],
                 hash,
+                mesh: None,
             });
         }
         self.write_manifest(graph_hash, parsed.layout, formats, outputs, tiles, files)?;
