@@ -366,6 +366,20 @@ fn normal_maps_previews_and_splats_have_the_right_shape() {
     );
 }
 
+/// Runs `orogen ARGS` in `dir` and fails the test with its stderr unless it succeeds.
+fn orogen_ok(dir: &std::path::Path, args: &[&str]) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_orogen"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("orogen");
+    assert!(
+        out.status.success(),
+        "orogen {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Runs a GDAL tool (gdal-bin, installed by `.ci/run`), failing with what to install.
 fn gdal(tool: &str, args: &[&str], dir: &std::path::Path) -> String {
     let out = std::process::Command::new(tool)
@@ -525,16 +539,7 @@ fn dems_written_by_gdal_read_with_their_heights_holes_and_extent() {
         }
     }
     // `orogen new --from-dem` makes a graph of the DEM's world that builds.
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_orogen"))
-        .args(["new", "--from-dem", "f32.tif", "-o", "dem.json"])
-        .current_dir(d)
-        .output()
-        .expect("orogen new");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    orogen_ok(d, &["new", "--from-dem", "f32.tif", "-o", "dem.json"]);
     let g =
         orogen::io::graph_file::load_file(&d.join("dem.json")).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(g.world.size_m, 3600.0);
@@ -562,21 +567,18 @@ fn dems_written_by_gdal_read_with_their_heights_holes_and_extent() {
 fn geotiff_exports_and_tiled_vrts_read_back_in_gdal() {
     let dir = tempfile::tempdir().expect("tempdir");
     let d = dir.path();
-    let bin = env!("CARGO_BIN_EXE_orogen");
     let graph = common::repo().join("graphs/alps.json");
+    let graph = graph.to_str().expect("path");
     let run = |args: &[&str]| {
-        let out = std::process::Command::new(bin)
-            .arg("build")
-            .arg(&graph)
-            .args(["--no-cache", "--no-preview", "--size", "300"])
-            .args(args)
-            .output()
-            .expect("orogen build");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let common = [
+            "build",
+            graph,
+            "--no-cache",
+            "--no-preview",
+            "--size",
+            "300",
+        ];
+        orogen_ok(d, &[&common[..], args].concat());
     };
     let (w, t) = (d.join("whole"), d.join("tiled"));
     run(&["--format", "geotiff,f32", "-o", w.to_str().expect("path")]);
@@ -621,25 +623,26 @@ fn geotiff_exports_and_tiled_vrts_read_back_in_gdal() {
 fn an_error_bounded_mesh_keeps_its_bound_and_its_border() {
     let dir = tempfile::tempdir().expect("tempdir");
     let d = dir.path();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_orogen"))
-        .arg("build")
-        .arg(common::repo().join("graphs/alps.json"))
-        .args([
+    let graph = common::repo().join("graphs/alps.json");
+    let (graph, out_dir) = (graph.to_str().expect("path"), d.to_str().expect("path"));
+    orogen_ok(
+        d,
+        &[
+            "build",
+            graph,
             "--no-cache",
             "--no-preview",
             "--size",
             "300",
             "--format",
             "f32",
-        ])
-        .args(["--mesh", "obj", "--mesh-error-m", "4", "-o"])
-        .arg(d)
-        .output()
-        .expect("orogen build");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+            "--mesh",
+            "obj",
+            "--mesh-error-m",
+            "4",
+            "-o",
+            out_dir,
+        ],
     );
     let g = common::load("graphs/alps.json");
     let cell = (g.world.size_m / 300.0) as f32;
