@@ -9,4 +9,14 @@ cd "$(dirname "$0")/.."
 cargo build -q -p orogen-py -p orogen -p orogen-editor --lib --bin orogen
 target=${CARGO_TARGET_DIR:-target}
 cp "$target/debug/lib_orogen.so" python/orogen/_orogen.abi3.so
-OROGEN_BIN="$target/debug/orogen" PYTHONPATH=python python3 -m pytest -q python/tests
+# The first interpreter with numpy and pytest: the one on PATH (a pyenv or venv), else the
+# system's (Debian's python3-numpy and python3-pytest, which .ci/run installs).
+py=""
+for candidate in python3 /usr/bin/python3; do
+  if "$candidate" -c "import numpy, pytest" >/dev/null 2>&1; then py=$candidate; break; fi
+done
+if [ -z "$py" ]; then
+  echo "python-tests: no python3 with numpy and pytest (apt install python3-numpy python3-pytest, or pip install numpy pytest)" >&2
+  exit 1
+fi
+OROGEN_BIN="$target/debug/orogen" PYTHONPATH=python "$py" -m pytest -q -p no:cacheprovider python/tests

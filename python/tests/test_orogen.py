@@ -4,6 +4,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -180,7 +181,7 @@ def test_the_readmes_python_snippet_runs(tmp_path, monkeypatch):
 def test_the_contact_sheet_example_builds_variants_in_processes(tmp_path):
     out = tmp_path / "sheet.png"
     r = subprocess.run(
-        ["python3", str(REPO / "python" / "examples" / "contact_sheet.py"),
+        [sys.executable, str(REPO / "python" / "examples" / "contact_sheet.py"),
          str(REPO / "graphs" / "coast_range.json"), "--set", "scree.talus_deg=28,40",
          "--seeds", "1", "2", "--size", "48", "--jobs", "2", "-o", str(out)],
         capture_output=True, text=True, env={**os.environ},
