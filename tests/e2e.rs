@@ -331,6 +331,7 @@ fn every_example_graph_builds() {
                 cancel: CancelToken::new(),
                 progress: None,
                 cache: None,
+                arrays: None,
             },
         )
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -762,6 +763,7 @@ fn import_reads_back_a_built_heightmap() {
                 cancel: CancelToken::new(),
                 progress: None,
                 cache: None,
+                arrays: None,
             },
         )
         .expect("build");

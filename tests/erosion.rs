@@ -795,6 +795,7 @@ fn erosion_nodes_stop_soon_after_cancellation() {
             cancel: &cancel,
             progress: &report,
             upstream: None,
+            arrays: None,
         };
         let mut inputs = vec![None; def.spec.inputs.len()];
         inputs[0] = Some(Arc::clone(&input));

@@ -357,6 +357,7 @@ fn normal_maps_previews_and_splats_have_the_right_shape() {
             cancel: CancelToken::new(),
             progress: None,
             cache: None,
+            arrays: None,
         },
     )
     .expect_err("height in splat");

@@ -229,6 +229,7 @@ fn tiled_normal_maps_equal_the_whole_map_normal_map() {
             cancel: orogen::eval::CancelToken::new(),
             progress: None,
             cache: None,
+            arrays: None,
         },
     )
     .expect("whole-map build");

@@ -55,6 +55,7 @@ fn try_run(
         cancel: &cancel,
         progress: &progress,
         upstream: None,
+        arrays: None,
     };
     def.eval(&ctx, &inputs, &values)
 }

@@ -508,6 +508,7 @@ impl Job {
             cancel: c.clone(),
             progress: Some(&on_progress),
             cache: self.cache.clone(),
+            arrays: None,
         };
         let r = orogen::build::build(&self.graph, &opts);
         ctx.request_repaint();

@@ -257,6 +257,7 @@ fn run(
                 keep_all: true,
                 window: None,
                 coarse: None,
+                arrays: None,
             };
             let run = |ev: &mut Evaluator| ev.evaluate(graph, &opts);
             let result = match &pool {

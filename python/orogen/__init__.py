@@ -103,16 +103,46 @@ class Graph:
         """Sets node parameter ``key`` (``"node.param"``), validated exactly as ``--set``."""
         self._g.set_json(key, json.dumps(value))
 
+    def set_array(self, name: str, array) -> None:
+        """Supplies a 2-D array (rows north to south, any real dtype, any size from 2×2) to the
+        graph's ``array_input`` nodes named ``name``. They resample it bilinearly to the build
+        resolution over the whole world, as ``import`` does with a file; NaN samples are no data,
+        filled from the samples around them. The array is copied: changing it afterwards changes
+        nothing until it is set again."""
+        a = np.asarray(array)
+        if a.ndim != 2:
+            raise OrogenError(f"array {name!r}: shape {a.shape}; expected a 2-D array (rows, columns)")
+        if not (np.issubdtype(a.dtype, np.floating) or np.issubdtype(a.dtype, np.integer)):
+            raise OrogenError(f"array {name!r}: dtype {a.dtype}; expected real numbers")
+        a = np.ascontiguousarray(a, dtype="<f4")
+        self._g.set_array_raw(name, a.tobytes(), a.shape[1], a.shape[0])
+
+    def remove_array(self, name: str) -> bool:
+        """Withdraws array ``name``; whether it had been supplied."""
+        return self._g.remove_array(name)
+
+    @property
+    def arrays(self) -> list:
+        """The names of the arrays supplied with :meth:`set_array`."""
+        return self._g.array_names()
+
+    def _supply(self, arrays: Optional[Dict[str, object]]) -> None:
+        for name, a in (arrays or {}).items():
+            self.set_array(name, a)
+
     def build(
         self,
         size: Optional[int] = None,
         seed: Optional[int] = None,
         outputs: Optional[Iterable[str]] = None,
         progress: Optional[Callable[[float], None]] = None,
+        arrays: Optional[Dict[str, object]] = None,
     ) -> Dict[str, np.ndarray]:
         """Evaluates the named outputs (all, or ``outputs``) at ``size``² samples and returns
         them by name: float32 metres for heights, 0..1 for masks, H×W×3 linear RGB for
-        colour, the port's unit for scalars. ``progress`` is called with fractions in 0..1."""
+        colour, the port's unit for scalars. ``progress`` is called with fractions in 0..1.
+        ``arrays`` (name → array) are supplied first, as :meth:`set_array` does."""
+        self._supply(arrays)
         names = list(self.outputs) if outputs is None else list(outputs)
         raw = self._g.evaluate_raw(names, size, seed, progress)
         return {name: _array(data, shape) for name, data, shape in raw}
@@ -124,10 +154,12 @@ class Graph:
         seed: Optional[int] = None,
         region: Optional[Sequence[int]] = None,
         progress: Optional[Callable[[float], None]] = None,
+        arrays: Optional[Dict[str, object]] = None,
     ) -> np.ndarray:
         """One node output (``"node.port"``, ``"node"`` for its first output, or a named
         output) at ``size``². ``region`` = (x0, y0, width, height) in samples returns that part
-        (the whole map is evaluated)."""
+        (the whole map is evaluated). ``arrays`` as in :meth:`build`."""
+        self._supply(arrays)
         (_, data, shape), = self._g.evaluate_raw([port], size, seed, progress)
         a = _array(data, shape)
         if region is not None:
@@ -147,10 +179,13 @@ class Graph:
         seed: Optional[int] = None,
         preview: bool = False,
         progress: Optional[Callable[[float], None]] = None,
+        arrays: Optional[Dict[str, object]] = None,
     ) -> dict:
         """Writes every named output into ``out_dir`` as ``orogen build`` does (the same bytes,
         atomically, with manifest.json), in ``formats`` (``png16``, ``tiff16``, ``geotiff``,
-        ``exr``, ``r16``, ``f32``, ``png8``). Returns the manifest."""
+        ``exr``, ``r16``, ``f32``, ``png8``). Returns the manifest. ``arrays`` as in
+        :meth:`build`."""
+        self._supply(arrays)
         return json.loads(
             self._g.write(str(out_dir), list(formats), size, seed, preview, progress)
         )

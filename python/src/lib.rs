@@ -7,7 +7,9 @@
 //! command line's does, then raises `KeyboardInterrupt`) and calling the progress callback.
 
 use orogen::build::{BuildOptions, Exports};
-use orogen::eval::{CancelToken, EvalOptions, Evaluator, NodeStatus, ProgressEvent, Targets};
+use orogen::eval::{
+    ArrayInputs, CancelToken, EvalOptions, Evaluator, NodeStatus, ProgressEvent, Targets,
+};
 use orogen::field::Field;
 use orogen::graph::PortRef;
 use orogen::io::graph_file::{self, LoadOptions};
@@ -51,6 +53,8 @@ struct Graph {
     params: Vec<(String, serde_json::Value)>,
     loaded: orogen::Graph,
     evaluator: Evaluator,
+    /// Arrays the graph's `array_input` nodes read, by name.
+    arrays: ArrayInputs,
 }
 
 impl Graph {
@@ -87,6 +91,7 @@ impl Graph {
             params: Vec::new(),
             loaded,
             evaluator: Evaluator::with_cache(CACHE_BYTES),
+            arrays: ArrayInputs::new(),
         })
     }
 
@@ -203,10 +208,20 @@ fn missing(
             format!("node \"{}\" is incomplete: {reason}", r.node)
         }
         Some(NodeStatus::Skipped { upstream }) => {
-            format!(
-                "node \"{}\" was skipped: \"{upstream}\" failed or is incomplete",
-                r.node
-            )
+            // Name the cause: the first node up the chain that failed or is incomplete.
+            let mut cause = upstream;
+            for _ in 0..status.len() {
+                match status.get(cause) {
+                    Some(NodeStatus::Skipped { upstream }) => cause = upstream,
+                    _ => break,
+                }
+            }
+            let why = match status.get(cause) {
+                Some(NodeStatus::Failed(e)) => format!("failed: {e}"),
+                Some(NodeStatus::Incomplete { reason }) => format!("is incomplete: {reason}"),
+                _ => "failed or is incomplete".to_owned(),
+            };
+            format!("node \"{}\" was skipped: \"{cause}\" {why}", r.node)
         }
         _ => format!("\"{r}\" was not computed"),
     };
@@ -297,6 +312,40 @@ impl Graph {
         Ok(())
     }
 
+    /// Supplies array `name` (read by `array_input` nodes naming it): `height` rows of `width`
+    /// little-endian f32 samples, north row first.
+    fn set_array_raw(
+        &mut self,
+        name: &str,
+        data: &[u8],
+        width: usize,
+        height: usize,
+    ) -> PyResult<()> {
+        if data.len() % 4 != 0 {
+            return Err(error(format!(
+                "array \"{name}\": {} bytes is not a whole number of float32 samples",
+                data.len()
+            )));
+        }
+        let samples = data
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        self.arrays
+            .insert(name, width, height, samples)
+            .map_err(error)
+    }
+
+    /// Withdraws array `name`; whether it was supplied.
+    fn remove_array(&mut self, name: &str) -> bool {
+        self.arrays.remove(name)
+    }
+
+    /// The names of the arrays supplied.
+    fn array_names(&self) -> Vec<String> {
+        self.arrays.names().map(str::to_owned).collect()
+    }
+
     /// Sets node parameter `key` (`node.param`) to the JSON `value`, checked like `--set`.
     fn set_json(&mut self, key: &str, value: &str) -> PyResult<()> {
         let (node, param) = key
@@ -362,6 +411,7 @@ impl Graph {
         let cancel = CancelToken::new();
         let targets = Targets::Nodes(refs.iter().map(|(_, r)| r.node.clone()).collect());
         let evaluator = &mut self.evaluator;
+        let arrays = &self.arrays;
         let g: &orogen::Graph = &graph;
         let result = run_released(py, &cancel, progress.as_ref(), |report| {
             let on_progress = |e: ProgressEvent| {
@@ -377,6 +427,7 @@ impl Graph {
                     cancel: cancel.clone(),
                     progress: Some(&on_progress),
                     base_dir: base.as_deref(),
+                    arrays: Some(arrays),
                     ..EvalOptions::default()
                 },
             )
@@ -457,6 +508,7 @@ impl Graph {
                     cancel: cancel.clone(),
                     progress: Some(&on_progress),
                     cache: None,
+                    arrays: Some(&self.arrays),
                 },
             )
         })?;

@@ -96,6 +96,67 @@ def test_evaluate_a_port_and_a_region():
     assert np.array_equal(part, a[16:26, 8:28])
 
 
+ARRAY_GRAPH = {
+    "format": "orogen-graph",
+    "version": 2,
+    "name": "array fed",
+    "world": {"size_m": 4000.0, "height_min_m": 0.0, "height_max_m": 1000.0},
+    "resolution": 64,
+    "nodes": [
+        {"id": "dem", "type": "array_input", "params": {"name": "dem"}},
+        {"id": "rel", "type": "array_input", "params": {"name": "dem", "values": "relative"}},
+        {"id": "scree", "type": "thermal_erosion", "inputs": {"in": "dem.out"}},
+    ],
+    "outputs": {"height": "dem.out", "relative": "rel.out", "eroded": "scree.out"},
+}
+
+
+def test_arrays_in_and_out(tmp_path):
+    g = orogen.Graph.from_json(json.dumps(ARRAY_GRAPH))
+    rng = np.random.default_rng(3)
+    dem = (rng.random((64, 64)) * 900.0 + 50.0).astype(np.float64)
+    with pytest.raises(orogen.OrogenError) as e:
+        g.build(size=64)
+    message = (
+        'no array named "dem" was supplied (none were); arrays are given from Python with '
+        "Graph.set_array or build(arrays=…)"
+    )
+    assert message in str(e.value)
+    (tmp_path / "g.json").write_text(json.dumps(ARRAY_GRAPH))
+    r = cli("build", tmp_path / "g.json", "--no-cache", "-o", tmp_path / "out")
+    assert r.returncode != 0 and message in r.stderr, r.stderr
+    # At the array's own size the output is the array (in metres, or spread over the range).
+    out = g.build(size=64, arrays={"dem": dem})
+    assert g.arrays == ["dem"]
+    assert np.array_equal(out["height"], dem.astype(np.float32))
+    rel = np.clip(dem / 1000.0, 0, 1).astype(np.float32)
+    g.set_array("dem", rel)
+    assert np.allclose(g.build(size=64, outputs=["relative"])["relative"], rel * 1000.0, atol=1e-3)
+    # Bigger: bilinear, as `import` resamples (cell centres on the array's cell centres).
+    g.set_array("dem", dem)
+    big = g.build(size=128)["height"]
+    assert np.allclose(big[1:-1:2, 1:-1:2], 0.75 * 0.75 * dem[:-1, :-1] + 0.75 * 0.25 * (
+        dem[1:, :-1] + dem[:-1, 1:]) + 0.25 * 0.25 * dem[1:, 1:], atol=1e-3)
+    # The result follows the array's content (the cache key holds its hash), and erosion runs on it.
+    first = g.build(size=64)["eroded"]
+    assert not np.array_equal(first, dem.astype(np.float32))
+    g.set_array("dem", dem[::-1])
+    assert not np.array_equal(g.build(size=64)["eroded"], first)
+    g.set_array("dem", dem)
+    assert np.array_equal(g.build(size=64)["eroded"], first)
+    # NaN is no data, filled from around; shapes and kinds are checked.
+    holed = dem.copy()
+    holed[10:12, 10:12] = np.nan
+    filled = g.build(size=64, arrays={"dem": holed})["height"]
+    assert np.isfinite(filled).all() and np.array_equal(filled[20:], dem[20:].astype(np.float32))
+    assert dem[8:14, 8:14].min() <= filled[10:12, 10:12].min() <= filled[10:12, 10:12].max() <= dem[8:14, 8:14].max()
+    with pytest.raises(orogen.OrogenError, match="expected a 2-D array"):
+        g.set_array("dem", np.zeros((4, 4, 3)))
+    with pytest.raises(orogen.OrogenError, match="expected 2 to"):
+        g.set_array("dem", np.zeros((1, 4)))
+    assert g.remove_array("dem") and g.arrays == []
+
+
 def test_progress_is_reported():
     g = orogen.Graph.load(REPO / "graphs" / "droplets.json")
     seen = []

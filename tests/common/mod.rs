@@ -31,6 +31,7 @@ pub fn build_into(graph: &Graph, dir: &Path, exports: Exports, size: usize) -> B
             cancel: orogen::eval::CancelToken::new(),
             progress: None,
             cache: None,
+            arrays: None,
         },
     )
     .expect("build")

@@ -47,6 +47,7 @@ pub fn node_runner(
             cancel: &cancel,
             progress: &|_| {},
             upstream: None,
+            arrays: None,
         };
         let mut inputs: Vec<Option<Arc<Field>>> = vec![None; def.spec.inputs.len()];
         for (i, port) in def.spec.inputs.iter().enumerate() {

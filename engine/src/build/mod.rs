@@ -210,6 +210,8 @@ pub struct BuildOptions<'a> {
     /// The disk cache results are read from and written to (`None`: none). Outputs are the
     /// same bytes either way.
     pub cache: Option<std::sync::Arc<crate::eval::DiskCache>>,
+    /// Arrays the graph's `array_input` nodes read (from the Python package).
+    pub arrays: Option<&'a crate::eval::ArrayInputs>,
 }
 
 /// The name of the graph copy a build writes next to its outputs.
@@ -298,6 +300,7 @@ pub fn build(graph: &Graph, opts: &BuildOptions) -> Result<BuildReport, BuildErr
                 keep_all: false,
                 window: None,
                 coarse: None,
+                arrays: opts.arrays,
             },
         )
         .map_err(BuildError::Invalid)?;

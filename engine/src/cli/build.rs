@@ -216,6 +216,7 @@ pub(super) fn run_build(
             cancel,
             progress: Some(&on_progress),
             cache: cache.clone(),
+            arrays: None,
         },
     );
     progress.finish();

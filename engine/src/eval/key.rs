@@ -16,6 +16,7 @@ use std::sync::Arc;
 pub(super) struct Scope<'a> {
     pub base_dir: Option<&'a Path>,
     pub allow_outside: &'a [std::path::PathBuf],
+    pub arrays: Option<&'a super::ArrayInputs>,
 }
 
 /// What a node's result in a windowed evaluation (a tile) depends on besides the graph.
@@ -76,6 +77,17 @@ pub(super) fn node_key(
     let extra = n.def.key_extra(base_dir, &n.params);
     h.update(&(extra.len() as u64).to_le_bytes());
     h.update(&extra);
+    // An array input's result is its array's: the key holds the array's content hash.
+    if let Some(param) = spec.traits.array_param {
+        let name = match n.param(param) {
+            Some(crate::node::ParamValue::Text(name)) => Some(name.as_str()),
+            _ => None,
+        };
+        match name.and_then(|name| scope.arrays?.get(name)) {
+            Some(a) => h.update(&a.hash),
+            None => h.update(b"no array"),
+        };
+    }
     for (port, input) in spec.inputs.iter().zip(&n.inputs) {
         match input
             .as_ref()
@@ -152,6 +164,7 @@ pub(super) fn upstream_at(
                 keep_all: false,
                 window: None,
                 coarse: None,
+                arrays: opts.arrays,
             },
         )
         .map_err(|_| missing.clone())?;

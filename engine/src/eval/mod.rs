@@ -6,6 +6,7 @@
 //! editing one parameter changes exactly the keys downstream of that node: a cache lookup
 //! by key is dirty propagation with no flags to forget.
 
+pub mod arrays;
 mod cache;
 pub mod disk;
 mod key;
@@ -15,6 +16,7 @@ mod run;
 mod window;
 
 pub use crate::node::CancelToken;
+pub use arrays::ArrayInputs;
 pub use cache::Cache;
 pub use disk::DiskCache;
 pub use window::{Coarse, CoarseNode};
@@ -109,6 +111,8 @@ pub struct EvalOptions<'a> {
     /// The global nodes' results over the whole world at a coarse size (see [`Coarse`]);
     /// required when `window` is set and a global node is needed.
     pub coarse: Option<&'a Coarse>,
+    /// Arrays the `array_input` nodes read, by name (from the Python package).
+    pub arrays: Option<&'a ArrayInputs>,
 }
 
 impl Default for EvalOptions<'_> {
@@ -123,6 +127,7 @@ impl Default for EvalOptions<'_> {
             keep_all: false,
             window: None,
             coarse: None,
+            arrays: None,
         }
     }
 }
@@ -278,6 +283,7 @@ fn needed_keys(
     let scope = key::Scope {
         base_dir: opts.base_dir,
         allow_outside: opts.allow_outside,
+        arrays: opts.arrays,
     };
     let mut keys: Vec<Option<Key>> = vec![None; graph.nodes.len()];
     for &i in plan.waves.iter().flatten() {

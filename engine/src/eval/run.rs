@@ -101,6 +101,7 @@ impl Evaluator {
             cancel: &opts.cancel,
             progress: &report,
             upstream: None,
+            arrays: opts.arrays,
         };
         if let Some(p) = opts.progress {
             p(ProgressEvent::Started { node: &n.id });
@@ -305,6 +306,7 @@ impl Evaluator {
             cancel: &opts.cancel,
             progress: &quiet,
             upstream: None,
+            arrays: opts.arrays,
         };
         let ins = crate::node::Inputs {
             spec: &n.def.spec,
@@ -343,6 +345,7 @@ impl Evaluator {
             cancel: &opts.cancel,
             progress: &report,
             upstream: Some(&upstream),
+            arrays: opts.arrays,
         };
         if let Some(p) = opts.progress {
             p(ProgressEvent::Started { node: &n.id });

@@ -71,6 +71,7 @@ impl Coarse {
                     keep_all: true,
                     window: None,
                     coarse: None,
+                    arrays: opts.arrays,
                 },
             )
             .map_err(|d| {

@@ -151,6 +151,8 @@ pub struct EvalCtx<'a> {
     /// erosion nodes' coarse-to-fine evaluation reads its base level's input this way, so a
     /// build's base level is exactly the preview at that resolution.
     pub upstream: Option<&'a Upstream<'a>>,
+    /// Arrays supplied to the evaluation by name (`array_input`); `None` when there are none.
+    pub arrays: Option<&'a crate::eval::ArrayInputs>,
 }
 
 /// See [`EvalCtx::upstream`]: `(port, resolution) → the field on that port at that resolution`.

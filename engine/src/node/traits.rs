@@ -44,6 +44,9 @@ pub struct Traits {
     /// The parameter that is the sea level (metres) this node floods to: the editor's terrain
     /// colours draw water below it.
     pub sea_level_param: Option<&'static str>,
+    /// The text parameter naming the supplied array the node reads (`array_input`): the
+    /// node's cache key holds that array's content hash.
+    pub array_param: Option<&'static str>,
 }
 
 impl Traits {
@@ -54,6 +57,7 @@ impl Traits {
         graph_input: false,
         swatch: None,
         sea_level_param: None,
+        array_param: None,
     };
 }
 

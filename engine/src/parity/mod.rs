@@ -461,6 +461,7 @@ fn own_run(
         cancel: &cancel,
         progress: &progress,
         upstream: None,
+        arrays: None,
     };
     node.def.eval(&ctx, &inputs, &node.params).ok()
 }

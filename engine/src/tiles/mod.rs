@@ -563,6 +563,7 @@ pub fn evaluate_region(
                 base_dir: opts.base_dir,
                 allow_outside: opts.allow_outside,
                 keep_all: opts.keep_all,
+                arrays: opts.arrays,
             },
         )
         .map_err(|d| {

@@ -96,6 +96,7 @@ pub(super) fn at_level<'a>(
         cancel: ctx.cancel,
         progress: report,
         upstream: ctx.upstream,
+        arrays: ctx.arrays,
     }
 }
 

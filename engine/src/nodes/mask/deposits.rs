@@ -170,6 +170,7 @@ mod tests {
             cancel: &cancel,
             progress: &progress,
             upstream: None,
+            arrays: None,
         };
         def.eval(&ctx, &inputs, &values).expect("eval")
     }
