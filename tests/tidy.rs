@@ -188,6 +188,18 @@ fn the_node_catalogue_page_is_current() {
 }
 
 #[test]
+fn the_python_node_module_is_current() {
+    let want = orogen::io::catalogue::to_python(orogen::node::Registry::builtin());
+    let path = repo().join("python/orogen/nodes.py");
+    let have = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        have == want,
+        "python/orogen/nodes.py is stale: regenerate it with \
+         `cargo run -p orogen -- nodes --python > python/orogen/nodes.py`"
+    );
+}
+
+#[test]
 fn graph_depends_on_neither_files_nor_node_types() {
     // graph/ is the runtime model: io/ reads and writes it, nodes/ are evaluated through it.
     // Either edge back would make a cycle (graph ↔ io, graph → nodes → graph).

@@ -19,11 +19,11 @@ from typing import Callable, Dict, Iterable, Optional, Sequence
 
 import numpy as np
 
-from . import _orogen
+from . import _orogen, nodes
 
 OrogenError = _orogen.OrogenError
 
-__all__ = ["Graph", "OrogenError", "World", "node_types"]
+__all__ = ["Graph", "OrogenError", "World", "node_types", "nodes"]
 
 
 class World:

@@ -224,17 +224,48 @@ def test_a_bundle_loads(tmp_path):
 def test_node_types_list_the_catalogue():
     types = orogen.node_types()
     ids = {t["id"] for t in types}
-    assert {"noise", "droplet_erosion", "import"} <= ids
+    assert {"noise", "droplet_erosion", "import", "array_input"} <= ids
+
+
+def test_the_typed_node_module_matches_the_catalogue():
+    import typing
+
+    from orogen import nodes
+
+    catalogue = {t["id"]: t for t in orogen.node_types()}
+    assert set(nodes.PARAMS) == set(catalogue) == set(typing.get_args(nodes.NodeType))
+    kinds = {"float": float, "int": int, "seed": int, "bool": bool, "text": str}
+    for node_id, cls in nodes.PARAMS.items():
+        hints = typing.get_type_hints(cls)
+        params = catalogue[node_id]["params"]
+        assert list(hints) == [p["name"] for p in params], node_id
+        assert catalogue[node_id]["label"] in cls.__doc__
+        for p in params:
+            want = kinds.get(p["kind"])
+            if want is None:
+                assert typing.get_args(hints[p["name"]]) == tuple(p["options"]), (node_id, p)
+            else:
+                assert hints[p["name"]] is want, (node_id, p)
+    # A TypedDict's values set on a graph are accepted by Graph.set.
+    g = orogen.Graph.load(REPO / "graphs" / "coast_range.json")
+    scree: nodes.ThermalErosion = {"talus_deg": 30.0, "variant": "olsen", "iterations": 20}
+    for name, value in scree.items():
+        g.set(f"scree.{name}", value)
 
 
 def test_the_readmes_python_snippet_runs(tmp_path, monkeypatch):
     readme = (REPO / "README.md").read_text()
     section = readme.split("## From Python", 1)[1]
-    code = section.split("```python", 1)[1].split("```", 1)[0]
-    # Paths in the snippet are relative to the repository; outputs go to a temporary folder.
+    blocks = [b.split("```", 1)[0] for b in section.split("\n## ", 1)[0].split("```python")[1:]]
+    assert len(blocks) == 2
+    # Paths in the snippets are relative to the repository; outputs go to a temporary folder.
     monkeypatch.chdir(REPO)
-    code = code.replace('"out/coast"', repr(str(tmp_path / "coast")))
-    exec(compile(code, "README.md", "exec"), {})
+    code = "\n".join(blocks).replace('"out/coast"', repr(str(tmp_path / "coast")))
+    scope = {}
+    exec(compile(code, "README.md", "exec"), scope)
+    eroded, dome = scope["eroded"], scope["dome"]
+    assert eroded.shape == (256, 256) and eroded.dtype == np.float32
+    assert 0 < eroded.max() <= dome.max() and np.abs(eroded - eroded.mean()).max() > 100
     assert (tmp_path / "coast" / "height.geo.tif").exists()
     assert (tmp_path / "coast" / "manifest.json").exists()
 

@@ -217,11 +217,14 @@ enum Command {
     /// List every node type with its ports and parameters.
     Nodes {
         /// Print the machine-readable catalogue.
-        #[arg(long, conflicts_with = "markdown")]
+        #[arg(long, conflicts_with_all = ["markdown", "python"])]
         json: bool,
         /// Print the catalogue as the Markdown page docs/nodes.md.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "python")]
         markdown: bool,
+        /// Print the catalogue as the typed Python module python/orogen/nodes.py.
+        #[arg(long)]
+        python: bool,
     },
 }
 
@@ -235,9 +238,15 @@ pub fn main() -> ExitCode {
         }
     };
     match cli.command {
-        Command::Nodes { json, markdown } => {
+        Command::Nodes {
+            json,
+            markdown,
+            python,
+        } => {
             let reg = Registry::builtin();
-            if markdown {
+            if python {
+                print!("{}", orogen::io::catalogue::to_python(reg));
+            } else if markdown {
                 print!("{}", orogen::io::catalogue::to_markdown(reg));
             } else if json {
                 println!(

@@ -213,3 +213,127 @@ pub fn to_markdown(reg: &Registry) -> String {
     }
     s
 }
+
+/// `s` inside a Python triple-quoted string.
+fn py_doc(s: &str) -> String {
+    s.replace('\\', "\\\\").replace("\"\"\"", "\\\"\\\"\\\"")
+}
+
+/// `Word` for `word_word` ids.
+fn py_class(id: &str) -> String {
+    id.split('_')
+        .map(|w| {
+            let mut c = w.chars();
+            c.next()
+                .map(|f| f.to_uppercase().chain(c).collect::<String>())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+/// The Python type of a parameter's values.
+fn py_type(p: &ParamSpec) -> String {
+    match p.kind {
+        ParamKind::Float { .. } => "float".into(),
+        ParamKind::Int { .. } | ParamKind::Seed { .. } => "int".into(),
+        ParamKind::Bool { .. } => "bool".into(),
+        ParamKind::Text { .. } => "str".into(),
+        ParamKind::Choice { options, .. } => format!(
+            "Literal[{}]",
+            options
+                .iter()
+                .map(|o| format!("{o:?}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// The catalogue as the Python module `orogen.nodes` (`orogen nodes --python`, saved as
+/// `python/orogen/nodes.py`; a test fails when the saved module differs from this): one
+/// `TypedDict` of parameters per node type, documented from the declarations, `NodeType`
+/// (the ids) and `PARAMS` (id → its `TypedDict`).
+#[must_use]
+pub fn to_python(reg: &Registry) -> String {
+    use std::fmt::Write;
+    let mut defs: Vec<_> = reg.defs().iter().collect();
+    defs.sort_by_key(|d| d.spec.id);
+    let mut s = String::from(
+        "\"\"\"Orogen's node types and their parameters, for type checkers and editors' completion.\n\n\
+         Generated from the node declarations by ``orogen nodes --python > python/orogen/nodes.py``\n\
+         (a test fails when this file is stale); docs/nodes.md is the same catalogue as a page. Each\n\
+         node type has a ``TypedDict`` of its parameters (values as a graph file holds them; a\n\
+         parameter left out keeps its default)::\n\n    \
+         from orogen.nodes import ThermalErosion\n    \
+         scree: ThermalErosion = {\"talus_deg\": 32.0}\n    \
+         for name, value in scree.items():\n        \
+         graph.set(f\"scree.{name}\", value)\n\"\"\"\n\n\
+         # fmt: off\n\
+         from typing import Dict, Literal, TypedDict\n\n",
+    );
+    for d in &defs {
+        let _ = writeln!(
+            s,
+            "\nclass {}(TypedDict, total=False):\n    \"\"\"``{}`` — {} ({}).\n\n    {}\n",
+            py_class(d.spec.id),
+            d.spec.id,
+            py_doc(d.spec.label),
+            d.spec.category.name(),
+            py_doc(&clean_doc(d.spec.doc)).replace('\n', "\n    ")
+        );
+        for p in d.spec.inputs {
+            let opt = if p.required { "" } else { ", optional" };
+            let _ = writeln!(
+                s,
+                "    Input ``{}`` ({}{opt}): {}",
+                p.name,
+                p.kind.name(),
+                py_doc(p.doc)
+            );
+        }
+        for p in d.spec.outputs {
+            let _ = writeln!(
+                s,
+                "    Output ``{}`` ({}): {}",
+                p.name,
+                p.kind.name(),
+                py_doc(p.doc)
+            );
+        }
+        s.push_str("    \"\"\"\n");
+        if d.params.is_empty() {
+            s.push_str("    pass\n");
+        }
+        for p in d.params {
+            let when = p.applies_when.map_or_else(String::new, |(param, options)| {
+                format!(
+                    " Only when {param} is {}.",
+                    crate::node::quoted_list(options)
+                )
+            });
+            let _ = writeln!(
+                s,
+                "    {}: {}\n    \"\"\"{}: default {}{}; {}. {}{when}\"\"\"",
+                p.name,
+                py_type(p),
+                py_doc(&p.label()),
+                py_doc(&p.default_text()),
+                unit_suffix(p),
+                py_doc(&p.expected()),
+                py_doc(&p.doc_text()).replace('\n', " ")
+            );
+        }
+    }
+    let _ = write!(
+        s,
+        "\n\nNodeType = Literal[\n{}]\n\"\"\"The id of a node type (a graph file's ``\"type\"``).\"\"\"\n\n\
+         PARAMS: Dict[str, type] = {{\n{}}}\n\"\"\"Node type id → the ``TypedDict`` of its parameters.\"\"\"\n",
+        defs.iter()
+            .map(|d| format!("    {:?},\n", d.spec.id))
+            .collect::<String>(),
+        defs.iter()
+            .map(|d| format!("    {:?}: {},\n", d.spec.id, py_class(d.spec.id)))
+            .collect::<String>()
+    );
+    s
+}
