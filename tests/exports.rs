@@ -616,6 +616,38 @@ fn geotiff_exports_and_tiled_vrts_read_back_in_gdal() {
     assert_eq!(vgt, gt);
 }
 
+/// An OBJ file's vertex positions, triangle indices (0-based) and each vertex's `v` and `vn`
+/// lines as written.
+fn read_obj(path: &std::path::Path) -> (Vec<[f32; 3]>, Vec<u32>, Vec<String>) {
+    let obj = std::fs::read_to_string(path).expect("obj");
+    let (mut positions, mut indices, mut lines) = (Vec::new(), Vec::new(), Vec::new());
+    let mut normals = 0;
+    for line in obj.lines() {
+        let mut it = line.split_whitespace();
+        match it.next() {
+            Some("v") => {
+                let v: Vec<f32> = it.map(|t| t.parse().expect("number")).collect();
+                positions.push([v[0], v[1], v[2]]);
+                lines.push(line.to_owned());
+            }
+            Some("vn") => {
+                lines[normals] = format!("{} {line}", lines[normals]);
+                normals += 1;
+            }
+            Some("f") => indices.extend(it.map(|t| {
+                t.split('/')
+                    .next()
+                    .expect("index")
+                    .parse::<u32>()
+                    .expect("index")
+                    - 1
+            })),
+            _ => {}
+        }
+    }
+    (positions, indices, lines)
+}
+
 /// `--mesh-error-m`: the written mesh's largest vertical error over the heightmap's samples
 /// (measured here from the OBJ file and the f32 export) is within the bound, with fewer
 /// triangles than the grid's (alps.json at 300² has detail at every 55 m cell: 79% of them at
@@ -660,29 +692,10 @@ fn an_error_bounded_mesh_keeps_its_bound_and_its_border() {
             .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
             .collect();
         let field = orogen::Field::from_vec(300, 300, heights).expect("field");
-        let obj = std::fs::read_to_string(d.join(format!("{name}.obj"))).expect("obj");
-        let mut positions = Vec::new();
-        let mut indices = Vec::new();
-        for line in obj.lines() {
-            let mut it = line.split_whitespace();
-            match it.next() {
-                Some("v") => {
-                    let v: Vec<f32> = it.map(|t| t.parse().expect("number")).collect();
-                    positions.push([v[0], v[1], v[2]]);
-                }
-                Some("f") => indices.extend(it.map(|t| {
-                    t.split('/')
-                        .next()
-                        .expect("index")
-                        .parse::<u32>()
-                        .expect("index")
-                        - 1
-                })),
-                _ => {}
-            }
-        }
-        let e = orogen::io::mesh_simplify::vertical_error(&field, cell, &positions, &indices)
-            .expect("the triangles cover the map once");
+        let (positions, indices, _) = read_obj(&d.join(format!("{name}.obj")));
+        let e =
+            orogen::io::mesh_simplify::vertical_error(&field, cell, (0, 0), &positions, &indices)
+                .expect("the triangles cover the map once");
         assert!(e <= 4.0, "{name}: {e} m");
         assert_eq!(
             info["max_error_m"].as_f64().expect("error") as f32,
@@ -710,4 +723,128 @@ fn an_error_bounded_mesh_keeps_its_bound_and_its_border() {
         checked += 1;
     }
     assert!(checked >= 1);
+}
+
+/// A tiled build's meshes: every tile's error is within the bound over the stitched heights
+/// it covers, and each pair of neighbouring tiles has the same vertices (positions and normals)
+/// along its shared edge, byte for byte in the OBJ text (so the meshes stitch without cracks);
+/// the manifest adds the tiles' triangles up.
+#[test]
+fn tiled_meshes_keep_the_bound_and_share_their_border_vertices() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    let graph = common::repo().join("graphs/alps.json");
+    let (graph, out_dir) = (graph.to_str().expect("path"), d.to_str().expect("path"));
+    orogen_ok(
+        d,
+        &[
+            "build",
+            graph,
+            "--no-cache",
+            "--no-preview",
+            "--size",
+            "300",
+            "--tiles",
+            "3x3",
+            "--format",
+            "f32",
+            "--stitch",
+            "f32",
+            "--mesh",
+            "obj",
+            "--mesh-error-m",
+            "4",
+            "-o",
+            out_dir,
+        ],
+    );
+    let g = common::load("graphs/alps.json");
+    let cell = (g.world.size_m / 300.0) as f32;
+    let heights: Vec<f32> = std::fs::read(d.join("height.f32"))
+        .expect("stitched f32")
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect();
+    let whole = orogen::Field::from_vec(300, 300, heights).expect("field");
+    // Per tile: its window (first and last sample column and row) and its vertices' lines.
+    let mut tiles = std::collections::BTreeMap::new();
+    let mut triangles = 0;
+    for i in 0..3 {
+        for j in 0..3 {
+            let (positions, indices, lines) =
+                read_obj(&d.join(format!("tiles/height_x{i}_y{j}.obj")));
+            let sample = |v: f32| (v / cell - 0.5).round() as usize;
+            let (x0, x1) = positions.iter().fold((usize::MAX, 0), |(a, b), p| {
+                (a.min(sample(p[0])), b.max(sample(p[0])))
+            });
+            let (y0, y1) = positions.iter().fold((usize::MAX, 0), |(a, b), p| {
+                (a.min(sample(p[2])), b.max(sample(p[2])))
+            });
+            let part = orogen::Field::from_fn(x1 - x0 + 1, y1 - y0 + 1, |x, y| {
+                whole.data()[(y0 + y) * 300 + x0 + x]
+            });
+            let e = orogen::io::mesh_simplify::vertical_error(
+                &part,
+                cell,
+                (x0, y0),
+                &positions,
+                &indices,
+            )
+            .expect("a tile's triangles cover its samples once");
+            assert!(e <= 4.0, "tile ({i}, {j}): {e} m");
+            assert!(
+                indices.len() / 3 < 2 * (x1 - x0) * (y1 - y0),
+                "tile ({i}, {j}) simplified"
+            );
+            triangles += indices.len() / 3;
+            let edge = |on: &dyn Fn(usize, usize) -> bool| -> Vec<String> {
+                let mut v: Vec<String> = positions
+                    .iter()
+                    .zip(&lines)
+                    .filter(|(p, _)| on(sample(p[0]), sample(p[2])))
+                    .map(|(_, l)| l.clone())
+                    .collect();
+                v.sort();
+                v
+            };
+            let (west, east) = (edge(&|x, _| x == x0), edge(&|x, _| x == x1));
+            let (north, south) = (edge(&|_, y| y == y0), edge(&|_, y| y == y1));
+            assert_eq!(west.len(), y1 - y0 + 1, "every border sample is a vertex");
+            assert_eq!(north.len(), x1 - x0 + 1, "every border sample is a vertex");
+            tiles.insert((i, j), ((x0, x1, y0, y1), west, east, north, south));
+        }
+    }
+    for ((i, j), ((_, x1, _, y1), _, east, _, south)) in &tiles {
+        if let Some(((x0, ..), west, ..)) = tiles.get(&(i + 1, *j)) {
+            assert_eq!(
+                x0, x1,
+                "tiles ({i}, {j}) and its east neighbour share a column"
+            );
+            assert!(
+                east == west,
+                "tile ({i}, {j})'s east edge differs from its neighbour's"
+            );
+        }
+        if let Some(((_, _, y0, _), _, _, north, _)) = tiles.get(&(*i, j + 1)) {
+            assert_eq!(
+                y0, y1,
+                "tiles ({i}, {j}) and its south neighbour share a row"
+            );
+            assert!(
+                south == north,
+                "tile ({i}, {j})'s south edge differs from its neighbour's"
+            );
+        }
+    }
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("manifest.json")).expect("manifest"))
+            .expect("json");
+    let height = manifest["outputs"]
+        .as_array()
+        .expect("outputs")
+        .iter()
+        .find(|o| o["name"] == "height")
+        .expect("height output");
+    assert_eq!(height["mesh"]["triangles"].as_u64(), Some(triangles as u64));
+    assert!(height["mesh"]["max_error_m"].as_f64().expect("error") <= 4.0);
 }

@@ -22,6 +22,7 @@ fn exports(layout: &str, formats: &[&str], stitch: &[&str]) -> TileExports {
         stitch: stitch.iter().map(|s| (*s).to_owned()).collect(),
         preview: Some("terrain".into()),
         normal_map: None,
+        mesh: None,
     }
 }
 

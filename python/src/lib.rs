@@ -321,7 +321,7 @@ impl Graph {
         width: usize,
         height: usize,
     ) -> PyResult<()> {
-        if data.len() % 4 != 0 {
+        if !data.len().is_multiple_of(4) {
             return Err(error(format!(
                 "array \"{name}\": {} bytes is not a whole number of float32 samples",
                 data.len()

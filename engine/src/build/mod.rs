@@ -21,9 +21,7 @@ use crate::field::Field;
 use crate::graph::{Blocked, Diagnostic, Graph};
 use crate::io::graph_file;
 use crate::io::heightmap::{self, Format};
-use crate::io::manifest::MeshInfo;
 use crate::io::manifest::{GraphInfo, Manifest, OutputEntry, WorldInfo};
-use crate::io::mesh::Mesh;
 use crate::io::render::{self, Colormap, NormalY};
 use crate::node::PortKind;
 use crate::World;
@@ -80,11 +78,18 @@ impl Preset {
     }
 }
 
-/// A mesh file format.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MeshFormat {
-    Obj,
-    Glb,
+pub use crate::io::mesh::MeshFormat;
+
+impl Exports {
+    /// The mesh to write per height output, if any.
+    #[must_use]
+    pub fn mesh_spec(&self) -> Option<crate::io::mesh::MeshSpec> {
+        self.mesh.map(|(format, step)| crate::io::mesh::MeshSpec {
+            format,
+            step,
+            max_error_m: self.mesh_error_m,
+        })
+    }
 }
 
 /// Which heights integer formats (PNG16, TIFF16, RAW16) map onto 0 … 65535.
@@ -603,26 +608,11 @@ fn write_output(
             let bytes = encode_normal_png(field.width(), field.height(), &n, bits)?;
             stage.add(format!("{name}.normal.png"), "normal map", &bytes)?;
         }
-        if let Some((mf, step)) = ex.mesh {
-            let mut mesh = Mesh::from_field(field, cell, step);
-            if let Some(e) = ex.mesh_error_m {
-                let s = crate::io::mesh_simplify::simplify(&mesh, field, cell as f32, e);
-                mesh_info = Some(MeshInfo {
-                    triangles: s.mesh.indices.len() / 3,
-                    full_triangles: mesh.indices.len() / 3,
-                    max_error_m: s.max_error_m,
-                });
-                mesh = s.mesh;
-            }
-            let (file, bytes) = match mf {
-                MeshFormat::Glb => (format!("{name}.glb"), mesh.to_glb()),
-                MeshFormat::Obj => {
-                    let mut text = Vec::new();
-                    mesh.write_obj(&mut text).map_err(write_err)?;
-                    (format!("{name}.obj"), text)
-                }
-            };
-            stage.add(file, "mesh", &bytes)?;
+        if let Some(spec) = ex.mesh_spec() {
+            let part = [0, 0, field.width(), field.height()];
+            let (bytes, info) = crate::io::mesh::mesh_file(field, part, (0, 0), cell, spec);
+            mesh_info = info;
+            stage.add(format!("{name}.{}", spec.extension()), "mesh", &bytes)?;
         }
     }
     let (min, max) = field.min_max().unwrap_or((f32::NAN, f32::NAN));

@@ -107,25 +107,28 @@ mod tests {
     fn arrays_are_checked_hashed_by_content_and_their_holes_filled() {
         let mut a = ArrayInputs::new();
         assert_eq!(
-            a.insert("dem", 3, 2, vec![0.0; 5]).unwrap_err(),
+            a.insert("dem", 3, 2, vec![0.0; 5]).expect_err("refused"),
             "array \"dem\": 5 samples for a 3×2 shape"
         );
         assert_eq!(
-            a.insert("dem", 1, 4, vec![0.0; 4]).unwrap_err(),
+            a.insert("dem", 1, 4, vec![0.0; 4]).expect_err("refused"),
             format!("array \"dem\": 1×4 samples; expected 2 to {MAX_SIDE} per side")
         );
         assert_eq!(
-            a.insert("dem", 2, 2, vec![f32::NAN; 4]).unwrap_err(),
+            a.insert("dem", 2, 2, vec![f32::NAN; 4])
+                .expect_err("refused"),
             "array \"dem\": no finite sample"
         );
         a.insert("dem", 2, 2, vec![1.0, f32::NAN, 1.0, 1.0])
-            .unwrap();
-        let first = a.get("dem").unwrap().clone();
+            .expect("accepted");
+        let first = a.get("dem").expect("supplied").clone();
         assert_eq!(first.field.data(), &[1.0, 1.0, 1.0, 1.0]);
-        a.insert("dem", 2, 2, vec![1.0, 1.0, 1.0, 1.0]).unwrap();
-        assert_eq!(a.get("dem").unwrap().hash, first.hash);
-        a.insert("dem", 2, 2, vec![1.0, 1.0, 1.0, 2.0]).unwrap();
-        assert_ne!(a.get("dem").unwrap().hash, first.hash);
+        a.insert("dem", 2, 2, vec![1.0, 1.0, 1.0, 1.0])
+            .expect("accepted");
+        assert_eq!(a.get("dem").expect("supplied").hash, first.hash);
+        a.insert("dem", 2, 2, vec![1.0, 1.0, 1.0, 2.0])
+            .expect("accepted");
+        assert_ne!(a.get("dem").expect("supplied").hash, first.hash);
         assert!(a.remove("dem") && a.is_empty());
     }
 }

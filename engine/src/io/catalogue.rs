@@ -324,16 +324,14 @@ pub fn to_python(reg: &Registry) -> String {
             );
         }
     }
-    let _ = write!(
-        s,
-        "\n\nNodeType = Literal[\n{}]\n\"\"\"The id of a node type (a graph file's ``\"type\"``).\"\"\"\n\n\
-         PARAMS: Dict[str, type] = {{\n{}}}\n\"\"\"Node type id → the ``TypedDict`` of its parameters.\"\"\"\n",
-        defs.iter()
-            .map(|d| format!("    {:?},\n", d.spec.id))
-            .collect::<String>(),
-        defs.iter()
-            .map(|d| format!("    {:?}: {},\n", d.spec.id, py_class(d.spec.id)))
-            .collect::<String>()
-    );
+    s.push_str("\n\nNodeType = Literal[\n");
+    for d in &defs {
+        let _ = writeln!(s, "    {:?},", d.spec.id);
+    }
+    s.push_str("]\n\"\"\"The id of a node type (a graph file's ``\"type\"``).\"\"\"\n\nPARAMS: Dict[str, type] = {\n");
+    for d in &defs {
+        let _ = writeln!(s, "    {:?}: {},", d.spec.id, py_class(d.spec.id));
+    }
+    s.push_str("}\n\"\"\"Node type id → the ``TypedDict`` of its parameters.\"\"\"\n");
     s
 }

@@ -96,7 +96,7 @@ pub struct OutputEntry {
 }
 
 /// An error-bounded mesh's numbers (`io::mesh_simplify`).
-#[derive(Clone, Copy, Debug, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct MeshInfo {
     pub triangles: usize,
     /// The full grid's triangles, for comparison.

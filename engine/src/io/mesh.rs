@@ -27,11 +27,90 @@ fn kept(n: usize, step: usize) -> Vec<usize> {
     v
 }
 
+/// A mesh file format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MeshFormat {
+    Obj,
+    Glb,
+}
+
+/// The mesh a build writes per height output: its format, and either every `step`-th sample
+/// or (with `max_error_m`, at step 1) an error-bounded simplification (`io::mesh_simplify`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MeshSpec {
+    pub format: MeshFormat,
+    pub step: usize,
+    pub max_error_m: Option<f32>,
+}
+
+impl MeshSpec {
+    /// The file's extension.
+    #[must_use]
+    pub fn extension(&self) -> &'static str {
+        match self.format {
+            MeshFormat::Obj => "obj",
+            MeshFormat::Glb => "glb",
+        }
+    }
+}
+
+/// The mesh file of part `[x0, y0, width, height]` of heightfield `f` (the rest of `f` is a
+/// margin for the normals, so that neighbouring parts' normals agree), its first sample at
+/// sample `origin` of the world's grid of `cell_m`-metre cells, and what simplification
+/// measured. Vertices sit where the world's samples are, so two parts sharing border samples
+/// share those vertices exactly (the simplifier keeps every border sample).
+#[must_use]
+pub fn mesh_file(
+    f: &Field,
+    part: [usize; 4],
+    origin: (usize, usize),
+    cell_m: f64,
+    spec: MeshSpec,
+) -> (Vec<u8>, Option<super::manifest::MeshInfo>) {
+    let mut mesh = Mesh::from_field_part(f, cell_m, spec.step, part, origin);
+    let mut info = None;
+    if let Some(e) = spec.max_error_m {
+        let [x0, y0, w, h] = part;
+        let mine = Field::from_fn(w, h, |x, y| f.data()[(y0 + y) * f.width() + x0 + x]);
+        let s = super::mesh_simplify::simplify(&mesh, &mine, cell_m as f32, e, origin);
+        info = Some(super::manifest::MeshInfo {
+            triangles: s.mesh.indices.len() / 3,
+            full_triangles: mesh.indices.len() / 3,
+            max_error_m: s.max_error_m,
+        });
+        mesh = s.mesh;
+    }
+    let bytes = match spec.format {
+        MeshFormat::Glb => mesh.to_glb(),
+        MeshFormat::Obj => {
+            let mut text = Vec::new();
+            // Writing to memory cannot fail.
+            let _ = mesh.write_obj(&mut text);
+            text
+        }
+    };
+    (bytes, info)
+}
+
 impl Mesh {
     /// The mesh of `f` (cell size `cell_size_m`), keeping every `step`-th sample.
     #[must_use]
     pub fn from_field(f: &Field, cell_size_m: f64, step: usize) -> Self {
-        let (w, h) = (f.width(), f.height());
+        Self::from_field_part(f, cell_size_m, step, [0, 0, f.width(), f.height()], (0, 0))
+    }
+
+    /// The mesh of part `[x0, y0, width, height]` of `f`, keeping every `step`-th sample of it,
+    /// its first sample at sample `origin` of the world's grid (positions are the world's;
+    /// UVs span the part; normals use `f`'s samples around the part).
+    #[must_use]
+    pub fn from_field_part(
+        f: &Field,
+        cell_size_m: f64,
+        step: usize,
+        [x0, y0, w, h]: [usize; 4],
+        (ox, oy): (usize, usize),
+    ) -> Self {
+        let fw = f.width();
         let (gx, gy) = gradient(f, cell_size_m);
         let (xs, ys) = (kept(w, step), kept(h, step));
         let mut m = Mesh {
@@ -44,9 +123,12 @@ impl Mesh {
         let (du, dv) = (1.0 / (w.max(2) - 1) as f32, 1.0 / (h.max(2) - 1) as f32);
         for &y in &ys {
             for &x in &xs {
-                let i = y * w + x;
-                m.positions
-                    .push([(x as f32 + 0.5) * c, f.data()[i], (y as f32 + 0.5) * c]);
+                let i = (y0 + y) * fw + x0 + x;
+                m.positions.push([
+                    ((ox + x) as f32 + 0.5) * c,
+                    f.data()[i],
+                    ((oy + y) as f32 + 0.5) * c,
+                ]);
                 let (a, b) = (gx.data()[i], gy.data()[i]);
                 let k = 1.0 / (a * a + b * b + 1.0).sqrt();
                 m.normals.push([-a * k, k, -b * k]);

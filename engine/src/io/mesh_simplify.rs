@@ -23,17 +23,18 @@ pub struct Simplified {
 }
 
 /// The largest vertical error of triangles `indices` over `positions` (vertices at the
-/// samples of `f`, `cell` metres apart, the first at half a cell) against `f`, each sample's
-/// error the least of the triangles that hold it; `None` when a triangle faces down (a fold)
-/// or a sample is in none (a gap).
+/// world's samples, `cell` metres apart, the first at half a cell) against `f` (whose first
+/// sample is the world's sample `origin`), each sample's error the least of the triangles that
+/// hold it; `None` when a triangle faces down (a fold) or a sample of `f` is in none (a gap).
 #[must_use]
 pub fn vertical_error(
     f: &Field,
     cell: f32,
+    origin: (usize, usize),
     positions: &[[f32; 3]],
     indices: &[u32],
 ) -> Option<f32> {
-    let e = sample_errors(f, cell, (0, 0), positions, indices)?;
+    let e = sample_errors(f, cell, origin, positions, indices)?;
     Some(e.par_iter().copied().reduce(|| 0.0f32, f32::max))
 }
 
@@ -124,9 +125,16 @@ const BLOCK: usize = 256;
 /// `full` (the mesh of `f` at every sample, `cell` metres apart: vertex `k` is sample `k`)
 /// simplified by meshoptimizer to the fewest triangles it finds whose vertical error over `f`'s
 /// samples is at most `max_error_m`, its border kept; the vertices it no longer uses are
-/// dropped. The map is simplified in blocks of [`BLOCK`] cells whose borders are locked.
+/// dropped. The map is simplified in blocks of [`BLOCK`] cells whose borders are locked. `f`'s
+/// first sample is sample `origin` of the world's grid, where `full`'s positions are.
 #[must_use]
-pub fn simplify(full: &Mesh, f: &Field, cell: f32, max_error_m: f32) -> Simplified {
+pub fn simplify(
+    full: &Mesh,
+    f: &Field,
+    cell: f32,
+    max_error_m: f32,
+    origin: (usize, usize),
+) -> Simplified {
     let (w, h) = (f.width(), f.height());
     if full.positions.len() != w * h || w < 2 || h < 2 {
         return Simplified {
@@ -143,7 +151,7 @@ pub fn simplify(full: &Mesh, f: &Field, cell: f32, max_error_m: f32) -> Simplifi
         .par_iter()
         .map(|&(x0, y0)| {
             let (x1, y1) = ((x0 + BLOCK).min(w - 1), (y0 + BLOCK).min(h - 1));
-            simplify_block(full, f, cell, max_error_m, (x0, y0), (x1, y1))
+            simplify_block(full, f, cell, max_error_m, origin, (x0, y0), (x1, y1))
         })
         .collect();
     let max_error = parts.iter().fold(0.0f32, |m, p| m.max(p.1));
@@ -161,6 +169,7 @@ fn simplify_block(
     f: &Field,
     cell: f32,
     max_error_m: f32,
+    (ox, oy): (usize, usize),
     (x0, y0): (usize, usize),
     (x1, y1): (usize, usize),
 ) -> (Vec<u32>, f32) {
@@ -189,7 +198,8 @@ fn simplify_block(
         let indices = meshopt::simplify_with_locks_decoder(
             &grid, &positions, &lock, 0, target, options, None,
         );
-        let Some(errors) = sample_errors(&local, cell, (x0, y0), &positions, &indices) else {
+        let Some(errors) = sample_errors(&local, cell, (ox + x0, oy + y0), &positions, &indices)
+        else {
             // A fold (a collapse that turned a triangle over): simplify less.
             target *= 0.5;
             continue;
@@ -252,22 +262,25 @@ mod tests {
         let f = hills(300);
         let full = Mesh::from_field(&f, 5.0, 1);
         assert_eq!(
-            vertical_error(&f, 5.0, &full.positions, &full.indices),
+            vertical_error(&f, 5.0, (0, 0), &full.positions, &full.indices),
             Some(0.0)
         );
         for e in [0.1f32, 0.5, 2.0] {
-            let s = simplify(&full, &f, 5.0, e);
+            let s = simplify(&full, &f, 5.0, e, (0, 0));
             assert!(s.max_error_m <= e, "{e}: {}", s.max_error_m);
             assert!(
                 s.mesh.indices.len() < full.indices.len(),
                 "{e}: not simplified"
             );
             // Measured again on the compacted mesh: the same.
-            let again = vertical_error(&f, 5.0, &s.mesh.positions, &s.mesh.indices);
+            let again = vertical_error(&f, 5.0, (0, 0), &s.mesh.positions, &s.mesh.indices);
             assert_eq!(again, Some(s.max_error_m));
         }
         // A looser bound gives fewer triangles.
-        let (a, b) = (simplify(&full, &f, 5.0, 0.1), simplify(&full, &f, 5.0, 2.0));
+        let (a, b) = (
+            simplify(&full, &f, 5.0, 0.1, (0, 0)),
+            simplify(&full, &f, 5.0, 2.0, (0, 0)),
+        );
         assert!(b.mesh.indices.len() < a.mesh.indices.len());
     }
 
@@ -275,7 +288,7 @@ mod tests {
     fn the_border_vertices_are_the_full_meshs() {
         let f = hills(65);
         let full = Mesh::from_field(&f, 2.0, 1);
-        let s = simplify(&full, &f, 2.0, 1.0);
+        let s = simplify(&full, &f, 2.0, 1.0, (0, 0));
         let on_border = |p: &[f32; 3]| {
             let (x, z) = (p[0] / 2.0 - 0.5, p[2] / 2.0 - 0.5);
             x == 0.0 || z == 0.0 || x == 64.0 || z == 64.0
@@ -305,12 +318,15 @@ mod tests {
         let full = Mesh::from_field(&f, 1.0, 1);
         // One triangle fewer: a gap.
         assert_eq!(
-            vertical_error(&f, 1.0, &full.positions, &full.indices[3..]),
+            vertical_error(&f, 1.0, (0, 0), &full.positions, &full.indices[3..]),
             None
         );
         // One triangle flipped: a fold.
         let mut flipped = full.indices.clone();
         flipped.swap(0, 1);
-        assert_eq!(vertical_error(&f, 1.0, &full.positions, &flipped), None);
+        assert_eq!(
+            vertical_error(&f, 1.0, (0, 0), &full.positions, &flipped),
+            None
+        );
     }
 }

@@ -29,6 +29,19 @@ pub struct TileExports {
     /// `directx`), computed with a one-sample margin so tiles meet without a seam.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub normal_map: Option<(u8, String)>,
+    /// A mesh per height output and tile (`obj` or `glb`), with a one-sample margin for the
+    /// normals; neighbouring tiles' meshes share their border vertices.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mesh: Option<TileMesh>,
+}
+
+/// Per-tile meshes: format, every `step`-th sample, or an error bound in metres.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TileMesh {
+    pub format: String,
+    pub step: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_error_m: Option<f32>,
 }
 
 /// One task of a plan.
@@ -76,4 +89,7 @@ pub struct TileRecord {
     pub range: BTreeMap<String, (f32, f32)>,
     /// Per output: the preview pixels the tile fills `[x0, y0, width, height]`.
     pub preview: BTreeMap<String, [usize; 4]>,
+    /// Per output: the tile's error-bounded mesh's numbers.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub mesh: BTreeMap<String, super::manifest::MeshInfo>,
 }

@@ -48,6 +48,7 @@
 //! There is no scheduler of our own. The files' types (`plan.json`, task records, `coarse.bin`)
 //! are in `io::plan` and `io::coarse_file`: only `io` types are serialised.
 
+mod preview;
 mod run;
 
 pub use crate::io::plan::{Grid, Plan, Task, TileExports};
@@ -279,8 +280,8 @@ impl Plan {
         coarse_size: usize,
     ) -> Result<Self, String> {
         use crate::build::{Preset, Range};
-        if exports.mesh.is_some() || !exports.splats.is_empty() {
-            return Err("meshes and splat maps are not written by tiled builds yet (build them from a whole-map build)".into());
+        if !exports.splats.is_empty() {
+            return Err("splat maps are not written by tiled builds yet (build them from a whole-map build)".into());
         }
         if exports.range == Range::Data {
             return Err("--range data needs every output's whole-map minimum and maximum before the first tile is written; tiled builds use the graph's height range".into());
@@ -301,6 +302,11 @@ impl Plan {
             normal_map: exports
                 .normal_map
                 .map(|(bits, y)| (bits, choice_name(y).to_owned())),
+            mesh: exports.mesh_spec().map(|m| crate::io::plan::TileMesh {
+                format: choice_name(m.format).to_owned(),
+                step: m.step,
+                max_error_m: m.max_error_m,
+            }),
         };
         let file = graph_file.map_or_else(
             || PathBuf::from(format!("{}.json", graph.name)),
@@ -585,6 +591,7 @@ pub(crate) struct Parsed {
     pub stitch: Vec<Format>,
     pub preview: Option<Colormap>,
     pub normal_map: Option<(u8, crate::io::render::NormalY)>,
+    pub mesh: Option<crate::io::mesh::MeshSpec>,
 }
 
 impl TileExports {
@@ -611,12 +618,29 @@ impl TileExports {
             Some((bits, _)) => return Err(format!("normal map bits must be 8 or 16, got {bits}")),
             None => None,
         };
+        let mesh = match &self.mesh {
+            Some(m) if m.step >= 1 && m.max_error_m.is_none_or(|e| e.is_finite() && e >= 0.0) => {
+                Some(crate::io::mesh::MeshSpec {
+                    format: choice_from_name(&m.format)?,
+                    step: m.step,
+                    max_error_m: m.max_error_m,
+                })
+            }
+            Some(m) => {
+                return Err(format!(
+                    "mesh: step {} and error bound {:?}: expected a step of 1 or more and a finite error of 0 m or more",
+                    m.step, m.max_error_m
+                ))
+            }
+            None => None,
+        };
         Ok(Parsed {
             layout,
             formats,
             stitch,
             preview,
             normal_map,
+            mesh,
         })
     }
 

@@ -1,7 +1,8 @@
 //! Running a plan's tasks: each reads its inputs from the plan folder and writes its outputs
 //! there atomically, and a task whose record is present with matching hashes is skipped.
 
-use super::{Grid, Layout, Parsed, Plan, PREVIEW_MAX};
+use super::preview::preview_patch;
+use super::{Grid, Layout, Parsed, Plan};
 use crate::eval::{CancelToken, Coarse, EvalOptions, Evaluator, ProgressEvent, Targets};
 use crate::field::Field;
 use crate::graph::Graph;
@@ -12,7 +13,6 @@ use crate::io::manifest::{FileEntry, GraphInfo, Manifest, OutputEntry, TileEntry
 use crate::io::plan::TileRecord as Record;
 use crate::io::render;
 use crate::node::{choice_name, PortKind, Window};
-use crate::World;
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -33,7 +33,11 @@ pub enum TaskError {
 }
 
 impl TaskError {
-    fn io(action: &'static str, path: impl AsRef<Path>, e: impl std::fmt::Display) -> Self {
+    pub(super) fn io(
+        action: &'static str,
+        path: impl AsRef<Path>,
+        e: impl std::fmt::Display,
+    ) -> Self {
         Self::Io {
             action,
             path: path.as_ref().to_path_buf(),
@@ -148,12 +152,12 @@ pub fn run_task(dir: &Path, task: &str, opts: &RunOptions) -> Result<TaskOutcome
     ctx.tile(k)
 }
 
-struct Ctx<'a> {
-    dir: &'a Path,
-    plan: &'a Plan,
-    graph: &'a Graph,
-    work: &'a Path,
-    opts: &'a RunOptions<'a>,
+pub(super) struct Ctx<'a> {
+    pub(super) dir: &'a Path,
+    pub(super) plan: &'a Plan,
+    pub(super) graph: &'a Graph,
+    pub(super) work: &'a Path,
+    pub(super) opts: &'a RunOptions<'a>,
 }
 
 /// Relative path of a work file of this plan, as records list it.
@@ -206,6 +210,7 @@ impl Ctx<'_> {
                 files: vec![(rel(self.plan, "coarse.bin"), hash)],
                 range: BTreeMap::new(),
                 preview: BTreeMap::new(),
+                mesh: BTreeMap::new(),
             },
         )?;
         Ok(TaskOutcome::Ran)
@@ -226,14 +231,19 @@ impl Ctx<'_> {
             formats,
             stitch,
             normal_map,
+            mesh,
             ..
         } = self.plan.exports.parsed()?;
         let grid = self.plan.grid;
         let (i, j) = grid.coords(k);
         let tile = grid.window(i, j);
         let owned = grid.owned(i, j);
-        // Normal maps need the neighbours' samples at the tile's edge: one more all round.
-        let w = if normal_map.is_some() {
+        // Normal maps need the neighbours' samples at the tile's edge: one more all round. A
+        // mesh reaches the first samples of its east and south neighbours (so meshes meet)
+        // and their normals need one more again.
+        let w = if mesh.is_some() {
+            tile.expand(2, grid.resolution)
+        } else if normal_map.is_some() {
             tile.expand(1, grid.resolution)
         } else {
             tile
@@ -246,7 +256,9 @@ impl Ctx<'_> {
             files: Vec::new(),
             range: BTreeMap::new(),
             preview: BTreeMap::new(),
+            mesh: BTreeMap::new(),
         };
+        let mut meshes = BTreeMap::new();
         let mut put = |path: PathBuf, relname: String, bytes: &[u8]| -> Result<(), TaskError> {
             write_bytes_atomic(&path, bytes).map_err(|e| TaskError::io("write", &path, e))?;
             rec.files
@@ -279,6 +291,18 @@ impl Ctx<'_> {
                 let bytes = crate::build::encode_normal_png(tile.width, tile.height, &mine, bits)
                     .map_err(|e| format!("{file}: {e}"))?;
                 put(tiles_dir.join(&file), format!("tiles/{file}"), &bytes)?;
+            }
+            if let (Some(spec), PortKind::Height) = (mesh, kind) {
+                let cell = self.graph.world.cell_size_m(grid.resolution);
+                let m = mesh_window(grid, i, j);
+                let part = [m.x0 - w.x0, m.y0 - w.y0, m.width, m.height];
+                let (bytes, info) =
+                    crate::io::mesh::mesh_file(&field, part, (m.x0, m.y0), cell, spec);
+                let file = named_file(layout, grid, name, i, j, spec.extension());
+                put(tiles_dir.join(&file), format!("tiles/{file}"), &bytes)?;
+                if let Some(info) = info {
+                    meshes.insert(name.clone(), info);
+                }
             }
             let field = w.crop(&field, &tile);
             let w = tile;
@@ -320,6 +344,7 @@ impl Ctx<'_> {
         }
         rec.range = ranges;
         rec.preview = previews;
+        rec.mesh = meshes;
         Self::write_record(&rec_path, &rec)?;
         Ok(TaskOutcome::Ran)
     }
@@ -455,7 +480,15 @@ impl Ctx<'_> {
                 max,
                 range_m: [frame.height_min_m, frame.height_max_m],
                 hash,
-                mesh: None,
+                mesh: records
+                    .iter()
+                    .filter_map(|rec| rec.mesh.get(name))
+                    .copied()
+                    .reduce(|a, b| crate::io::manifest::MeshInfo {
+                        triangles: a.triangles + b.triangles,
+                        full_triangles: a.full_triangles + b.full_triangles,
+                        max_error_m: a.max_error_m.max(b.max_error_m),
+                    }),
             });
         }
         self.write_manifest(graph_hash, parsed.layout, formats, outputs, tiles, files)?;
@@ -496,6 +529,7 @@ impl Ctx<'_> {
             layout,
             formats,
             normal_map,
+            mesh,
             ..
         } = parsed;
         let (layout, grid) = (*layout, self.plan.grid);
@@ -516,6 +550,18 @@ impl Ctx<'_> {
                 files.push(FileEntry {
                     file,
                     role: "normal map".into(),
+                    hash,
+                });
+            }
+            if let (Some(spec), PortKind::Height) = (mesh, kind) {
+                let file = format!(
+                    "tiles/{}",
+                    named_file(layout, grid, name, i, j, spec.extension())
+                );
+                let hash = hash_of(rec, &file);
+                files.push(FileEntry {
+                    file,
+                    role: "mesh".into(),
                     hash,
                 });
             }
@@ -642,121 +688,47 @@ impl Ctx<'_> {
         })
         .map_err(|e| TaskError::Failed(err(path, e)))
     }
-
-    /// The whole-world preview of `name` from the tiles' patches.
-    fn preview(
-        &self,
-        records: &[Record],
-        name: &str,
-        kind: PortKind,
-        frame: &World,
-        map: render::Colormap,
-    ) -> Result<Vec<u8>, TaskError> {
-        let n = self.plan.grid.resolution;
-        let p = n.min(PREVIEW_MAX);
-        let channels = kind.channels();
-        let mut planes = vec![Field::filled(p, p, 0.0); channels];
-        for (k, rec) in records.iter().enumerate() {
-            let Some(&[x0, y0, w, h]) = rec.preview.get(name) else {
-                continue;
-            };
-            let path = self.work.join(format!("tile-{k}.{name}.preview"));
-            let bytes = std::fs::read(&path).map_err(|e| TaskError::io("read", &path, e))?;
-            let vals: Vec<f32> = bytes
-                .chunks_exact(4)
-                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                .collect();
-            if vals.len() != w * h * channels {
-                return Err(TaskError::Failed(format!(
-                    "{}: expected {} samples",
-                    path.display(),
-                    w * h * channels
-                )));
-            }
-            for y in 0..h {
-                for x in 0..w {
-                    let at = (y0 + y) * p + x0 + x;
-                    for (c, plane) in planes.iter_mut().enumerate() {
-                        plane.data_mut()[at] = vals[(y * w + x) * channels + c];
-                    }
-                }
-            }
-        }
-        let rgb = match kind {
-            PortKind::Color => {
-                let img = Field::from_planes(&planes).ok_or("preview planes differ")?;
-                render::color_rgb8(&img, None)
-            }
-            PortKind::Scalar => {
-                // Every tile's patch is in: the scalar's whole-world range is known here.
-                let img = planes.swap_remove(0);
-                let (lo, hi) = img.min_max().unwrap_or((0.0, 1.0));
-                let (shown, lo, hi) = render::scalar_display(&img, lo, hi);
-                render::preview_rgb(&shown, lo, hi, map, None)
-            }
-            PortKind::Height | PortKind::Mask => {
-                let img = planes.swap_remove(0);
-                let (lo, hi) = render::display_range(if kind == PortKind::Height {
-                    &self.graph.world
-                } else {
-                    frame
-                });
-                let cell = self.graph.world.size_m / p as f64;
-                let relief = (kind == PortKind::Height).then_some((&img, cell));
-                render::preview_rgb(&img, lo, hi, map, relief)
-            }
-        };
-        let png = image::RgbImage::from_raw(p as u32, p as u32, rgb)
-            .ok_or_else(|| "preview size mismatch".to_owned())?;
-        let mut out = Vec::new();
-        png.write_to(&mut std::io::Cursor::new(&mut out), image::ImageFormat::Png)
-            .map_err(|e| e.to_string())?;
-        Ok(out)
-    }
 }
 
-/// The sample a preview pixel `p` of `p_n` shows, on an `n`-sample axis.
-fn preview_sample(p: usize, p_n: usize, n: usize) -> usize {
-    ((2 * p + 1) * n) / (2 * p_n)
-}
-
-/// The preview pixels whose samples lie in `owned` (`[x0, y0, w, h]` in preview pixels) and
-/// their values from `mine` (the owned samples; a colour's channels one after the other).
-fn preview_patch(grid: Grid, owned: Window, mine: &Field) -> ([usize; 4], Vec<f32>) {
-    let n = grid.resolution;
-    let p_n = n.min(PREVIEW_MAX);
-    let span = |lo: usize, len: usize| {
-        let ps: Vec<usize> = (0..p_n)
-            .filter(|&p| (lo..lo + len).contains(&preview_sample(p, p_n, n)))
-            .collect();
-        ps
+/// The samples tile `(i, j)`'s mesh covers: its own and, where it has an east or south
+/// neighbour, up to that neighbour's first column or row (plain tiles do not share samples;
+/// Unreal's share one), so neighbouring meshes share that edge's vertices and leave no gap.
+fn mesh_window(grid: Grid, i: usize, j: usize) -> Window {
+    let tile = grid.window(i, j);
+    let east = if i + 1 < grid.tiles_x {
+        grid.window(i + 1, j).x0 + 1
+    } else {
+        tile.x0 + tile.width
     };
-    let xs = span(owned.x0, owned.width);
-    let ys = span(owned.y0, owned.height);
-    let mut v = Vec::with_capacity(xs.len() * ys.len());
-    for &py in &ys {
-        let sy = preview_sample(py, p_n, n) - owned.y0;
-        for &px in &xs {
-            let sx = preview_sample(px, p_n, n) - owned.x0;
-            for c in 0..mine.channels() {
-                v.push(mine.plane(c)[sy * mine.width() + sx]);
-            }
-        }
+    let south = if j + 1 < grid.tiles_y {
+        grid.window(i, j + 1).y0 + 1
+    } else {
+        tile.y0 + tile.height
+    };
+    Window {
+        width: east.max(tile.x0 + tile.width) - tile.x0,
+        height: south.max(tile.y0 + tile.height) - tile.y0,
+        ..tile
     }
-    let rect = [
-        xs.first().copied().unwrap_or(0),
-        ys.first().copied().unwrap_or(0),
-        xs.len(),
-        ys.len(),
-    ];
-    (rect, v)
 }
 
 /// A tile's normal map's file name in `layout` (16- or 8-bit PNG, top row north).
 fn normal_file(layout: Layout, grid: Grid, name: &str, i: usize, j: usize) -> String {
+    named_file(layout, grid, name, i, j, "normal.png")
+}
+
+/// A tile's file name in `layout` with `extension` (a mesh's `obj` or `glb`).
+fn named_file(
+    layout: Layout,
+    grid: Grid,
+    name: &str,
+    i: usize,
+    j: usize,
+    extension: &str,
+) -> String {
     let stem = tile_file(layout, grid, name, i, j, Format::Png16);
     let stem = stem.rsplit_once('.').map_or(stem.as_str(), |(s, _)| s);
-    format!("{stem}.normal.png")
+    format!("{stem}.{extension}")
 }
 
 /// A tile's file name in `layout`.
