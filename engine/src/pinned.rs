@@ -87,8 +87,25 @@ fn assert_pinned(text: &str) {
     );
 }
 
+/// The array the pinned graphs' `array_input` nodes read ("pinned"): 37 × 23 samples in
+/// 0..1, not square and not the build's size, so that resampling is pinned too.
+fn pinned_arrays() -> crate::eval::ArrayInputs {
+    let (w, h) = (37, 23);
+    let data = (0..w * h)
+        .map(|k| {
+            // Integer arithmetic only: the same bits on every machine.
+            let (x, y) = (k % w, k / w);
+            0.1 + 0.8 * ((x * x + 3 * y) % 29) as f32 / 28.0
+        })
+        .collect();
+    let mut a = crate::eval::ArrayInputs::new();
+    a.insert("pinned", w, h, data).expect("the pinned array");
+    a
+}
+
 /// Every pinned output's hash line, and how many nodes were computed (not taken from `disk`).
 fn pinned_lines(disk: Option<Arc<DiskCache>>) -> (String, usize) {
+    let arrays = pinned_arrays();
     let mut lines = Vec::new();
     let mut computed = 0;
     for path in pinned_graphs() {
@@ -105,6 +122,7 @@ fn pinned_lines(disk: Option<Arc<DiskCache>>) -> (String, usize) {
                 &EvalOptions {
                     resolution: Some(256),
                     base_dir: path.parent(),
+                    arrays: Some(&arrays),
                     ..EvalOptions::default()
                 },
             )
