@@ -594,6 +594,19 @@ pub(crate) struct Parsed {
     pub mesh: Option<crate::io::mesh::MeshSpec>,
 }
 
+impl Parsed {
+    /// The samples a tile task evaluates beyond its tile on each side. Normal maps need the
+    /// neighbours' samples at the tile's edge: one more all round. A mesh reaches the first
+    /// samples of its east and south neighbours (so meshes meet), whose normals need one more.
+    pub(crate) fn margin(&self) -> usize {
+        if self.mesh.is_some() {
+            2
+        } else {
+            usize::from(self.normal_map.is_some())
+        }
+    }
+}
+
 impl TileExports {
     /// The layout, formats and colormap as the engine's types.
     pub(crate) fn parsed(&self) -> Result<Parsed, String> {

@@ -226,6 +226,12 @@ impl Ctx<'_> {
         if valid_record(self.dir, self.plan, &rec_path).is_some() {
             return Ok(TaskOutcome::AlreadyDone);
         }
+        let parsed = self.plan.exports.parsed()?;
+        let grid = self.plan.grid;
+        let (i, j) = grid.coords(k);
+        let tile = grid.window(i, j);
+        let owned = grid.owned(i, j);
+        let w = tile.expand(parsed.margin(), grid.resolution);
         let Parsed {
             layout,
             formats,
@@ -233,21 +239,7 @@ impl Ctx<'_> {
             normal_map,
             mesh,
             ..
-        } = self.plan.exports.parsed()?;
-        let grid = self.plan.grid;
-        let (i, j) = grid.coords(k);
-        let tile = grid.window(i, j);
-        let owned = grid.owned(i, j);
-        // Normal maps need the neighbours' samples at the tile's edge: one more all round. A
-        // mesh reaches the first samples of its east and south neighbours (so meshes meet)
-        // and their normals need one more again.
-        let w = if mesh.is_some() {
-            tile.expand(2, grid.resolution)
-        } else if normal_map.is_some() {
-            tile.expand(1, grid.resolution)
-        } else {
-            tile
-        };
+        } = parsed;
         let eval = self.evaluate_tile(k, w)?;
         let tiles_dir = self.dir.join("tiles");
         std::fs::create_dir_all(&tiles_dir).map_err(|e| TaskError::io("create", &tiles_dir, e))?;
