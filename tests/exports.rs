@@ -546,6 +546,100 @@ fn dems_written_by_gdal_read_with_their_heights_holes_and_extent() {
     assert_eq!(g.world.size_m, 3600.0);
     assert_eq!((g.world.height_min_m, g.world.height_max_m), (316.0, 783.0));
     assert_eq!(g.resolution, 120);
+    // It carries the DEM's place (ASCII grid: lower-left corner 500000, 4100000, 30 m cells).
+    let utm33 = orogen::graph::Georef {
+        epsg: Some(32633),
+        geographic: false,
+        west: 500_000.0,
+        south: 4_100_000.0,
+        east: 503_600.0,
+        north: 4_102_700.0,
+    };
+    assert_eq!(g.georef, Some(utm33));
+    let saved = orogen::io::graph_file::to_string(&g);
+    let again = orogen::io::graph_file::load(
+        orogen::io::graph_file::Source::Text {
+            text: &saved,
+            label: "saved",
+            base: Some(d),
+        },
+        &orogen::io::graph_file::LoadOptions::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        again.georef,
+        Some(utm33),
+        "the georeference survives a save"
+    );
+    // GeoTIFF exports, whole and tiled, lie where the DEM lies, in its CRS: GDAL says so. The
+    // world is square, so the 120 × 90 DEM's extent gives 15 × 11.25 m cells at 240².
+    orogen_ok(d, &["new", "--from-dem", "geo.tif", "-o", "geo.json"]);
+    for (graph, epsg, gt) in [
+        (
+            "dem.json",
+            32633,
+            [500_000.0, 15.0, 0.0, 4_102_700.0, 0.0, -11.25],
+        ),
+        (
+            "geo.json",
+            4326,
+            [10.0, 0.1 / 240.0, 0.0, 46.0, 0.0, -0.075 / 240.0],
+        ),
+    ] {
+        let stem = graph.trim_end_matches(".json");
+        orogen_ok(
+            d,
+            &[
+                "build",
+                graph,
+                "--size",
+                "240",
+                "--format",
+                "geotiff",
+                "--no-preview",
+                "--no-cache",
+                "-o",
+                &format!("{stem}-whole"),
+            ],
+        );
+        orogen_ok(
+            d,
+            &[
+                "build",
+                graph,
+                "--size",
+                "240",
+                "--format",
+                "geotiff",
+                "--no-preview",
+                "--no-cache",
+                "--tiles",
+                "2x2",
+                "-o",
+                &format!("{stem}-tiled"),
+            ],
+        );
+        for file in [
+            format!("{stem}-whole/height.geo.tif"),
+            format!("{stem}-tiled/height.vrt"),
+        ] {
+            let info = gdal("gdalinfo", &["-json", &file], d);
+            let json: serde_json::Value = serde_json::from_str(&info).expect("gdalinfo json");
+            let wkt = json["coordinateSystem"]["wkt"].as_str().unwrap_or_default();
+            assert!(
+                wkt.ends_with(&format!("ID[\"EPSG\",{epsg}]]")),
+                "{file}: {wkt}"
+            );
+            let got: Vec<f64> =
+                serde_json::from_value(json["geoTransform"].clone()).expect("geotransform");
+            for (a, b) in got.iter().zip(gt) {
+                assert!(
+                    (a - b).abs() <= 1e-9 * b.abs().max(1.0),
+                    "{file}: {got:?} vs {gt:?}"
+                );
+            }
+        }
+    }
     // A DEM outside the graph's folder is refused, saying why.
     std::fs::create_dir(d.join("sub")).expect("mkdir");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_orogen"))

@@ -28,12 +28,21 @@ __all__ = ["Graph", "OrogenError", "World", "node_types", "nodes"]
 
 class World:
     """The physical frame of a graph: a square ``size_m`` metres across, heights between
-    ``height_min_m`` and ``height_max_m``."""
+    ``height_min_m`` and ``height_max_m``; ``georef`` is where it lies on the Earth (a graph
+    made by ``orogen new --from-dem``: ``{"crs": "EPSG:…" or None, "geographic": bool, "west",
+    "south", "east", "north"}`` in the CRS's units), else None."""
 
-    def __init__(self, size_m: float, height_min_m: float, height_max_m: float):
+    def __init__(
+        self,
+        size_m: float,
+        height_min_m: float,
+        height_max_m: float,
+        georef: Optional[Dict[str, object]] = None,
+    ):
         self.size_m = size_m
         self.height_min_m = height_min_m
         self.height_max_m = height_max_m
+        self.georef = georef
 
     def cell_size_m(self, resolution: int) -> float:
         """Metres per sample at ``resolution`` samples per side."""
@@ -42,7 +51,7 @@ class World:
     def __repr__(self) -> str:
         return (
             f"World(size_m={self.size_m}, height_min_m={self.height_min_m}, "
-            f"height_max_m={self.height_max_m})"
+            f"height_max_m={self.height_max_m}, georef={self.georef!r})"
         )
 
 

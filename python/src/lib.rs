@@ -273,13 +273,21 @@ impl Graph {
         self.loaded.resolution
     }
 
-    /// The world frame as JSON: size_m, height_min_m, height_max_m.
+    /// The world frame as JSON: size_m, height_min_m, height_max_m, georef (or null).
     fn world_json(&self) -> String {
         let w = &self.loaded.world;
+        let georef = self.loaded.georef.map(|g| {
+            serde_json::json!({
+                "crs": g.epsg.map(|c| format!("EPSG:{c}")),
+                "geographic": g.geographic,
+                "west": g.west, "south": g.south, "east": g.east, "north": g.north,
+            })
+        });
         serde_json::json!({
             "size_m": w.size_m,
             "height_min_m": w.height_min_m,
             "height_max_m": w.height_max_m,
+            "georef": georef,
         })
         .to_string()
     }

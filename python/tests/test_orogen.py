@@ -83,7 +83,12 @@ def test_graph_parameters_and_world():
     assert g.parameters == {"sea_level_m": 300.0}
     assert np.array_equal(g.build(size=64)["height"], low)
     w = g.world
-    assert w.size_m > 0 and w.height_max_m > w.height_min_m
+    assert w.size_m > 0 and w.height_max_m > w.height_min_m and w.georef is None
+    placed = dict(ARRAY_GRAPH)
+    bounds = {"west": 500000.0, "south": 4100000.0, "east": 504000.0, "north": 4104000.0}
+    placed["world"] = dict(ARRAY_GRAPH["world"], georef=dict(bounds, crs="EPSG:32633"))
+    w = orogen.Graph.from_json(json.dumps(placed)).world
+    assert w.georef == dict(bounds, crs="EPSG:32633", geographic=False)
 
 
 def test_evaluate_a_port_and_a_region():

@@ -14,13 +14,26 @@ fn graph_json(dem: &geotiff::Dem, rel: &str, resolution: usize, name: &str) -> s
     let size_m = dem
         .size_m()
         .map_or(dem.field.width() as f64, |(x, y)| x.max(y));
+    let mut world = serde_json::json!({ "size_m": size_m, "height_min_m": lo, "height_max_m": hi });
+    if let (Some(g), Some(w)) = (dem.georef, world.as_object_mut()) {
+        // Exports are placed where the DEM lies, in its coordinate system.
+        let b = g.bounds(dem.field.width(), dem.field.height());
+        let mut geo = serde_json::json!({
+            "geographic": b.geographic,
+            "west": b.west, "south": b.south, "east": b.east, "north": b.north,
+        });
+        if let (Some(code), Some(o)) = (b.epsg, geo.as_object_mut()) {
+            o.insert("crs".into(), format!("EPSG:{code}").into());
+        }
+        w.insert("georef".into(), geo);
+    }
     serde_json::json!({
         "format": "orogen-graph",
         "version": 2,
         "name": name,
         "resolution": resolution,
         "seed": 0,
-        "world": { "size_m": size_m, "height_min_m": lo, "height_max_m": hi },
+        "world": world,
         "nodes": [{
             "id": "dem",
             "type": <orogen::nodes::io::import::Import as orogen::node::NodeDecl>::SPEC.id,
@@ -101,8 +114,17 @@ pub(super) fn run_new_from_dem(dem_path: &Path, out: &Path, resolution: Option<u
             String::new()
         }
     );
+    if let Some(g) = dem.georef {
+        println!(
+            "georeference: {}; GeoTIFF exports are placed on the DEM's extent",
+            g.epsg.map_or_else(
+                || "a CRS without an EPSG code (exports name no CRS)".to_owned(),
+                |c| format!("EPSG:{c}")
+            )
+        );
+    }
     if w != h {
-        println!("note: the DEM is not square; the world is as wide as its longer side and import stretches it over the whole world");
+        println!("note: the DEM is not square; the world is as wide as its longer side and import stretches it over the whole world (GeoTIFF exports are placed back on the DEM's extent, with cells as long as the DEM's sides over the resolution)");
     }
     ExitCode::SUCCESS
 }

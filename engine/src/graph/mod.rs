@@ -108,6 +108,23 @@ pub struct Graph {
     pub parameters: Vec<GraphParam>,
     /// Comment frames on the editor's canvas (layout only: nothing evaluates them).
     pub frames: Vec<Frame>,
+    /// Where the world lies on the Earth (from `orogen new --from-dem`): GeoTIFF exports carry
+    /// it. Metadata only: nothing evaluates it.
+    pub georef: Option<Georef>,
+}
+
+/// The world's square mapped onto a rectangle of a coordinate reference system: its bounds in
+/// the CRS's units (metres or feet; degrees for a geographic CRS).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Georef {
+    /// The CRS's EPSG code, when it has one.
+    pub epsg: Option<u32>,
+    /// Longitude and latitude (degrees), rather than a projection.
+    pub geographic: bool,
+    pub west: f64,
+    pub south: f64,
+    pub east: f64,
+    pub north: f64,
 }
 
 /// A comment frame: a titled rectangle on the canvas grouping the nodes inside it (the editor
@@ -206,6 +223,7 @@ impl Graph {
             nodes: Vec::new(),
             outputs: BTreeMap::new(),
             frames: Vec::new(),
+            georef: None,
         }
     }
 

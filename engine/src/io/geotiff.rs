@@ -34,9 +34,25 @@ pub struct GeoRef {
     pub geographic: bool,
     /// Metres per unit of a projected CRS (1 for metres, 0.3048 for feet).
     pub unit_m: f64,
+    /// The CRS's EPSG code (GeographicTypeGeoKey or ProjectedCSTypeGeoKey); `None` for a
+    /// user-defined CRS or none named.
+    pub epsg: Option<u32>,
 }
 
 impl GeoRef {
+    /// The rectangle of a `width × height` raster on this grid, as a graph's georeference.
+    #[must_use]
+    pub fn bounds(&self, width: usize, height: usize) -> crate::graph::Georef {
+        crate::graph::Georef {
+            epsg: self.epsg,
+            geographic: self.geographic,
+            west: self.origin.0,
+            north: self.origin.1,
+            east: self.origin.0 + self.pixel.0 * width as f64,
+            south: self.origin.1 - self.pixel.1 * height as f64,
+        }
+    }
+
     /// The cell size in metres `(x, y)` of a raster `height` cells tall: for a geographic CRS,
     /// degrees converted at the raster's middle latitude on the WGS 84 ellipsoid.
     #[must_use]
@@ -271,11 +287,15 @@ fn georef<R: io::Read + io::Seek>(d: &mut Decoder<R>) -> Result<Option<GeoRef>, 
         Some(9003) => 1200.0 / 3937.0,
         _ => 1.0,
     };
+    let epsg = geokey(&keys, if geographic { 2048 } else { 3072 })
+        .filter(|&c| (1..32767).contains(&c))
+        .map(u32::from);
     Ok(Some(GeoRef {
         pixel,
         origin,
         geographic,
         unit_m,
+        epsg,
     }))
 }
 
@@ -346,14 +366,72 @@ pub fn fill_holes(data: &mut [f32], valid: &[bool], w: usize, h: usize) {
     }
 }
 
-/// Encodes `field` (metres) as a tiled, Deflate-compressed float32 GeoTIFF whose cells are
-/// `cell_m` metres and whose north-west corner is at model `(x0, y0)` metres (a local metric
-/// frame: no coordinate reference system is named).
+/// Where an exported raster lies: its cells and north-west corner in a coordinate reference
+/// system's units, and that system (the graph's georeference), or a local metric frame.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Frame {
+    /// Cell size along x and y.
+    pub pixel: (f64, f64),
+    /// The north-west corner of the north-west cell.
+    pub corner: (f64, f64),
+    /// The graph's georeference (its CRS); `None`: metres in a local frame, no CRS named.
+    pub georef: Option<crate::graph::Georef>,
+}
+
+impl Frame {
+    /// The frame of the samples from `(x0, y0)` of `world` built at `n` samples per side: on
+    /// `georef`'s rectangle, else in the local metric frame whose north-west corner of the
+    /// world is at (0, size_m).
+    #[must_use]
+    pub fn of(
+        world: &crate::World,
+        georef: Option<crate::graph::Georef>,
+        n: usize,
+        (x0, y0): (usize, usize),
+    ) -> Self {
+        let n = n.max(1) as f64;
+        let (west, north, px, py) = match georef {
+            Some(g) => (
+                g.west,
+                g.north,
+                (g.east - g.west) / n,
+                (g.north - g.south) / n,
+            ),
+            None => (0.0, world.size_m, world.size_m / n, world.size_m / n),
+        };
+        Self {
+            pixel: (px, py),
+            corner: (west + x0 as f64 * px, north - y0 as f64 * py),
+            georef,
+        }
+    }
+
+    /// The GeoKeyDirectory: version 1.1.0; the model (projected 1 or geographic 2), cells as
+    /// areas, and the EPSG code of a georeference that has one (GeographicTypeGeoKey 2048 or
+    /// ProjectedCSTypeGeoKey 3072).
+    fn geokeys(&self) -> Vec<u16> {
+        let geographic = self.georef.is_some_and(|g| g.geographic);
+        let mut keys = vec![1024, 0, 1, if geographic { 2 } else { 1 }, 1025, 0, 1, 1];
+        if let Some(code) = self
+            .georef
+            .and_then(|g| g.epsg)
+            .and_then(|c| u16::try_from(c).ok())
+        {
+            keys.extend_from_slice(&[if geographic { 2048 } else { 3072 }, 0, 1, code]);
+        }
+        let mut dir = vec![1, 1, 0, (keys.len() / 4) as u16];
+        dir.extend(keys);
+        dir
+    }
+}
+
+/// Encodes `field` (metres) as a tiled, Deflate-compressed float32 GeoTIFF placed by `frame`.
 ///
 /// # Errors
 /// Only the writer's.
-pub fn encode(field: &Field, cell_m: f64, (x0, y0): (f64, f64)) -> io::Result<Vec<u8>> {
+pub fn encode(field: &Field, frame: &Frame) -> io::Result<Vec<u8>> {
     use tiff::encoder::TiffEncoder;
+    let ((px, py), (x0, y0)) = (frame.pixel, frame.corner);
     let (w, h) = (field.width(), field.height());
     let err = |e: tiff::TiffError| io::Error::other(e.to_string());
     let mut out = Cursor::new(Vec::new());
@@ -403,13 +481,11 @@ pub fn encode(field: &Field, cell_m: f64, (x0, y0): (f64, f64)) -> io::Result<Ve
         dir.write_tag(Tag::TileOffsets, &offsets[..]).map_err(err)?;
         dir.write_tag(Tag::TileByteCounts, &counts[..])
             .map_err(err)?;
-        dir.write_tag(Tag::ModelPixelScaleTag, &[cell_m, cell_m, 0.0][..])
+        dir.write_tag(Tag::ModelPixelScaleTag, &[px, py, 0.0][..])
             .map_err(err)?;
         dir.write_tag(Tag::ModelTiepointTag, &[0.0, 0.0, 0.0, x0, y0, 0.0][..])
             .map_err(err)?;
-        // Version 1.1.0, 2 keys: a projected model (1024 = 1), cells are areas (1025 = 1).
-        let keys: [u16; 12] = [1, 1, 0, 2, 1024, 0, 1, 1, 1025, 0, 1, 1];
-        dir.write_tag(Tag::GeoKeyDirectoryTag, &keys[..])
+        dir.write_tag(Tag::GeoKeyDirectoryTag, &frame.geokeys()[..])
             .map_err(err)?;
         dir.finish().map_err(err)?;
     }
@@ -417,19 +493,22 @@ pub fn encode(field: &Field, cell_m: f64, (x0, y0): (f64, f64)) -> io::Result<Ve
 }
 
 /// A GDAL virtual raster (VRT) that mosaics `tiles` — `(file name, x offset, y offset,
-/// width, height)` in cells — into one `width × height` float32 raster with the exports'
-/// local metric frame.
+/// width, height)` in cells — into one `width × height` float32 raster placed by `frame` (the
+/// whole map's).
 #[must_use]
 pub fn vrt(
     width: usize,
     height: usize,
-    cell_m: f64,
-    y0: f64,
+    frame: &Frame,
     tiles: &[(String, usize, usize, usize, usize)],
 ) -> String {
+    let srs = frame
+        .georef
+        .and_then(|g| g.epsg)
+        .map_or_else(String::new, |c| format!("  <SRS>EPSG:{c}</SRS>\n"));
     let mut s = format!(
-        "<VRTDataset rasterXSize=\"{width}\" rasterYSize=\"{height}\">\n  <GeoTransform>0, {cell_m:?}, 0, {y0:?}, 0, {:?}</GeoTransform>\n  <VRTRasterBand dataType=\"Float32\" band=\"1\">\n",
-        -cell_m
+        "<VRTDataset rasterXSize=\"{width}\" rasterYSize=\"{height}\">\n{srs}  <GeoTransform>{:?}, {:?}, 0, {:?}, 0, {:?}</GeoTransform>\n  <VRTRasterBand dataType=\"Float32\" band=\"1\">\n",
+        frame.corner.0, frame.pixel.0, frame.corner.1, -frame.pixel.1
     );
     for (name, x, y, w, h) in tiles {
         let _ = write!(
@@ -448,7 +527,12 @@ mod tests {
     #[test]
     fn an_export_reads_back_with_its_values_and_frame() {
         let f = Field::from_fn(300, 270, |x, y| x as f32 * 0.5 - y as f32 * 0.25 + 100.0);
-        let bytes = encode(&f, 10.0, (0.0, 3000.0)).expect("encode");
+        let world = crate::World {
+            size_m: 3000.0,
+            height_min_m: 0.0,
+            height_max_m: 1000.0,
+        };
+        let bytes = encode(&f, &Frame::of(&world, None, 300, (0, 0))).expect("encode");
         assert!(is_dem(&bytes));
         let dem = read(&bytes, None).expect("read");
         assert_eq!(dem.field, f);
@@ -457,6 +541,25 @@ mod tests {
         assert_eq!(g.origin, (0.0, 3000.0));
         assert!(!g.geographic);
         assert_eq!(dem.size_m(), Some((3000.0, 2700.0)));
+        // On a georeference: its cells, corner and EPSG code come back.
+        let utm = crate::graph::Georef {
+            epsg: Some(32633),
+            geographic: false,
+            west: 500_000.0,
+            south: 4_100_000.0,
+            east: 506_000.0,
+            north: 4_103_000.0,
+        };
+        let bytes = encode(&f, &Frame::of(&world, Some(utm), 300, (0, 30))).expect("encode");
+        let g = read(&bytes, None)
+            .expect("read")
+            .georef
+            .expect("georeferenced");
+        assert_eq!(
+            (g.pixel, g.origin, g.epsg),
+            ((20.0, 10.0), (500_000.0, 4_102_700.0), Some(32633))
+        );
+        assert_eq!(g.bounds(300, 270).east, 506_000.0);
     }
 
     #[test]
@@ -499,6 +602,7 @@ mod tests {
             origin: (0.0, lat),
             geographic: true,
             unit_m: 1.0,
+            epsg: Some(4326),
         };
         let (x, y) = g(0.0).cell_m(0);
         assert!(

@@ -194,9 +194,10 @@ fn encode_into(w: &mut impl Write, field: &Field, world: &World, format: Format)
             w.write_all(&buf)
         }
         Format::GeoTiff => {
-            // The whole map: its north-west corner at (0, size_m).
-            let cell = world.size_m / field.width().max(1) as f64;
-            w.write_all(&super::geotiff::encode(field, cell, (0.0, world.size_m))?)
+            // The whole map in the local metric frame (a build places it on the graph's
+            // georeference with `geotiff::encode`).
+            let frame = super::geotiff::Frame::of(world, None, field.width(), (0, 0));
+            w.write_all(&super::geotiff::encode(field, &frame)?)
         }
         Format::Exr => {
             use exr::prelude::{Image, SpecificChannels};

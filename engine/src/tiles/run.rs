@@ -304,12 +304,14 @@ impl Ctx<'_> {
                     heightmap::encode(&field.flipped_vertically(), &frame, f)
                 } else if f == Format::GeoTiff {
                     // Placed where the tile lies in the world's frame (see the VRT).
-                    let cell = self.graph.world.cell_size_m(grid.resolution);
-                    let corner = (
-                        w.x0 as f64 * cell,
-                        self.graph.world.size_m - w.y0 as f64 * cell,
+                    let g = self.graph;
+                    let at = crate::io::geotiff::Frame::of(
+                        &g.world,
+                        g.georef,
+                        grid.resolution,
+                        (w.x0, w.y0),
                     );
-                    crate::io::geotiff::encode(&field, cell, corner)
+                    crate::io::geotiff::encode(&field, &at)
                 } else {
                     heightmap::encode(&field, &frame, f)
                 }
@@ -497,10 +499,9 @@ impl Ctx<'_> {
             let file = tile_file(Layout::Plain, grid, name, i, j, Format::GeoTiff);
             tiles.push((format!("tiles/{file}"), t.x0, t.y0, t.width, t.height));
         }
-        let world = &self.graph.world;
-        let cell = world.cell_size_m(grid.resolution);
-        let text =
-            crate::io::geotiff::vrt(grid.resolution, grid.resolution, cell, world.size_m, &tiles);
+        let (g, n) = (self.graph, grid.resolution);
+        let frame = crate::io::geotiff::Frame::of(&g.world, g.georef, n, (0, 0));
+        let text = crate::io::geotiff::vrt(n, n, &frame, &tiles);
         let file = format!("{name}.vrt");
         let path = self.dir.join(&file);
         write_bytes_atomic(&path, text.as_bytes()).map_err(|e| TaskError::io("write", &path, e))?;

@@ -48,7 +48,8 @@ const TOP_KEYS: &[&str] = &[
     "outputs",
     "frames",
 ];
-const WORLD_KEYS: &[&str] = &["size_m", "height_min_m", "height_max_m"];
+const WORLD_KEYS: &[&str] = &["size_m", "height_min_m", "height_max_m", "georef"];
+const GEOREF_KEYS: &[&str] = &["crs", "geographic", "west", "south", "east", "north"];
 const NODE_KEYS: &[&str] = &[
     "id", "type", "params", "inputs", "position", "bind", "graph", "hash", "embedded", "bypass",
     "label",

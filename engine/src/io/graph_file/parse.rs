@@ -4,7 +4,7 @@
 use super::{
     check_keys, error, kind_of, number, params::param_value, params::parse_bindings,
     params::parse_parameters, string_field, subgraph::chain_summary, subgraph::load_subgraph,
-    suggest, unknown_name, Ctx, MAX_RESOLUTION, NODE_KEYS, TOP_KEYS, WORLD_KEYS,
+    suggest, unknown_name, Ctx, GEOREF_KEYS, MAX_RESOLUTION, NODE_KEYS, TOP_KEYS, WORLD_KEYS,
 };
 use crate::field::World;
 use crate::graph::{
@@ -96,6 +96,10 @@ pub(super) fn from_value(
         outputs,
         parameters,
         frames: parse_frames(root.get("frames"), diags),
+        georef: root
+            .get("world")
+            .and_then(|w| w.get("georef"))
+            .and_then(|v| parse_georef(v, diags)),
     };
     graph.apply_parameters();
     diags.extend(graph.validate_refs(&|id| broken.contains(id)));
@@ -175,6 +179,81 @@ pub(super) fn resolve_default_ports(
         .flat_map(|n| n.inputs.iter_mut().flatten())
         .for_each(fix);
     outputs.values_mut().for_each(fix);
+}
+
+/// `world.georef`: `{"crs": "EPSG:n" (optional), "geographic": bool, "west", "south", "east",
+/// "north"}`.
+fn parse_georef(v: &Value, diags: &mut Vec<Diagnostic>) -> Option<crate::graph::Georef> {
+    let Some(obj) = v.as_object() else {
+        error(
+            diags,
+            None,
+            "world.georef",
+            format!(
+                "expected an object with west, south, east, north (and crs), found {}",
+                kind_of(v)
+            ),
+        );
+        return None;
+    };
+    check_keys(obj, GEOREF_KEYS, None, "world.georef.", diags);
+    let epsg = match obj.get("crs") {
+        None | Some(Value::Null) => None,
+        Some(c) => match c
+            .as_str()
+            .and_then(|c| c.strip_prefix("EPSG:"))
+            .map(str::parse::<u32>)
+        {
+            Some(Ok(code)) if code > 0 => Some(code),
+            _ => {
+                error(
+                    diags,
+                    None,
+                    "world.georef.crs",
+                    format!("expected \"EPSG:<code>\", found {c}"),
+                );
+                return None;
+            }
+        },
+    };
+    let geographic = match obj.get("geographic") {
+        None => false,
+        Some(Value::Bool(b)) => *b,
+        Some(other) => {
+            error(
+                diags,
+                None,
+                "world.georef.geographic",
+                format!("expected true or false, found {}", kind_of(other)),
+            );
+            return None;
+        }
+    };
+    let mut side = |k: &str| number(obj.get(k), &format!("world.georef.{k}"), f64::NAN, diags);
+    let (west, south, east, north) = (side("west"), side("south"), side("east"), side("north"));
+    if !(west < east
+        && south < north
+        && west.is_finite()
+        && east.is_finite()
+        && south.is_finite()
+        && north.is_finite())
+    {
+        error(
+            diags,
+            None,
+            "world.georef",
+            format!("bounds west {west}, south {south}, east {east}, north {north}: expected finite numbers with west < east and south < north"),
+        );
+        return None;
+    }
+    Some(crate::graph::Georef {
+        epsg,
+        geographic,
+        west,
+        south,
+        east,
+        north,
+    })
 }
 
 pub(super) fn parse_world(v: Option<&Value>, diags: &mut Vec<Diagnostic>) -> World {

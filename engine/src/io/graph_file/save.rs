@@ -168,6 +168,19 @@ pub(super) fn to_value_as(g: &Graph, how: SubgraphsAs) -> Value {
         "nodes": nodes,
         "outputs": outputs,
     });
+    if let (Some(r), Some(w)) = (g.georef, v.get_mut("world").and_then(Value::as_object_mut)) {
+        let mut geo = serde_json::json!({
+            "geographic": r.geographic,
+            "west": number_value(r.west),
+            "south": number_value(r.south),
+            "east": number_value(r.east),
+            "north": number_value(r.north),
+        });
+        if let (Some(code), Some(o)) = (r.epsg, geo.as_object_mut()) {
+            o.insert("crs".into(), Value::from(format!("EPSG:{code}")));
+        }
+        w.insert("georef".into(), geo);
+    }
     if let Some(o) = v.as_object_mut() {
         if !g.doc.is_empty() {
             o.insert("doc".into(), Value::from(g.doc.as_str()));
