@@ -304,14 +304,7 @@ impl Ctx<'_> {
                     heightmap::encode(&field.flipped_vertically(), &frame, f)
                 } else if f == Format::GeoTiff {
                     // Placed where the tile lies in the world's frame (see the VRT).
-                    let g = self.graph;
-                    let at = crate::io::geotiff::Frame::of(
-                        &g.world,
-                        g.georef,
-                        grid.resolution,
-                        (w.x0, w.y0),
-                    );
-                    crate::io::geotiff::encode(&field, &at)
+                    crate::io::geotiff::encode(&field, &self.geo_frame(w.x0, w.y0))
                 } else {
                     heightmap::encode(&field, &frame, f)
                 }
@@ -489,6 +482,13 @@ impl Ctx<'_> {
         Ok(TaskOutcome::Ran)
     }
 
+    /// Where the samples from `(x0, y0)` lie in GeoTIFF exports: on the graph's georeference,
+    /// else in the local metric frame.
+    fn geo_frame(&self, x0: usize, y0: usize) -> crate::io::geotiff::Frame {
+        let g = self.graph;
+        crate::io::geotiff::Frame::of(&g.world, g.georef, self.plan.grid.resolution, (x0, y0))
+    }
+
     /// `NAME.vrt`: a GDAL virtual raster mosaicking output `name`'s tile GeoTIFFs.
     fn write_vrt(&self, name: &str) -> Result<(String, String), TaskError> {
         let grid = self.plan.grid;
@@ -499,9 +499,8 @@ impl Ctx<'_> {
             let file = tile_file(Layout::Plain, grid, name, i, j, Format::GeoTiff);
             tiles.push((format!("tiles/{file}"), t.x0, t.y0, t.width, t.height));
         }
-        let (g, n) = (self.graph, grid.resolution);
-        let frame = crate::io::geotiff::Frame::of(&g.world, g.georef, n, (0, 0));
-        let text = crate::io::geotiff::vrt(n, n, &frame, &tiles);
+        let n = grid.resolution;
+        let text = crate::io::geotiff::vrt(n, n, &self.geo_frame(0, 0), &tiles);
         let file = format!("{name}.vrt");
         let path = self.dir.join(&file);
         write_bytes_atomic(&path, text.as_bytes()).map_err(|e| TaskError::io("write", &path, e))?;

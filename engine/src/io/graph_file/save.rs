@@ -7,6 +7,21 @@ use crate::node::ParamKind;
 use serde_json::{Map, Value};
 use std::path::Path;
 
+/// `world.georef` as the file holds it.
+fn georef_value(r: &crate::graph::Georef) -> Value {
+    let mut geo = serde_json::json!({
+        "geographic": r.geographic,
+        "west": number_value(r.west),
+        "south": number_value(r.south),
+        "east": number_value(r.east),
+        "north": number_value(r.north),
+    });
+    if let (Some(code), Some(o)) = (r.epsg, geo.as_object_mut()) {
+        o.insert("crs".into(), Value::from(format!("EPSG:{code}")));
+    }
+    geo
+}
+
 /// The graph as a JSON value with every parameter written out and nodes sorted by id;
 /// subgraph nodes reference their files.
 #[must_use]
@@ -169,17 +184,7 @@ pub(super) fn to_value_as(g: &Graph, how: SubgraphsAs) -> Value {
         "outputs": outputs,
     });
     if let (Some(r), Some(w)) = (g.georef, v.get_mut("world").and_then(Value::as_object_mut)) {
-        let mut geo = serde_json::json!({
-            "geographic": r.geographic,
-            "west": number_value(r.west),
-            "south": number_value(r.south),
-            "east": number_value(r.east),
-            "north": number_value(r.north),
-        });
-        if let (Some(code), Some(o)) = (r.epsg, geo.as_object_mut()) {
-            o.insert("crs".into(), Value::from(format!("EPSG:{code}")));
-        }
-        w.insert("georef".into(), geo);
+        w.insert("georef".into(), georef_value(&r));
     }
     if let Some(o) = v.as_object_mut() {
         if !g.doc.is_empty() {
