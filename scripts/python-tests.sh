@@ -11,9 +11,12 @@ target=${CARGO_TARGET_DIR:-target}
 cp "$target/debug/lib_orogen.so" python/orogen/_orogen.abi3.so
 # The first interpreter with numpy and pytest: the one on PATH (a pyenv or venv), else the
 # system's (Debian's python3-numpy and python3-pytest, which .ci/run installs).
+# One with mypy too is preferred (the type-check test skips without it).
 py=""
-for candidate in python3 /usr/bin/python3; do
-  if "$candidate" -c "import numpy, pytest" >/dev/null 2>&1; then py=$candidate; break; fi
+for modules in "numpy, pytest, mypy" "numpy, pytest"; do
+  for candidate in python3 /usr/bin/python3; do
+    if "$candidate" -c "import $modules" >/dev/null 2>&1; then py=$candidate; break 2; fi
+  done
 done
 if [ -z "$py" ]; then
   echo "python-tests: no python3 with numpy and pytest (apt install python3-numpy python3-pytest, or pip install numpy pytest)" >&2

@@ -15,9 +15,11 @@ per :class:`Graph`: building again after an edit recomputes only what the edit c
 from __future__ import annotations
 
 import json
-from typing import Callable, Dict, Iterable, Optional, Sequence
+from os import PathLike
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union, cast
 
 import numpy as np
+import numpy.typing as npt
 
 from . import _orogen, nodes
 
@@ -55,7 +57,7 @@ class World:
         )
 
 
-def _array(data: bytes, shape: Sequence[int]) -> np.ndarray:
+def _array(data: bytes, shape: Sequence[int]) -> "npt.NDArray[np.float32]":
     return np.frombuffer(data, dtype="<f4").reshape(tuple(shape)).copy()
 
 
@@ -66,12 +68,12 @@ class Graph:
         self._g = inner
 
     @staticmethod
-    def load(path) -> "Graph":
+    def load(path: Union[str, "PathLike[str]"]) -> "Graph":
         """Loads a graph file or a bundle; raises OrogenError naming every problem."""
         return Graph(_orogen.Graph.load(str(path)))
 
     @staticmethod
-    def from_json(text: str, base_dir=None) -> "Graph":
+    def from_json(text: str, base_dir: Union[str, "PathLike[str]", None] = None) -> "Graph":
         """A graph from JSON text; ``base_dir`` stands for its file's folder (where subgraph
         files and imported images are found)."""
         return Graph(_orogen.Graph.from_json(text, None if base_dir is None else str(base_dir)))
@@ -97,22 +99,22 @@ class Graph:
     @property
     def parameters(self) -> Dict[str, object]:
         """The graph parameters (exposed knobs) and their current values."""
-        return json.loads(self._g.parameters_json())
+        return cast(Dict[str, object], json.loads(self._g.parameters_json()))
 
     @property
     def outputs(self) -> Dict[str, str]:
         """The named outputs: name → ``node.port``."""
-        return json.loads(self._g.outputs_json())
+        return cast(Dict[str, str], json.loads(self._g.outputs_json()))
 
-    def set_param(self, name: str, value) -> None:
+    def set_param(self, name: str, value: Any) -> None:
         """Sets graph parameter ``name``, checked against its declared range (as ``--param``)."""
         self._g.set_param_json(name, json.dumps(value))
 
-    def set(self, key: str, value) -> None:
+    def set(self, key: str, value: Any) -> None:
         """Sets node parameter ``key`` (``"node.param"``), validated exactly as ``--set``."""
         self._g.set_json(key, json.dumps(value))
 
-    def set_array(self, name: str, array) -> None:
+    def set_array(self, name: str, array: npt.ArrayLike) -> None:
         """Supplies a 2-D array (rows north to south, any real dtype, any size from 2×2) to the
         graph's ``array_input`` nodes named ``name``. They resample it bilinearly to the build
         resolution over the whole world, as ``import`` does with a file; NaN samples are no data,
@@ -131,11 +133,11 @@ class Graph:
         return self._g.remove_array(name)
 
     @property
-    def arrays(self) -> list:
+    def arrays(self) -> List[str]:
         """The names of the arrays supplied with :meth:`set_array`."""
         return self._g.array_names()
 
-    def _supply(self, arrays: Optional[Dict[str, object]]) -> None:
+    def _supply(self, arrays: Optional[Dict[str, npt.ArrayLike]]) -> None:
         for name, a in (arrays or {}).items():
             self.set_array(name, a)
 
@@ -145,8 +147,8 @@ class Graph:
         seed: Optional[int] = None,
         outputs: Optional[Iterable[str]] = None,
         progress: Optional[Callable[[float], None]] = None,
-        arrays: Optional[Dict[str, object]] = None,
-    ) -> Dict[str, np.ndarray]:
+        arrays: Optional[Dict[str, npt.ArrayLike]] = None,
+    ) -> Dict[str, "npt.NDArray[np.float32]"]:
         """Evaluates the named outputs (all, or ``outputs``) at ``size``² samples and returns
         them by name: float32 metres for heights, 0..1 for masks, H×W×3 linear RGB for
         colour, the port's unit for scalars. ``progress`` is called with fractions in 0..1.
@@ -163,8 +165,8 @@ class Graph:
         seed: Optional[int] = None,
         region: Optional[Sequence[int]] = None,
         progress: Optional[Callable[[float], None]] = None,
-        arrays: Optional[Dict[str, object]] = None,
-    ) -> np.ndarray:
+        arrays: Optional[Dict[str, npt.ArrayLike]] = None,
+    ) -> "npt.NDArray[np.float32]":
         """One node output (``"node.port"``, ``"node"`` for its first output, or a named
         output) at ``size``². ``region`` = (x0, y0, width, height) in samples returns that part
         (the whole map is evaluated). ``arrays`` as in :meth:`build`."""
@@ -182,27 +184,28 @@ class Graph:
 
     def write(
         self,
-        out_dir,
+        out_dir: Union[str, "PathLike[str]"],
         formats: Sequence[str] = ("png16",),
         size: Optional[int] = None,
         seed: Optional[int] = None,
         preview: bool = False,
         progress: Optional[Callable[[float], None]] = None,
-        arrays: Optional[Dict[str, object]] = None,
-    ) -> dict:
+        arrays: Optional[Dict[str, npt.ArrayLike]] = None,
+    ) -> Dict[str, Any]:
         """Writes every named output into ``out_dir`` as ``orogen build`` does (the same bytes,
         atomically, with manifest.json), in ``formats`` (``png16``, ``tiff16``, ``geotiff``,
         ``exr``, ``r16``, ``f32``, ``png8``). Returns the manifest. ``arrays`` as in
         :meth:`build`."""
         self._supply(arrays)
-        return json.loads(
-            self._g.write(str(out_dir), list(formats), size, seed, preview, progress)
+        return cast(
+            Dict[str, Any],
+            json.loads(self._g.write(str(out_dir), list(formats), size, seed, preview, progress)),
         )
 
     def __repr__(self) -> str:
         return f"<orogen.Graph {self.name!r}: {len(self.outputs)} outputs>"
 
 
-def node_types() -> list:
+def node_types() -> List[Dict[str, Any]]:
     """Every node type with its ports and parameters (``orogen nodes --json``)."""
-    return json.loads(_orogen.catalogue_json())
+    return cast(List[Dict[str, Any]], json.loads(_orogen.catalogue_json()))

@@ -258,6 +258,33 @@ def test_the_typed_node_module_matches_the_catalogue():
         g.set(f"scree.{name}", value)
 
 
+TYPED_USE = """
+import orogen
+from orogen.nodes import ThermalErosion
+
+g = orogen.Graph.load("graphs/coast_range.json")
+ok: ThermalErosion = {"talus_deg": 32.0, "variant": "olsen"}
+bad: ThermalErosion = {"talus_deg": "steep", "variant": "sideways"}
+g.set_array("dem", g.build(size=64)["height"] * 0.5)
+g.build(size="big")
+"""
+
+
+def test_the_package_type_checks_and_its_types_catch_mistakes(tmp_path):
+    pytest.importorskip("mypy", reason="mypy checks the typed package (apt install python3-mypy)")
+    env = dict(os.environ, MYPYPATH=str(REPO / "python"))
+    mypy = [sys.executable, "-m", "mypy", "--no-incremental", "--cache-dir", str(tmp_path / "c")]
+    r = subprocess.run([*mypy, "--strict", str(REPO / "python" / "orogen")],
+                       capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    (tmp_path / "use.py").write_text(TYPED_USE)
+    r = subprocess.run([*mypy, str(tmp_path / "use.py")], capture_output=True, text=True, env=env)
+    errors = [line for line in r.stdout.splitlines() if ": error:" in line]
+    assert [e.split(":")[1] for e in errors] == ["7", "7", "9"], r.stdout
+    assert 'TypedDict item "talus_deg" has type "float"' in errors[0]
+    assert "\"size\" to \"build\"" in errors[2]
+
+
 def test_the_readmes_python_snippet_runs(tmp_path, monkeypatch):
     readme = (REPO / "README.md").read_text()
     section = readme.split("## From Python", 1)[1]
