@@ -57,7 +57,7 @@ impl Node for ArrayInput {
         let Some(a) = ctx.arrays.and_then(|a| a.get(&p.name)) else {
             let given: Vec<&str> = ctx.arrays.map(|a| a.names().collect()).unwrap_or_default();
             return Err(NodeError::Failed(format!(
-                "no array named \"{}\" was supplied ({}); arrays are given from Python with Graph.set_array or build(arrays=…)",
+                "no array named \"{}\" was supplied ({}); arrays are given from Python with Graph.set_array or build(arrays=…) (elsewhere, read the heights from a file with an import node)",
                 p.name,
                 if given.is_empty() {
                     "none were".to_owned()
