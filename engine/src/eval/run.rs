@@ -295,6 +295,9 @@ impl Evaluator {
             p.change.resample_bilinear_window(resolution, rect)
         };
         let quiet = |_: f32| {};
+        // The graph upstream over the whole world at another (a base) resolution: a piece
+        // can run the whole map's base level exactly.
+        let upstream = |port: usize, res: usize| upstream_at(graph, i, port, res, opts);
         let ctx = EvalCtx {
             resolution,
             window: pw,
@@ -305,7 +308,7 @@ impl Evaluator {
             allow_outside: opts.allow_outside,
             cancel: &opts.cancel,
             progress: &quiet,
-            upstream: None,
+            upstream: Some(&upstream),
             arrays: opts.arrays,
         };
         let ins = crate::node::Inputs {

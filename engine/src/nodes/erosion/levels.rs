@@ -228,6 +228,11 @@ pub fn tile_refine<N: Multiscale>(
         0.0
     };
     let sigma = (jump * jump / 4.0 + smoothing * smoothing).sqrt();
+    if !N::TILE_FROM_COARSE && N::SCHEDULE == Schedule::Direct && ctx.upstream.is_some() {
+        if let Some(r) = tile_refine_exact::<N>(ctx, inputs, &p, base) {
+            return Some(r);
+        }
+    }
     let run = || -> Result<Field, NodeError> {
         let z = inputs.required(0)?;
         let smoothed;
@@ -252,6 +257,83 @@ pub fn tile_refine<N: Multiscale>(
         let change = Field::zip_map(out, z, |e, z| e - z);
         let excess = Field::zip_map(&change, coarse, |c, d| c - d);
         let drift = crate::field::blur::gaussian(&excess, sigma);
+        Ok(Field::zip_map(&change, &drift, |c, d| c - d))
+    };
+    Some(run())
+}
+
+/// [`tile_refine`] for a node refined once from its base ([`Schedule::Direct`]) on a window
+/// aligned with the base's cells: the whole map's build there, step for step — the base level
+/// run over the whole world (the preview, from the graph upstream at the base resolution), its
+/// change brought up cubically to the window as the start, the refinement, and its drift
+/// averaged over the base's cells, brought up bilinearly and smoothed, taken out. Only the
+/// window's edge (inside the piece's halo) differs from the whole map. `None` when the window
+/// is not aligned with the base's cells.
+fn tile_refine_exact<N: Multiscale>(
+    ctx: &EvalCtx,
+    inputs: &Inputs,
+    p: &N::Params,
+    base: usize,
+) -> Option<Result<Field, NodeError>> {
+    let (n, w) = (ctx.resolution, ctx.window);
+    if n % base != 0 {
+        return None;
+    }
+    let s = n / base;
+    if w.x0 % s != 0 || w.y0 % s != 0 || w.width % s != 0 || w.height % s != 0 {
+        return None;
+    }
+    let run = || -> Result<Field, NodeError> {
+        let quiet = |_: f32| {};
+        let lctx = at_level(ctx, base, &quiet);
+        let fields = inputs_at(ctx, inputs, base)?;
+        let z0 = fields
+            .first()
+            .cloned()
+            .flatten()
+            .ok_or(NodeError::MissingInput("in"))?;
+        let li = Inputs {
+            spec: inputs.spec,
+            fields: &fields,
+        };
+        let last = native_fields::<N>(&lctx, &li, p)?;
+        let delta = Field::zip_map(&last[0], &z0, |e, z| e - z);
+        let rect = (w.x0, w.y0, w.width, w.height);
+        let coarse = if s >= 4 {
+            delta.resample_cubic_window(n, rect)
+        } else {
+            delta.resample_bilinear_window(n, rect)
+        };
+        let z = inputs.required(0)?;
+        let start = Field::zip_map(z, &coarse, |z, d| z + d);
+        let mut fields = inputs.fields.to_vec();
+        fields[0] = Some(Arc::new(start));
+        let li = Inputs {
+            spec: inputs.spec,
+            fields: &fields,
+        };
+        let out = N::refined(ctx, N::In::read(&li)?, &N::refine(p, base), &coarse)?.into_fields();
+        let out = out
+            .first()
+            .ok_or_else(|| NodeError::Failed("internal error: missing output".into()))?;
+        let change = Field::zip_map(out, z, |e, z| e - z);
+        // The drift over the base's cells in the window.
+        let (bw, bh, bx0, by0) = (w.width / s, w.height / s, w.x0 / s, w.y0 / s);
+        let drift = Field::from_fn(bw, bh, |bx, by| {
+            let mut sum = 0.0f64;
+            for y in by * s..(by + 1) * s {
+                for x in bx * s..(bx + 1) * s {
+                    sum += f64::from(change.data()[y * w.width + x]);
+                }
+            }
+            (sum / (s * s) as f64) as f32 - delta.data()[(by0 + by) * base + bx0 + bx]
+        });
+        let drift = drift.resample(w.width, w.height);
+        let drift = if s >= 4 {
+            crate::field::blur::gaussian(&drift, N::DRIFT_SMOOTHING * s as f64)
+        } else {
+            drift
+        };
         Ok(Field::zip_map(&change, &drift, |c, d| c - d))
     };
     Some(run())

@@ -664,8 +664,6 @@ impl Node for StreamPowerErosion {
 
 impl levels::Multiscale for StreamPowerErosion {
     const SCHEDULE: levels::Schedule = levels::Schedule::Direct;
-    /// Drainage areas are the whole map's: a window refines only below the coarse pass.
-    const TILE_FROM_COARSE: bool = true;
     const EXTRA: &'static [Extra] = &[Extra::State, Extra::State];
 
     fn resolution(p: &StreamPowerParams) -> (levels::Detail, usize) {
