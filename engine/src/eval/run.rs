@@ -12,6 +12,9 @@ use super::ProgressEvent;
 /// What a tile piece is refined from: the node's inputs over `eval`, the coarse change, and
 /// the piece's window.
 struct PieceIn<'a> {
+    /// The graph upstream of the node at other resolutions over the whole world, evaluated
+    /// once for all the pieces: `(port, resolution) → field`.
+    upstream: &'a std::sync::Mutex<UpstreamMemo>,
     inputs: &'a [Option<Arc<Field>>],
     eval: crate::node::Window,
     change: &'a Field,
@@ -24,6 +27,8 @@ use crate::node::EvalCtx;
 use crate::node::NodeError;
 use std::collections::HashMap;
 use std::sync::Arc;
+
+type UpstreamMemo = HashMap<(usize, usize), Option<Arc<Field>>>;
 
 impl Evaluator {
     /// Node `i`'s inputs from the results of the nodes before it, each coerced to its port's
@@ -214,6 +219,7 @@ impl Evaluator {
         };
         let out = sp.out;
         let mut acc = vec![0.0f32; out.width * out.height];
+        let memo = std::sync::Mutex::new(UpstreamMemo::new());
         // Pieces moved inside a small map share their window (the whole map): refined once.
         let mut last: Option<(crate::node::Window, Arc<Field>)> = None;
         for piece in pieces::covering(out) {
@@ -226,6 +232,7 @@ impl Evaluator {
                 Some((w, d)) if *w == pw => Arc::clone(d),
                 _ => {
                     let piece_in = PieceIn {
+                        upstream: &memo,
                         inputs,
                         eval: sp.eval,
                         change,
@@ -297,7 +304,21 @@ impl Evaluator {
         let quiet = |_: f32| {};
         // The graph upstream over the whole world at another (a base) resolution: a piece
         // can run the whole map's base level exactly.
-        let upstream = |port: usize, res: usize| upstream_at(graph, i, port, res, opts);
+        let upstream = |port: usize, res: usize| {
+            let known = p
+                .upstream
+                .lock()
+                .ok()
+                .and_then(|m| m.get(&(port, res)).cloned());
+            if let Some(f) = known {
+                return Ok(f);
+            }
+            let f = upstream_at(graph, i, port, res, opts)?;
+            if let Ok(mut m) = p.upstream.lock() {
+                m.insert((port, res), f.clone());
+            }
+            Ok(f)
+        };
         let ctx = EvalCtx {
             resolution,
             window: pw,
