@@ -115,6 +115,18 @@ fn inputs_at(
         .collect()
 }
 
+/// The node's inputs at the base (see [`inputs_at`]), and the terrain it changes there.
+type BaseInputs = (Vec<Option<Arc<Field>>>, Arc<Field>);
+fn base_inputs(ctx: &EvalCtx, inputs: &Inputs, base: usize) -> Result<BaseInputs, NodeError> {
+    let fields = inputs_at(ctx, inputs, base)?;
+    let z0 = fields
+        .first()
+        .cloned()
+        .flatten()
+        .ok_or(NodeError::MissingInput("in"))?;
+    Ok((fields, z0))
+}
+
 /// An erosion node's coarse-to-fine evaluation, declared once per node: its resolution
 /// parameters, how the levels follow each other, how a finer level's parameters differ, how
 /// its extra outputs are carried. Its `eval` is then [`evaluate`].
@@ -332,12 +344,7 @@ fn tile_refine_exact<N: Multiscale>(
     let run = || -> Result<Field, NodeError> {
         let quiet = |_: f32| {};
         let lctx = at_level(ctx, base, &quiet);
-        let fields = inputs_at(ctx, inputs, base)?;
-        let z0 = fields
-            .first()
-            .cloned()
-            .flatten()
-            .ok_or(NodeError::MissingInput("in"))?;
+        let (fields, z0) = base_inputs(ctx, inputs, base)?;
         let key = base_key(ctx, N::SPEC.id, values, base, &fields);
         let known = BASE_MEMO
             .lock()
@@ -464,12 +471,7 @@ fn run<N: Multiscale>(
         let (w0, d0) = (weights[0] / total, done);
         let report = move |f: f32| ctx.report(d0 + w0 * f);
         let lctx = at_level(ctx, base, &report);
-        let fields = inputs_at(ctx, inputs, base)?;
-        let z0 = fields
-            .first()
-            .cloned()
-            .flatten()
-            .ok_or(NodeError::MissingInput("in"))?;
+        let (fields, z0) = base_inputs(ctx, inputs, base)?;
         let li = Inputs {
             spec: inputs.spec,
             fields: &fields,
