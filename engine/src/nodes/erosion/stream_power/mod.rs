@@ -664,6 +664,8 @@ impl Node for StreamPowerErosion {
 
 impl levels::Multiscale for StreamPowerErosion {
     const SCHEDULE: levels::Schedule = levels::Schedule::Direct;
+    /// Where a window is not aligned with the base's cells: the band below the coarse pass.
+    const TILE_FROM_COARSE: bool = true;
     const EXTRA: &'static [Extra] = &[Extra::State, Extra::State];
 
     fn resolution(p: &StreamPowerParams) -> (levels::Detail, usize) {
