@@ -710,6 +710,16 @@ fn geotiff_exports_and_tiled_vrts_read_back_in_gdal() {
     assert_eq!(vgt, gt);
 }
 
+/// An `n × n` raw f32 export as a field.
+fn read_f32(path: &std::path::Path, n: usize) -> orogen::Field {
+    let heights: Vec<f32> = std::fs::read(path)
+        .expect("f32 export")
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect();
+    orogen::Field::from_vec(n, n, heights).expect("an n × n field")
+}
+
 /// An OBJ file's vertex positions, triangle indices (0-based) and each vertex's `v` and `vn`
 /// lines as written.
 fn read_obj(path: &std::path::Path) -> (Vec<[f32; 3]>, Vec<u32>, Vec<String>) {
@@ -780,12 +790,7 @@ fn an_error_bounded_mesh_keeps_its_bound_and_its_border() {
     for o in manifest["outputs"].as_array().expect("outputs") {
         let Some(info) = o.get("mesh") else { continue };
         let name = o["name"].as_str().expect("name");
-        let heights: Vec<f32> = std::fs::read(d.join(format!("{name}.f32")))
-            .expect("f32")
-            .chunks_exact(4)
-            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .collect();
-        let field = orogen::Field::from_vec(300, 300, heights).expect("field");
+        let field = read_f32(&d.join(format!("{name}.f32")), 300);
         let (positions, indices, _) = read_obj(&d.join(format!("{name}.obj")));
         let e =
             orogen::io::mesh_simplify::vertical_error(&field, cell, (0, 0), &positions, &indices)
@@ -854,12 +859,7 @@ fn tiled_meshes_keep_the_bound_and_share_their_border_vertices() {
     );
     let g = common::load("graphs/alps.json");
     let cell = (g.world.size_m / 300.0) as f32;
-    let heights: Vec<f32> = std::fs::read(d.join("height.f32"))
-        .expect("stitched f32")
-        .chunks_exact(4)
-        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        .collect();
-    let whole = orogen::Field::from_vec(300, 300, heights).expect("field");
+    let whole = read_f32(&d.join("height.f32"), 300);
     // Per tile: its window (first and last sample column and row) and its vertices' lines.
     let mut tiles = std::collections::BTreeMap::new();
     let mut triangles = 0;
