@@ -3,6 +3,7 @@
 //! This module knows nothing of graphs or evaluation.
 
 pub mod blur;
+pub mod conserve;
 pub mod derive;
 
 use rayon::prelude::*;

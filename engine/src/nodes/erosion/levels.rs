@@ -150,6 +150,10 @@ pub trait Multiscale: Node {
     /// that level's change) is taken out again (see the module doc): smoothed across a jump
     /// of 4× or more by a Gaussian of this σ, in the previous level's cells.
     const DRIFT_SMOOTHING: f64 = 0.5;
+    /// Whether the drift is taken out exactly instead: brought up by the area-preserving
+    /// histospline ([`crate::field::conserve`]), so the change averaged down to the previous
+    /// level's cells is that level's change (up to rounding) and no crease is left.
+    const DRIFT_EXACT: bool = false;
     /// How far a tiled build's refinement from the base ([`Schedule::Direct`], see
     /// [`tile_refine`]) smooths the coarse pass's change before starting from it, in base
     /// cells, where its window is not aligned with the base's cells (aligned windows start from
@@ -396,11 +400,12 @@ fn tile_refine_exact<N: Multiscale>(
             }
             (sum / (s * s) as f64) as f32 - delta.data()[(by0 + by) * base + bx0 + bx]
         });
-        let drift = drift.resample(w.width, w.height);
-        let drift = if s >= 4 {
-            crate::field::blur::gaussian(&drift, N::DRIFT_SMOOTHING * s as f64)
+        let drift = if N::DRIFT_EXACT {
+            crate::field::conserve::upsample_conservative(&drift, w.width, w.height)
+        } else if s >= 4 {
+            crate::field::blur::gaussian(&drift.resample(w.width, w.height), N::DRIFT_SMOOTHING * s as f64)
         } else {
-            drift
+            drift.resample(w.width, w.height)
         };
         Ok(Field::zip_map(&change, &drift, |c, d| c - d))
     };
@@ -535,11 +540,13 @@ fn run<N: Multiscale>(
         // coarse grid behind: a Gaussian of DRIFT_SMOOTHING coarse cells (½ by default)
         // smooths them (mean-preserving).
         // A doubling's creases are two cells apart and stay as they are.
-        let drift = drift.resample(next, next);
-        let drift = if next >= 4 * res {
+        let drift = if N::DRIFT_EXACT {
+            crate::field::conserve::upsample_conservative(&drift, next, next)
+        } else if next >= 4 * res {
+            let drift = drift.resample(next, next);
             crate::field::blur::gaussian(&drift, N::DRIFT_SMOOTHING * next as f64 / res as f64)
         } else {
-            drift
+            drift.resample(next, next)
         };
         delta = Field::zip_map(&change, &drift, |c, d| c - d);
         res = next;

@@ -500,7 +500,9 @@ impl levels::Multiscale for Thermal {
     /// downhill across the base's cells: smoothed over half a base cell, that steepened the
     /// flagship's slopes it had relaxed (p90 43° at 2048²); kept whole, the change averaged
     /// down drifted from the preview's (amount 1.21 on graphs/olsen2004.json). Over 1.5
-    /// base cells: p90 35° at 1024², 2048² and 4096², amount 1.13 (docs/perf-log.md).
+    /// base cells: p90 35° at 1024², 2048² and 4096², amount 1.13 (docs/perf-log.md). Taken
+    /// out exactly (`DRIFT_EXACT`), the flagship's p90 was 70° at 1024²: the preview, relaxed
+    /// at its own cells, keeps peaks the build's cells cannot hold at the talus.
     const DRIFT_SMOOTHING: f64 = 1.5;
 
     /// The refinement relaxes the start at a quarter and half of the target's resolution
