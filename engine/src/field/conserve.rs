@@ -6,7 +6,7 @@
 //! cells. Its integral `F` is known exactly at the cell edges (the running sum of `r`); a cubic
 //! spline through those values (C², end slopes the end cells' values) has a derivative `f`
 //! that is a quadratic in each cell, C¹ across the edges, with mean `r_k` over cell `k`
-//! exactly — the *histospline* (Boor, *A Practical Guide to Splines*, 1978, ch. XIII). A
+//! exactly — the *histospline* (Boneva, Kendall & Stefanov 1971, JRSS B 33(1)). A
 //! fine cell's value is `f`'s mean over it (a difference of `F`), so the fine cells within a
 //! coarse cell telescope to its integral. Rows, then columns: the tensor product keeps every
 //! coarse cell's mean in two dimensions too. A spline reaches across the map, but a value's

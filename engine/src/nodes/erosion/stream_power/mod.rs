@@ -613,7 +613,7 @@ crate::node! {
     /// under lakes). Resolution: by default (detail = consistent) the process runs in full at
     /// base_resolution (256²), where every parameter means what it does in Cordonnier et al. 2016
     /// and Braun & Willett 2013, and a finer build adds only detail below those cells (two
-    /// fifths of the steps, once, at the build's resolution, its drift over the base's cells taken out), so a preview and a
+    /// fifths of the steps, once, at the build's resolution, its drift over the base's cells taken out exactly: its change averaged down to them is the base's), so a preview and a
     /// build show the same terrain (orogen parity); detail = native runs it once at the resolution
     /// being built.
     pub struct StreamPowerErosion {
