@@ -620,7 +620,7 @@ crate::node! {
         id: "stream_power_erosion",
         label: "Stream power + uplift",
         category: Erosion,
-        version: 5,
+        version: 6,
         params: StreamPowerParams,
         inputs: StreamPowerErosionIn {
             /// Initial terrain.
