@@ -11,16 +11,18 @@
 //!
 //! # Resolution
 //! Every node runs through [`levels`]: in the default `detail = consistent` it runs in full at
-//! its base resolution and a finer build refines. Droplets, thermal and grid hydraulic erosion refine once, at
-//! the build's resolution (`Schedule::Direct`): their refinement is local, so one run adds every
-//! band below the base's cells, as the literal algorithm would at that size. Droplets run at
-//! most 32 of the build's cells and lay the coarse levels' deposits down again (their drift
-//! across the jump smoothed over half a base cell so no base cells show); thermal relaxes
-//! at a quarter and half of the build's resolution first (a multigrid cycle), its drift
-//! smoothed over 1.5 base cells (taken out sharper, it steepens the slopes just relaxed); grid
-//! hydraulic runs a quarter of its iterations (its water moves a cell per iteration, and the
-//! base already moved it across the base's cells). The others refine at every doubling
-//! (`Schedule::Doubling`): their reach is global (drainage areas).
+//! its base resolution and a finer build refines. Every node but the pipe model refines once,
+//! at the build's resolution (`Schedule::Direct`): one run adds every band below the base's
+//! cells, as the literal algorithm would at that size, and its drift (its change averaged over
+//! the base's cells minus the base's change) is taken out. Droplets run at most 32 of the
+//! build's cells and lay the coarse levels' deposits down again (drift smoothed over half a
+//! base cell so no base cells show); thermal relaxes at a quarter and half of the build's
+//! resolution first (a multigrid cycle), its drift smoothed over one base cell (taken out
+//! sharper, it steepens the slopes just relaxed); grid hydraulic runs a quarter of its
+//! iterations; stream power two fifths of its steps, its drift taken out exactly (an
+//! area-preserving histospline, [`crate::field::conserve`]: the nodes below it read its
+//! valleys' slopes); Lim–Tan–Bhojan a fifth of its ticks. The pipe model refines at every
+//! doubling (`Schedule::Doubling`).
 //!
 //! # Layout
 //! One file per node, each saying how it is computed. Here: the shared neighbourhood and the
