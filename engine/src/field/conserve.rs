@@ -71,7 +71,11 @@ fn row(r: &[f32], out: &mut [f32]) {
             if k == m - 1 {
                 rhs -= d[m];
             }
-            let (prev_c, prev_g) = if i == 0 { (0.0, 0.0) } else { (c[i - 1], g[i - 1]) };
+            let (prev_c, prev_g) = if i == 0 {
+                (0.0, 0.0)
+            } else {
+                (c[i - 1], g[i - 1])
+            };
             let denom = 4.0 - prev_c;
             c[i] = 1.0 / denom;
             g[i] = (rhs - prev_g) / denom;
@@ -149,8 +153,14 @@ mod tests {
             .fold(0.0f32, f32::max);
         // A spike of 90 in one column: the straddling cells share it with their neighbours.
         assert!(worst < 12.0, "{worst}");
-        let mean = |f: &Field| f.data().iter().map(|&v| f64::from(v)).sum::<f64>() / f.data().len() as f64;
-        assert!((mean(&f) - mean(&c)).abs() < 0.05, "{} vs {}", mean(&f), mean(&c));
+        let mean =
+            |f: &Field| f.data().iter().map(|&v| f64::from(v)).sum::<f64>() / f.data().len() as f64;
+        assert!(
+            (mean(&f) - mean(&c)).abs() < 0.05,
+            "{} vs {}",
+            mean(&f),
+            mean(&c)
+        );
     }
 
     #[test]
@@ -165,7 +175,11 @@ mod tests {
         let f = upsample_conservative(&c, 128, 3);
         for x in 32..96 {
             let want = (x as f32 + 0.5) / 8.0 - 0.5;
-            assert!((f.data()[f.width() + x] - want).abs() < 0.02, "{x}: {}", f.data()[f.width() + x]);
+            assert!(
+                (f.data()[f.width() + x] - want).abs() < 0.02,
+                "{x}: {}",
+                f.data()[f.width() + x]
+            );
         }
     }
 

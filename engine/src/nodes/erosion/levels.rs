@@ -403,7 +403,10 @@ fn tile_refine_exact<N: Multiscale>(
         let drift = if N::DRIFT_EXACT {
             crate::field::conserve::upsample_conservative(&drift, w.width, w.height)
         } else if s >= 4 {
-            crate::field::blur::gaussian(&drift.resample(w.width, w.height), N::DRIFT_SMOOTHING * s as f64)
+            crate::field::blur::gaussian(
+                &drift.resample(w.width, w.height),
+                N::DRIFT_SMOOTHING * s as f64,
+            )
         } else {
             drift.resample(w.width, w.height)
         };
