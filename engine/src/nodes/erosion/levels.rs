@@ -400,16 +400,7 @@ fn tile_refine_exact<N: Multiscale>(
             }
             (sum / (s * s) as f64) as f32 - delta.data()[(by0 + by) * base + bx0 + bx]
         });
-        let drift = if N::DRIFT_EXACT {
-            crate::field::conserve::upsample_conservative(&drift, w.width, w.height)
-        } else if s >= 4 {
-            crate::field::blur::gaussian(
-                &drift.resample(w.width, w.height),
-                N::DRIFT_SMOOTHING * s as f64,
-            )
-        } else {
-            drift.resample(w.width, w.height)
-        };
+        let drift = drift_up::<N>(&drift, w.width, w.height, s as f64);
         Ok(Field::zip_map(&change, &drift, |c, d| c - d))
     };
     Some(run())
@@ -537,26 +528,30 @@ fn run<N: Multiscale>(
         // averages down to the previous one's.
         let change = Field::zip_map(&last[0], &z, |e, z| e - z);
         let drift = Field::zip_map(&change.resample(res, res), &delta, |a, b| a - b);
-        // The drift, brought up bilinearly, has a crease along every coarse cell edge. Across
-        // a jump of 4× or more (a direct refinement) the creases are several cells apart and a
-        // strong drift (a refinement depositing a valley floor) would leave blocks of the
-        // coarse grid behind: a Gaussian of DRIFT_SMOOTHING coarse cells (½ by default)
-        // smooths them (mean-preserving).
-        // A doubling's creases are two cells apart and stay as they are.
-        let drift = if N::DRIFT_EXACT {
-            crate::field::conserve::upsample_conservative(&drift, next, next)
-        } else if next >= 4 * res {
-            let drift = drift.resample(next, next);
-            crate::field::blur::gaussian(&drift, N::DRIFT_SMOOTHING * next as f64 / res as f64)
-        } else {
-            drift.resample(next, next)
-        };
+        let drift = drift_up::<N>(&drift, next, next, next as f64 / res as f64);
         delta = Field::zip_map(&change, &drift, |c, d| c - d);
         res = next;
         done += wk;
     }
     let out = Field::zip_map(input, &delta, |z, d| z + d);
     finish(input, out, &last, target, extra)
+}
+
+/// A refinement's drift over the previous level's cells brought up to `width × height`, a jump
+/// of `jump`×, to be taken out. Exactly with [`Multiscale::DRIFT_EXACT`] (the area-preserving
+/// histospline). Otherwise bilinearly, which leaves a crease along every coarse cell edge: a
+/// doubling's creases are two cells apart and stay, but across a jump of 4× or more (a direct
+/// refinement) a strong drift (a refinement depositing a valley floor) would leave blocks of
+/// the coarse grid behind, so a Gaussian of DRIFT_SMOOTHING coarse cells smooths them
+/// (mean-preserving).
+fn drift_up<N: Multiscale>(drift: &Field, width: usize, height: usize, jump: f64) -> Field {
+    if N::DRIFT_EXACT {
+        crate::field::conserve::upsample_conservative(drift, width, height)
+    } else if jump >= 4.0 {
+        crate::field::blur::gaussian(&drift.resample(width, height), N::DRIFT_SMOOTHING * jump)
+    } else {
+        drift.resample(width, height)
+    }
 }
 
 /// The node's outputs at the target: the height, then each extra output by its rule.
