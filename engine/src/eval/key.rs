@@ -123,13 +123,7 @@ pub(super) fn node_key(
         h.update(&(t.coarse.unwrap_or(0) as u64).to_le_bytes());
     }
     h.update(&graph.seed.to_le_bytes());
-    for w in [
-        graph.world.size_m,
-        graph.world.height_min_m,
-        graph.world.height_max_m,
-    ] {
-        h.update(&w.to_bits().to_le_bytes());
-    }
+    graph.world.hash_into(&mut h);
     let mut key = [0u8; 16];
     key.copy_from_slice(&h.finalize().as_bytes()[..16]);
     key

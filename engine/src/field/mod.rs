@@ -582,6 +582,13 @@ pub struct World {
 }
 
 impl World {
+    /// Its three numbers, bit for bit, into a content hash (cache and memo keys).
+    pub fn hash_into(&self, h: &mut blake3::Hasher) {
+        for v in [self.size_m, self.height_min_m, self.height_max_m] {
+            h.update(&v.to_bits().to_le_bytes());
+        }
+    }
+
     /// Height span in metres (`height_max_m - height_min_m`).
     #[must_use]
     pub fn height_span_m(&self) -> f64 {

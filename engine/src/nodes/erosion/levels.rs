@@ -295,13 +295,7 @@ fn base_key(
     let mut h = blake3::Hasher::new();
     h.update(type_id.as_bytes());
     h.update(&ctx.graph_seed.to_le_bytes());
-    for v in [
-        ctx.world.size_m,
-        ctx.world.height_min_m,
-        ctx.world.height_max_m,
-    ] {
-        h.update(&v.to_bits().to_le_bytes());
-    }
+    ctx.world.hash_into(&mut h);
     h.update(&(base as u64).to_le_bytes());
     for v in values {
         v.hash_into(&mut h);
