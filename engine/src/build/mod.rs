@@ -235,6 +235,9 @@ pub enum BuildError {
     Failed(Vec<String>),
     #[error("build cancelled: no output was written or changed")]
     Cancelled,
+    /// The output folder holds a build journal Orogen did not write (see `staging`).
+    #[error("{0}")]
+    Journal(String),
     #[error("cannot write {path}: {source}")]
     Write {
         path: String,
@@ -282,6 +285,8 @@ pub fn build(graph: &Graph, opts: &BuildOptions) -> Result<BuildReport, BuildErr
     if !blocked.is_empty() && !opts.keep_going {
         return Err(BuildError::Incomplete(blocked));
     }
+    // A journal Orogen did not write is refused before any work, not after it.
+    staging::check(&opts.out_dir)?;
     if opts.cancel.is_cancelled() {
         return Err(BuildError::Cancelled);
     }
@@ -331,7 +336,7 @@ pub fn build(graph: &Graph, opts: &BuildOptions) -> Result<BuildReport, BuildErr
         source,
     })?;
     // A build killed while it switched files last time is rolled back first.
-    staging::recover(&opts.out_dir);
+    staging::recover(&opts.out_dir)?;
 
     let formats = formats_for(ex);
     let mut stage = Staging::new(&opts.out_dir);

@@ -106,14 +106,15 @@ fn commit_until(
     };
     let mut entries = Vec::with_capacity(staged.len());
     for (k, (_, dest)) in staged.iter().enumerate() {
-        if dest.is_dir() {
+        let existing = std::fs::symlink_metadata(dest).ok();
+        if existing.as_ref().is_some_and(std::fs::Metadata::is_dir) {
             return Err(fail(
                 dest,
                 std::io::Error::other("a folder is in the way of this file"),
             ));
         }
-        let backup = dest
-            .exists()
+        let backup = existing
+            .is_some()
             .then(|| dir.join(format!(".orogen-old-{}-{k}", std::process::id())));
         entries.push(Entry {
             dest: dest.clone(),
@@ -134,7 +135,7 @@ fn commit_until(
                 return Ok(());
             }
             if let Err(err) = std::fs::rename(&e.dest, b) {
-                roll_back(dir);
+                let _ = roll_back(dir);
                 return Err(fail(&e.dest, err));
             }
         }
@@ -146,7 +147,7 @@ fn commit_until(
             return Ok(());
         }
         if let Err(err) = tmp.persist(&dest) {
-            roll_back(dir);
+            let _ = roll_back(dir);
             return Err(fail(&dest, err.error));
         }
     }
@@ -158,48 +159,144 @@ fn commit_until(
     Ok(())
 }
 
+/// One line of a journal read back, checked: a destination Orogen writes in the output folder
+/// and the bare name its previous file was moved to, if any.
+struct Line {
+    dest: String,
+    backup: Option<String>,
+}
+
+/// Whether `name` is a file name a build writes: an output name (letters, digits, `_`, `-`)
+/// with its extensions (`height.png`, `rivers.preview.png`, `manifest.json`).
+fn is_output_name(name: &str) -> bool {
+    !name.is_empty()
+        && !name.starts_with('.')
+        && !name.ends_with('.')
+        && !name.contains("..")
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+}
+
+/// Whether `name` is the name of a previous file a commit moved aside: `.orogen-old-PID-K`.
+fn is_backup_name(name: &str) -> bool {
+    name.strip_prefix(".orogen-old-")
+        .and_then(|rest| rest.split_once('-'))
+        .is_some_and(|(pid, k)| {
+            !pid.is_empty()
+                && !k.is_empty()
+                && pid.bytes().all(|b| b.is_ascii_digit())
+                && k.bytes().all(|b| b.is_ascii_digit())
+        })
+}
+
+/// Reads the journal in `dir` back and checks every line before anything acts on it: the
+/// folder may hold a journal someone else planted (a shared bundle can carry
+/// `out/.orogen-commit`), so a line naming anything but a file a build writes there, or a
+/// previous file other than `.orogen-old-PID-K`, refuses the whole journal.
+fn read_journal(dir: &Path) -> Result<Option<Vec<Line>>, String> {
+    let path = dir.join(JOURNAL);
+    let Some(text) = crate::io::owned::read_state(&path, 1 << 20)? else {
+        return Ok(None);
+    };
+    let refuse = |k: usize, what: String| {
+        format!(
+            "{}: line {}: {what}; a build journal names only files a build writes in its output folder, so this one was not written by Orogen and was not acted on: nothing was changed. Look at the folder, then delete {JOURNAL} (or build into another folder)",
+            crate::io::owned::escape_path(&path),
+            k + 1
+        )
+    };
+    let mut lines = Vec::new();
+    for (k, line) in text.lines().enumerate() {
+        let Some((dest, backup)) = line.split_once('\t') else {
+            return Err(refuse(
+                k,
+                "expected \"DESTINATION<tab>PREVIOUS\"".to_owned(),
+            ));
+        };
+        crate::io::owned::bare_name(dest).map_err(|e| refuse(k, e))?;
+        if !is_output_name(dest) {
+            return Err(refuse(
+                k,
+                format!(
+                    "\"{}\" is not the name of a file a build writes",
+                    crate::io::owned::escape(dest)
+                ),
+            ));
+        }
+        let backup = if backup.is_empty() {
+            None
+        } else {
+            crate::io::owned::bare_name(backup).map_err(|e| refuse(k, e))?;
+            if !is_backup_name(backup) {
+                return Err(refuse(
+                    k,
+                    format!(
+                        "\"{}\" is not the name of a previous file a build moved aside (.orogen-old-PID-K)",
+                        crate::io::owned::escape(backup)
+                    ),
+                ));
+            }
+            Some(backup.to_owned())
+        };
+        lines.push(Line {
+            dest: dest.to_owned(),
+            backup,
+        });
+    }
+    Ok(Some(lines))
+}
+
+/// Refuses a journal in `dir` that Orogen did not write, without acting on anything.
+pub(super) fn check(dir: &Path) -> Result<(), BuildError> {
+    read_journal(dir).map(drop).map_err(BuildError::Journal)
+}
+
 /// Puts the previous build back after an interrupted commit (its journal is still there):
 /// previous files renamed back over the new ones, new files that had no predecessor removed.
-fn roll_back(dir: &Path) {
-    let journal = dir.join(JOURNAL);
-    let Ok(text) = std::fs::read_to_string(&journal) else {
-        return;
+/// Only regular files in `dir` are moved; a link is removed, never followed.
+fn roll_back(dir: &Path) -> Result<(), String> {
+    let Some(lines) = read_journal(dir)? else {
+        return Ok(());
     };
-    for line in text.lines() {
-        let Some((dest, backup)) = line.split_once('\t') else {
-            continue;
-        };
-        let dest = dir.join(dest);
-        if backup.is_empty() {
-            let _ = std::fs::remove_file(&dest);
-        } else {
-            let backup = dir.join(backup);
-            if backup.exists() {
-                let _ = std::fs::rename(&backup, &dest);
+    for line in lines {
+        let dest = dir.join(&line.dest);
+        match line.backup {
+            None => {
+                crate::io::owned::remove_file_no_follow(&dest);
+            }
+            Some(backup) => {
+                let backup = dir.join(backup);
+                if crate::io::owned::is_regular_file(&backup) {
+                    let _ = std::fs::rename(&backup, &dest);
+                }
             }
         }
     }
-    let _ = std::fs::remove_file(&journal);
+    let _ = std::fs::remove_file(dir.join(JOURNAL));
+    Ok(())
 }
 
 /// Makes the folder consistent before a build writes into it: an interrupted commit is rolled
 /// back (the previous build restored) and leftovers of earlier runs (`.orogen-tmp-*`,
-/// `.orogen-old-*`) are removed. Returns whether an interrupted commit was found.
-pub(super) fn recover(dir: &Path) -> bool {
-    let interrupted = dir.join(JOURNAL).exists();
+/// `.orogen-old-*`) are removed. Returns whether an interrupted commit was found; a journal
+/// Orogen did not write is refused (nothing in the folder is touched).
+pub(super) fn recover(dir: &Path) -> Result<bool, BuildError> {
+    let refused = |msg: String| BuildError::Journal(msg);
+    let interrupted = std::fs::symlink_metadata(dir.join(JOURNAL)).is_ok();
     if interrupted {
-        roll_back(dir);
+        roll_back(dir).map_err(refused)?;
     }
     if let Ok(rd) = std::fs::read_dir(dir) {
         for e in rd.flatten() {
             let name = e.file_name();
             let name = name.to_string_lossy();
             if name.starts_with(".orogen-tmp-") || name.starts_with(".orogen-old-") {
-                let _ = std::fs::remove_file(e.path());
+                crate::io::owned::remove_file_no_follow(&e.path());
             }
         }
     }
-    interrupted
+    Ok(interrupted)
 }
 
 /// Writes `bytes` to a new temporary file in `dir` (synced), to be renamed into place later.
@@ -277,7 +374,7 @@ mod tests {
             commit_until(dir.path(), s.staged, crash_after).expect("interrupted");
             let interrupted = dir.path().join(JOURNAL).exists();
             assert_eq!(interrupted, crash_after < 5, "crash after {crash_after}");
-            assert_eq!(recover(dir.path()), interrupted);
+            assert_eq!(recover(dir.path()).expect("own journal"), interrupted);
             let after = listing(dir.path());
             if interrupted {
                 assert_eq!(

@@ -271,7 +271,12 @@ pub(super) fn run_build(
             eprintln!("(build the other outputs with --keep-going)");
             ExitCode::from(EXIT_FAILED)
         }
-        Err(e @ (BuildError::Invalid(_) | BuildError::NoOutputs | BuildError::Splat(..))) => {
+        Err(
+            e @ (BuildError::Invalid(_)
+            | BuildError::NoOutputs
+            | BuildError::Splat(..)
+            | BuildError::Journal(_)),
+        ) => {
             eprintln!("{}: {e}", graph_path.display());
             ExitCode::from(EXIT_INVALID)
         }

@@ -165,7 +165,7 @@ impl DiskCache {
             }
             Err(Miss::Damaged(_)) => {
                 self.counters.damaged.fetch_add(1, Ordering::Relaxed);
-                let _ = std::fs::remove_file(&path);
+                crate::io::owned::remove_file_no_follow(&path);
             }
         }
         r
@@ -210,8 +210,12 @@ impl DiskCache {
 
     fn write(&self, path: &Path, bytes: &[u8]) -> Result<(), String> {
         let dir = path.parent().unwrap_or(&self.dir);
-        std::fs::create_dir_all(dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        // The version and fan-out folders must be real folders: a link planted in their
+        // place would make entries land outside the cache.
+        crate::io::owned::ensure_dir(dir)?;
+        if let Some(version) = dir.parent() {
+            crate::io::owned::ensure_dir(version)?;
+        }
         if let Some(free) = free_bytes(dir) {
             if free < bytes.len() as u64 + self.reserve_bytes {
                 return Err(format!(
@@ -266,7 +270,7 @@ impl DiskCache {
         let hour_ago = SystemTime::now() - Duration::from_secs(3600);
         files.retain(|f| {
             let stale = !f.current && (f.entry_of_other_version || f.modified < hour_ago);
-            if stale && std::fs::remove_file(&f.path).is_ok() {
+            if stale && crate::io::owned::remove_file_no_follow(&f.path) {
                 removed.0 += 1;
                 removed.1 += f.bytes;
             }
@@ -279,7 +283,7 @@ impl DiskCache {
                 break;
             }
             total -= f.bytes;
-            if std::fs::remove_file(&f.path).is_ok() {
+            if crate::io::owned::remove_file_no_follow(&f.path) {
                 removed.0 += 1;
                 removed.1 += f.bytes;
             }
@@ -290,17 +294,28 @@ impl DiskCache {
     /// Removes every entry (of every version), temporary file and `--explain` record.
     pub fn clear(&self) -> (usize, u64) {
         let mut removed = (0, 0);
-        if let Ok(records) = std::fs::read_dir(self.dir.join("builds")) {
-            for r in records.flatten() {
-                let bytes = r.metadata().map_or(0, |m| m.len());
-                if std::fs::remove_file(r.path()).is_ok() {
-                    removed.0 += 1;
-                    removed.1 += bytes;
-                }
+        let builds = self.dir.join("builds");
+        let records = if crate::io::owned::is_real_dir(&builds) {
+            std::fs::read_dir(&builds).ok()
+        } else {
+            // A link in place of the records' folder is removed itself, never followed.
+            crate::io::owned::remove_file_no_follow(&builds);
+            None
+        };
+        for r in records.into_iter().flatten().flatten() {
+            let bytes = r
+                .file_type()
+                .ok()
+                .filter(std::fs::FileType::is_file)
+                .and_then(|_| r.metadata().ok())
+                .map_or(0, |m| m.len());
+            if crate::io::owned::remove_file_no_follow(&r.path()) {
+                removed.0 += 1;
+                removed.1 += bytes;
             }
         }
         for f in self.files() {
-            if std::fs::remove_file(&f.path).is_ok() {
+            if crate::io::owned::remove_file_no_follow(&f.path) {
                 removed.0 += 1;
                 removed.1 += f.bytes;
             }
@@ -315,6 +330,11 @@ impl DiskCache {
             return out;
         };
         for v in versions.flatten() {
+            // Only real folders are walked: a link in the cache folder (to another user's
+            // folder, say) is never followed, so nothing behind it is ever removed.
+            if !v.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
             let name = v.file_name().to_string_lossy().into_owned();
             let Some(version) = name.strip_prefix('v').and_then(|n| n.parse::<u32>().ok()) else {
                 continue;
@@ -342,21 +362,27 @@ struct CacheFile {
     entry_of_other_version: bool,
 }
 
-/// Regular files two levels down (the fan-out folders, then their files).
+/// Files two levels down (the fan-out folders, then their files), without following a link:
+/// a fan-out folder that is a link is skipped, and a link among the files is listed as
+/// itself (its own metadata: removing it removes the link, never what it points to).
 fn walk(dir: &Path) -> Vec<(PathBuf, std::fs::Metadata)> {
     let mut out = Vec::new();
     let Ok(subs) = std::fs::read_dir(dir) else {
         return out;
     };
     for sub in subs.flatten() {
+        if !sub.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
         let Ok(files) = std::fs::read_dir(sub.path()) else {
             continue;
         };
         for f in files.flatten() {
-            if let Ok(meta) = f.metadata() {
-                if meta.is_file() {
-                    out.push((f.path(), meta));
-                }
+            let Ok(meta) = std::fs::symlink_metadata(f.path()) else {
+                continue;
+            };
+            if meta.file_type().is_file() || meta.file_type().is_symlink() {
+                out.push((f.path(), meta));
             }
         }
     }
@@ -427,6 +453,15 @@ fn encode(key: &Key, fields: &NodeFields) -> Vec<u8> {
 
 /// Reads and checks the entry at `path` for `key`.
 fn read_entry(path: &Path, key: &Key) -> Result<NodeFields, Miss> {
+    // An entry is a regular file the cache wrote: a link (or a FIFO, which would block) in its
+    // place is damage, never followed or opened.
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(Miss::Absent),
+        Ok(m) if !m.file_type().is_file() => {
+            return Err(Miss::Damaged("not a regular file".to_owned()));
+        }
+        _ => {}
+    }
     let mut file = match std::fs::File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(Miss::Absent),

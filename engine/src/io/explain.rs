@@ -48,13 +48,17 @@ pub fn record_path(dir: &Path, graph_file: &Path) -> PathBuf {
 /// Reads a record; a missing or unreadable one is `None` (the explanation says so).
 #[must_use]
 pub fn load(path: &Path) -> Option<Record> {
-    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
+    let text = crate::io::owned::read_state(path, crate::io::owned::MAX_STATE_BYTES).ok()??;
+    serde_json::from_str(&text).ok()
 }
 
 /// Writes a record atomically; a failure only costs the next explanation.
 pub fn save(path: &Path, record: &Record) {
     if let Some(dir) = path.parent() {
-        let _ = std::fs::create_dir_all(dir);
+        // The records' folder must be the cache's own, not a link planted in its place.
+        if crate::io::owned::ensure_dir(dir).is_err() {
+            return;
+        }
     }
     if let Ok(text) = serde_json::to_string(record) {
         let _ = crate::io::atomic::write_bytes_atomic(path, text.as_bytes());

@@ -13,6 +13,7 @@ pub mod heightmap;
 pub mod manifest;
 pub mod mesh;
 pub mod mesh_simplify;
+pub mod owned;
 pub mod plan;
 pub mod render;
 pub mod subgraphs;

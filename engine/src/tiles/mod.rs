@@ -436,11 +436,17 @@ impl Plan {
         let p = dir.join(PLAN_FILE);
         crate::io::atomic::write_bytes_atomic(&p, text.as_bytes()).map_err(|e| io(&p, e))?;
         // Work files of other plans in this folder are never used again.
-        if let Ok(entries) = std::fs::read_dir(dir.join(".work")) {
-            for e in entries.flatten() {
-                if e.file_name() != std::ffi::OsStr::new(&self.key) {
-                    let _ = std::fs::remove_dir_all(e.path());
-                }
+        // `.work` is walked only when it is a real folder, and an entry that is a link is
+        // removed itself: nothing behind a planted link is ever deleted.
+        let work = dir.join(".work");
+        let entries = if crate::io::owned::is_real_dir(&work) {
+            std::fs::read_dir(&work).ok()
+        } else {
+            None
+        };
+        for e in entries.into_iter().flatten().flatten() {
+            if e.file_name() != std::ffi::OsStr::new(&self.key) {
+                let _ = crate::io::owned::remove_tree_no_follow(&e.path());
             }
         }
         for (name, body) in self.slurm_scripts(dir) {
