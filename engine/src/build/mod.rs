@@ -496,7 +496,13 @@ fn write_outputs(
 /// Refuses splat maps that cannot be made from the graph's outputs.
 fn check_splats(graph: &Graph, ex: &Exports) -> Result<(), BuildError> {
     for (stem, names) in &ex.splats {
-        let fail = |msg: String| Err(BuildError::Splat(stem.clone(), msg));
+        let fail = |msg: String| Err(BuildError::Splat(crate::io::owned::escape(stem), msg));
+        if !crate::graph::is_valid_id(stem) {
+            return fail(
+                "a splat map's name becomes a file name in the output folder: use only letters, digits, '_' and '-'"
+                    .to_owned(),
+            );
+        }
         if names.is_empty() || names.len() > 4 {
             return fail(format!("needs 1 to 4 mask outputs, got {}", names.len()));
         }

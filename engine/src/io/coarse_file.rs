@@ -60,11 +60,17 @@ pub fn write(path: &Path, coarse: &Coarse) -> std::io::Result<()> {
 }
 
 /// Reads a file [`write`] wrote.
-pub fn read(path: &Path) -> Result<Coarse, String> {
-    let err = |m: String| format!("{}: {m}", path.display());
-    let mut r = std::io::BufReader::new(
-        std::fs::File::open(path).map_err(|e| err(format!("cannot open: {e}")))?,
-    );
+pub fn read(path: &Path, resolution: usize) -> Result<Coarse, String> {
+    let err = |m: String| format!("{}: {m}", crate::io::owned::escape_path(path));
+    // A regular file only (never a link, a FIFO or a device), whose size must be what its
+    // header says before anything that size is allocated.
+    let meta = std::fs::symlink_metadata(path).map_err(|e| err(format!("cannot open: {e}")))?;
+    if !meta.file_type().is_file() {
+        return Err(err("not a regular file".into()));
+    }
+    let file = crate::io::trust::open_nonblocking(path).map_err(|e| err(format!("cannot open: {e}")))?;
+    let file_len = file.metadata().map_err(|e| err(e.to_string()))?.len();
+    let mut r = std::io::BufReader::new(file);
     let mut magic = [0u8; 8];
     let mut len = [0u8; 4];
     r.read_exact(&mut magic)
@@ -73,10 +79,23 @@ pub fn read(path: &Path) -> Result<Coarse, String> {
     if &magic != MAGIC {
         return Err(err("not a coarse result of an Orogen plan".into()));
     }
-    let mut header = vec![0u8; u32::from_le_bytes(len) as usize];
+    let header_len = u64::from(u32::from_le_bytes(len));
+    if header_len > crate::io::owned::MAX_STATE_BYTES || 12 + header_len > file_len {
+        return Err(err(format!("a header of {header_len} bytes does not fit the file")));
+    }
+    let mut header = vec![0u8; header_len as usize];
     r.read_exact(&mut header).map_err(|e| err(e.to_string()))?;
     let h: Header = serde_json::from_slice(&header).map_err(|e| err(e.to_string()))?;
     let n = h.resolution;
+    let samples = (h.fields as u64)
+        .checked_mul(n as u64 * n as u64 * 4)
+        .and_then(|b| b.checked_add(12 + header_len));
+    if n != resolution || samples != Some(file_len) {
+        return Err(err(format!(
+            "expected {resolution}² fields filling the file ({file_len} bytes), the header says {} fields of {n}²",
+            h.fields
+        )));
+    }
     let mut fields = Vec::with_capacity(h.fields);
     let mut bytes = vec![0u8; n * n * 4];
     for _ in 0..h.fields {

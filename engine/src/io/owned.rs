@@ -73,6 +73,36 @@ pub fn is_real_dir(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_dir())
 }
 
+/// The BLAKE3 hash (hex) of the regular file at `path`, streamed in 1 MiB chunks; `None` for
+/// anything else (a link, a device, a FIFO: never opened or followed), an unreadable file,
+/// or when `cancel` trips.
+#[must_use]
+pub fn hash_regular_file(path: &Path, cancel: Option<&crate::node::CancelToken>) -> Option<String> {
+    use std::io::Read;
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    if !meta.file_type().is_file() {
+        return None;
+    }
+    let file = super::trust::open_nonblocking(path).ok()?;
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    let mut r = file.take(meta.len());
+    let mut h = blake3::Hasher::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        if cancel.is_some_and(crate::node::CancelToken::is_cancelled) {
+            return None;
+        }
+        let n = r.read(&mut buf).ok()?;
+        if n == 0 {
+            return Some(h.finalize().to_hex().to_string());
+        }
+        h.update(&buf[..n]);
+    }
+}
+
 /// Whether `path` is a regular file, not followed through a link.
 #[must_use]
 pub fn is_regular_file(path: &Path) -> bool {

@@ -123,7 +123,7 @@ pub fn read_text(path: &Path, limit: u64, cancel: Option<&CancelToken>) -> Resul
     String::from_utf8(bytes).map_err(|_| format!("{}: not UTF-8 text", path.display()))
 }
 
-fn check_regular(path: &Path, meta: &std::fs::Metadata, limit: u64) -> Result<(), String> {
+pub(crate) fn check_regular(path: &Path, meta: &std::fs::Metadata, limit: u64) -> Result<(), String> {
     if !meta.is_file() {
         return Err(format!(
             "{} is {}: only regular files are read",
@@ -181,7 +181,7 @@ pub fn human_bytes(n: u64) -> String {
 
 /// Opens for reading without blocking on a FIFO swapped in after the check (the check after
 /// opening then refuses it).
-fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
+pub(crate) fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
     let mut o = std::fs::OpenOptions::new();
     o.read(true);
     #[cfg(unix)]

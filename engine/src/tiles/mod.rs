@@ -118,9 +118,30 @@ impl std::str::FromStr for TileRequest {
     }
 }
 
+/// Most tiles a plan may have (256×256): a plan's task list, scripts and records grow with the
+/// count, so a tile size of one sample on a large world is refused before anything is made.
+pub const MAX_TILES: usize = 1 << 16;
+
 impl Grid {
     /// The grid for `layout` or a clear message why the numbers do not fit it.
     pub fn new(resolution: usize, layout: Layout, req: TileRequest) -> Result<Self, String> {
+        let grid = Self::new_unbounded(resolution, layout, req)?;
+        if grid.tiles_x.saturating_mul(grid.tiles_y) > MAX_TILES {
+            let least = resolution.div_ceil(256);
+            return Err(match req {
+                TileRequest::Count(a, b) => format!(
+                    "--tiles {a}x{b}: expected at most 256x256 tiles ({MAX_TILES} in all)"
+                ),
+                TileRequest::Size(t) => format!(
+                    "--tile-size {t}: a {resolution}×{resolution} world would have {}×{} tiles; expected at most {MAX_TILES} tiles (a tile size of at least {least})",
+                    grid.tiles_x, grid.tiles_y
+                ),
+            });
+        }
+        Ok(grid)
+    }
+
+    fn new_unbounded(resolution: usize, layout: Layout, req: TileRequest) -> Result<Self, String> {
         let n = resolution;
         match layout {
             Layout::Plain => {
@@ -464,19 +485,73 @@ impl Plan {
     /// Reads `plan.json` from a plan folder.
     pub fn read(dir: &Path) -> Result<Self, String> {
         let p = dir.join(PLAN_FILE);
-        let text =
-            std::fs::read_to_string(&p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+        let shown = crate::io::owned::escape_path(&p);
+        let text = crate::io::owned::read_state(&p, crate::io::owned::MAX_STATE_BYTES)
+            .map_err(|e| format!("cannot read {e}"))?
+            .ok_or_else(|| format!("cannot read {shown}: no such file (run orogen plan first)"))?;
         let plan: Self = serde_json::from_str(&text)
-            .map_err(|e| format!("{}: not an Orogen plan: {e}", p.display()))?;
+            .map_err(|e| format!("{shown}: not an Orogen plan: {e}"))?;
         if plan.format != "orogen-plan" || plan.version != 1 {
             return Err(format!(
-                "{}: expected format \"orogen-plan\" version 1, found \"{}\" version {}",
-                p.display(),
-                plan.format,
+                "{shown}: expected format \"orogen-plan\" version 1, found \"{}\" version {}",
+                crate::io::owned::escape(&plan.format),
                 plan.version
             ));
         }
+        plan.check().map_err(|e| format!("{shown}: {e}; this plan was not written by orogen plan (run orogen plan again)"))?;
         Ok(plan)
+    }
+
+    /// Checks what a plan read back says against what `orogen plan` writes: the folder may
+    /// hold a `plan.json` someone else planted, and its key names folders, its graph copy a
+    /// file, its grid allocations.
+    fn check(&self) -> Result<(), String> {
+        if self.key.len() != 32 || !self.key.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+            return Err(format!(
+                "key \"{}\": expected 32 lowercase hexadecimal digits",
+                crate::io::owned::escape(&self.key)
+            ));
+        }
+        if self.graph_copy != crate::build::GRAPH_COPY {
+            return Err(format!(
+                "graph_copy \"{}\": expected \"{}\"",
+                crate::io::owned::escape(&self.graph_copy),
+                crate::build::GRAPH_COPY
+            ));
+        }
+        let g = self.grid;
+        let layout = choice_from_name::<Layout>(&self.exports.layout)?;
+        if !(2..=crate::io::graph_file::MAX_RESOLUTION as usize).contains(&g.resolution)
+            || Grid::new(g.resolution, layout, TileRequest::Size(g.size)).ok() != Some(g)
+        {
+            return Err(format!(
+                "grid {}×{} tiles of {} samples (step {}) over {}²: not a grid orogen plan makes",
+                g.tiles_x, g.tiles_y, g.size, g.step, g.resolution
+            ));
+        }
+        if let Some(c) = self.coarse_resolution {
+            if !(16..=g.resolution).contains(&c) {
+                return Err(format!(
+                    "coarse_resolution {c}: expected 16 to {} (the grid's resolution)",
+                    g.resolution
+                ));
+            }
+        }
+        if self.tasks.len() > g.count() + 2 {
+            return Err(format!(
+                "{} tasks: a plan of {} tiles has at most {}",
+                self.tasks.len(),
+                g.count(),
+                g.count() + 2
+            ));
+        }
+        if let Some(p) = self.allow_outside.iter().find(|p| !p.is_absolute()) {
+            return Err(format!(
+                "allow_outside \"{}\": expected an absolute path",
+                crate::io::owned::escape_path(p)
+            ));
+        }
+        Ok(())
     }
 
     /// The work folder of this plan inside `dir`.

@@ -86,19 +86,30 @@ pub struct RunOptions<'a> {
 }
 
 fn hash_file(path: &Path) -> Option<String> {
-    let mut h = blake3::Hasher::new();
-    h.update_reader(std::fs::File::open(path).ok()?).ok()?;
-    Some(h.finalize().to_hex().to_string())
+    crate::io::owned::hash_regular_file(path, None)
 }
 
-/// The record at `path` when it belongs to this plan and every file it lists is intact.
+/// Whether `file` (as a record lists it) names a file a task writes: `tiles/NAME` or
+/// `.work/KEY/NAME` with a bare `NAME`. A record is read back from the plan folder, whose
+/// contents may have been planted: nothing else is ever opened.
+fn record_file_ok(plan: &Plan, file: &str) -> bool {
+    let work = format!(".work/{}/", plan.key);
+    let name = file
+        .strip_prefix("tiles/")
+        .or_else(|| file.strip_prefix(work.as_str()));
+    name.is_some_and(|n| crate::io::owned::bare_name(n).is_ok() && !n.starts_with('.'))
+}
+
+/// The record at `path` when it belongs to this plan and every file it lists is intact: a
+/// regular file of bounded size whose every listed file is one a task writes, a regular file
+/// (never a link or a device) with the listed hash.
 fn valid_record(dir: &Path, plan: &Plan, path: &Path) -> Option<Record> {
-    let rec: Record = serde_json::from_slice(&std::fs::read(path).ok()?).ok()?;
+    let text = crate::io::owned::read_state(path, crate::io::owned::MAX_STATE_BYTES).ok()??;
+    let rec: Record = serde_json::from_str(&text).ok()?;
     let intact = rec.key == plan.key
-        && rec
-            .files
-            .iter()
-            .all(|(f, h)| hash_file(&dir.join(f)).as_deref() == Some(h.as_str()));
+        && rec.files.iter().all(|(f, h)| {
+            record_file_ok(plan, f) && hash_file(&dir.join(f)).as_deref() == Some(h.as_str())
+        });
     intact.then_some(rec)
 }
 
@@ -124,7 +135,10 @@ pub fn run_task(dir: &Path, task: &str, opts: &RunOptions) -> Result<TaskOutcome
     let copy = dir.join(&plan.graph_copy);
     let graph = crate::io::graph_file::load_file(&copy).map_err(|d| d.to_string())?;
     let work = plan.work_dir(dir);
-    std::fs::create_dir_all(&work).map_err(|e| TaskError::io("create", &work, e))?;
+    // `.work` and the plan's own folder in it must be real folders: a link planted in their
+    // place would make the task write outside the plan folder.
+    crate::io::owned::ensure_dir(&dir.join(".work"))?;
+    crate::io::owned::ensure_dir(&work)?;
     let ctx = Ctx {
         dir,
         plan: &plan,
@@ -242,7 +256,7 @@ impl Ctx<'_> {
         } = parsed;
         let eval = self.evaluate_tile(k, w)?;
         let tiles_dir = self.dir.join("tiles");
-        std::fs::create_dir_all(&tiles_dir).map_err(|e| TaskError::io("create", &tiles_dir, e))?;
+        crate::io::owned::ensure_dir(&tiles_dir)?;
         let mut rec = Record {
             key: self.plan.key.clone(),
             files: Vec::new(),
@@ -339,7 +353,7 @@ impl Ctx<'_> {
     /// Tile `k`'s outputs over window `w`, with the coarse task's global results.
     fn evaluate_tile(&self, k: usize, w: Window) -> Result<crate::eval::EvalResult, TaskError> {
         let coarse = match self.plan.coarse_resolution {
-            Some(_) => {
+            Some(res) => {
                 let rec = self.work.join("coarse.json");
                 if valid_record(self.dir, self.plan, &rec).is_none() {
                     return Err(TaskError::Failed(format!(
@@ -347,7 +361,7 @@ impl Ctx<'_> {
                         rec.display()
                     )));
                 }
-                Some(coarse_file::read(&self.work.join("coarse.bin"))?)
+                Some(coarse_file::read(&self.work.join("coarse.bin"), res)?)
             }
             None => None,
         };
