@@ -456,7 +456,7 @@ use orogen::io::bundle;
 fn pack_then_build_equals_the_original_build_and_unpack_restores_the_files() {
     let dir = temp("pack");
     let b1 = dir.join("coast.orogen");
-    let m = bundle::pack(&repo().join("graphs/coast_range.json"), &b1).expect("pack");
+    let m = bundle::pack(&repo().join("graphs/coast_range.json"), &b1, None).expect("pack");
     assert_eq!(m.graph, "coast_range.json");
     let paths: Vec<&str> = m.files.iter().map(|f| f.path.as_str()).collect();
     assert_eq!(
@@ -475,7 +475,7 @@ fn pack_then_build_equals_the_original_build_and_unpack_restores_the_files() {
         std::fs::copy(repo().join("graphs").join(p), copy.join(p)).expect("copy");
     }
     let b2 = dir.join("again.orogen");
-    bundle::pack(&copy.join("coast_range.json"), &b2).expect("pack again");
+    bundle::pack(&copy.join("coast_range.json"), &b2, None).expect("pack again");
     assert_eq!(
         std::fs::read(&b1).expect("b1"),
         std::fs::read(&b2).expect("b2")
@@ -508,7 +508,7 @@ fn pack_then_build_equals_the_original_build_and_unpack_restores_the_files() {
     // Unpacking restores identical files; unpacking again over them is harmless.
     let out = dir.join("unpacked");
     for _ in 0..2 {
-        let main = bundle::unpack(&b1, &out, false).expect("unpack");
+        let main = bundle::unpack(&b1, &out, false, None).expect("unpack");
         assert_eq!(main, out.join("coast_range.json"));
     }
     for p in &paths {
@@ -520,12 +520,12 @@ fn pack_then_build_equals_the_original_build_and_unpack_restores_the_files() {
     }
     // A file changed since is not silently replaced.
     std::fs::write(out.join("lib/coastline.json"), "edited").expect("edit");
-    let err = bundle::unpack(&b1, &out, false).expect_err("refuses");
+    let err = bundle::unpack(&b1, &out, false, None).expect_err("refuses");
     assert!(
         err.contains("exists with other content") && err.contains("--force"),
         "{err}"
     );
-    bundle::unpack(&b1, &out, true).expect("force");
+    bundle::unpack(&b1, &out, true, None).expect("force");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -539,7 +539,7 @@ fn a_bundle_refuses_absolute_import_paths() {
             "outputs": {"h": "i"}}"#,
     )
     .expect("write");
-    let err = bundle::pack(&dir.join("g.json"), &dir.join("g.orogen")).expect_err("refused");
+    let err = bundle::pack(&dir.join("g.json"), &dir.join("g.orogen"), None).expect_err("refused");
     assert!(
         err.ends_with("node \"i\": params.path: \"/etc/hosts.png\" is absolute; a bundle holds files by their place relative to the graph, so use a path relative to the graph's folder"),
         "{err}"
@@ -681,7 +681,7 @@ fn hostile_bundles_are_refused_and_never_write_outside_their_folder() {
         std::fs::create_dir_all(&case).expect("dir");
         let file = case.join("b.orogen");
         std::fs::write(&file, gz(tar_bytes)).expect("write");
-        let err = bundle::unpack(&file, &target, true).expect_err(name);
+        let err = bundle::unpack(&file, &target, true, None).expect_err(name);
         assert!(err.contains(want), "{name}: {err}");
         // Nothing was written: not outside, not inside.
         let mut left: Vec<String> = walk(&case);
@@ -692,7 +692,7 @@ fn hostile_bundles_are_refused_and_never_write_outside_their_folder() {
     // Truncated: every prefix of a real bundle is refused with a message (or, for the
     // whole file, unpacks).
     let real = dir.join("real.orogen");
-    bundle::pack(&repo().join("graphs/coast_range.json"), &real).expect("pack");
+    bundle::pack(&repo().join("graphs/coast_range.json"), &real, None).expect("pack");
     let bytes = std::fs::read(&real).expect("read");
     // Every 97th prefix, and the whole bundle but its gzip trailer (CRC and length: every
     // file is complete and matches its hash, yet the file was cut).
@@ -703,14 +703,14 @@ fn hostile_bundles_are_refused_and_never_write_outside_their_folder() {
         let file = dir.join("cut.orogen");
         std::fs::write(&file, &bytes[..cut]).expect("write");
         let target = dir.join("cut");
-        let err = bundle::unpack(&file, &target, true).expect_err("truncated");
+        let err = bundle::unpack(&file, &target, true, None).expect_err("truncated");
         assert!(err.starts_with(&file.display().to_string()), "{err}");
         assert!(walk(&target).is_empty(), "cut at {cut}");
     }
     // Not a bundle at all.
     let file = dir.join("plain.orogen");
     std::fs::write(&file, b"{\"format\": \"orogen-graph\"}").expect("write");
-    let err = bundle::unpack(&file, &dir.join("plain"), false).expect_err("not gzip");
+    let err = bundle::unpack(&file, &dir.join("plain"), false, None).expect_err("not gzip");
     assert!(
         err.contains("not a bundle") || err.contains("damaged"),
         "{err}"

@@ -234,7 +234,7 @@ impl Graph {
     #[staticmethod]
     fn load(path: PathBuf) -> PyResult<Self> {
         if path.extension().is_some_and(|e| e == "orogen") {
-            let opened = orogen::io::bundle::open(&path).map_err(error)?;
+            let opened = orogen::io::bundle::open(&path, None).map_err(error)?;
             let main = opened.graph.clone();
             return Self::new(Source::File(main), Some(opened));
         }

@@ -260,7 +260,7 @@ impl EditorApp {
     pub fn open(&mut self, path: &Path) {
         let unpacked;
         let path = if orogen::io::bundle::is_bundle(path) {
-            match orogen::io::bundle::unpack(path, &path.with_extension(""), false) {
+            match orogen::io::bundle::unpack(path, &path.with_extension(""), false, None) {
                 Ok(p) => {
                     unpacked = p;
                     unpacked.as_path()

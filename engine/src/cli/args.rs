@@ -186,15 +186,12 @@ pub(super) fn open_bundle(
     if !orogen::io::bundle::is_bundle(path) {
         return Ok(None);
     }
-    match orogen::io::bundle::open(path) {
+    match orogen::io::bundle::open(path, Some(&cancel_on_signal())) {
         Ok(o) => {
             path.clone_from(&o.graph);
             Ok(Some(o))
         }
-        Err(e) => {
-            eprintln!("error: {e}");
-            Err(ExitCode::from(EXIT_INVALID))
-        }
+        Err(e) => Err(exit_after(&e, EXIT_INVALID)),
     }
 }
 
@@ -320,13 +317,31 @@ pub(super) fn check_memory(
 /// A cancel token that Ctrl-C (SIGINT) or SIGTERM trips: running nodes stop within ~100 ms,
 /// nothing half-written is left, and the exit code is 130. A second signal exits at once.
 pub(super) fn cancel_on_signal() -> CancelToken {
-    let cancel = CancelToken::new();
-    let on_signal = cancel.clone();
-    let _ = ctrlc::set_handler(move || {
-        if on_signal.is_cancelled() {
-            std::process::exit(i32::from(EXIT_INTERRUPTED));
-        }
-        on_signal.cancel();
-    });
-    cancel
+    // One token for the process, its handler installed once (a second `set_handler` fails,
+    // and a token made then would never trip).
+    static CANCEL: std::sync::OnceLock<CancelToken> = std::sync::OnceLock::new();
+    CANCEL
+        .get_or_init(|| {
+            let cancel = CancelToken::new();
+            let on_signal = cancel.clone();
+            let _ = ctrlc::set_handler(move || {
+                if on_signal.is_cancelled() {
+                    std::process::exit(i32::from(EXIT_INTERRUPTED));
+                }
+                on_signal.cancel();
+            });
+            cancel
+        })
+        .clone()
+}
+
+/// The exit code of a command that failed with `message`: interrupted (130) when the user
+/// cancelled, else `code`; the message is printed either way.
+pub(super) fn exit_after(message: &str, code: u8) -> ExitCode {
+    eprintln!("error: {message}");
+    if cancel_on_signal().is_cancelled() {
+        ExitCode::from(EXIT_INTERRUPTED)
+    } else {
+        ExitCode::from(code)
+    }
 }

@@ -1,5 +1,6 @@
 //! `orogen pack`, `unpack` and `diff`: graphs passed between people.
 
+use super::args::{cancel_on_signal, exit_after};
 use super::EXIT_FAILED;
 use super::EXIT_INVALID;
 use orogen::io::graph_file;
@@ -9,7 +10,8 @@ use std::process::ExitCode;
 /// `orogen pack`.
 pub(super) fn run_pack(graph: &std::path::Path, out: &std::path::Path) -> ExitCode {
     let packed = orogen::io::bundle::needed_files(graph).and_then(|needed| {
-        orogen::io::bundle::pack_needed(graph, &needed, out).map(|m| (m, needed))
+        orogen::io::bundle::pack_needed(graph, &needed, out, Some(&cancel_on_signal()))
+            .map(|m| (m, needed))
     });
     match packed {
         Ok((m, mut needed)) => {
@@ -27,17 +29,14 @@ pub(super) fn run_pack(graph: &std::path::Path, out: &std::path::Path) -> ExitCo
             );
             ExitCode::SUCCESS
         }
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::from(EXIT_INVALID)
-        }
+        Err(e) => exit_after(&e, EXIT_INVALID),
     }
 }
 
 /// `orogen unpack`.
 pub(super) fn run_unpack(bundle: &std::path::Path, out: Option<PathBuf>, force: bool) -> ExitCode {
     let dir = out.unwrap_or_else(|| bundle.with_extension(""));
-    match orogen::io::bundle::unpack(bundle, &dir, force) {
+    match orogen::io::bundle::unpack(bundle, &dir, force, Some(&cancel_on_signal())) {
         Ok(main) => {
             println!(
                 "{}: unpacked; the graph is {}",
@@ -46,10 +45,7 @@ pub(super) fn run_unpack(bundle: &std::path::Path, out: Option<PathBuf>, force: 
             );
             ExitCode::SUCCESS
         }
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::from(EXIT_INVALID)
-        }
+        Err(e) => exit_after(&e, EXIT_INVALID),
     }
 }
 

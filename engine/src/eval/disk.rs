@@ -389,29 +389,7 @@ fn walk(dir: &Path) -> Vec<(PathBuf, std::fs::Metadata)> {
     out
 }
 
-/// Bytes free for an unprivileged writer on the file system holding `dir`, where known.
-#[cfg(unix)]
-fn free_bytes(dir: &Path) -> Option<u64> {
-    let s = rustix::fs::statvfs(dir).ok()?;
-    Some(s.f_bavail.saturating_mul(s.f_frsize))
-}
-
-#[cfg(not(unix))]
-fn free_bytes(_dir: &Path) -> Option<u64> {
-    None
-}
-
-/// Bytes in binary units, for messages: "1.5 GiB".
-#[must_use]
-pub fn human(bytes: u64) -> String {
-    let b = bytes as f64;
-    match bytes {
-        0..1024 => format!("{bytes} B"),
-        1024..1_048_576 => format!("{:.1} KiB", b / 1024.0),
-        1_048_576..1_073_741_824 => format!("{:.1} MiB", b / 1_048_576.0),
-        _ => format!("{:.1} GiB", b / 1_073_741_824.0),
-    }
-}
+pub use crate::io::owned::{free_bytes, human};
 
 pub(crate) fn hex(key: &[u8]) -> String {
     use std::fmt::Write as _;

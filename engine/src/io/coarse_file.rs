@@ -68,7 +68,8 @@ pub fn read(path: &Path, resolution: usize) -> Result<Coarse, String> {
     if !meta.file_type().is_file() {
         return Err(err("not a regular file".into()));
     }
-    let file = crate::io::trust::open_nonblocking(path).map_err(|e| err(format!("cannot open: {e}")))?;
+    let file =
+        crate::io::trust::open_nonblocking(path).map_err(|e| err(format!("cannot open: {e}")))?;
     let file_len = file.metadata().map_err(|e| err(e.to_string()))?.len();
     let mut r = std::io::BufReader::new(file);
     let mut magic = [0u8; 8];
@@ -81,7 +82,9 @@ pub fn read(path: &Path, resolution: usize) -> Result<Coarse, String> {
     }
     let header_len = u64::from(u32::from_le_bytes(len));
     if header_len > crate::io::owned::MAX_STATE_BYTES || 12 + header_len > file_len {
-        return Err(err(format!("a header of {header_len} bytes does not fit the file")));
+        return Err(err(format!(
+            "a header of {header_len} bytes does not fit the file"
+        )));
     }
     let mut header = vec![0u8; header_len as usize];
     r.read_exact(&mut header).map_err(|e| err(e.to_string()))?;

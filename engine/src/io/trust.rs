@@ -123,7 +123,11 @@ pub fn read_text(path: &Path, limit: u64, cancel: Option<&CancelToken>) -> Resul
     String::from_utf8(bytes).map_err(|_| format!("{}: not UTF-8 text", path.display()))
 }
 
-pub(crate) fn check_regular(path: &Path, meta: &std::fs::Metadata, limit: u64) -> Result<(), String> {
+pub(crate) fn check_regular(
+    path: &Path,
+    meta: &std::fs::Metadata,
+    limit: u64,
+) -> Result<(), String> {
     if !meta.is_file() {
         return Err(format!(
             "{} is {}: only regular files are read",
@@ -192,6 +196,32 @@ pub(crate) fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
     o.open(path)
 }
 
+/// Why a read stopped when the user cancelled: a distinct error, not
+/// `ErrorKind::Interrupted` — std's read loops (`read_exact`, `read_to_end`, `io::copy`) and
+/// the decoders built on them retry `Interrupted` forever, so a cancelled decode would spin.
+#[derive(Debug)]
+pub struct Cancelled;
+
+impl std::fmt::Display for Cancelled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("cancelled")
+    }
+}
+
+impl std::error::Error for Cancelled {}
+
+/// The I/O error a cancelled read returns (see [`Cancelled`]).
+#[must_use]
+pub fn cancelled_error() -> std::io::Error {
+    std::io::Error::other(Cancelled)
+}
+
+/// Whether `e` is (or wraps) a cancelled read.
+#[must_use]
+pub fn is_cancelled_error(e: &std::io::Error) -> bool {
+    e.get_ref().is_some_and(|r| r.is::<Cancelled>())
+}
+
 /// Reads at most `len` bytes from `r`, polling `cancel` between chunks. An endless reader
 /// gives `len` bytes; a short one what it had.
 pub fn read_bounded(
@@ -203,10 +233,7 @@ pub fn read_bounded(
     let mut r = r.take(len);
     loop {
         if cancel.is_some_and(CancelToken::is_cancelled) {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::Interrupted,
-                "cancelled while reading",
-            ));
+            return Err(cancelled_error());
         }
         let before = out.len();
         (&mut r).take(CHUNK as u64).read_to_end(&mut out)?;
@@ -232,10 +259,7 @@ impl<'a, R> CancelRead<'a, R> {
 impl<R: Read> Read for CancelRead<'_, R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         if self.cancel.is_some_and(CancelToken::is_cancelled) {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::Interrupted,
-                "cancelled",
-            ));
+            return Err(cancelled_error());
         }
         self.inner.read(buf)
     }
@@ -262,10 +286,13 @@ mod tests {
         let cancel = CancelToken::new();
         cancel.cancel();
         let err = read_bounded(std::io::repeat(0), u64::MAX, Some(&cancel));
-        assert_eq!(
-            err.map_err(|e| e.kind()).err(),
-            Some(std::io::ErrorKind::Interrupted)
-        );
+        assert!(err.as_ref().is_err_and(is_cancelled_error), "{err:?}");
+        // Not `Interrupted`: std's loops would retry it forever. A decoder reading through
+        // `CancelRead` stops.
+        let mut r = CancelRead::new(std::io::repeat(0), Some(&cancel));
+        let mut buf = Vec::new();
+        let err = r.read_to_end(&mut buf).expect_err("stops");
+        assert!(is_cancelled_error(&err), "{err:?}");
     }
 
     #[test]

@@ -489,8 +489,8 @@ impl Plan {
         let text = crate::io::owned::read_state(&p, crate::io::owned::MAX_STATE_BYTES)
             .map_err(|e| format!("cannot read {e}"))?
             .ok_or_else(|| format!("cannot read {shown}: no such file (run orogen plan first)"))?;
-        let plan: Self = serde_json::from_str(&text)
-            .map_err(|e| format!("{shown}: not an Orogen plan: {e}"))?;
+        let plan: Self =
+            serde_json::from_str(&text).map_err(|e| format!("{shown}: not an Orogen plan: {e}"))?;
         if plan.format != "orogen-plan" || plan.version != 1 {
             return Err(format!(
                 "{shown}: expected format \"orogen-plan\" version 1, found \"{}\" version {}",
@@ -498,7 +498,11 @@ impl Plan {
                 plan.version
             ));
         }
-        plan.check().map_err(|e| format!("{shown}: {e}; this plan was not written by orogen plan (run orogen plan again)"))?;
+        plan.check().map_err(|e| {
+            format!(
+                "{shown}: {e}; this plan was not written by orogen plan (run orogen plan again)"
+            )
+        })?;
         Ok(plan)
     }
 
@@ -506,7 +510,12 @@ impl Plan {
     /// hold a `plan.json` someone else planted, and its key names folders, its graph copy a
     /// file, its grid allocations.
     fn check(&self) -> Result<(), String> {
-        if self.key.len() != 32 || !self.key.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+        if self.key.len() != 32
+            || !self
+                .key
+                .bytes()
+                .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+        {
             return Err(format!(
                 "key \"{}\": expected 32 lowercase hexadecimal digits",
                 crate::io::owned::escape(&self.key)
