@@ -379,6 +379,16 @@ fn manifest(
         ..graph.clone()
     };
     let graph_text = graph_file::to_string_embedded(&built);
+    if graph_text.len() as u64 > crate::io::trust::MAX_GRAPH_BYTES {
+        return Err(BuildError::Write {
+            path: opts.out_dir.join(GRAPH_COPY).display().to_string(),
+            source: std::io::Error::other(format!(
+                "the graph with its subgraphs embedded is {} bytes, more than the {} a graph file may have",
+                graph_text.len(),
+                crate::io::trust::human_bytes(crate::io::trust::MAX_GRAPH_BYTES)
+            )),
+        });
+    }
     let graph_hash = stage.add(GRAPH_COPY.to_owned(), "graph", graph_text.as_bytes())?;
     Ok(Manifest {
         orogen_version: env!("CARGO_PKG_VERSION").to_owned(),

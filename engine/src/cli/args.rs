@@ -264,11 +264,11 @@ pub(super) fn load_graph(
     if let Some(s) = *seed {
         graph.seed = s;
     }
-    for (id, sg) in graph.stale_subgraphs() {
+    for (id, sg, uses) in graph.stale_subgraphs() {
         eprintln!(
             "{}: warning: {}; building with it as it is now (`orogen check --accept {}` records it)",
             graph_path.display(),
-            stale_message(&id, sg),
+            stale_message(&id, sg, uses),
             graph_path.display()
         );
     }

@@ -45,7 +45,7 @@ pub(super) fn check_one(path: &std::path::Path, accept: bool, allow_outside: &[P
     let stale: Vec<String> = g
         .stale_subgraphs()
         .into_iter()
-        .map(|(id, sg)| stale_message(&id, sg))
+        .map(|(id, sg, uses)| stale_message(&id, sg, uses))
         .collect();
     if !stale.is_empty() && accept {
         accept_subgraphs(&mut g);
@@ -110,8 +110,13 @@ pub(super) fn check_one(path: &std::path::Path, accept: bool, allow_outside: &[P
 
 /// What `orogen check` and `build` say about a subgraph whose file changed since the graph
 /// recorded its hash (or that has none recorded).
-pub(super) fn stale_message(id: &str, sg: &orogen::graph::Subgraph) -> String {
-    if sg.recorded_hash.is_empty() {
+pub(super) fn stale_message(id: &str, sg: &orogen::graph::Subgraph, uses: usize) -> String {
+    let more = if uses > 1 {
+        format!(" (and {} more references to it)", uses - 1)
+    } else {
+        String::new()
+    };
+    let msg = if sg.recorded_hash.is_empty() {
         format!(
             "node \"{id}\": subgraph file \"{}\" has no content hash recorded (it is {} now)",
             sg.path,
@@ -124,7 +129,8 @@ pub(super) fn stale_message(id: &str, sg: &orogen::graph::Subgraph) -> String {
             short_hash(&sg.recorded_hash),
             short_hash(&sg.hash)
         )
-    }
+    };
+    orogen::io::owned::escape(&format!("{msg}{more}"))
 }
 
 /// `blake3:0123456789ab` (the first 12 hex digits).

@@ -444,22 +444,37 @@ impl Graph {
         n
     }
 
-    /// Subgraph nodes whose file changed since this graph recorded its hash, by node id
-    /// (nested ones as `outer/inner`).
+    /// Subgraph references whose file changed since the including graph recorded its hash:
+    /// the first node using each (nested ones as `outer/inner`), the subgraph, and how many
+    /// references of that file with that recorded hash were found. Each distinct subgraph is
+    /// visited once, so a file used twice at each of many levels is one line, not 2ⁿ.
     #[must_use]
-    pub fn stale_subgraphs(&self) -> Vec<(String, &Subgraph)> {
-        let mut out = Vec::new();
-        for n in &self.nodes {
-            if let Some(sg) = &n.subgraph {
+    pub fn stale_subgraphs(&self) -> Vec<(String, &Subgraph, usize)> {
+        let mut out: Vec<(String, &Subgraph, usize)> = Vec::new();
+        let mut at: std::collections::HashMap<(&str, &str, &str), usize> =
+            std::collections::HashMap::new();
+        let mut visited: std::collections::HashSet<(&str, &str)> = std::collections::HashSet::new();
+        let mut stack: Vec<(String, &Graph)> = vec![(String::new(), self)];
+        while let Some((prefix, g)) = stack.pop() {
+            for n in &g.nodes {
+                let Some(sg) = &n.subgraph else { continue };
+                let id = format!("{prefix}{}", n.id);
                 if sg.is_stale() {
-                    out.push((n.id.clone(), sg.as_ref()));
+                    let key = (
+                        sg.path.as_str(),
+                        sg.recorded_hash.as_str(),
+                        sg.hash.as_str(),
+                    );
+                    if let Some(&k) = at.get(&key) {
+                        out[k].2 += 1;
+                    } else {
+                        at.insert(key, out.len());
+                        out.push((id.clone(), sg.as_ref(), 1));
+                    }
                 }
-                out.extend(
-                    sg.graph
-                        .stale_subgraphs()
-                        .into_iter()
-                        .map(|(id, s)| (format!("{}/{id}", n.id), s)),
-                );
+                if visited.insert((sg.path.as_str(), sg.hash.as_str())) {
+                    stack.push((format!("{id}/"), &sg.graph));
+                }
             }
         }
         out

@@ -88,6 +88,9 @@ struct Ctx {
     project: Option<Arc<Project>>,
     /// Subgraph files already loaded in this load, by canonical path.
     loaded: Rc<RefCell<BTreeMap<PathBuf, Loaded>>>,
+    /// Subgraph levels above this graph, files and embedded copies alike (a build copy embeds
+    /// what were files, so both count against [`trust::MAX_SUBGRAPH_DEPTH`]).
+    depth: usize,
 }
 
 impl Ctx {
@@ -149,6 +152,7 @@ pub fn load(source: Source, opts: &LoadOptions) -> Result<Graph, Diagnostics> {
                 base: Some(base),
                 chain: vec![std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())],
                 loaded: Rc::default(),
+                depth: 0,
             };
             load_text(&text, &label, opts, &ctx)
         }
@@ -159,6 +163,7 @@ pub fn load(source: Source, opts: &LoadOptions) -> Result<Graph, Diagnostics> {
                 root: base.map(Path::to_path_buf),
                 project: base.map(|b| Arc::new(Project::of_folder(b, opts.allow_outside))),
                 loaded: Rc::default(),
+                depth: 0,
             };
             load_text(text, label, opts, &ctx)
         }

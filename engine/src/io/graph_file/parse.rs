@@ -155,8 +155,23 @@ fn check_expansion(graph: &Graph, ctx: &Ctx, diags: &mut Vec<Diagnostic>) {
                 "with its subgraphs expanded this graph{chain} has more than {} nodes: Orogen refuses graphs that large (a subgraph used more than once at each of several levels multiplies)",
                 trust::MAX_EXPANDED_NODES
             ));
+        return;
+    }
+    // Bytes, not only nodes: a build copy, a plan and a recovery file embed every use of a
+    // subgraph, so a large `doc` used 2ⁿ times makes a copy of gigabytes from kilobytes.
+    let cap = MAX_EMBEDDED_BYTES;
+    let len = super::subgraph::embedded_len(graph, cap);
+    if len > cap {
+        error(diags, None, "nodes", format!(
+            "with its subgraphs embedded this graph is more than {} of text (a build copy holds every use of a subgraph): Orogen refuses graphs that large (a subgraph used more than once at each of several levels multiplies)",
+            trust::human_bytes(cap)
+        ));
     }
 }
+
+/// Most bytes a graph's compact text may have with every subgraph embedded: a quarter of
+/// [`trust::MAX_GRAPH_BYTES`], so the pretty-printed copies Orogen writes stay readable.
+pub const MAX_EMBEDDED_BYTES: u64 = trust::MAX_GRAPH_BYTES / 4;
 
 /// Fills in omitted ports (`"node"` means the node's first output).
 pub(super) fn resolve_default_ports(

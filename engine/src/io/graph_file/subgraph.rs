@@ -102,6 +102,39 @@ pub(super) fn load_subgraph(
     })
 }
 
+/// Bytes of the compact text of `g` with every subgraph embedded (what a build copy holds
+/// before pretty-printing), counted only up to just past `cap`. Each distinct subgraph (path
+/// and content) is measured once, so the work is linear in the files however often they are
+/// used.
+pub(crate) fn embedded_len(g: &Graph, cap: u64) -> u64 {
+    fn go<'a>(
+        g: &'a Graph,
+        cap: u64,
+        memo: &mut std::collections::HashMap<(&'a str, &'a str), u64>,
+    ) -> u64 {
+        let own = serde_json::to_string(&to_value_as(g, SubgraphsAs::Recorded))
+            .map_or(0, |t| t.len() as u64);
+        let mut n = own;
+        for node in &g.nodes {
+            let Some(sg) = &node.subgraph else { continue };
+            let key = (sg.path.as_str(), sg.hash.as_str());
+            let sub = if let Some(&v) = memo.get(&key) {
+                v
+            } else {
+                let v = go(&sg.graph, cap, memo);
+                memo.insert(key, v);
+                v
+            };
+            n = n.saturating_add(sub);
+            if n > cap {
+                return n;
+            }
+        }
+        n
+    }
+    go(g, cap, &mut std::collections::HashMap::new())
+}
+
 /// A subgraph embedded in its node (build copies, bundles, recovery files): its graph and
 /// content hash, or the field and message of why not.
 fn embedded_subgraph(
@@ -109,9 +142,22 @@ fn embedded_subgraph(
     path: &str,
     ctx: &Ctx,
 ) -> Result<(Graph, String), (&'static str, String)> {
+    if ctx.depth + 1 >= trust::MAX_SUBGRAPH_DEPTH {
+        return Err((
+            "embedded",
+            format!(
+                "subgraphs nested more than {} deep (embedded copies count like files): Orogen refuses deeper nesting",
+                trust::MAX_SUBGRAPH_DEPTH
+            ),
+        ));
+    }
     let value = migrate(embedded.clone()).map_err(|d| ("embedded", d.to_string()))?;
     let mut inner = Vec::new();
-    let g = from_value(&value, &mut inner, ctx, &[]);
+    let inner_ctx = Ctx {
+        depth: ctx.depth + 1,
+        ..ctx.clone()
+    };
+    let g = from_value(&value, &mut inner, &inner_ctx, &[]);
     if inner.iter().any(Diagnostic::is_error) {
         let d = Diagnostics {
             file: path.to_owned(),
@@ -152,7 +198,7 @@ fn file_subgraph(path: &str, ctx: &Ctx) -> Result<(Graph, String), String> {
             names.join(" → ")
         ));
     }
-    if ctx.chain.len() >= trust::MAX_SUBGRAPH_DEPTH {
+    if ctx.chain.len() >= trust::MAX_SUBGRAPH_DEPTH || ctx.depth + 1 >= trust::MAX_SUBGRAPH_DEPTH {
         return Err(format!(
             "subgraphs nested more than {} deep: {} (Orogen refuses deeper nesting)",
             trust::MAX_SUBGRAPH_DEPTH,
@@ -189,6 +235,7 @@ pub(super) fn load_subgraph_file(canonical: &Path, path: &str, ctx: &Ctx) -> Loa
         root: ctx.root.clone(),
         project: ctx.project.clone(),
         loaded: Rc::clone(&ctx.loaded),
+        depth: ctx.depth + 1,
     };
     match load_text(&text, path, &LoadOptions::default(), &inner_ctx) {
         Ok(g) => {
