@@ -267,24 +267,69 @@ pub(super) fn load_graph(
     for (id, sg, uses) in graph.stale_subgraphs() {
         eprintln!(
             "{}: warning: {}; building with it as it is now (`orogen check --accept {}` records it)",
-            graph_path.display(),
+            orogen::io::owned::escape_path(&graph_path),
             stale_message(&id, sg, uses),
-            graph_path.display()
+            orogen::io::owned::escape_path(&graph_path)
         );
     }
     check_memory(
         &graph,
         memory_side.unwrap_or(size.unwrap_or(graph.resolution)),
         args.max_memory.as_deref(),
+        &Imports {
+            base: graph_path.parent(),
+            allow_outside,
+        },
     )?;
     Ok(graph)
 }
 
+/// Where a graph's imports are read from, for counting what decoding them costs.
+pub(super) struct Imports<'a> {
+    pub base: Option<&'a std::path::Path>,
+    pub allow_outside: &'a [PathBuf],
+}
+
+impl Imports<'_> {
+    /// The largest decode cost of the images the outputs need (they are decoded one node at
+    /// a time per wave, but two may share a wave: the two largest are counted), and the
+    /// node of the largest. Files that cannot be resolved or read cost nothing here: the
+    /// evaluation reports them.
+    fn cost(&self, graph: &orogen::Graph) -> (u64, String) {
+        let flat = graph.flattened();
+        let needed = orogen::eval::Targets::Outputs.node_set(&flat);
+        let base = self.base.unwrap_or(std::path::Path::new(""));
+        let project = orogen::io::trust::Project::of_folder(base, self.allow_outside);
+        let mut costs: Vec<(u64, String)> = flat
+            .nodes
+            .iter()
+            .filter(|n| needed.contains(&n.id))
+            .filter_map(|n| {
+                let param = n.def.spec.traits.file_param?;
+                let Some(orogen::node::ParamValue::Text(p)) = n.param(param) else {
+                    return None;
+                };
+                let path = project.resolve(base, p).ok()?;
+                let cost = orogen::io::heightmap::decode_cost(&path).ok()?;
+                Some((cost, n.id.clone()))
+            })
+            .collect();
+        costs.sort_by(|a, b| b.0.cmp(&a.0));
+        let total = costs.iter().take(2).map(|c| c.0).sum();
+        (
+            total,
+            costs.first().map(|c| c.1.clone()).unwrap_or_default(),
+        )
+    }
+}
+
 /// Refuses (exit 2, with the estimate) a graph whose estimated peak memory exceeds the budget.
+/// The estimate counts what decoding its imported images holds (from their headers).
 pub(super) fn check_memory(
     graph: &orogen::Graph,
     resolution: usize,
     max: Option<&str>,
+    imports: &Imports,
 ) -> Result<(), ExitCode> {
     use orogen::eval::memory::{default_budget, estimate_peak_bytes, human_bytes, parse_bytes};
     let budget = match max.map(parse_bytes) {
@@ -300,11 +345,22 @@ pub(super) fn check_memory(
     else {
         return Ok(());
     };
+    let (decode, largest) = imports.cost(graph);
+    let estimate = estimate.saturating_add(decode);
     if estimate > budget {
+        let imported = if decode > 0 {
+            format!(
+                " (decoding its imports holds {} of it, the largest node \"{}\")",
+                human_bytes(decode),
+                orogen::io::owned::escape(&largest)
+            )
+        } else {
+            String::new()
+        };
         eprintln!(
-            "error: building \"{}\" at {resolution}² needs an estimated {} of memory, more than the limit of {}{}; \
+            "error: building \"{}\" at {resolution}² needs an estimated {}{imported} of memory, more than the limit of {}{}; \
              use a smaller --size or raise --max-memory",
-            graph.name,
+            orogen::io::owned::escape(&graph.name),
             human_bytes(estimate),
             human_bytes(budget),
             if max.is_none() { " (three quarters of this machine's memory)" } else { "" },

@@ -36,7 +36,10 @@ fn explain_build(
     let previous = explain::load(&path);
     let now = explain::record(graph, eval, previous.as_ref());
     if print {
-        println!("explain ({}):", cache.dir().display());
+        println!(
+            "explain ({}):",
+            orogen::io::owned::escape_path(&cache.dir())
+        );
         for line in explain::lines(graph, eval, previous.as_ref(), &now) {
             println!("{line}");
         }
@@ -120,7 +123,10 @@ pub(super) fn run_tiled(
         Ok(p) => p,
         Err(e) => {
             for line in e.lines() {
-                eprintln!("{}: {line}", input.source.graph.display());
+                eprintln!(
+                    "{}: {line}",
+                    orogen::io::owned::escape_path(&input.source.graph)
+                );
             }
             return ExitCode::from(EXIT_INVALID);
         }
@@ -140,7 +146,7 @@ pub(super) fn run_tiled(
     let Tiled::Run(cache) = run else {
         println!(
             "{}: {tasks} tasks ({}×{} tiles of {} samples{}, then the stitch)",
-            out.join(orogen::tiles::PLAN_FILE).display(),
+            orogen::io::owned::escape_path(&out.join(orogen::tiles::PLAN_FILE)),
             grid.tiles_x,
             grid.tiles_y,
             grid.size,
@@ -150,8 +156,8 @@ pub(super) fn run_tiled(
         );
         println!(
             "run them with `orogen run-task {} TASK`, or on Slurm: {}",
-            out.display(),
-            out.join("slurm/submit.sh").display()
+            orogen::io::owned::escape_path(&out),
+            orogen::io::owned::escape_path(&out.join("slurm/submit.sh"))
         );
         return ExitCode::SUCCESS;
     };
@@ -167,15 +173,21 @@ pub(super) fn run_tiled(
     });
     match result {
         Ok(()) => {
-            println!("{}", out.join("manifest.json").display());
+            println!(
+                "{}",
+                orogen::io::owned::escape_path(&out.join("manifest.json"))
+            );
             ExitCode::SUCCESS
         }
         Err(e) if opts.cancel.is_cancelled() => {
-            eprintln!("{}: build interrupted ({e}); run the same command again to resume from the tiles already written", input.source.graph.display());
+            eprintln!("{}: build interrupted ({e}); run the same command again to resume from the tiles already written", orogen::io::owned::escape_path(&input.source.graph));
             ExitCode::from(EXIT_INTERRUPTED)
         }
         Err(e) => {
-            eprintln!("{}: {e}", input.source.graph.display());
+            eprintln!(
+                "{}: {e}",
+                orogen::io::owned::escape_path(&input.source.graph)
+            );
             ExitCode::from(EXIT_FAILED)
         }
     }
@@ -230,7 +242,7 @@ pub(super) fn run_build(
             for o in &report.manifest.outputs {
                 println!(
                     "{}  {}×{}  [{:.2}, {:.2}]  {}",
-                    out.join(&o.file).display(),
+                    orogen::io::owned::escape_path(&out.join(&o.file)),
                     o.width,
                     o.height,
                     o.min,
@@ -239,9 +251,12 @@ pub(super) fn run_build(
                 );
             }
             for (node, e) in &report.manifest.errors {
-                eprintln!("{}: node \"{node}\": {e}", graph_path.display());
+                eprintln!(
+                    "{}: node \"{node}\": {e}",
+                    orogen::io::owned::escape_path(&graph_path)
+                );
             }
-            println!("{}", report.manifest_path.display());
+            println!("{}", orogen::io::owned::escape_path(&report.manifest_path));
             if report.complete() {
                 ExitCode::SUCCESS
             } else {
@@ -254,19 +269,19 @@ pub(super) fn run_build(
             }
         }
         Err(e @ BuildError::Cancelled) => {
-            eprintln!("{}: {e}", graph_path.display());
+            eprintln!("{}: {e}", orogen::io::owned::escape_path(&graph_path));
             ExitCode::from(EXIT_INTERRUPTED)
         }
         Err(e @ BuildError::Incomplete(_)) => {
             for line in e.to_string().lines() {
-                eprintln!("{}: {line}", graph_path.display());
+                eprintln!("{}: {line}", orogen::io::owned::escape_path(&graph_path));
             }
             eprintln!("(wire the missing inputs, or build the other outputs with --keep-going)");
             ExitCode::from(EXIT_INVALID)
         }
         Err(e @ BuildError::Failed(_)) => {
             for line in e.to_string().lines() {
-                eprintln!("{}: {line}", graph_path.display());
+                eprintln!("{}: {line}", orogen::io::owned::escape_path(&graph_path));
             }
             eprintln!("(build the other outputs with --keep-going)");
             ExitCode::from(EXIT_FAILED)
@@ -277,13 +292,16 @@ pub(super) fn run_build(
             | BuildError::Splat(..)
             | BuildError::Journal(_)),
         ) => {
-            eprintln!("{}: {e}", graph_path.display());
+            eprintln!("{}: {e}", orogen::io::owned::escape_path(&graph_path));
             ExitCode::from(EXIT_INVALID)
         }
         Err(e) => {
             eprintln!(
                 "error: {:#}",
-                anyhow::Error::from(e).context(format!("building {}", graph_path.display()))
+                anyhow::Error::from(e).context(format!(
+                    "building {}",
+                    orogen::io::owned::escape_path(&graph_path)
+                ))
             );
             ExitCode::from(EXIT_FAILED)
         }

@@ -74,7 +74,7 @@ impl CacheArgs {
             Err(e) => {
                 eprintln!(
                     "warning: cache folder {}: {e}; building without the cache",
-                    dir.display()
+                    orogen::io::owned::escape_path(&dir)
                 );
                 Ok(None)
             }
@@ -130,7 +130,7 @@ pub(super) fn run_cache(command: &CacheCommand) -> ExitCode {
     match command {
         CacheCommand::Stats { .. } => {
             let u = cache.usage();
-            println!("{}", cache.dir().display());
+            println!("{}", orogen::io::owned::escape_path(&cache.dir()));
             println!(
                 "{} entries, {} of a {} limit{}",
                 u.entries,

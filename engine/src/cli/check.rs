@@ -17,7 +17,7 @@ pub(super) fn check_one(path: &std::path::Path, accept: bool, allow_outside: &[P
             let n = d.items.len();
             eprintln!(
                 "{}: {n} problem{}",
-                path.display(),
+                orogen::io::owned::escape_path(&path),
                 if n == 1 { "" } else { "s" }
             );
             return false;
@@ -31,7 +31,7 @@ pub(super) fn check_one(path: &std::path::Path, accept: bool, allow_outside: &[P
         };
         println!(
             "{}: parameter {} = {}{unit} ({}){}",
-            path.display(),
+            orogen::io::owned::escape_path(&path),
             p.spec.name,
             p.value.display(p.spec),
             p.spec.expected(),
@@ -50,18 +50,21 @@ pub(super) fn check_one(path: &std::path::Path, accept: bool, allow_outside: &[P
     if !stale.is_empty() && accept {
         accept_subgraphs(&mut g);
         if let Err(e) = graph_file::save_file(path, &g) {
-            eprintln!("{}: error: cannot write: {e}", path.display());
+            eprintln!(
+                "{}: error: cannot write: {e}",
+                orogen::io::owned::escape_path(&path)
+            );
             return false;
         }
         for s in &stale {
-            println!("{}: accepted: {s}", path.display());
+            println!("{}: accepted: {s}", orogen::io::owned::escape_path(&path));
         }
     } else {
         for s in &stale {
             eprintln!(
                 "{}: warning: {s}; the build uses the file as it is now — review the change, then `orogen check --accept {}` records it",
-                path.display(),
-                path.display()
+                orogen::io::owned::escape_path(&path),
+                orogen::io::owned::escape_path(&path)
             );
         }
     }
@@ -70,16 +73,16 @@ pub(super) fn check_one(path: &std::path::Path, accept: bool, allow_outside: &[P
     for w in &warnings {
         let scratch = w.node.as_ref().is_some_and(|n| !feeding.contains(n));
         let note = if scratch { " (it feeds no output)" } else { "" };
-        eprintln!("{}: {w}{note}", path.display());
+        eprintln!("{}: {w}{note}", orogen::io::owned::escape_path(&path));
     }
     let blocked = g.blocked_outputs();
     for b in &blocked {
-        eprintln!("{}: error: {b}", path.display());
+        eprintln!("{}: error: {b}", orogen::io::owned::escape_path(&path));
     }
     if !blocked.is_empty() {
         eprintln!(
             "{}: {} of {} output{} cannot be built",
-            path.display(),
+            orogen::io::owned::escape_path(&path),
             blocked.len(),
             g.outputs.len(),
             if g.outputs.len() == 1 { "" } else { "s" }
@@ -100,7 +103,7 @@ pub(super) fn check_one(path: &std::path::Path, accept: bool, allow_outside: &[P
     };
     println!(
         "{}: ok ({} nodes, {} outputs{warned}; estimated peak memory at {}²: {mem})",
-        path.display(),
+        orogen::io::owned::escape_path(&path),
         g.nodes.len(),
         g.outputs.len(),
         g.resolution

@@ -58,12 +58,17 @@ pub(super) fn run_new_from_dem(dem_path: &Path, out: &Path, resolution: Option<u
     if !geotiff::is_dem(&bytes) {
         return fail(format!(
             "{}: not a GeoTIFF DEM (no GeoTIFF tags, and neither float nor signed samples)",
-            dem_path.display()
+            orogen::io::owned::escape_path(&dem_path)
         ));
     }
     let dem = match geotiff::read(&bytes, None) {
         Ok(d) => d,
-        Err(e) => return fail(format!("{}: {e}", dem_path.display())),
+        Err(e) => {
+            return fail(format!(
+                "{}: {e}",
+                orogen::io::owned::escape_path(&dem_path)
+            ))
+        }
     };
     // The graph refers to the DEM by its path from the graph's folder, inside it.
     let folder = out
@@ -73,15 +78,15 @@ pub(super) fn run_new_from_dem(dem_path: &Path, out: &Path, resolution: Option<u
     let (Ok(folder), Ok(file)) = (folder.canonicalize(), dem_path.canonicalize()) else {
         return fail(format!(
             "cannot resolve {} or the folder of {}",
-            dem_path.display(),
-            out.display()
+            orogen::io::owned::escape_path(&dem_path),
+            orogen::io::owned::escape_path(&out)
         ));
     };
     let Ok(rel) = file.strip_prefix(&folder) else {
         return fail(format!(
             "{} is outside the graph's folder {}: a graph reads files inside its project only (docs/security.md); write the graph beside the DEM or in a folder above it",
-            dem_path.display(),
-            folder.display()
+            orogen::io::owned::escape_path(&dem_path),
+            orogen::io::owned::escape_path(&folder)
         ));
     };
     let (w, h) = (dem.field.width(), dem.field.height());
@@ -91,16 +96,31 @@ pub(super) fn run_new_from_dem(dem_path: &Path, out: &Path, resolution: Option<u
         .map_or_else(|| "DEM".to_owned(), |s| s.to_string_lossy().into_owned());
     let json = graph_json(&dem, &rel.to_string_lossy(), resolution, &name);
     let text = serde_json::to_string_pretty(&json).unwrap_or_default() + "\n";
+    // Never write a graph that `orogen check` would refuse (a DEM's cell size of 1e300 m, a
+    // height range that is not finite): load it as check does first.
+    if let Err(d) = orogen::io::graph_file::load(
+        orogen::io::graph_file::Source::Text {
+            text: &text,
+            label: &orogen::io::owned::escape_path(&out).to_string(),
+            base: Some(&folder),
+        },
+        &orogen::io::graph_file::LoadOptions::default(),
+    ) {
+        return fail(format!(
+            "{}: this DEM does not make a valid graph, nothing was written:\n{d}",
+            orogen::io::owned::escape_path(dem_path)
+        ));
+    }
     if let Err(e) =
         orogen::io::atomic::write_atomic(out, |f| std::io::Write::write_all(f, text.as_bytes()))
     {
-        eprintln!("error: {}: {e}", out.display());
+        eprintln!("error: {}: {e}", orogen::io::owned::escape_path(&out));
         return ExitCode::from(EXIT_FAILED);
     }
     let world = &json["world"];
     println!(
         "{}: {w} × {h} DEM{}; world {:.1} m across, heights {}…{} m, resolution {resolution}{}",
-        out.display(),
+        orogen::io::owned::escape_path(&out),
         match dem.size_m() {
             Some((x, y)) => format!(" of {x:.1} × {y:.1} m"),
             None => " without a georeference (1 m cells assumed)".to_owned(),

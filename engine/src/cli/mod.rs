@@ -165,9 +165,9 @@ enum Command {
         /// Sea level for the coastline, in metres (default: the median height).
         #[arg(long)]
         sea_level: Option<f32>,
-        /// Histogram bins.
-        #[arg(long, default_value_t = 16)]
-        bins: usize,
+        /// Histogram bins (1 to 65536).
+        #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=65_536))]
+        bins: u32,
     },
     /// Does the preview predict the build? Evaluate at two resolutions, bring the finer one
     /// down to the coarser grid, and compare every node's outputs (and what each erosion node
@@ -210,9 +210,9 @@ enum Command {
         /// The graph file to write.
         #[arg(short, long)]
         out: PathBuf,
-        /// Samples per side (default: the DEM's longer side).
-        #[arg(long)]
-        resolution: Option<usize>,
+        /// Samples per side, 16 to 16384 (default: the DEM's longer side, within that range).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(16..=16_384))]
+        resolution: Option<u32>,
     },
     /// List every node type with its ports and parameters.
     Nodes {
@@ -305,7 +305,7 @@ pub fn main() -> ExitCode {
             from_dem,
             out,
             resolution,
-        } => dem::run_new_from_dem(&from_dem, &out, resolution),
+        } => dem::run_new_from_dem(&from_dem, &out, resolution.map(|r| r as usize)),
         Command::RunTask { plan, task, cache } => run_task_command(&plan, &task, &cache),
         Command::Cache { command } => run_cache(&command),
         Command::Stats {
@@ -314,7 +314,7 @@ pub fn main() -> ExitCode {
             sea_level,
             bins,
         } => match open_bundle(&mut input.source.graph) {
-            Ok(_bundle) => run_stats(&input, output.as_deref(), sea_level, bins),
+            Ok(_bundle) => run_stats(&input, output.as_deref(), sea_level, bins as usize),
             Err(code) => code,
         },
         Command::Parity {

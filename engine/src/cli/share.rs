@@ -23,7 +23,7 @@ pub(super) fn run_pack(graph: &std::path::Path, out: &std::path::Path) -> ExitCo
             }
             println!(
                 "{}: {} files, {bytes} bytes before compression; main graph {}",
-                out.display(),
+                orogen::io::owned::escape_path(&out),
                 m.files.len(),
                 m.graph
             );
@@ -40,8 +40,8 @@ pub(super) fn run_unpack(bundle: &std::path::Path, out: Option<PathBuf>, force: 
         Ok(main) => {
             println!(
                 "{}: unpacked; the graph is {}",
-                dir.display(),
-                main.display()
+                orogen::io::owned::escape_path(&dir),
+                orogen::io::owned::escape_path(&main)
             );
             ExitCode::SUCCESS
         }
@@ -74,7 +74,10 @@ pub(super) fn run_diff(files: &[PathBuf]) -> ExitCode {
         return ExitCode::from(EXIT_INVALID);
     };
     if let Some(p) = header {
-        println!("orogen diff a/{0} b/{0}", p.display());
+        println!(
+            "orogen diff a/{0} b/{0}",
+            orogen::io::owned::escape_path(&p)
+        );
     }
     let changes = match (&ga, &gb) {
         (Some(x), Some(y)) => orogen::io::diff::diff(x, y)

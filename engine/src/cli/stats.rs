@@ -13,6 +13,10 @@ pub(super) fn run_stats(
     bins: usize,
 ) -> ExitCode {
     let (graph_path, size) = (input.source.graph.as_path(), input.size);
+    if sea_level.is_some_and(|s| !s.is_finite()) {
+        eprintln!("error: --sea-level: expected a finite height in metres");
+        return ExitCode::from(EXIT_INVALID);
+    }
     let graph = match load_graph(input, None) {
         Ok(g) => g,
         Err(code) => return code,
@@ -22,7 +26,7 @@ pub(super) fn run_stats(
             let names: Vec<&str> = graph.outputs.keys().map(String::as_str).collect();
             eprintln!(
                 "{}: no output \"{name}\"; the outputs are {}",
-                graph_path.display(),
+                orogen::io::owned::escape_path(&graph_path),
                 orogen::node::quoted_list(&names)
             );
             return ExitCode::from(EXIT_INVALID);
@@ -41,7 +45,7 @@ pub(super) fn run_stats(
         Ok(r) => r,
         Err(d) => {
             for item in d {
-                eprintln!("{}: {item}", graph_path.display());
+                eprintln!("{}: {item}", orogen::io::owned::escape_path(&graph_path));
             }
             return ExitCode::from(EXIT_INVALID);
         }

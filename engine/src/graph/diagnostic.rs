@@ -66,15 +66,33 @@ impl Diagnostic {
     }
 }
 
+/// `text` with control characters other than a line break escaped (`\u{1b}`): names and
+/// values a stranger wrote reach the terminal as text, never as escape sequences.
+#[must_use]
+pub fn escape_control(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(|c| c.is_control() && c != '\n') {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut s = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() && c != '\n' {
+            s.extend(c.escape_default());
+        } else {
+            s.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(s)
+}
+
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.severity == Severity::Warning {
             f.write_str("warning: ")?;
         }
         if let Some(n) = &self.node {
-            write!(f, "node \"{n}\": ")?;
+            write!(f, "node \"{}\": ", escape_control(n))?;
         }
-        f.write_str(&self.detail())
+        f.write_str(&escape_control(&self.detail()))
     }
 }
 
@@ -92,7 +110,7 @@ impl fmt::Display for Diagnostics {
             if i > 0 {
                 writeln!(f)?;
             }
-            write!(f, "{}: {d}", self.file)?;
+            write!(f, "{}: {d}", escape_control(&self.file))?;
         }
         Ok(())
     }

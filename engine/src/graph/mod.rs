@@ -5,7 +5,7 @@
 mod diagnostic;
 mod subgraph;
 
-pub use diagnostic::{Diagnostic, Diagnostics, Severity};
+pub use diagnostic::{escape_control, Diagnostic, Diagnostics, Severity};
 pub use subgraph::{
     binding_problem, check_value, interface_def, kind_name, GraphParam, Subgraph, SUBGRAPH_TYPE,
 };

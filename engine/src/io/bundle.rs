@@ -662,7 +662,7 @@ pub fn unpack(
             owned::escape_path(dir)
         ));
     }
-    // Before writing anything: the files must fit on the disk with room to spare.
+    // Before reading the files: they must fit on the disk with room to spare.
     let m = read_manifest(bundle, cancel)?;
     let total: u64 = m.files.iter().map(|f| f.size).sum();
     if let Some(free) = owned::free_bytes(&staging_in) {
@@ -676,6 +676,9 @@ pub fn unpack(
             ));
         }
     }
+    // A first pass checks every file's size and hash without writing anything, so a bundle
+    // whose content does not match its manifest costs reading, never disk space.
+    verify(bundle, cancel)?;
     let staging = tempfile::Builder::new()
         .prefix(".orogen-unpack-")
         .tempdir_in(&staging_in)

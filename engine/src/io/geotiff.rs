@@ -162,41 +162,76 @@ pub fn read(bytes: &[u8], cancel: Option<&CancelToken>) -> Result<Dem, String> {
     if cancel.is_some_and(CancelToken::is_cancelled) {
         return Err("cancelled".into());
     }
-    let image = d.read_image().map_err(|e| e.to_string())?;
-    let samples: Vec<f64> = match image {
-        DecodingResult::U8(v) => first_band(&v, bands, f64::from),
-        DecodingResult::U16(v) => first_band(&v, bands, f64::from),
-        DecodingResult::U32(v) => first_band(&v, bands, f64::from),
-        DecodingResult::I8(v) => first_band(&v, bands, f64::from),
-        DecodingResult::I16(v) => first_band(&v, bands, f64::from),
-        DecodingResult::I32(v) => first_band(&v, bands, f64::from),
-        DecodingResult::F32(v) => first_band(&v, bands, f64::from),
-        DecodingResult::F64(v) => first_band(&v, bands, |x| x),
-        _ => {
-            return Err(
-                "unsupported sample type (expected 8/16/32-bit integers or 32/64-bit floats)"
-                    .into(),
-            )
-        }
-    };
-    if samples.len() != w * h {
+    // Chunk by chunk (a strip or a tile at a time), straight into the f32 heights: a float64
+    // raster never exists whole, so decoding holds the heights, their validity and one chunk.
+    let cost = decode_bytes(w, h);
+    if cost > super::trust::MAX_DECODE_BYTES {
         return Err(format!(
-            "{} samples for a {w} × {h} raster (planar bands are not supported)",
-            samples.len()
+            "decoding this {w} × {h} raster needs about {}, more than the {} Orogen allows one import",
+            super::trust::human_bytes(cost),
+            super::trust::human_bytes(super::trust::MAX_DECODE_BYTES)
         ));
     }
     let mut valid = vec![true; w * h];
     let mut data = vec![0.0f32; w * h];
-    for ((v, ok), &s) in data.iter_mut().zip(&mut valid).zip(&samples) {
-        // GDAL compares no-data as the band's own type: a float32 band's -3.4028235e38
-        // is the f32 rounding of the tag's text.
-        let missing = !s.is_finite() || nodata.is_some_and(|n| s == n || (s as f32) == (n as f32));
-        *ok = !missing;
-        *v = if missing {
-            0.0
+    let (cw, ch) = d.chunk_dimensions();
+    let (cw, ch) = (cw as usize, ch as usize);
+    let tiled = d.get_chunk_type() == tiff::decoder::ChunkType::Tile;
+    let across = if tiled { w.div_ceil(cw.max(1)) } else { 1 };
+    let per_plane = if tiled {
+        across * h.div_ceil(ch.max(1))
+    } else {
+        h.div_ceil(ch.max(1))
+    };
+    for k in 0..per_plane {
+        if cancel.is_some_and(CancelToken::is_cancelled) {
+            return Err("cancelled".into());
+        }
+        let (x0, y0) = if tiled {
+            ((k % across) * cw, (k / across) * ch)
         } else {
-            (s * scale + offset) as f32
+            (0, k * ch)
         };
+        let index = u32::try_from(k).map_err(|_| "too many chunks".to_owned())?;
+        let chunk = d.read_chunk(index).map_err(|e| e.to_string())?;
+        let (dw, dh) = (cw.min(w - x0), ch.min(h - y0));
+        let mut put = |i: usize, s: f64| {
+            let (x, y) = (x0 + i % dw, y0 + i / dw);
+            if i >= dw * dh || x >= w || y >= h {
+                return;
+            }
+            // GDAL compares no-data as the band's own type: a float32 band's -3.4028235e38
+            // is the f32 rounding of the tag's text.
+            let missing =
+                !s.is_finite() || nodata.is_some_and(|n| s == n || (s as f32) == (n as f32));
+            let at = y * w + x;
+            valid[at] = !missing;
+            data[at] = if missing {
+                0.0
+            } else {
+                (s * scale + offset) as f32
+            };
+        };
+        let n =
+            match &chunk {
+                DecodingResult::U8(v) => first_band(v, bands, f64::from, &mut put),
+                DecodingResult::U16(v) => first_band(v, bands, f64::from, &mut put),
+                DecodingResult::U32(v) => first_band(v, bands, f64::from, &mut put),
+                DecodingResult::I8(v) => first_band(v, bands, f64::from, &mut put),
+                DecodingResult::I16(v) => first_band(v, bands, f64::from, &mut put),
+                DecodingResult::I32(v) => first_band(v, bands, f64::from, &mut put),
+                DecodingResult::F32(v) => first_band(v, bands, f64::from, &mut put),
+                DecodingResult::F64(v) => first_band(v, bands, |x| x, &mut put),
+                _ => return Err(
+                    "unsupported sample type (expected 8/16/32-bit integers or 32/64-bit floats)"
+                        .into(),
+                ),
+            };
+        if n != dw * dh {
+            return Err(format!(
+                "{n} samples in a {dw} × {dh} chunk (planar bands are not supported)"
+            ));
+        }
     }
     let filled = valid.iter().filter(|&&v| !v).count();
     if filled == w * h {
@@ -213,9 +248,30 @@ pub fn read(bytes: &[u8], cancel: Option<&CancelToken>) -> Result<Dem, String> {
     })
 }
 
-/// The first of `bands` interleaved samples of each pixel, as f64.
-fn first_band<T: Copy>(v: &[T], bands: usize, f: impl Fn(T) -> f64) -> Vec<f64> {
-    v.iter().step_by(bands).map(|&x| f(x)).collect()
+/// Gives `put` the first of `bands` interleaved samples of each pixel, as f64, with the
+/// pixel's index; returns how many pixels there were.
+fn first_band<T: Copy>(
+    v: &[T],
+    bands: usize,
+    f: impl Fn(T) -> f64,
+    put: &mut impl FnMut(usize, f64),
+) -> usize {
+    let mut n = 0;
+    for (i, &x) in v.iter().step_by(bands).enumerate() {
+        put(i, f(x));
+        n = i + 1;
+    }
+    n
+}
+
+/// Bytes reading a `w × h` DEM holds at most: the f32 heights, a validity flag per cell and,
+/// when cells are missing, the hole filling's pyramid of values and weights (its first level
+/// 8 bytes a cell, the rest a third of that, and one coarser level copied).
+#[must_use]
+pub fn decode_bytes(w: usize, h: usize) -> u64 {
+    (w as u64)
+        .saturating_mul(h as u64)
+        .saturating_mul(4 + 1 + 12)
 }
 
 /// The first band's scale and offset in GDAL's metadata XML (`<Item name="SCALE" …>`).

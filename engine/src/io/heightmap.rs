@@ -381,10 +381,9 @@ fn decode_image(bytes: &[u8], cancel: Option<&CancelToken>) -> Result<image::Dyn
         .with_guessed_format()
         .map_err(|e| e.to_string())
     };
-    let (w, h) = reader()?.into_dimensions().map_err(|e| e.to_string())?;
-    if let Some(problem) = image_size_problem(u64::from(w), u64::from(h)) {
-        return Err(problem);
-    }
+    // Decoded samples and their f32 copy, budgeted from the header before decoding: an
+    // RGBA16 image holds eight bytes a pixel, not one.
+    check_decode_cost(image_cost(bytes)?)?;
     let mut r = reader()?;
     let mut limits = image::Limits::default();
     limits.max_image_width = Some(trust::MAX_IMAGE_SIDE);
@@ -430,36 +429,115 @@ pub fn read_color(path: &Path) -> Result<Field, HeightmapError> {
         .ok_or_else(|| decode("image size mismatch".into()))
 }
 
-/// An EXR layer: width, height and its channels by name, as f32.
-type ExrLayer = (usize, usize, Vec<(String, Vec<f32>)>);
-
-/// The first valid layer of an EXR file.
-fn read_exr_channels(bytes: &[u8], cancel: Option<&CancelToken>) -> Result<ExrLayer, String> {
-    use exr::prelude::ReadChannels;
-    use exr::prelude::ReadLayers;
+/// The EXR channels to read for a heightmap (`Y`, else `R`, else the first channel of the
+/// first layer) or a colour image (`R`, `G`, `B`), chosen from the header, and the layer's
+/// size: only those channels are kept while decoding (a file with 128 channels costs what
+/// one costs), so the decoded size is known before decoding.
+fn exr_channels(bytes: &[u8], color: bool) -> Result<(usize, usize, Vec<String>), String> {
     let meta = exr::meta::MetaData::read_from_buffered(io::Cursor::new(bytes), false)
         .map_err(|e| e.to_string())?;
-    for h in &meta.headers {
-        if let Some(problem) = image_size_problem(h.layer_size.0 as u64, h.layer_size.1 as u64) {
-            return Err(problem);
-        }
+    let header = meta.headers.first().ok_or("the EXR file has no layers")?;
+    let (w, h) = (header.layer_size.0, header.layer_size.1);
+    if let Some(problem) = image_size_problem(w as u64, h as u64) {
+        return Err(problem);
     }
+    let names: Vec<String> = header
+        .channels
+        .list
+        .iter()
+        .map(|c| c.name.to_string())
+        .collect();
+    let pick = if color {
+        for n in ["R", "G", "B"] {
+            if !names.iter().any(|c| c == n) {
+                return Err(format!("the EXR file has no channel {n}"));
+            }
+        }
+        vec!["R".to_owned(), "G".to_owned(), "B".to_owned()]
+    } else {
+        let name = ["Y", "R"]
+            .iter()
+            .find(|n| names.iter().any(|c| c == *n))
+            .map(|n| (*n).to_owned())
+            .or_else(|| names.first().cloned())
+            .ok_or("the EXR file has no channels")?;
+        vec![name]
+    };
+    Ok((w, h, pick))
+}
+
+/// Reads channels `names` (1 or 3) of the first EXR layer holding them, as f32 planes.
+fn read_exr_planes(
+    bytes: &[u8],
+    w: usize,
+    h: usize,
+    names: &[String],
+    cancel: Option<&CancelToken>,
+) -> Result<Vec<Vec<f32>>, String> {
+    use exr::prelude::{ReadChannels, ReadLayers, ReadSpecificChannel};
+    let source = || trust::CancelRead::new(io::Cursor::new(bytes), cancel);
+    let size = |s: exr::math::Vec2<usize>| (s.width(), s.height());
+    if let [name] = names {
+        let image = exr::prelude::read()
+            .no_deep_data()
+            .largest_resolution_level()
+            .specific_channels()
+            .required::<f32>(name.as_str())
+            .collect_pixels(
+                |s, _| {
+                    let (sw, sh) = size(s);
+                    (sw, vec![0.0f32; sw * sh])
+                },
+                |(sw, v): &mut (usize, Vec<f32>), p, (y,): (f32,)| v[p.y() * *sw + p.x()] = y,
+            )
+            .first_valid_layer()
+            .all_attributes()
+            .from_buffered(source())
+            .map_err(|e| e.to_string())?;
+        let (sw, plane) = image.layer_data.channel_data.pixels;
+        if sw != w || plane.len() != w * h {
+            return Err("channel size mismatch".into());
+        }
+        return Ok(vec![plane]);
+    }
+    let [r, g, b] = names else {
+        return Err("expected one or three channels".into());
+    };
     let image = exr::prelude::read()
         .no_deep_data()
         .largest_resolution_level()
-        .all_channels()
+        .specific_channels()
+        .required::<f32>(r.as_str())
+        .required::<f32>(g.as_str())
+        .required::<f32>(b.as_str())
+        .collect_pixels(
+            |s, _| {
+                let (sw, sh) = size(s);
+                (
+                    sw,
+                    [
+                        vec![0.0f32; sw * sh],
+                        vec![0.0f32; sw * sh],
+                        vec![0.0f32; sw * sh],
+                    ],
+                )
+            },
+            |(sw, v): &mut (usize, [Vec<f32>; 3]), p, (r, g, b): (f32, f32, f32)| {
+                let i = p.y() * *sw + p.x();
+                v[0][i] = r;
+                v[1][i] = g;
+                v[2][i] = b;
+            },
+        )
         .first_valid_layer()
         .all_attributes()
-        .from_buffered(trust::CancelRead::new(io::Cursor::new(bytes), cancel))
+        .from_buffered(source())
         .map_err(|e| e.to_string())?;
-    let layer = &image.layer_data;
-    let channels = layer
-        .channel_data
-        .list
-        .iter()
-        .map(|c| (c.name.to_string(), c.sample_data.values_as_f32().collect()))
-        .collect();
-    Ok((layer.size.width(), layer.size.height(), channels))
+    let (sw, planes) = image.layer_data.channel_data.pixels;
+    if sw != w || planes[0].len() != w * h {
+        return Err("channel size mismatch".into());
+    }
+    Ok(planes.into())
 }
 
 /// The `R`, `G`, `B` channels of an EXR file.
@@ -467,27 +545,113 @@ fn read_exr_rgb(
     bytes: &[u8],
     cancel: Option<&CancelToken>,
 ) -> Result<(usize, usize, [Vec<f32>; 3]), String> {
-    let (w, h, mut channels) = read_exr_channels(bytes, cancel)?;
-    let mut take = |n: &str| {
-        channels
-            .iter()
-            .position(|(name, _)| name == n)
-            .map(|i| channels.swap_remove(i).1)
-            .ok_or_else(|| format!("the EXR file has no channel {n}"))
-    };
-    Ok((w, h, [take("R")?, take("G")?, take("B")?]))
+    let (w, h, names) = exr_channels(bytes, true)?;
+    check_decode_cost(exr_cost(w, h, 3))?;
+    let planes = read_exr_planes(bytes, w, h, &names, cancel)?;
+    let [r, g, b]: [Vec<f32>; 3] = planes
+        .try_into()
+        .map_err(|_| "expected three channels".to_owned())?;
+    Ok((w, h, [r, g, b]))
 }
 
 /// A heightmap from an EXR file: its channel `Y`, else `R`, else the first.
 fn read_exr(bytes: &[u8], cancel: Option<&CancelToken>) -> Result<Field, String> {
-    let (w, h, mut channels) = read_exr_channels(bytes, cancel)?;
-    let i = ["Y", "R"]
-        .iter()
-        .find_map(|n| channels.iter().position(|(name, _)| name == n))
-        .or_else(|| (!channels.is_empty()).then_some(0))
-        .ok_or("the EXR file has no channels")?;
-    Field::from_vec(w, h, channels.swap_remove(i).1)
-        .ok_or_else(|| "channel size mismatch".to_owned())
+    let (w, h, names) = exr_channels(bytes, false)?;
+    check_decode_cost(exr_cost(w, h, 1))?;
+    let mut planes = read_exr_planes(bytes, w, h, &names, cancel)?;
+    Field::from_vec(w, h, planes.swap_remove(0)).ok_or_else(|| "channel size mismatch".to_owned())
+}
+
+/// Bytes reading `planes` f32 channels of a `w × h` EXR holds (one decompressed block on
+/// top, which the format bounds).
+fn exr_cost(w: usize, h: usize, planes: u64) -> u64 {
+    (w as u64)
+        .saturating_mul(h as u64)
+        .saturating_mul(4 * planes)
+}
+
+/// Refuses a decode that would hold more than [`trust::MAX_DECODE_BYTES`].
+fn check_decode_cost(bytes: u64) -> Result<(), String> {
+    if bytes > trust::MAX_DECODE_BYTES {
+        return Err(format!(
+            "decoding this image needs about {}, more than the {} Orogen allows one import",
+            trust::human_bytes(bytes),
+            trust::human_bytes(trust::MAX_DECODE_BYTES)
+        ));
+    }
+    Ok(())
+}
+
+/// Bytes decoding the image file at `path` would hold at its peak (decoded samples, the f32
+/// heights and any copy in between), read from its header only — for `--max-memory`, which
+/// counts imports. Only a regular file is opened.
+pub fn decode_cost(path: &Path) -> Result<u64, String> {
+    use std::io::Read as _;
+    let (file, len) = {
+        let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        trust::check_regular(path, &meta, trust::MAX_IMAGE_BYTES)?;
+        let f = trust::open_nonblocking(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        (f, meta.len())
+    };
+    let mut head = Vec::new();
+    // Headers are near the start of a PNG or EXR; a TIFF's may be anywhere (then the whole
+    // file, which import reads anyway, is in the cost).
+    file.take(1 << 20)
+        .read_to_end(&mut head)
+        .map_err(|e| e.to_string())?;
+    let held = len;
+    if head.starts_with(&[0x76, 0x2f, 0x31, 0x01]) {
+        let (w, h, _) = exr_channels(&head, false)?;
+        return Ok(held.saturating_add(exr_cost(w, h, 1)));
+    }
+    if head.starts_with(b"II") || head.starts_with(b"MM") {
+        // A TIFF's directory may lie anywhere in the file: read it through a seeking reader,
+        // not the whole file. Whether it is a DEM or an image, the larger cost counts.
+        let file = trust::open_nonblocking(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut d = tiff::decoder::Decoder::new(io::BufReader::new(file))
+            .map_err(|e| format!("not a readable TIFF: {e}"))?;
+        let (w, h) = d.dimensions().map_err(|e| e.to_string())?;
+        let (w, h) = (w as usize, h as usize);
+        if let Some(problem) = image_size_problem(w as u64, h as u64) {
+            return Err(problem);
+        }
+        let samples = d
+            .find_tag_unsigned::<u16>(tiff::tags::Tag::SamplesPerPixel)
+            .ok()
+            .flatten()
+            .unwrap_or(1)
+            .max(1);
+        let bits = d
+            .find_tag_unsigned_vec::<u16>(tiff::tags::Tag::BitsPerSample)
+            .ok()
+            .flatten()
+            .and_then(|v| v.into_iter().max())
+            .unwrap_or(8)
+            .max(8);
+        let pixels = (w as u64).saturating_mul(h as u64);
+        let image = pixels
+            .saturating_mul(u64::from(samples) * u64::from(bits) / 8)
+            .saturating_add(pixels * 4);
+        return Ok(held.saturating_add(image.max(super::geotiff::decode_bytes(w, h))));
+    }
+    image_cost(&head).map(|c| held.saturating_add(c))
+}
+
+/// Bytes decoding a PNG or TIFF holds: the decoded samples and their f32 luma.
+fn image_cost(bytes: &[u8]) -> Result<u64, String> {
+    use image::ImageDecoder as _;
+    let decoder = image::ImageReader::new(io::Cursor::new(bytes))
+        .with_guessed_format()
+        .map_err(|e| e.to_string())?
+        .into_decoder()
+        .map_err(|e| e.to_string())?;
+    let (w, h) = decoder.dimensions();
+    if let Some(problem) = image_size_problem(u64::from(w), u64::from(h)) {
+        return Err(problem);
+    }
+    Ok(decoder
+        .total_bytes()
+        .saturating_add(u64::from(w) * u64::from(h) * 4))
 }
 
 #[cfg(test)]

@@ -134,22 +134,11 @@ pub fn remove_tree_no_follow(path: &Path) -> std::io::Result<()> {
     }
 }
 
-/// `text` with control characters (terminal escape sequences among them) escaped, for
-/// echoing names and paths a stranger chose.
+/// `text` with control characters (terminal escape sequences among them, line breaks too)
+/// escaped, for echoing names and paths a stranger chose.
 #[must_use]
 pub fn escape(text: &str) -> String {
-    if !text.chars().any(char::is_control) {
-        return text.to_owned();
-    }
-    let mut s = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        if c.is_control() {
-            s.extend(c.escape_default());
-        } else {
-            s.push(c);
-        }
-    }
-    s
+    crate::graph::escape_control(&text.replace('\n', "\\n")).into_owned()
 }
 
 /// A path for a message, with control characters escaped (see [`escape`]).

@@ -18,6 +18,10 @@ pub const MAX_IMAGE_BYTES: u64 = 2 << 30;
 /// Most pixels an imported image may have: 16384² (its f32 heightmap is 1 GiB). Checked from
 /// the file's header, before anything is decoded.
 pub const MAX_IMAGE_PIXELS: u64 = 1 << 28;
+/// Most bytes decoding one imported image may hold (decoded samples, the f32 heights and any
+/// copy in between), computed from its header before decoding: a small file cannot claim
+/// gigabytes. A 16384² float DEM with holes needs about 4.3 GiB.
+pub const MAX_DECODE_BYTES: u64 = 6 << 30;
 /// Longest side an imported image may have (the largest build resolution).
 pub const MAX_IMAGE_SIDE: u32 = 65_536;
 /// Deepest nesting of subgraph files (a graph using a subgraph using a subgraph …). Build
