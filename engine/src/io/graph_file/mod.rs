@@ -194,6 +194,15 @@ fn load_text(text: &str, label: &str, opts: &LoadOptions, ctx: &Ctx) -> Result<G
     };
     // A UTF-8 byte-order mark (some Windows editors write one) is not part of the document.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    // A graph is an object: an array is refused before it is parsed (64 MiB of `[0,0,…`
+    // would otherwise be built into a value first).
+    if text.trim_start().starts_with('[') {
+        return Err(fail(vec![Diagnostic::at(
+            None,
+            String::new(),
+            "expected a JSON object at the top level, found an array".to_owned(),
+        )]));
+    }
     let (mut value, duplicates) = parse_json(text).map_err(|e| {
         fail(vec![Diagnostic::at(
             None,
@@ -235,19 +244,57 @@ fn load_text(text: &str, label: &str, opts: &LoadOptions, ctx: &Ctx) -> Result<G
 
 /// Parses JSON like `serde_json::from_str`, also listing keys that appear twice in one
 /// object as `(path of the object, key)` (serde_json would keep the last silently).
+/// Most JSON values a graph file may hold (a 100 000-node graph has about 2 million): a
+/// 64 MiB array of numbers would otherwise become a gigabyte of values before it is refused.
+const MAX_JSON_VALUES: usize = 4_000_000;
+
 fn parse_json(text: &str) -> Result<(Value, Vec<(String, String)>), serde_json::Error> {
     use serde::de::{DeserializeSeed, MapAccess, SeqAccess, Visitor};
-    struct Seed<'a> {
-        path: String,
-        dups: &'a std::cell::RefCell<Vec<(String, String)>>,
+    /// Where a value sits, as a chain of parents: spelled out (`nodes[3].params`) only when a
+    /// duplicate key is found, never per value (64 MiB of array elements would otherwise
+    /// format a path string each).
+    #[derive(Clone, Copy)]
+    enum Loc<'p> {
+        Root,
+        Key(&'p Loc<'p>, &'p str),
+        Index(&'p Loc<'p>, usize),
     }
-    impl<'de> DeserializeSeed<'de> for Seed<'_> {
+    impl Loc<'_> {
+        fn render(&self) -> String {
+            match self {
+                Loc::Root => String::new(),
+                Loc::Key(parent, key) => {
+                    let p = parent.render();
+                    if p.is_empty() {
+                        (*key).to_owned()
+                    } else {
+                        format!("{p}.{key}")
+                    }
+                }
+                Loc::Index(parent, i) => format!("{}[{i}]", parent.render()),
+            }
+        }
+    }
+    struct Seed<'a, 'p> {
+        loc: Loc<'p>,
+        dups: &'a std::cell::RefCell<Vec<(String, String)>>,
+        /// Values left before the document is refused as too large.
+        left: &'a std::cell::Cell<usize>,
+    }
+    impl<'de> DeserializeSeed<'de> for Seed<'_, '_> {
         type Value = Value;
         fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+            let left = self.left.get();
+            if left == 0 {
+                return Err(serde::de::Error::custom(format!(
+                    "more than {MAX_JSON_VALUES} values: a graph file is not that large (the largest graphs have a few hundred thousand)"
+                )));
+            }
+            self.left.set(left - 1);
             d.deserialize_any(self)
         }
     }
-    impl<'de> Visitor<'de> for Seed<'_> {
+    impl<'de> Visitor<'de> for Seed<'_, '_> {
         type Value = Value;
         fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
             f.write_str("a JSON value")
@@ -279,8 +326,9 @@ fn parse_json(text: &str) -> Result<(Value, Vec<(String, String)>), serde_json::
         fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
             let mut out = Vec::new();
             while let Some(v) = seq.next_element_seed(Seed {
-                path: format!("{}[{}]", self.path, out.len()),
+                loc: Loc::Index(&self.loc, out.len()),
                 dups: self.dups,
+                left: self.left,
             })? {
                 out.push(v);
             }
@@ -289,17 +337,13 @@ fn parse_json(text: &str) -> Result<(Value, Vec<(String, String)>), serde_json::
         fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
             let mut out = Map::new();
             while let Some(key) = map.next_key::<String>()? {
-                let path = if self.path.is_empty() {
-                    key.clone()
-                } else {
-                    format!("{}.{key}", self.path)
-                };
                 let v = map.next_value_seed(Seed {
-                    path,
+                    loc: Loc::Key(&self.loc, &key),
                     dups: self.dups,
+                    left: self.left,
                 })?;
                 if out.insert(key.clone(), v).is_some() {
-                    self.dups.borrow_mut().push((self.path.clone(), key));
+                    self.dups.borrow_mut().push((self.loc.render(), key));
                 }
             }
             Ok(Value::Object(out))
@@ -307,9 +351,11 @@ fn parse_json(text: &str) -> Result<(Value, Vec<(String, String)>), serde_json::
     }
     let dups = std::cell::RefCell::new(Vec::new());
     let mut de = serde_json::Deserializer::from_str(text);
+    let left = std::cell::Cell::new(MAX_JSON_VALUES);
     let value = Seed {
-        path: String::new(),
+        loc: Loc::Root,
         dups: &dups,
+        left: &left,
     }
     .deserialize(&mut de)?;
     de.end()?;
