@@ -372,7 +372,6 @@ fn embedded(levels: usize, inner: serde_json::Value) -> serde_json::Value {
     g
 }
 
-#[allow(clippy::too_many_lines)]
 fn cases() -> Vec<Case> {
     let mut v = vec![
         // Folders Orogen writes, read back.

@@ -358,18 +358,30 @@ fn nested(dir: &Path, n: usize, uses: usize) {
 #[test]
 fn exponential_subgraph_expansion_is_refused_where_it_crosses_the_limit() {
     let dir = temp("laughs");
-    // 25 files each using the next twice: 2^24 leaves once expanded.
+    // 25 files each using the next twice: 2^24 leaves once expanded. Whichever bound it
+    // crosses first — the nodes, or the bytes of the copy with every use embedded (here the
+    // bytes, at 2^16 uses of small files) — it is refused where it crosses it.
     nested(&dir, 25, 2);
     let r = run(&dir, &["check", "f0.json"]);
     refused(
         &r,
         2,
-        &["has more than 100000 nodes: Orogen refuses graphs that large"],
+        &["with its subgraphs embedded this graph is more than 16 MiB of text (a build copy holds every use of a subgraph): Orogen refuses graphs that large"],
     );
     // Each file's failure is said once, not once per use.
     assert!(r.text.len() < 8192, "{} bytes of messages", r.text.len());
     let r = run(&dir, &["build", "f0.json", "-o", "out"]);
-    refused(&r, 2, &["has more than 100000 nodes"]);
+    refused(&r, 2, &["Orogen refuses graphs that large"]);
+    // Files of many nodes cross the node bound first.
+    let wide = temp("laughs-wide");
+    nested(&wide, 3, 400);
+    let r = run(&wide, &["check", "f0.json"]);
+    refused(
+        &r,
+        2,
+        &["has more than 100000 nodes: Orogen refuses graphs that large"],
+    );
+    let _ = std::fs::remove_dir_all(&wide);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -28,6 +28,7 @@ use crate::World;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+mod splat;
 mod staging;
 
 use staging::Staging;
@@ -276,7 +277,7 @@ pub fn build(graph: &Graph, opts: &BuildOptions) -> Result<BuildReport, BuildErr
     if graph.outputs.is_empty() {
         return Err(BuildError::NoOutputs);
     }
-    check_splats(graph, &opts.exports)?;
+    splat::check(graph, &opts.exports)?;
     let errors = graph.errors();
     if !errors.is_empty() {
         return Err(BuildError::Invalid(errors));
@@ -495,38 +496,12 @@ fn write_outputs(
             .filter_map(|n| eval.field(graph, &graph.outputs[n]))
             .collect();
         if fields.len() == names.len() {
-            write_splat(stage, stem, &fields, ex.splat_normalize)?;
+            splat::write(stage, stem, &fields, ex.splat_normalize)?;
         } else {
             failed_outputs.push(stem.clone());
         }
     }
     Ok((outputs, failed_outputs))
-}
-
-/// Refuses splat maps that cannot be made from the graph's outputs.
-fn check_splats(graph: &Graph, ex: &Exports) -> Result<(), BuildError> {
-    for (stem, names) in &ex.splats {
-        let fail = |msg: String| Err(BuildError::Splat(crate::io::owned::escape(stem), msg));
-        if !crate::graph::is_valid_id(stem) {
-            return fail(
-                "a splat map's name becomes a file name in the output folder: use only letters, digits, '_' and '-'"
-                    .to_owned(),
-            );
-        }
-        if names.is_empty() || names.len() > 4 {
-            return fail(format!("needs 1 to 4 mask outputs, got {}", names.len()));
-        }
-        for n in names {
-            match graph.outputs.get(n).map(|r| graph.output_kind(r)) {
-                Some(Some(PortKind::Mask) | None) => {}
-                Some(Some(k @ (PortKind::Height | PortKind::Color | PortKind::Scalar))) => {
-                    return fail(format!("output \"{n}\" is a {}, not a mask", k.name()));
-                }
-                None => return fail(format!("no output \"{n}\"")),
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Why node `id` produced nothing: its own problem, or the one of the node that stopped it.
@@ -689,27 +664,6 @@ pub(crate) fn output_frame(graph: &Graph, kind: PortKind, range: Range, field: &
             }
         }
     }
-}
-
-/// Packs up to four mask outputs into `<stem>.splat.png`.
-fn write_splat(
-    stage: &mut Staging,
-    stem: &str,
-    fields: &[std::sync::Arc<Field>],
-    normalize: bool,
-) -> Result<(), BuildError> {
-    let refs: Vec<&Field> = fields.iter().map(|f| &**f).collect();
-    let rgba = render::splat_rgba(&refs, normalize);
-    let img = image::RgbaImage::from_raw(refs[0].width() as u32, refs[0].height() as u32, rgba)
-        .ok_or_else(|| BuildError::Splat(stem.to_owned(), "size mismatch".into()))?;
-    let mut bytes = Vec::new();
-    img.write_to(
-        &mut std::io::Cursor::new(&mut bytes),
-        image::ImageFormat::Png,
-    )
-    .map_err(|e| BuildError::Splat(stem.to_owned(), e.to_string()))?;
-    stage.add(format!("{stem}.splat.png"), "splat map", &bytes)?;
-    Ok(())
 }
 
 fn encode_png_rgb8(w: usize, h: usize, rgb: Vec<u8>) -> Result<Vec<u8>, BuildError> {

@@ -263,7 +263,7 @@ fn roll_back(dir: &Path) -> Result<(), String> {
         let dest = dir.join(&line.dest);
         match line.backup {
             None => {
-                crate::io::owned::remove_file_no_follow(&dest);
+                let _ = crate::io::owned::remove_file_no_follow(&dest);
             }
             Some(backup) => {
                 let backup = dir.join(backup);
@@ -292,7 +292,7 @@ pub(super) fn recover(dir: &Path) -> Result<bool, BuildError> {
             let name = e.file_name();
             let name = name.to_string_lossy();
             if name.starts_with(".orogen-tmp-") || name.starts_with(".orogen-old-") {
-                crate::io::owned::remove_file_no_follow(&e.path());
+                let _ = crate::io::owned::remove_file_no_follow(&e.path());
             }
         }
     }

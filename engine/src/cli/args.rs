@@ -267,9 +267,9 @@ pub(super) fn load_graph(
     for (id, sg, uses) in graph.stale_subgraphs() {
         eprintln!(
             "{}: warning: {}; building with it as it is now (`orogen check --accept {}` records it)",
-            orogen::io::owned::escape_path(&graph_path),
+            orogen::io::owned::escape_path(graph_path),
             stale_message(&id, sg, uses),
-            orogen::io::owned::escape_path(&graph_path)
+            orogen::io::owned::escape_path(graph_path)
         );
     }
     check_memory(
@@ -314,7 +314,7 @@ impl Imports<'_> {
                 Some((cost, n.id.clone()))
             })
             .collect();
-        costs.sort_by(|a, b| b.0.cmp(&a.0));
+        costs.sort_by_key(|c| std::cmp::Reverse(c.0));
         let total = costs.iter().take(2).map(|c| c.0).sum();
         (
             total,

@@ -36,10 +36,7 @@ fn explain_build(
     let previous = explain::load(&path);
     let now = explain::record(graph, eval, previous.as_ref());
     if print {
-        println!(
-            "explain ({}):",
-            orogen::io::owned::escape_path(&cache.dir())
-        );
+        println!("explain ({}):", orogen::io::owned::escape_path(cache.dir()));
         for line in explain::lines(graph, eval, previous.as_ref(), &now) {
             println!("{line}");
         }
@@ -156,7 +153,7 @@ pub(super) fn run_tiled(
         );
         println!(
             "run them with `orogen run-task {} TASK`, or on Slurm: {}",
-            orogen::io::owned::escape_path(&out),
+            orogen::io::owned::escape_path(out),
             orogen::io::owned::escape_path(&out.join("slurm/submit.sh"))
         );
         return ExitCode::SUCCESS;
@@ -253,7 +250,7 @@ pub(super) fn run_build(
             for (node, e) in &report.manifest.errors {
                 eprintln!(
                     "{}: node \"{node}\": {e}",
-                    orogen::io::owned::escape_path(&graph_path)
+                    orogen::io::owned::escape_path(graph_path)
                 );
             }
             println!("{}", orogen::io::owned::escape_path(&report.manifest_path));
@@ -269,19 +266,19 @@ pub(super) fn run_build(
             }
         }
         Err(e @ BuildError::Cancelled) => {
-            eprintln!("{}: {e}", orogen::io::owned::escape_path(&graph_path));
+            eprintln!("{}: {e}", orogen::io::owned::escape_path(graph_path));
             ExitCode::from(EXIT_INTERRUPTED)
         }
         Err(e @ BuildError::Incomplete(_)) => {
             for line in e.to_string().lines() {
-                eprintln!("{}: {line}", orogen::io::owned::escape_path(&graph_path));
+                eprintln!("{}: {line}", orogen::io::owned::escape_path(graph_path));
             }
             eprintln!("(wire the missing inputs, or build the other outputs with --keep-going)");
             ExitCode::from(EXIT_INVALID)
         }
         Err(e @ BuildError::Failed(_)) => {
             for line in e.to_string().lines() {
-                eprintln!("{}: {line}", orogen::io::owned::escape_path(&graph_path));
+                eprintln!("{}: {line}", orogen::io::owned::escape_path(graph_path));
             }
             eprintln!("(build the other outputs with --keep-going)");
             ExitCode::from(EXIT_FAILED)
@@ -292,7 +289,7 @@ pub(super) fn run_build(
             | BuildError::Splat(..)
             | BuildError::Journal(_)),
         ) => {
-            eprintln!("{}: {e}", orogen::io::owned::escape_path(&graph_path));
+            eprintln!("{}: {e}", orogen::io::owned::escape_path(graph_path));
             ExitCode::from(EXIT_INVALID)
         }
         Err(e) => {
@@ -300,7 +297,7 @@ pub(super) fn run_build(
                 "error: {:#}",
                 anyhow::Error::from(e).context(format!(
                     "building {}",
-                    orogen::io::owned::escape_path(&graph_path)
+                    orogen::io::owned::escape_path(graph_path)
                 ))
             );
             ExitCode::from(EXIT_FAILED)

@@ -130,7 +130,7 @@ pub(super) fn run_cache(command: &CacheCommand) -> ExitCode {
     match command {
         CacheCommand::Stats { .. } => {
             let u = cache.usage();
-            println!("{}", orogen::io::owned::escape_path(&cache.dir()));
+            println!("{}", orogen::io::owned::escape_path(cache.dir()));
             println!(
                 "{} entries, {} of a {} limit{}",
                 u.entries,

@@ -17,7 +17,7 @@ pub(super) fn check_one(path: &std::path::Path, accept: bool, allow_outside: &[P
             let n = d.items.len();
             eprintln!(
                 "{}: {n} problem{}",
-                orogen::io::owned::escape_path(&path),
+                orogen::io::owned::escape_path(path),
                 if n == 1 { "" } else { "s" }
             );
             return false;
@@ -31,7 +31,7 @@ pub(super) fn check_one(path: &std::path::Path, accept: bool, allow_outside: &[P
         };
         println!(
             "{}: parameter {} = {}{unit} ({}){}",
-            orogen::io::owned::escape_path(&path),
+            orogen::io::owned::escape_path(path),
             p.spec.name,
             p.value.display(p.spec),
             p.spec.expected(),
@@ -52,19 +52,19 @@ pub(super) fn check_one(path: &std::path::Path, accept: bool, allow_outside: &[P
         if let Err(e) = graph_file::save_file(path, &g) {
             eprintln!(
                 "{}: error: cannot write: {e}",
-                orogen::io::owned::escape_path(&path)
+                orogen::io::owned::escape_path(path)
             );
             return false;
         }
         for s in &stale {
-            println!("{}: accepted: {s}", orogen::io::owned::escape_path(&path));
+            println!("{}: accepted: {s}", orogen::io::owned::escape_path(path));
         }
     } else {
         for s in &stale {
             eprintln!(
                 "{}: warning: {s}; the build uses the file as it is now — review the change, then `orogen check --accept {}` records it",
-                orogen::io::owned::escape_path(&path),
-                orogen::io::owned::escape_path(&path)
+                orogen::io::owned::escape_path(path),
+                orogen::io::owned::escape_path(path)
             );
         }
     }
@@ -73,16 +73,16 @@ pub(super) fn check_one(path: &std::path::Path, accept: bool, allow_outside: &[P
     for w in &warnings {
         let scratch = w.node.as_ref().is_some_and(|n| !feeding.contains(n));
         let note = if scratch { " (it feeds no output)" } else { "" };
-        eprintln!("{}: {w}{note}", orogen::io::owned::escape_path(&path));
+        eprintln!("{}: {w}{note}", orogen::io::owned::escape_path(path));
     }
     let blocked = g.blocked_outputs();
     for b in &blocked {
-        eprintln!("{}: error: {b}", orogen::io::owned::escape_path(&path));
+        eprintln!("{}: error: {b}", orogen::io::owned::escape_path(path));
     }
     if !blocked.is_empty() {
         eprintln!(
             "{}: {} of {} output{} cannot be built",
-            orogen::io::owned::escape_path(&path),
+            orogen::io::owned::escape_path(path),
             blocked.len(),
             g.outputs.len(),
             if g.outputs.len() == 1 { "" } else { "s" }
@@ -103,7 +103,7 @@ pub(super) fn check_one(path: &std::path::Path, accept: bool, allow_outside: &[P
     };
     println!(
         "{}: ok ({} nodes, {} outputs{warned}; estimated peak memory at {}²: {mem})",
-        orogen::io::owned::escape_path(&path),
+        orogen::io::owned::escape_path(path),
         g.nodes.len(),
         g.outputs.len(),
         g.resolution

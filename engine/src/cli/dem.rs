@@ -58,17 +58,12 @@ pub(super) fn run_new_from_dem(dem_path: &Path, out: &Path, resolution: Option<u
     if !geotiff::is_dem(&bytes) {
         return fail(format!(
             "{}: not a GeoTIFF DEM (no GeoTIFF tags, and neither float nor signed samples)",
-            orogen::io::owned::escape_path(&dem_path)
+            orogen::io::owned::escape_path(dem_path)
         ));
     }
     let dem = match geotiff::read(&bytes, None) {
         Ok(d) => d,
-        Err(e) => {
-            return fail(format!(
-                "{}: {e}",
-                orogen::io::owned::escape_path(&dem_path)
-            ))
-        }
+        Err(e) => return fail(format!("{}: {e}", orogen::io::owned::escape_path(dem_path))),
     };
     // The graph refers to the DEM by its path from the graph's folder, inside it.
     let folder = out
@@ -78,14 +73,14 @@ pub(super) fn run_new_from_dem(dem_path: &Path, out: &Path, resolution: Option<u
     let (Ok(folder), Ok(file)) = (folder.canonicalize(), dem_path.canonicalize()) else {
         return fail(format!(
             "cannot resolve {} or the folder of {}",
-            orogen::io::owned::escape_path(&dem_path),
-            orogen::io::owned::escape_path(&out)
+            orogen::io::owned::escape_path(dem_path),
+            orogen::io::owned::escape_path(out)
         ));
     };
     let Ok(rel) = file.strip_prefix(&folder) else {
         return fail(format!(
             "{} is outside the graph's folder {}: a graph reads files inside its project only (docs/security.md); write the graph beside the DEM or in a folder above it",
-            orogen::io::owned::escape_path(&dem_path),
+            orogen::io::owned::escape_path(dem_path),
             orogen::io::owned::escape_path(&folder)
         ));
     };
@@ -101,7 +96,7 @@ pub(super) fn run_new_from_dem(dem_path: &Path, out: &Path, resolution: Option<u
     if let Err(d) = orogen::io::graph_file::load(
         orogen::io::graph_file::Source::Text {
             text: &text,
-            label: &orogen::io::owned::escape_path(&out).to_string(),
+            label: &orogen::io::owned::escape_path(out).clone(),
             base: Some(&folder),
         },
         &orogen::io::graph_file::LoadOptions::default(),
@@ -114,13 +109,13 @@ pub(super) fn run_new_from_dem(dem_path: &Path, out: &Path, resolution: Option<u
     if let Err(e) =
         orogen::io::atomic::write_atomic(out, |f| std::io::Write::write_all(f, text.as_bytes()))
     {
-        eprintln!("error: {}: {e}", orogen::io::owned::escape_path(&out));
+        eprintln!("error: {}: {e}", orogen::io::owned::escape_path(out));
         return ExitCode::from(EXIT_FAILED);
     }
     let world = &json["world"];
     println!(
         "{}: {w} × {h} DEM{}; world {:.1} m across, heights {}…{} m, resolution {resolution}{}",
-        orogen::io::owned::escape_path(&out),
+        orogen::io::owned::escape_path(out),
         match dem.size_m() {
             Some((x, y)) => format!(" of {x:.1} × {y:.1} m"),
             None => " without a georeference (1 m cells assumed)".to_owned(),

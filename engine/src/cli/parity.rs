@@ -22,13 +22,13 @@ pub(super) fn run_detail(
     let rows = match orogen::parity::detail(graph, path.parent(), to, nodes) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("{}: {e}", orogen::io::owned::escape_path(&path));
+            eprintln!("{}: {e}", orogen::io::owned::escape_path(path));
             return ExitCode::from(EXIT_INVALID);
         }
     };
     println!(
         "{}: detail at {to}² (fine band: above {} cycles per map), {:.1} s",
-        orogen::io::owned::escape_path(&path),
+        orogen::io::owned::escape_path(path),
         orogen::parity::DETAIL_CUTOFF,
         t0.elapsed().as_secs_f64()
     );
@@ -87,13 +87,13 @@ pub(super) fn run_parity(
     let rows = match orogen::parity::compare(&graph, path.parent(), from, to, nodes) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("{}: {e}", orogen::io::owned::escape_path(&path));
+            eprintln!("{}: {e}", orogen::io::owned::escape_path(path));
             return ExitCode::from(EXIT_INVALID);
         }
     };
     println!(
         "{}: {from}² vs {to}² (brought down to {from}²), {:.1} s",
-        orogen::io::owned::escape_path(&path),
+        orogen::io::owned::escape_path(path),
         t0.elapsed().as_secs_f64()
     );
     println!(

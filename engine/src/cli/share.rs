@@ -23,7 +23,7 @@ pub(super) fn run_pack(graph: &std::path::Path, out: &std::path::Path) -> ExitCo
             }
             println!(
                 "{}: {} files, {bytes} bytes before compression; main graph {}",
-                orogen::io::owned::escape_path(&out),
+                orogen::io::owned::escape_path(out),
                 m.files.len(),
                 m.graph
             );
@@ -74,10 +74,7 @@ pub(super) fn run_diff(files: &[PathBuf]) -> ExitCode {
         return ExitCode::from(EXIT_INVALID);
     };
     if let Some(p) = header {
-        println!(
-            "orogen diff a/{0} b/{0}",
-            orogen::io::owned::escape_path(&p)
-        );
+        println!("orogen diff a/{0} b/{0}", orogen::io::owned::escape_path(p));
     }
     let changes = match (&ga, &gb) {
         (Some(x), Some(y)) => orogen::io::diff::diff(x, y)

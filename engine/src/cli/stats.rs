@@ -26,7 +26,7 @@ pub(super) fn run_stats(
             let names: Vec<&str> = graph.outputs.keys().map(String::as_str).collect();
             eprintln!(
                 "{}: no output \"{name}\"; the outputs are {}",
-                orogen::io::owned::escape_path(&graph_path),
+                orogen::io::owned::escape_path(graph_path),
                 orogen::node::quoted_list(&names)
             );
             return ExitCode::from(EXIT_INVALID);
@@ -45,7 +45,7 @@ pub(super) fn run_stats(
         Ok(r) => r,
         Err(d) => {
             for item in d {
-                eprintln!("{}: {item}", orogen::io::owned::escape_path(&graph_path));
+                eprintln!("{}: {item}", orogen::io::owned::escape_path(graph_path));
             }
             return ExitCode::from(EXIT_INVALID);
         }

@@ -165,7 +165,7 @@ impl DiskCache {
             }
             Err(Miss::Damaged(_)) => {
                 self.counters.damaged.fetch_add(1, Ordering::Relaxed);
-                crate::io::owned::remove_file_no_follow(&path);
+                let _ = crate::io::owned::remove_file_no_follow(&path);
             }
         }
         r
@@ -299,7 +299,7 @@ impl DiskCache {
             std::fs::read_dir(&builds).ok()
         } else {
             // A link in place of the records' folder is removed itself, never followed.
-            crate::io::owned::remove_file_no_follow(&builds);
+            let _ = crate::io::owned::remove_file_no_follow(&builds);
             None
         };
         for r in records.into_iter().flatten().flatten() {

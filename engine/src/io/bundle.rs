@@ -445,6 +445,24 @@ fn check_manifest(m: &BundleManifest) -> Result<u64, String> {
     Ok(total)
 }
 
+/// The manifest from the archive's first entry `name` of `size` bytes.
+fn manifest_entry(name: &str, size: u64, entry: &mut dyn Read) -> Result<BundleManifest, String> {
+    if name != MANIFEST {
+        return Err(format!(
+            "not a bundle: the first entry is \"{}\", expected \"{MANIFEST}\"",
+            show(name)
+        ));
+    }
+    if size > 16 << 20 {
+        return Err(format!("{MANIFEST} is {size} bytes: too large"));
+    }
+    let mut text = String::new();
+    entry
+        .read_to_string(&mut text)
+        .map_err(|e| format!("{MANIFEST}: {e}"))?;
+    serde_json::from_str(&text).map_err(|e| format!("{MANIFEST}: {e}"))
+}
+
 /// Reads only a bundle's manifest (its first entry), checked, without reading the files.
 fn read_manifest(bundle: &Path, cancel: Option<&CancelToken>) -> Result<BundleManifest, String> {
     let mut m = None;
@@ -487,7 +505,7 @@ fn read_entries(
     let label = owned::escape_path(bundle);
     let fail = |msg: String| format!("{label}: {msg}");
     // A regular file only: a FIFO named x.orogen would block the open forever.
-    let (f, _) = open_regular(bundle, u64::MAX).map_err(|e| fail(e))?;
+    let (f, _) = open_regular(bundle, u64::MAX).map_err(&fail)?;
     // Until the manifest says how much the files are, the archive may hold only the manifest.
     let left = std::rc::Rc::new(std::cell::Cell::new(
         (16 << 20) + 4 * TAR_OVERHEAD_PER_ENTRY,
@@ -527,21 +545,7 @@ fn read_entries(
             .map_err(|e| fail(format!("entry \"{}\": bad size: {e}", show(&name))))?;
         let path = safe_path(&name).map_err(&fail)?;
         let Some(m) = &manifest else {
-            if name != MANIFEST {
-                return Err(fail(format!(
-                    "not a bundle: the first entry is \"{}\", expected \"{MANIFEST}\"",
-                    show(&name)
-                )));
-            }
-            if size > 16 << 20 {
-                return Err(fail(format!("{MANIFEST} is {size} bytes: too large")));
-            }
-            let mut text = String::new();
-            entry
-                .read_to_string(&mut text)
-                .map_err(|e| fail(format!("{MANIFEST}: {e}")))?;
-            let m: BundleManifest =
-                serde_json::from_str(&text).map_err(|e| fail(format!("{MANIFEST}: {e}")))?;
+            let m = manifest_entry(&name, size, &mut entry).map_err(&fail)?;
             let total = check_manifest(&m).map_err(&fail)?;
             // From here the archive may hold the listed files and their headers, no more.
             left.set(
@@ -707,7 +711,20 @@ pub fn unpack(
         }
         return Ok(main);
     }
-    // Into an existing folder: check every destination first, then move the files in.
+    move_into_existing(dir, staging.path(), &m, overwrite, cancel)?;
+    Ok(main)
+}
+
+/// Moves a checked bundle's files from `staging` into the existing folder `dir`: every
+/// destination is checked first (no link on the way, a regular file or nothing, the same
+/// content unless `overwrite`), and only then are the files moved in.
+fn move_into_existing(
+    dir: &Path,
+    staging: &Path,
+    m: &BundleManifest,
+    overwrite: bool,
+    cancel: Option<&CancelToken>,
+) -> Result<(), String> {
     let mut moves = Vec::new();
     let marker_file = BundleFile {
         path: trust::PROJECT_MARKER.to_owned(),
@@ -760,10 +777,10 @@ pub fn unpack(
             std::fs::create_dir_all(parent)
                 .map_err(|e| format!("cannot create {}: {e}", owned::escape_path(parent)))?;
         }
-        std::fs::rename(staging.path().join(&rel), &dest)
+        std::fs::rename(staging.join(&rel), &dest)
             .map_err(|e| format!("cannot write {}: {e}", owned::escape_path(&dest)))?;
     }
-    Ok(main)
+    Ok(())
 }
 
 /// Reads a bundle's manifest, checking the whole bundle (hashes included) without writing.

@@ -40,7 +40,15 @@ pub fn join_bare(dir: &Path, name: &str) -> Result<PathBuf, String> {
 pub fn read_state(path: &Path, limit: u64) -> Result<Option<String>, String> {
     let meta = match std::fs::symlink_metadata(path) {
         Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        // No such file, or its folder is not a folder (yet): nothing to read back.
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            return Ok(None)
+        }
         Err(e) => return Err(format!("{}: {e}", escape_path(path))),
     };
     if meta.file_type().is_symlink() {
@@ -112,6 +120,7 @@ pub fn is_regular_file(path: &Path) -> bool {
 /// Removes `path` if it is a regular file or a link (the link itself, never what it points
 /// to); anything else (a folder, a device) is left alone. Returns whether something was
 /// removed.
+#[must_use = "whether something was removed"]
 pub fn remove_file_no_follow(path: &Path) -> bool {
     match std::fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_file() || m.file_type().is_symlink() => {
@@ -149,12 +158,14 @@ pub fn escape_path(path: &Path) -> String {
 
 /// Bytes free for an unprivileged writer on the file system holding `dir`, where known.
 #[cfg(unix)]
+#[must_use]
 pub fn free_bytes(dir: &Path) -> Option<u64> {
     let s = rustix::fs::statvfs(dir).ok()?;
     Some(s.f_bavail.saturating_mul(s.f_frsize))
 }
 
 #[cfg(not(unix))]
+#[must_use]
 pub fn free_bytes(_dir: &Path) -> Option<u64> {
     None
 }

@@ -223,7 +223,8 @@ pub fn cancelled_error() -> std::io::Error {
 /// Whether `e` is (or wraps) a cancelled read.
 #[must_use]
 pub fn is_cancelled_error(e: &std::io::Error) -> bool {
-    e.get_ref().is_some_and(|r| r.is::<Cancelled>())
+    e.get_ref()
+        .is_some_and(<dyn std::error::Error + Send + Sync>::is::<Cancelled>)
 }
 
 /// Reads at most `len` bytes from `r`, polling `cancel` between chunks. An endless reader
