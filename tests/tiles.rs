@@ -404,7 +404,15 @@ fn a_stopped_tiled_build_resumes_and_gives_the_same_files() {
     let plan = Plan::new(&g, &repo().join(rel), grid, 64, ex()).expect("plan");
     plan.write(part.path(), &g).expect("write");
     let opts = RunOptions::default();
-    for t in ["coarse", "tile-0", "tile-1", "tile-2", "tile-3"] {
+    // Every stage task, then the first four output tiles.
+    let first: Vec<String> = plan
+        .tasks
+        .iter()
+        .map(|t| t.id.clone())
+        .take_while(|id| id != "tile-4")
+        .collect();
+    assert!(first.iter().any(|id| id.starts_with("s0.")), "{first:?}");
+    for t in &first {
         assert_eq!(run_task(part.path(), t, &opts), Ok(TaskOutcome::Ran), "{t}");
     }
     // The stitch refuses to run before every tile is there, naming the missing one.
@@ -422,8 +430,9 @@ fn a_stopped_tiled_build_resumes_and_gives_the_same_files() {
         outcomes.insert(id.to_owned(), o);
     })
     .expect("resume");
-    assert_eq!(outcomes["coarse"], TaskOutcome::AlreadyDone);
-    assert_eq!(outcomes["tile-0"], TaskOutcome::AlreadyDone);
+    for t in first.iter().filter(|t| *t != "tile-1") {
+        assert_eq!(outcomes[t], TaskOutcome::AlreadyDone, "{t}");
+    }
     assert_eq!(outcomes["tile-1"], TaskOutcome::Ran, "the damaged tile");
     assert_eq!(outcomes["tile-3"], TaskOutcome::AlreadyDone);
     assert_eq!(outcomes["tile-8"], TaskOutcome::Ran);
@@ -483,25 +492,48 @@ fn plan_and_run_task_give_the_same_files_as_the_local_runner() {
         .concat(),
     );
     assert!(ok, "{text}");
+    // olsen2004's two erosion nodes refine finer than the coarse pass (300 > 256): each is a
+    // stage of 1 piece (a 300² world is one piece) and 9 tiles.
     assert!(
-        text.contains("11 tasks (3×3 tiles of 128 samples, after the coarse task at 96²"),
+        text.contains(
+            "31 tasks (the coarse task at 96², 3×3 tiles of 128 samples, then the stitch)"
+        ) && text
+            .contains("stages: s0 thermal (refined in pieces); s1 hydraulic (refined in pieces)"),
         "{text}"
     );
     let plan: serde_json::Value =
         serde_json::from_slice(&std::fs::read(b.path().join("plan.json")).expect("plan"))
             .expect("json");
     let tasks = plan["tasks"].as_array().expect("tasks");
-    assert_eq!(tasks.len(), 11);
-    assert_eq!(tasks[1]["id"], "tile-0");
+    assert_eq!(tasks.len(), 31);
+    assert_eq!(tasks[0]["id"], "coarse");
+    assert_eq!(tasks[1]["id"], "s0.piece-0");
     assert_eq!(tasks[1]["deps"], serde_json::json!(["coarse"]));
-    assert_eq!(tasks[9]["window"], serde_json::json!([256, 256, 44, 44]));
-    assert_eq!(tasks[10]["deps"].as_array().expect("deps").len(), 9);
-    let array = std::fs::read_to_string(b.path().join("slurm/tiles.sbatch")).expect("sbatch");
-    assert!(array.contains("#SBATCH --array=0-8"), "{array}");
+    assert_eq!(tasks[2]["id"], "s0.tile-0");
+    assert_eq!(tasks[2]["deps"], serde_json::json!(["s0.piece-*"]));
+    assert_eq!(
+        tasks[11]["deps"],
+        serde_json::json!(["s0.tile-*", "coarse"])
+    );
+    assert_eq!(tasks[21]["id"], "tile-0");
+    assert_eq!(tasks[21]["deps"], serde_json::json!(["s1.tile-*"]));
+    assert_eq!(tasks[29]["window"], serde_json::json!([256, 256, 44, 44]));
+    assert_eq!(tasks[30]["deps"], serde_json::json!(["tile-*"]));
+    let array = std::fs::read_to_string(b.path().join("slurm/array.sbatch")).expect("sbatch");
     assert!(
-        array.contains("run-task") && array.contains("tile-$SLURM_ARRAY_TASK_ID"),
+        array.contains("run-task") && array.contains("\"$OROGEN_TASK$SLURM_ARRAY_TASK_ID\""),
         "{array}"
     );
+    let submit = std::fs::read_to_string(b.path().join("slurm/submit.sh")).expect("submit");
+    for line in [
+        "prev=$(one coarse \"$@\")",
+        "prev=$(array s0.piece- 1 \"$@\")",
+        "prev=$(array s1.tile- 9 \"$@\")",
+        "prev=$(array tile- 9 \"$@\")",
+        "prev=$(one stitch \"$@\")",
+    ] {
+        assert!(submit.contains(line), "{line} not in {submit}");
+    }
     let plan_dir = b.path().to_str().expect("utf-8");
     for t in tasks {
         let id = t["id"].as_str().expect("id");
@@ -513,7 +545,7 @@ fn plan_and_run_task_give_the_same_files_as_the_local_runner() {
     assert!(ok && text.contains("tile-4: already done"), "{text}");
     let (ok, text) = orogen(&["run-task", plan_dir, "tile-9"]);
     assert!(
-        !ok && text.contains("no task \"tile-9\" (tasks: coarse, tile-0 … tile-8, stitch)"),
+        !ok && text.contains("no task \"tile-9\" (tasks: coarse, s<i>.piece-<j> | s<i>.tile-<k> | s<i>.whole for each stage, tile-0 … tile-8, stitch)"),
         "{text}"
     );
     let (fa, fb) = (listed_files(a.path()), listed_files(b.path()));
@@ -650,4 +682,181 @@ fn tiles_refine_erosion_finer_than_the_coarse_pass_and_still_share_borders() {
     let col = |v: &[u16], x: usize| (0..127).map(|y| v[y * 127 + x]).collect::<Vec<_>>();
     assert_eq!(col(&a, 126), col(&b, 0), "x0_y0 | x1_y0");
     assert_eq!(a[126 * 127..], c[..127], "x0_y0 / x0_y1");
+}
+
+/// The stitched result of one node, given to a whole-map evaluation as that node's output.
+struct Stitched {
+    id: String,
+    fields: Vec<orogen::field::Field>,
+}
+
+impl orogen::eval::StoredFields for Stitched {
+    fn has(&self, id: &str) -> bool {
+        id == self.id
+    }
+    fn read(&self, _: &str, w: orogen::node::Window) -> Result<Vec<orogen::field::Field>, String> {
+        let full = orogen::node::Window::full(self.fields[0].width());
+        Ok(self.fields.iter().map(|f| full.crop(f, &w)).collect())
+    }
+    fn tag(&self) -> [u8; 16] {
+        [7; 16]
+    }
+}
+
+/// A graph whose water nodes read an eroded terrain the tiles refine in pieces, with an
+/// output for every port of every water node and for the terrain under them.
+fn water_over_erosion(dir: &Path, rel: &str, erode: Option<&str>) -> (std::path::PathBuf, Graph) {
+    let mut json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(repo().join(rel)).expect("graph")).expect("json");
+    let nodes = json["nodes"].as_array_mut().expect("nodes");
+    if let Some(src) = erode {
+        // Thermal erosion between the terrain and every node that read it: refined in pieces
+        // at these sizes (base 64, coarse 64).
+        for n in nodes.iter_mut() {
+            if n["inputs"]["in"] == src {
+                n["inputs"]["in"] = "scree.out".into();
+            }
+        }
+        nodes.push(serde_json::json!({"id": "scree", "type": "thermal_erosion",
+            "inputs": {"in": src}, "params": {"base_resolution": 64, "iterations": 20}}));
+    }
+    json["outputs"] = serde_json::json!({});
+    let path = dir.join("water.json");
+    std::fs::write(&path, serde_json::to_vec(&json).expect("json")).expect("write");
+    let g = load(path.to_str().expect("utf-8"));
+    let mut outputs = serde_json::Map::new();
+    for n in &g.nodes {
+        if n.def.spec.category != orogen::node::Category::Water {
+            continue;
+        }
+        for p in n.def.spec.outputs {
+            outputs.insert(
+                format!("{}_{}", n.id, p.name),
+                format!("{}.{}", n.id, p.name).into(),
+            );
+        }
+        if let Some(Some(r)) = n.inputs.first() {
+            outputs.insert(
+                format!("under_{}", n.id),
+                format!("{}.{}", r.node, r.output).into(),
+            );
+        }
+    }
+    json["outputs"] = outputs.into();
+    std::fs::write(&path, serde_json::to_vec(&json).expect("json")).expect("write");
+    let g = load(path.to_str().expect("utf-8"));
+    (path, g)
+}
+
+/// The water of a tiled build is exact: every output of every water node equals, bit for bit,
+/// the same node run whole-map on the terrain the tiles stitched together under it — lakes,
+/// sea, MFD and D8 flow, rivers and snow over thermal erosion refined in pieces for tile sizes
+/// of 512, 256 and 128 (3 × 3, 5 × 5 and 10 × 10 tiles), and the flagship's rivers, flow,
+/// lakes and snow over its three erosion nodes (640², 4 × 4 tiles) — and the whole result
+/// does not depend on the tile size (the pieces are the world's, not the tiles').
+#[test]
+fn tiled_water_equals_the_water_nodes_run_whole_map_on_the_stitched_terrain() {
+    for (rel, erode, n, tiles, coarse) in [
+        (
+            "tests/data/water.json",
+            Some("hills.out"),
+            1280,
+            &[512, 256, 128][..],
+            64,
+        ),
+        ("graphs/alpine_valley.json", None, 640, &[160][..], 128),
+    ] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (path, g) = water_over_erosion(dir.path(), rel, erode);
+        let mut first: Option<BTreeMap<String, Vec<f32>>> = None;
+        for &tile in tiles {
+            let out = dir.path().join(format!("t{tile}"));
+            let grid = Grid::new(n, Layout::Plain, TileRequest::Size(tile)).expect("grid");
+            let plan =
+                Plan::new(&g, &path, grid, coarse, exports("plain", &[], &["f32"])).expect("plan");
+            assert!(
+                plan.stages
+                    .iter()
+                    .any(|s| s.kind == orogen::tiles::StageKind::Pieces),
+                "{rel}: nothing refined in pieces: {:?}",
+                plan.stages
+            );
+            plan.write(&out, &g).expect("write plan");
+            run_all(&out, &RunOptions::default(), |_, _, _| {}).expect("run");
+            let stitched: BTreeMap<String, Vec<f32>> = g
+                .outputs
+                .keys()
+                .map(|k| (k.clone(), read_f32(&out.join(format!("{k}.f32")))))
+                .collect();
+            if let Some(f) = &first {
+                for (k, v) in f {
+                    assert!(
+                        v.iter()
+                            .map(|x| x.to_bits())
+                            .eq(stitched[k].iter().map(|x| x.to_bits())),
+                        "{rel}: {k} differs between tiles of 512 and {tile}"
+                    );
+                }
+                continue;
+            }
+            // Each water node run whole-map on the stitched terrain under it.
+            let flat = g.flattened();
+            let mut checked = 0;
+            for w in flat
+                .nodes
+                .iter()
+                .filter(|x| x.def.spec.category == orogen::node::Category::Water)
+            {
+                let Some(Some(r)) = w.inputs.first() else {
+                    continue;
+                };
+                let under = orogen::field::Field::from_vec(
+                    n,
+                    n,
+                    stitched[&format!("under_{}", w.id)].clone(),
+                )
+                .expect("field");
+                let src = flat.node(&r.node).expect("source");
+                let mut fields =
+                    vec![orogen::field::Field::filled(n, n, 0.0); src.def.spec.outputs.len()];
+                fields[src.def.output_index(&r.output).expect("port")] = under;
+                let store = Stitched {
+                    id: r.node.clone(),
+                    fields,
+                };
+                let whole = orogen::eval::Evaluator::new()
+                    .evaluate(
+                        &flat,
+                        &orogen::eval::EvalOptions {
+                            resolution: Some(n),
+                            targets: orogen::eval::Targets::Nodes(vec![w.id.clone()]),
+                            stored: Some(&store),
+                            ..orogen::eval::EvalOptions::default()
+                        },
+                    )
+                    .expect("whole map");
+                for (k, p) in w.def.spec.outputs.iter().enumerate() {
+                    let want = &whole.fields[&w.id][k];
+                    let got = &stitched[&format!("{}_{}", w.id, p.name)];
+                    let same = want
+                        .data()
+                        .iter()
+                        .map(|x| x.to_bits())
+                        .eq(got.iter().map(|x| x.to_bits()));
+                    assert!(
+                        same,
+                        "{rel}: {}.{} is not the node run whole-map on the stitched terrain",
+                        w.id, p.name
+                    );
+                    checked += 1;
+                }
+            }
+            eprintln!("{rel}: {checked} water outputs bit-identical to the whole-map nodes on the stitched terrain");
+            assert!(
+                checked >= 14,
+                "{rel}: only {checked} water outputs compared"
+            );
+            first = Some(stitched);
+        }
+    }
 }

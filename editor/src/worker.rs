@@ -258,6 +258,7 @@ fn run(
                 window: None,
                 coarse: None,
                 arrays: None,
+                stored: None,
             };
             let run = |ev: &mut Evaluator| ev.evaluate(graph, &opts);
             let result = match &pool {

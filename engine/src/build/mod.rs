@@ -312,6 +312,7 @@ pub fn build(graph: &Graph, opts: &BuildOptions) -> Result<BuildReport, BuildErr
                 window: None,
                 coarse: None,
                 arrays: opts.arrays,
+                stored: None,
             },
         )
         .map_err(BuildError::Invalid)?;

@@ -141,16 +141,32 @@ pub(super) fn run_tiled(
     }
     let tasks = plan.tasks.len();
     let Tiled::Run(cache) = run else {
+        let stages: Vec<String> = plan
+            .stages
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let how = match s.kind {
+                    orogen::tiles::StageKind::Pieces => "refined in pieces",
+                    orogen::tiles::StageKind::Whole => "whole map",
+                    orogen::tiles::StageKind::Carried => "carried from the coarse pass",
+                };
+                format!("s{i} {} ({how})", orogen::io::owned::escape(&s.node))
+            })
+            .collect();
         println!(
-            "{}: {tasks} tasks ({}×{} tiles of {} samples{}, then the stitch)",
+            "{}: {tasks} tasks ({}{}×{} tiles of {} samples, then the stitch)",
             orogen::io::owned::escape_path(&out.join(orogen::tiles::PLAN_FILE)),
+            plan.coarse_resolution
+                .map(|c| format!("the coarse task at {c}², "))
+                .unwrap_or_default(),
             grid.tiles_x,
             grid.tiles_y,
-            grid.size,
-            plan.coarse_resolution
-                .map(|c| format!(", after the coarse task at {c}²"))
-                .unwrap_or_default()
+            grid.size
         );
+        if !stages.is_empty() {
+            println!("stages: {}", stages.join("; "));
+        }
         println!(
             "run them with `orogen run-task {} TASK`, or on Slurm: {}",
             orogen::io::owned::escape_path(out),

@@ -159,6 +159,7 @@ pub(super) fn upstream_at(
                 window: None,
                 coarse: None,
                 arrays: opts.arrays,
+                stored: None,
             },
         )
         .map_err(|_| missing.clone())?;

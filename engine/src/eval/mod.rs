@@ -19,7 +19,27 @@ pub use crate::node::CancelToken;
 pub use arrays::ArrayInputs;
 pub use cache::Cache;
 pub use disk::DiskCache;
+pub(crate) use window::refines;
 pub use window::{Coarse, CoarseNode};
+
+/// The windows of the pieces a refining node is refined on at `n`², in a staged plan's order.
+#[must_use]
+pub fn pieces_of(n: usize) -> Vec<Window> {
+    pieces::all(n).into_iter().map(|p| p.window(n)).collect()
+}
+
+/// The pieces whose weight is not zero somewhere in `w` of an `n × n` map: each one's index in
+/// [`pieces_of`], the piece and its window.
+pub(crate) fn pieces_covering(w: Window, n: usize) -> Vec<(usize, pieces::Piece, Window)> {
+    let all = pieces::all(n);
+    pieces::covering(w, n)
+        .into_iter()
+        .filter_map(|p| Some((all.iter().position(|q| *q == p)?, p, p.window(n))))
+        .collect()
+}
+
+pub(crate) use pieces::blend_into as blend_piece;
+pub(crate) use run::UpstreamMemo;
 
 use key::node_key;
 use window::{spans, Demand, Span};
@@ -113,6 +133,22 @@ pub struct EvalOptions<'a> {
     pub coarse: Option<&'a Coarse>,
     /// Arrays the `array_input` nodes read, by name (from the Python package).
     pub arrays: Option<&'a ArrayInputs>,
+    /// Nodes whose results are already computed elsewhere (a staged tiled build's earlier
+    /// stages, in its plan folder): read over the window asked for instead of evaluated, and
+    /// nothing upstream of them is needed.
+    pub stored: Option<&'a dyn StoredFields>,
+}
+
+/// Results of some nodes computed elsewhere, readable over any window (see
+/// [`EvalOptions::stored`]).
+pub trait StoredFields: Sync {
+    /// Whether node `id` (of the flattened graph) is stored.
+    fn has(&self, id: &str) -> bool;
+    /// Node `id`'s outputs (every port, in order) over `window` of the build's grid.
+    fn read(&self, id: &str, window: Window) -> Result<Vec<Field>, String>;
+    /// What identifies these results in cache keys (a stored result may differ from what the
+    /// node would compute in place: a tiled stage, not a carried coarse pass).
+    fn tag(&self) -> [u8; 16];
 }
 
 impl Default for EvalOptions<'_> {
@@ -128,6 +164,7 @@ impl Default for EvalOptions<'_> {
             window: None,
             coarse: None,
             arrays: None,
+            stored: None,
         }
     }
 }
@@ -293,7 +330,15 @@ fn needed_keys(
                 span: spans[i].map(|sp| (sp.out, sp.eval)),
                 coarse: opts.coarse.map(|c| c.resolution),
             });
-            keys[i] = Some(node_key(graph, i, resolution, &scope, &keys, tile));
+            let mut key = node_key(graph, i, resolution, &scope, &keys, tile);
+            if let Some(st) = opts.stored.filter(|st| st.has(&graph.nodes[i].id)) {
+                let mut h = blake3::Hasher::new();
+                h.update(&key);
+                h.update(b"stored");
+                h.update(&st.tag());
+                key.copy_from_slice(&h.finalize().as_bytes()[..16]);
+            }
+            keys[i] = Some(key);
         }
     }
     keys
@@ -363,8 +408,11 @@ impl Evaluator {
         let plan = graph.plan()?;
         let resolution = opts.resolution.unwrap_or(graph.resolution);
         let count = graph.nodes.len();
-        // Targets and everything they need.
+        // Targets and everything they need (nothing behind a stored node).
         let mut demand = Demand::new(graph, &opts.targets);
+        if let Some(st) = opts.stored {
+            demand.cut_at(|i| st.has(&graph.nodes[i].id));
+        }
         let full = Window::full(resolution);
         let windowed = opts.window.filter(|w| *w != full);
         let spans: Vec<Option<Span>> = match windowed {
@@ -426,11 +474,15 @@ impl Evaluator {
                 .par_iter()
                 .map(|&i| {
                     let t0 = Instant::now();
-                    let r = match spans[i] {
-                        Some(sp) if windowed.is_some() => {
+                    let stored = opts.stored.filter(|st| st.has(&graph.nodes[i].id));
+                    let r = match (stored, spans[i]) {
+                        (Some(st), sp) => st
+                            .read(&graph.nodes[i].id, sp.map_or(full, |sp| sp.out))
+                            .map_err(NodeError::Failed),
+                        (None, Some(sp)) if windowed.is_some() => {
                             Self::run_windowed(graph, i, resolution, opts, &st.live, &spans, sp)
                         }
-                        _ => Self::run_node(graph, i, resolution, opts, &st.live),
+                        (None, _) => Self::run_node(graph, i, resolution, opts, &st.live),
                     };
                     (i, r, t0.elapsed())
                 })

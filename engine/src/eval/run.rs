@@ -9,17 +9,6 @@ use super::Evaluator;
 use super::NodeFields;
 use super::ProgressEvent;
 
-/// What a tile piece is refined from: the node's inputs over `eval`, the coarse change, and
-/// the piece's window.
-struct PieceIn<'a> {
-    /// The graph upstream of the node at other resolutions over the whole world, evaluated
-    /// once for all the pieces: `(port, resolution) → field`.
-    upstream: &'a std::sync::Mutex<UpstreamMemo>,
-    inputs: &'a [Option<Arc<Field>>],
-    eval: crate::node::Window,
-    change: &'a Field,
-    window: crate::node::Window,
-}
 use crate::field::Field;
 use crate::graph::Graph;
 use crate::node::Coercion;
@@ -28,7 +17,8 @@ use crate::node::NodeError;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-type UpstreamMemo = HashMap<(usize, usize), Option<Arc<Field>>>;
+/// The graph upstream of a node at other resolutions: `(port, resolution) → field`.
+pub(crate) type UpstreamMemo = HashMap<(usize, usize), Option<Arc<Field>>>;
 
 impl Evaluator {
     /// Node `i`'s inputs from the results of the nodes before it, each coerced to its port's
@@ -214,15 +204,15 @@ impl Evaluator {
         change: &Field,
     ) -> Result<Option<Field>, NodeError> {
         use super::pieces;
-        let Some(refine) = graph.nodes[i].def.tile_refine else {
+        if graph.nodes[i].def.tile_refine.is_none() {
             return Ok(None);
-        };
+        }
         let out = sp.out;
         let mut acc = vec![0.0f32; out.width * out.height];
         let memo = std::sync::Mutex::new(UpstreamMemo::new());
         // Pieces moved inside a small map share their window (the whole map): refined once.
         let mut last: Option<(crate::node::Window, Arc<Field>)> = None;
-        for piece in pieces::covering(out) {
+        for piece in pieces::covering(out, resolution) {
             opts.cancel
                 .is_cancelled()
                 .then_some(())
@@ -231,15 +221,12 @@ impl Evaluator {
             let delta = match &last {
                 Some((w, d)) if *w == pw => Arc::clone(d),
                 _ => {
-                    let piece_in = PieceIn {
-                        upstream: &memo,
-                        inputs,
-                        eval: sp.eval,
-                        change,
-                        window: pw,
-                    };
+                    let cut: Vec<Option<Arc<Field>>> = inputs
+                        .iter()
+                        .map(|f| f.as_ref().map(|f| Arc::new(sp.eval.crop(f, &pw))))
+                        .collect();
                     let Some(d) =
-                        Self::refine_piece(graph, i, resolution, opts, &piece_in, refine)?
+                        Self::refine_piece(graph, i, resolution, opts, &cut, change, pw, &memo)?
                     else {
                         return Ok(None);
                     };
@@ -248,73 +235,52 @@ impl Evaluator {
                     d
                 }
             };
-            // The piece's part of the out window, weighted.
-            let (x0, x1) = (
-                pw.x0.max(out.x0),
-                (pw.x0 + pw.width).min(out.x0 + out.width),
-            );
-            let (y0, y1) = (
-                pw.y0.max(out.y0),
-                (pw.y0 + pw.height).min(out.y0 + out.height),
-            );
-            let wx: Vec<f32> = (x0..x1).map(|x| pieces::weight(piece.kx, x)).collect();
-            for y in y0..y1 {
-                let wy = pieces::weight(piece.ky, y);
-                if wy == 0.0 {
-                    continue;
-                }
-                let src =
-                    &delta.data()[(y - pw.y0) * pw.width..][..pw.width][x0 - pw.x0..x1 - pw.x0];
-                let dst =
-                    &mut acc[(y - out.y0) * out.width..][..out.width][x0 - out.x0..x1 - out.x0];
-                for ((d, s), wx) in dst.iter_mut().zip(src).zip(&wx) {
-                    if *wx != 0.0 {
-                        *d += wy * wx * s;
-                    }
-                }
-            }
+            pieces::blend_into(&mut acc, out, piece, pw, delta.data(), resolution);
         }
         Ok(Field::from_vec(out.width, out.height, acc))
     }
 
-    /// One piece's refined change over its window (see [`Evaluator::refine_pieces`]).
-    fn refine_piece(
+    /// One piece's refined change over its window `pw` (see [`Evaluator::refine_pieces`]):
+    /// `inputs` are node `i`'s inputs over `pw`, `change` its change at the coarse size,
+    /// `memo` the graph upstream at other resolutions, shared by the pieces of one node.
+    /// `None` when the node does not refine with its parameters.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "a piece's inputs, as the staged plan and the carried tile both hold them"
+    )]
+    pub(crate) fn refine_piece(
         graph: &Graph,
         i: usize,
         resolution: usize,
         opts: &EvalOptions,
-        p: &PieceIn,
-        refine: crate::node::TileRefineFn,
+        inputs: &[Option<Arc<Field>>],
+        change: &Field,
+        pw: crate::node::Window,
+        memo: &std::sync::Mutex<UpstreamMemo>,
     ) -> Result<Option<Field>, NodeError> {
+        let Some(refine) = graph.nodes[i].def.tile_refine else {
+            return Ok(None);
+        };
         let n = &graph.nodes[i];
-        let (pw, coarse_res) = (p.window, p.change.width());
-        let cut: Vec<Option<Arc<Field>>> = p
-            .inputs
-            .iter()
-            .map(|f| f.as_ref().map(|f| Arc::new(p.eval.crop(f, &pw))))
-            .collect();
+        let coarse_res = change.width();
         let rect = (pw.x0, pw.y0, pw.width, pw.height);
         // Across a jump of 4× or more, bilinear filtering leaves creases along the coarse
         // cells (as in the whole map's levels).
         let coarse = if resolution >= 4 * coarse_res {
-            p.change.resample_cubic_window(resolution, rect)
+            change.resample_cubic_window(resolution, rect)
         } else {
-            p.change.resample_bilinear_window(resolution, rect)
+            change.resample_bilinear_window(resolution, rect)
         };
         let quiet = |_: f32| {};
         // The graph upstream over the whole world at another (a base) resolution: a piece
         // can run the whole map's base level exactly.
         let upstream = |port: usize, res: usize| {
-            let known = p
-                .upstream
-                .lock()
-                .ok()
-                .and_then(|m| m.get(&(port, res)).cloned());
+            let known = memo.lock().ok().and_then(|m| m.get(&(port, res)).cloned());
             if let Some(f) = known {
                 return Ok(f);
             }
             let f = upstream_at(graph, i, port, res, opts)?;
-            if let Ok(mut m) = p.upstream.lock() {
+            if let Ok(mut m) = memo.lock() {
                 m.insert((port, res), f.clone());
             }
             Ok(f)
@@ -334,7 +300,7 @@ impl Evaluator {
         };
         let ins = crate::node::Inputs {
             spec: &n.def.spec,
-            fields: &cut,
+            fields: inputs,
         };
         refine(&ctx, &ins, &n.params, &coarse, coarse_res).transpose()
     }

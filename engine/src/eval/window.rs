@@ -72,6 +72,7 @@ impl Coarse {
                     window: None,
                     coarse: None,
                     arrays: opts.arrays,
+                    stored: None,
                 },
             )
             .map_err(|d| {
@@ -168,7 +169,7 @@ pub(super) fn spans(
 /// Whether a global node refines a window of a build at `resolution`² finer than the coarse
 /// pass (at `coarse`²) through pieces (`eval::pieces`): a coarse-to-fine erosion node whose
 /// base is coarser than the build.
-pub(super) fn refines(
+pub(crate) fn refines(
     n: &crate::graph::NodeInstance,
     resolution: usize,
     coarse: Option<usize>,
@@ -244,6 +245,27 @@ impl Demand {
             needed,
             consumers,
         }
+    }
+
+    /// Nodes for which `leaf` holds are taken as given (read, not evaluated): nothing only
+    /// they read is needed, and they read nothing.
+    pub(crate) fn cut_at(&mut self, leaf: impl Fn(usize) -> bool) {
+        for (i, s) in self.sources.iter_mut().enumerate() {
+            if leaf(i) {
+                s.clear();
+            }
+        }
+        let count = self.needed.len();
+        let mut needed = vec![false; count];
+        let mut stack: Vec<usize> = (0..count).filter(|&i| self.target[i]).collect();
+        while let Some(i) = stack.pop() {
+            if !needed[i] {
+                needed[i] = true;
+                stack.extend(&self.sources[i]);
+            }
+        }
+        self.needed = needed;
+        self.restrict(&vec![true; count]);
     }
 
     /// Only the nodes in `keep` are needed (a subset of those that were); consumers recounted.

@@ -61,6 +61,23 @@ pub fn write(path: &Path, coarse: &Coarse) -> std::io::Result<()> {
 
 /// Reads a file [`write`] wrote.
 pub fn read(path: &Path, resolution: usize) -> Result<Coarse, String> {
+    read_nodes(path, resolution, None)
+}
+
+/// Reads only node `id`'s fields of a file [`write`] wrote (a stage task needs one node's, not
+/// every global node's).
+pub fn read_node(path: &Path, resolution: usize, id: &str) -> Result<CoarseNode, String> {
+    let mut c = read_nodes(path, resolution, Some(id))?;
+    c.nodes.remove(id).ok_or_else(|| {
+        format!(
+            "{}: the coarse pass has no node \"{id}\"",
+            crate::io::owned::escape_path(path)
+        )
+    })
+}
+
+fn read_nodes(path: &Path, resolution: usize, only: Option<&str>) -> Result<Coarse, String> {
+    use std::io::{Seek, SeekFrom};
     let err = |m: String| format!("{}: {m}", crate::io::owned::escape_path(path));
     // A regular file only (never a link, a FIFO or a device), whose size must be what its
     // header says before anything that size is allocated.
@@ -90,8 +107,9 @@ pub fn read(path: &Path, resolution: usize) -> Result<Coarse, String> {
     r.read_exact(&mut header).map_err(|e| err(e.to_string()))?;
     let h: Header = serde_json::from_slice(&header).map_err(|e| err(e.to_string()))?;
     let n = h.resolution;
+    let plane = n as u64 * n as u64 * 4;
     let samples = (h.fields as u64)
-        .checked_mul(n as u64 * n as u64 * 4)
+        .checked_mul(plane)
         .and_then(|b| b.checked_add(12 + header_len));
     if n != resolution || samples != Some(file_len) {
         return Err(err(format!(
@@ -99,33 +117,38 @@ pub fn read(path: &Path, resolution: usize) -> Result<Coarse, String> {
             h.fields
         )));
     }
-    let mut fields = Vec::with_capacity(h.fields);
-    let mut bytes = vec![0u8; n * n * 4];
-    for _ in 0..h.fields {
-        r.read_exact(&mut bytes)
+    let mut bytes = vec![0u8; plane as usize];
+    let mut cache: BTreeMap<usize, Arc<Field>> = BTreeMap::new();
+    let mut get = |i: usize| -> Result<Arc<Field>, String> {
+        if let Some(f) = cache.get(&i) {
+            return Ok(Arc::clone(f));
+        }
+        if i >= h.fields {
+            return Err(err(format!("field {i} missing")));
+        }
+        r.seek(SeekFrom::Start(12 + header_len + i as u64 * plane))
+            .and_then(|_| r.read_exact(&mut bytes))
             .map_err(|e| err(format!("truncated: {e}")))?;
         let data = bytes
             .chunks_exact(4)
             .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
             .collect();
-        let f = Field::from_vec(n, n, data).ok_or_else(|| err("bad field size".into()))?;
-        fields.push(Arc::new(f));
-    }
-    let get = |i: usize| {
-        fields
-            .get(i)
-            .cloned()
-            .ok_or_else(|| err(format!("field {i} missing")))
+        let f = Arc::new(Field::from_vec(n, n, data).ok_or_else(|| err("bad field size".into()))?);
+        cache.insert(i, Arc::clone(&f));
+        Ok(f)
     };
     let mut nodes = BTreeMap::new();
     for (id, (inputs, outputs)) in h.nodes {
+        if only.is_some_and(|o| o != id) {
+            continue;
+        }
         let inputs = inputs
             .into_iter()
-            .map(|i| i.map(get).transpose())
+            .map(|i| i.map(&mut get).transpose())
             .collect::<Result<Vec<_>, _>>()?;
         let outputs = outputs
             .into_iter()
-            .map(get)
+            .map(&mut get)
             .collect::<Result<Vec<_>, _>>()?;
         nodes.insert(
             id,

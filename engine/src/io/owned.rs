@@ -111,6 +111,20 @@ pub fn hash_regular_file(path: &Path, cancel: Option<&crate::node::CancelToken>)
     }
 }
 
+/// Reads a file Orogen wrote into a folder it owns: only a regular file (never a link, a
+/// device or a FIFO), at most `limit` bytes.
+pub fn read_regular(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
+    let meta =
+        std::fs::symlink_metadata(path).map_err(|e| format!("{}: {e}", escape_path(path)))?;
+    if !meta.file_type().is_file() {
+        return Err(format!(
+            "{} is not a regular file: Orogen does not follow links in folders it owns",
+            escape_path(path)
+        ));
+    }
+    super::trust::read_file(path, limit, None)
+}
+
 /// Whether `path` is a regular file, not followed through a link.
 #[must_use]
 pub fn is_regular_file(path: &Path) -> bool {

@@ -55,6 +55,29 @@ pub struct Task {
     pub window: Option<[usize; 4]>,
 }
 
+/// How a stage computes one global node over the whole world.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StageKind {
+    /// A coarse-to-fine erosion node: refined once on each of the world's pieces
+    /// (`s<i>.piece-<j>`), then blended into every tile (`s<i>.tile-<k>`).
+    Pieces,
+    /// Run once over the whole map at the build's resolution, on its stitched input
+    /// (`s<i>.whole`): the same bits as the node in a whole-map build of that input.
+    Whole,
+    /// Its change at the coarse size carried onto every tile (`s<i>.tile-<k>`): for a node
+    /// whose whole-map run would not fit the memory budget.
+    Carried,
+}
+
+/// One global node's stage: what every later stage and tile reads it from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stage {
+    /// The node's id in the flattened graph.
+    pub node: String,
+    pub kind: StageKind,
+}
+
 /// `plan.json`: the work of a tiled build as a task graph.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
@@ -71,6 +94,8 @@ pub struct Plan {
     /// Resolution of the coarse task's evaluation; `None` when no node needs the whole map.
     pub coarse_resolution: Option<usize>,
     pub exports: TileExports,
+    /// The global nodes' stages, in the order they run (each reads the earlier ones).
+    pub stages: Vec<Stage>,
     pub tasks: Vec<Task>,
     /// Folders outside the graph's project its imports may read (the planner's
     /// `--allow-outside`, absolute), so every task reads what the plan's author allowed.

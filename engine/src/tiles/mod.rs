@@ -50,6 +50,8 @@
 
 mod preview;
 mod run;
+mod stages;
+mod store;
 
 pub use crate::io::plan::{Grid, Plan, Task, TileExports};
 
@@ -58,6 +60,7 @@ pub use run::{run_all, run_task, RunOptions, TaskError, TaskOutcome};
 use crate::graph::Graph;
 use crate::io::graph_file;
 use crate::io::heightmap::Format;
+pub use crate::io::plan::{Stage, StageKind};
 use crate::io::render::Colormap;
 use crate::node::{choice_from_name, choice_name, Footprint, Window};
 use std::path::{Path, PathBuf};
@@ -372,15 +375,15 @@ impl Plan {
         exports.check()?;
         scalars_in_float(graph, &exports)?;
         let n = grid.resolution;
-        let cell = graph.world.cell_size_m(n);
-        let needed = crate::eval::Targets::Outputs.node_set(graph);
-        let global = graph.nodes.iter().any(|x| {
-            needed.contains(&x.id) && x.def.footprint(&x.params, cell, n) == Footprint::Global
-        });
         if coarse_max < 16 {
             return Err(format!("--coarse-size {coarse_max}: expected at least 16"));
         }
-        let coarse_resolution = global.then_some(n.min(coarse_max));
+        let coarse = n.min(coarse_max);
+        let stages = stages_of(graph, n, coarse)?;
+        let coarse_resolution = stages
+            .iter()
+            .any(|s| s.kind != StageKind::Whole)
+            .then_some(coarse);
         let built = Graph {
             resolution: n,
             ..graph.clone()
@@ -390,40 +393,17 @@ impl Plan {
         for part in [
             text.as_str(),
             env!("CARGO_PKG_VERSION"),
-            &serde_json::to_string(&(grid, &exports, coarse_resolution)).unwrap_or_default(),
+            &serde_json::to_string(&(grid, &exports, coarse_resolution, &stages))
+                .unwrap_or_default(),
         ] {
             h.update(part.as_bytes());
             h.update(&[0]);
         }
         let key = h.finalize().to_hex()[..32].to_owned();
-        let mut tasks = Vec::new();
-        let coarse: Vec<String> = if global {
-            tasks.push(Task {
-                id: "coarse".into(),
-                deps: Vec::new(),
-                window: None,
-            });
-            vec!["coarse".into()]
-        } else {
-            Vec::new()
-        };
-        for k in 0..grid.count() {
-            let (i, j) = grid.coords(k);
-            let w = grid.window(i, j);
-            tasks.push(Task {
-                id: format!("tile-{k}"),
-                deps: coarse.clone(),
-                window: Some([w.x0, w.y0, w.width, w.height]),
-            });
-        }
-        tasks.push(Task {
-            id: "stitch".into(),
-            deps: (0..grid.count()).map(|k| format!("tile-{k}")).collect(),
-            window: None,
-        });
+        let tasks = tasks_of(grid, coarse_resolution.is_some(), &stages);
         Ok(Self {
             format: "orogen-plan".into(),
-            version: 1,
+            version: PLAN_VERSION,
             key,
             graph_file: std::path::absolute(graph_file)
                 .unwrap_or_else(|_| graph_file.to_path_buf())
@@ -433,6 +413,7 @@ impl Plan {
             grid,
             coarse_resolution,
             exports,
+            stages,
             tasks,
             allow_outside: Vec::new(),
         })
@@ -491,9 +472,9 @@ impl Plan {
             .ok_or_else(|| format!("cannot read {shown}: no such file (run orogen plan first)"))?;
         let plan: Self =
             serde_json::from_str(&text).map_err(|e| format!("{shown}: not an Orogen plan: {e}"))?;
-        if plan.format != "orogen-plan" || plan.version != 1 {
+        if plan.format != "orogen-plan" || plan.version != PLAN_VERSION {
             return Err(format!(
-                "{shown}: expected format \"orogen-plan\" version 1, found \"{}\" version {}",
+                "{shown}: expected format \"orogen-plan\" version {PLAN_VERSION}, found \"{}\" version {} (plan it again with this orogen)",
                 crate::io::owned::escape(&plan.format),
                 plan.version
             ));
@@ -546,12 +527,14 @@ impl Plan {
                 ));
             }
         }
-        if self.tasks.len() > g.count() + 2 {
+        if self.stages.len() > crate::io::trust::MAX_EXPANDED_NODES
+            || self.tasks != tasks_of(g, self.coarse_resolution.is_some(), &self.stages)
+        {
             return Err(format!(
-                "{} tasks: a plan of {} tiles has at most {}",
+                "{} tasks: not the tasks of its {} stages over {} tiles",
                 self.tasks.len(),
-                g.count(),
-                g.count() + 2
+                self.stages.len(),
+                g.count()
             ));
         }
         if let Some(p) = self.allow_outside.iter().find(|p| !p.is_absolute()) {
@@ -569,54 +552,178 @@ impl Plan {
         dir.join(".work").join(&self.key)
     }
 
-    /// Slurm batch scripts: one job for the coarse task, a job array over the tiles and one
-    /// for the stitch, chained by `submit.sh` with `--dependency=afterok`.
+    /// Slurm batch scripts: the coarse task, each stage as a job array (or one job), the
+    /// output tiles as a job array and the stitch, chained by `submit.sh` with
+    /// `--dependency=afterok` (on an array: every element).
     fn slurm_scripts(&self, dir: &Path) -> Vec<(&'static str, String)> {
+        use std::fmt::Write as _;
         let abs = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
         let plan = shell_quote(&abs.display().to_string());
-        let head = |name: &str, extra: &str| {
+        let head = |name: &str| {
             format!(
-                "#!/bin/bash\n#SBATCH --job-name=orogen-{name}\n#SBATCH --output={plan}/slurm/{name}-%A_%a.log\n{extra}\
+                "#!/bin/bash\n#SBATCH --job-name=orogen-{name}\n#SBATCH --output={plan}/slurm/{name}-%A_%a.log\n\
                  # OROGEN: the orogen binary on the compute nodes (default: orogen on PATH).\nset -euo pipefail\n"
             )
         };
-        let last = self.grid.count() - 1;
+        let run = "exec \"${OROGEN:-orogen}\" run-task";
         let mut v = vec![
             (
-                "coarse.sbatch",
-                format!("{}exec \"${{OROGEN:-orogen}}\" run-task {plan} coarse\n", head("coarse", "")),
-            ),
-            (
-                "tiles.sbatch",
+                "one.sbatch",
                 format!(
-                    "{}exec \"${{OROGEN:-orogen}}\" run-task {plan} \"tile-$SLURM_ARRAY_TASK_ID\"\n",
-                    head("tiles", &format!("#SBATCH --array=0-{last}\n"))
+                    "{}# OROGEN_TASK: the task (coarse, s<i>.whole, stitch).\n{run} {plan} \"$OROGEN_TASK\"\n",
+                    head("one")
                 ),
             ),
             (
-                "stitch.sbatch",
-                format!("{}exec \"${{OROGEN:-orogen}}\" run-task {plan} stitch\n", head("stitch", "")),
+                "array.sbatch",
+                format!(
+                    "{}# OROGEN_TASK: the tasks' prefix (s<i>.piece-, s<i>.tile-, tile-); the array index ends it.\n\
+                     {run} {plan} \"$OROGEN_TASK$SLURM_ARRAY_TASK_ID\"\n",
+                    head("array")
+                ),
             ),
         ];
-        let coarse = if self.coarse_resolution.is_some() {
-            "coarse=$(sbatch --parsable \"$@\" \"$here/coarse.sbatch\")\n\
-             tiles=$(sbatch --parsable --dependency=afterok:\"$coarse\" \"$@\" \"$here/tiles.sbatch\")\n"
-        } else {
-            "tiles=$(sbatch --parsable \"$@\" \"$here/tiles.sbatch\")\n"
-        };
-        v.push((
-            "submit.sh",
-            format!(
-                "#!/bin/bash\n# Submits this plan to Slurm: the coarse task, then one array task per tile, then the\n\
-                 # stitch. Extra arguments go to every sbatch (e.g. --partition=…, --cpus-per-task=8).\n\
-                 # Prints the stitch job's id; wait for it with: squeue -j ID, or sbatch --wait.\n\
-                 set -euo pipefail\nhere=$(cd \"$(dirname \"$0\")\" && pwd)\n{coarse}\
-                 stitch=$(sbatch --parsable --dependency=afterok:\"$tiles\" \"$@\" \"$here/stitch.sbatch\")\n\
-                 echo \"$stitch\"\n"
-            ),
-        ));
+        let mut submit = String::from(
+            "#!/bin/bash\n# Submits this plan to Slurm: the coarse task, each global node's stage, one array task\n\
+             # per output tile, then the stitch, each waiting for the one before. Extra arguments go to\n\
+             # every sbatch (e.g. --partition=…, --cpus-per-task=8). Prints the stitch job's id; wait\n\
+             # for it with: squeue -j ID, or sbatch --wait.\nset -euo pipefail\nhere=$(cd \"$(dirname \"$0\")\" && pwd)\n\
+             prev=\"\"\n\
+             one() { sbatch --parsable ${prev:+--dependency=afterok:$prev} --export=ALL,OROGEN_TASK=\"$1\" \"${@:2}\" \"$here/one.sbatch\"; }\n\
+             array() { sbatch --parsable ${prev:+--dependency=afterok:$prev} --array=0-$(($2 - 1)) --export=ALL,OROGEN_TASK=\"$1\" \"${@:3}\" \"$here/array.sbatch\"; }\n",
+        );
+        if self.coarse_resolution.is_some() {
+            submit.push_str("prev=$(one coarse \"$@\")\n");
+        }
+        let pieces = crate::eval::pieces_of(self.grid.resolution).len();
+        let tiles = self.grid.count();
+        for (si, st) in self.stages.iter().enumerate() {
+            let _ = writeln!(submit, "# s{si}: {} ({:?})", st.node, st.kind);
+            let _ = match st.kind {
+                StageKind::Pieces => writeln!(
+                    submit,
+                    "prev=$(array s{si}.piece- {pieces} \"$@\")\nprev=$(array s{si}.tile- {tiles} \"$@\")"
+                ),
+                StageKind::Whole => writeln!(submit, "prev=$(one s{si}.whole \"$@\")"),
+                StageKind::Carried => writeln!(submit, "prev=$(array s{si}.tile- {tiles} \"$@\")"),
+            };
+        }
+        let _ = writeln!(
+            submit,
+            "prev=$(array tile- {tiles} \"$@\")\nprev=$(one stitch \"$@\")\necho \"$prev\""
+        );
+        v.push(("submit.sh", submit));
         v
     }
+}
+
+/// The version of `plan.json` this build writes and reads.
+pub const PLAN_VERSION: u32 = 2;
+
+/// The stages of a tiled build of `graph` (flattened) at `n`²: one per global node its outputs
+/// need, in evaluation order. A coarse-to-fine erosion node finer than its base is refined in
+/// pieces; any other global node runs once over the whole map at `n`² on its stitched input
+/// when its fields there (inputs, outputs, scratch) fit half the default memory budget (three
+/// quarters of this machine's memory), and is carried from the coarse pass otherwise.
+fn stages_of(graph: &Graph, n: usize, coarse: usize) -> Result<Vec<Stage>, String> {
+    let cell = graph.world.cell_size_m(n);
+    let needed = crate::eval::Targets::Outputs.node_set(graph);
+    let plan = graph.plan().map_err(|d| {
+        d.iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("\n")
+    })?;
+    let budget = crate::eval::memory::default_budget() / 2;
+    let mut stages = Vec::new();
+    for &i in plan.waves.iter().flatten() {
+        let x = &graph.nodes[i];
+        if !needed.contains(&x.id) || x.def.footprint(&x.params, cell, n) != Footprint::Global {
+            continue;
+        }
+        let kind = if crate::eval::refines(x, n, Some(coarse)) {
+            StageKind::Pieces
+        } else {
+            let fields = x.def.spec.inputs.len()
+                + x.def.spec.outputs.len()
+                + x.def.scratch_fields as usize
+                + 2;
+            let bytes = crate::eval::memory::field_bytes(n).saturating_mul(fields as u64);
+            if bytes.saturating_add(bytes / 5) <= budget {
+                StageKind::Whole
+            } else {
+                StageKind::Carried
+            }
+        };
+        stages.push(Stage {
+            node: x.id.clone(),
+            kind,
+        });
+    }
+    Ok(stages)
+}
+
+/// The tasks of a plan, in an order that runs: the coarse pass, each stage's tasks, the
+/// output tiles, the stitch. Dependencies name whole stages (`s0.piece-*`).
+fn tasks_of(grid: Grid, coarse: bool, stages: &[Stage]) -> Vec<Task> {
+    let n = grid.resolution;
+    let task = |id: String, deps: Vec<String>, window: Option<Window>| Task {
+        id,
+        deps,
+        window: window.map(|w| [w.x0, w.y0, w.width, w.height]),
+    };
+    let mut tasks = Vec::new();
+    let mut prev: Vec<String> = Vec::new();
+    if coarse {
+        tasks.push(task("coarse".into(), Vec::new(), None));
+        prev = vec!["coarse".into()];
+    }
+    let owned = |k: usize| {
+        let (i, j) = grid.coords(k);
+        grid.owned(i, j)
+    };
+    for (si, st) in stages.iter().enumerate() {
+        let mut deps = prev.clone();
+        if coarse && !deps.iter().any(|d| d == "coarse") && st.kind != StageKind::Whole {
+            deps.push("coarse".into());
+        }
+        match st.kind {
+            StageKind::Pieces => {
+                for (j, p) in crate::eval::pieces_of(n).into_iter().enumerate() {
+                    tasks.push(task(format!("s{si}.piece-{j}"), deps.clone(), Some(p)));
+                }
+                for k in 0..grid.count() {
+                    let d = vec![format!("s{si}.piece-*")];
+                    tasks.push(task(format!("s{si}.tile-{k}"), d, Some(owned(k))));
+                }
+                prev = vec![format!("s{si}.tile-*")];
+            }
+            StageKind::Whole => {
+                tasks.push(task(format!("s{si}.whole"), deps, None));
+                prev = vec![format!("s{si}.whole")];
+            }
+            StageKind::Carried => {
+                for k in 0..grid.count() {
+                    tasks.push(task(
+                        format!("s{si}.tile-{k}"),
+                        deps.clone(),
+                        Some(owned(k)),
+                    ));
+                }
+                prev = vec![format!("s{si}.tile-*")];
+            }
+        }
+    }
+    for k in 0..grid.count() {
+        let (i, j) = grid.coords(k);
+        tasks.push(task(
+            format!("tile-{k}"),
+            prev.clone(),
+            Some(grid.window(i, j)),
+        ));
+    }
+    tasks.push(task("stitch".into(), vec!["tile-*".into()], None));
+    tasks
 }
 
 /// Evaluates `targets` of `graph` over `window` of the `n × n` grid only — the region
@@ -660,6 +767,7 @@ pub fn evaluate_region(
                 allow_outside: opts.allow_outside,
                 keep_all: opts.keep_all,
                 arrays: opts.arrays,
+                stored: None,
             },
         )
         .map_err(|d| {

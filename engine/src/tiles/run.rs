@@ -89,21 +89,33 @@ fn hash_file(path: &Path) -> Option<String> {
     crate::io::owned::hash_regular_file(path, None)
 }
 
-/// Whether `file` (as a record lists it) names a file a task writes: `tiles/NAME` or
-/// `.work/KEY/NAME` with a bare `NAME`. A record is read back from the plan folder, whose
-/// contents may have been planted: nothing else is ever opened.
+/// Whether `file` (as a record lists it) names a file a task writes: `tiles/NAME`,
+/// `.work/KEY/NAME` or `.work/KEY/s<i>/NAME` (a stage's) with a bare `NAME`. A record is read
+/// back from the plan folder, whose contents may have been planted: nothing else is ever
+/// opened.
 fn record_file_ok(plan: &Plan, file: &str) -> bool {
-    let work = format!(".work/{}/", plan.key);
-    let name = file
-        .strip_prefix("tiles/")
-        .or_else(|| file.strip_prefix(work.as_str()));
-    name.is_some_and(|n| crate::io::owned::bare_name(n).is_ok() && !n.starts_with('.'))
+    let bare = |n: &str| crate::io::owned::bare_name(n).is_ok() && !n.starts_with('.');
+    if let Some(n) = file.strip_prefix("tiles/") {
+        return bare(n);
+    }
+    let Some(rest) = file.strip_prefix(&format!(".work/{}/", plan.key)) else {
+        return false;
+    };
+    match rest.split_once('/') {
+        None => bare(rest),
+        Some((stage, n)) => {
+            stage
+                .strip_prefix('s')
+                .is_some_and(|i| !i.is_empty() && i.bytes().all(|b| b.is_ascii_digit()))
+                && bare(n)
+        }
+    }
 }
 
 /// The record at `path` when it belongs to this plan and every file it lists is intact: a
 /// regular file of bounded size whose every listed file is one a task writes, a regular file
 /// (never a link or a device) with the listed hash.
-fn valid_record(dir: &Path, plan: &Plan, path: &Path) -> Option<Record> {
+pub(super) fn valid_record(dir: &Path, plan: &Plan, path: &Path) -> Option<Record> {
     let text = crate::io::owned::read_state(path, crate::io::owned::MAX_STATE_BYTES).ok()??;
     let rec: Record = serde_json::from_str(&text).ok()?;
     let intact = rec.key == plan.key
@@ -152,14 +164,18 @@ pub fn run_task(dir: &Path, task: &str, opts: &RunOptions) -> Result<TaskOutcome
     if task == "stitch" {
         return ctx.stitch();
     }
+    if let Some((si, t)) = super::stages::parse(task) {
+        return ctx.stage(si, t);
+    }
     let k = task
         .strip_prefix("tile-")
         .and_then(|k| k.parse::<usize>().ok())
         .filter(|&k| k < plan.grid.count())
         .ok_or_else(|| {
             format!(
-                "{}: no task \"{task}\" (tasks: coarse, tile-0 … tile-{}, stitch)",
+                "{}: no task \"{}\" (tasks: coarse, s<i>.piece-<j> | s<i>.tile-<k> | s<i>.whole for each stage, tile-0 … tile-{}, stitch)",
                 dir.join(super::PLAN_FILE).display(),
+                crate::io::owned::escape(task),
                 plan.grid.count() - 1
             )
         })?;
@@ -175,18 +191,18 @@ pub(super) struct Ctx<'a> {
 }
 
 /// Relative path of a work file of this plan, as records list it.
-fn rel(plan: &Plan, name: &str) -> String {
+pub(super) fn rel(plan: &Plan, name: &str) -> String {
     format!(".work/{}/{name}", plan.key)
 }
 
 impl Ctx<'_> {
-    fn base_dir(&self) -> Option<PathBuf> {
+    pub(super) fn base_dir(&self) -> Option<PathBuf> {
         Path::new(&self.plan.graph_file)
             .parent()
             .map(Path::to_path_buf)
     }
 
-    fn eval_opts<'b>(&'b self, base: Option<&'b Path>) -> EvalOptions<'b> {
+    pub(super) fn eval_opts<'b>(&'b self, base: Option<&'b Path>) -> EvalOptions<'b> {
         EvalOptions {
             resolution: Some(self.plan.grid.resolution),
             targets: Targets::Outputs,
@@ -230,7 +246,7 @@ impl Ctx<'_> {
         Ok(TaskOutcome::Ran)
     }
 
-    fn write_record(path: &Path, rec: &Record) -> Result<(), TaskError> {
+    pub(super) fn write_record(path: &Path, rec: &Record) -> Result<(), TaskError> {
         let text = serde_json::to_vec(rec).map_err(|e| e.to_string())?;
         write_bytes_atomic(path, &text).map_err(|e| TaskError::io("write", path, e))
     }
@@ -350,29 +366,19 @@ impl Ctx<'_> {
         Ok(TaskOutcome::Ran)
     }
 
-    /// Tile `k`'s outputs over window `w`, with the coarse task's global results.
+    /// Tile `k`'s outputs over window `w`, every global node read from its stage.
     fn evaluate_tile(&self, k: usize, w: Window) -> Result<crate::eval::EvalResult, TaskError> {
-        let coarse = match self.plan.coarse_resolution {
-            Some(res) => {
-                let rec = self.work.join("coarse.json");
-                if valid_record(self.dir, self.plan, &rec).is_none() {
-                    return Err(TaskError::Failed(format!(
-                        "task tile-{k} needs the coarse task's result ({}): run task \"coarse\" first",
-                        rec.display()
-                    )));
-                }
-                Some(coarse_file::read(&self.work.join("coarse.bin"), res)?)
-            }
-            None => None,
-        };
+        let flat = self.graph.flattened();
+        let store = super::store::Store::new(self.plan, &flat, self.work, self.plan.stages.len())
+            .map_err(|e| format!("tile-{k}: {e}"))?;
         let base = self.base_dir();
         let eval = Evaluator::new()
             .with_disk(self.opts.cache.clone())
             .evaluate(
-                self.graph,
+                &flat,
                 &EvalOptions {
                     window: Some(w),
-                    coarse: coarse.as_ref(),
+                    stored: Some(&store),
                     ..self.eval_opts(base.as_deref())
                 },
             )
@@ -382,7 +388,6 @@ impl Ctx<'_> {
                     .collect::<Vec<_>>()
                     .join("\n")
             })?;
-        drop(coarse);
         if self.opts.cancel.is_cancelled() {
             return Err("cancelled".into());
         }
