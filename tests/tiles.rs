@@ -511,12 +511,16 @@ fn plan_and_run_task_give_the_same_files_as_the_local_runner() {
     assert_eq!(tasks[1]["deps"], serde_json::json!(["coarse"]));
     assert_eq!(tasks[2]["id"], "s0.tile-0");
     assert_eq!(tasks[2]["deps"], serde_json::json!(["s0.piece-*"]));
+    // The grid hydraulic stage reads the thermal one; the output tiles read both.
     assert_eq!(
         tasks[11]["deps"],
-        serde_json::json!(["s0.tile-*", "coarse"])
+        serde_json::json!(["coarse", "s0.tile-*"])
     );
     assert_eq!(tasks[21]["id"], "tile-0");
-    assert_eq!(tasks[21]["deps"], serde_json::json!(["s1.tile-*"]));
+    assert_eq!(
+        tasks[21]["deps"],
+        serde_json::json!(["s0.tile-*", "s1.tile-*"])
+    );
     assert_eq!(tasks[29]["window"], serde_json::json!([256, 256, 44, 44]));
     assert_eq!(tasks[30]["deps"], serde_json::json!(["tile-*"]));
     let array = std::fs::read_to_string(b.path().join("slurm/array.sbatch")).expect("sbatch");

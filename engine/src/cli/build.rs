@@ -134,44 +134,13 @@ pub(super) fn run_tiled(
         .iter()
         .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()))
         .collect();
-    let grid = plan.grid;
     if let Err(e) = plan.write(out, &graph) {
         eprintln!("error: {e}");
         return ExitCode::from(EXIT_FAILED);
     }
     let tasks = plan.tasks.len();
     let Tiled::Run(cache) = run else {
-        let stages: Vec<String> = plan
-            .stages
-            .iter()
-            .enumerate()
-            .map(|(i, s)| {
-                let how = match s.kind {
-                    orogen::tiles::StageKind::Pieces => "refined in pieces",
-                    orogen::tiles::StageKind::Whole => "whole map",
-                    orogen::tiles::StageKind::Carried => "carried from the coarse pass",
-                };
-                format!("s{i} {} ({how})", orogen::io::owned::escape(&s.node))
-            })
-            .collect();
-        println!(
-            "{}: {tasks} tasks ({}{}×{} tiles of {} samples, then the stitch)",
-            orogen::io::owned::escape_path(&out.join(orogen::tiles::PLAN_FILE)),
-            plan.coarse_resolution
-                .map(|c| format!("the coarse task at {c}², "))
-                .unwrap_or_default(),
-            grid.tiles_x,
-            grid.tiles_y,
-            grid.size
-        );
-        if !stages.is_empty() {
-            println!("stages: {}", stages.join("; "));
-        }
-        println!(
-            "run them with `orogen run-task {} TASK`, or on Slurm: {}",
-            orogen::io::owned::escape_path(out),
-            orogen::io::owned::escape_path(&out.join("slurm/submit.sh"))
-        );
+        print_plan(&plan, out);
         return ExitCode::SUCCESS;
     };
     let opts = orogen::tiles::RunOptions {
@@ -380,4 +349,41 @@ impl Progress {
             bar.finish_and_clear();
         }
     }
+}
+
+/// What `orogen plan` wrote: its tasks, its stages and how to run them.
+fn print_plan(plan: &orogen::tiles::Plan, out: &std::path::Path) {
+    let grid = plan.grid;
+    let stages: Vec<String> = plan
+        .stages
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let how = match s.kind {
+                orogen::tiles::StageKind::Pieces => "refined in pieces",
+                orogen::tiles::StageKind::Whole => "whole map",
+                orogen::tiles::StageKind::Carried => "carried from the coarse pass",
+            };
+            format!("s{i} {} ({how})", orogen::io::owned::escape(&s.node))
+        })
+        .collect();
+    println!(
+        "{}: {} tasks ({}{}×{} tiles of {} samples, then the stitch)",
+        orogen::io::owned::escape_path(&out.join(orogen::tiles::PLAN_FILE)),
+        plan.tasks.len(),
+        plan.coarse_resolution
+            .map(|c| format!("the coarse task at {c}², "))
+            .unwrap_or_default(),
+        grid.tiles_x,
+        grid.tiles_y,
+        grid.size
+    );
+    if !stages.is_empty() {
+        println!("stages: {}", stages.join("; "));
+    }
+    println!(
+        "run them with `orogen run-task {} TASK`, or on Slurm: {}",
+        orogen::io::owned::escape_path(out),
+        orogen::io::owned::escape_path(&out.join("slurm/submit.sh"))
+    );
 }

@@ -102,7 +102,8 @@ enum Command {
         #[command(flatten)]
         tiles: TileArgs,
     },
-    /// Run one task of a plan: coarse, tile-K or stitch. A task already done (its files
+    /// Run one task of a plan: coarse, a stage's (s<i>.piece-<j>, s<i>.tile-<k>, s<i>.whole),
+    /// tile-<k> or stitch. A task already done (its files
     /// present with the hashes its record gives) is skipped; retrying one is harmless.
     RunTask {
         /// The plan folder written by `orogen plan`.

@@ -39,6 +39,7 @@ pub(crate) fn pieces_covering(w: Window, n: usize) -> Vec<(usize, pieces::Piece,
 }
 
 pub(crate) use pieces::blend_into as blend_piece;
+pub(crate) use pieces::weight as piece_weight;
 pub(crate) use run::UpstreamMemo;
 
 use key::node_key;

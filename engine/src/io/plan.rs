@@ -76,6 +76,10 @@ pub struct Stage {
     /// The node's id in the flattened graph.
     pub node: String,
     pub kind: StageKind,
+    /// The earlier stages it reads (their nodes are upstream of it): its tasks wait for
+    /// those, and stages that do not read each other can run side by side.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub after: Vec<usize>,
 }
 
 /// `plan.json`: the work of a tiled build as a task graph.

@@ -125,18 +125,28 @@ pub(super) fn valid_record(dir: &Path, plan: &Plan, path: &Path) -> Option<Recor
     intact.then_some(rec)
 }
 
-/// Runs every task of the plan in `dir`, in order, skipping those already done; calls
-/// `each` after every task with its id, outcome and wall time.
+/// Runs every task of the plan in `dir`, skipping those already done: tasks that do not
+/// depend on each other (the pieces of a stage, its tiles, stages that do not read each other,
+/// the output tiles) side by side on the thread pool, the rest in order. Calls `each` after
+/// every task, in the plan's order, with its id, outcome and wall time.
 pub fn run_all(
     dir: &Path,
     opts: &RunOptions,
     mut each: impl FnMut(&str, TaskOutcome, std::time::Duration),
 ) -> Result<(), TaskError> {
+    use rayon::prelude::*;
     let plan = Plan::read(dir)?;
-    for t in &plan.tasks {
-        let start = std::time::Instant::now();
-        let outcome = run_task(dir, &t.id, opts)?;
-        each(&t.id, outcome, start.elapsed());
+    for batch in super::batches(&plan.tasks) {
+        let done: Vec<(&str, Result<TaskOutcome, TaskError>, std::time::Duration)> = batch
+            .par_iter()
+            .map(|t| {
+                let start = std::time::Instant::now();
+                (t.id.as_str(), run_task(dir, &t.id, opts), start.elapsed())
+            })
+            .collect();
+        for (id, outcome, took) in done {
+            each(id, outcome?, took);
+        }
     }
     Ok(())
 }

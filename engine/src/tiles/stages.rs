@@ -102,7 +102,7 @@ impl Ctx<'_> {
         let files = match t {
             StageTask::Piece(j) => self.piece(&flat, gi, si, j, &store)?,
             StageTask::Tile(k) if stage.kind == StageKind::Pieces => {
-                self.blend(&flat, gi, si, k, &store)?
+                self.blend(&flat, gi, si, k)?
             }
             StageTask::Tile(k) => self.carried(&flat, gi, si, k, &store)?,
             StageTask::Whole => self.whole(&flat, gi, si, &store)?,
@@ -261,6 +261,17 @@ impl Ctx<'_> {
                 });
             bytes.extend(store::encode(&delta));
         }
+        // The input each change applies to, over the window: the blending tasks take it from
+        // here rather than evaluating it again (every piece covering a cell holds the same
+        // bits there: a windowed evaluation of local nodes is exact).
+        for (_, i) in Self::height_ports(flat, gi) {
+            let input = inputs
+                .get(i)
+                .cloned()
+                .flatten()
+                .ok_or("the node's height input is missing")?;
+            bytes.extend(store::encode(&input));
+        }
         Ok(vec![(
             self.work
                 .join(format!("s{si}"))
@@ -270,37 +281,37 @@ impl Ctx<'_> {
     }
 
     /// `s<i>.tile-<k>` of a pieces stage: the pieces covering tile `k`'s owned samples blended
-    /// onto the node's input there; its other outputs carried from the coarse pass.
+    /// onto the node's input there (taken from the piece that weighs most at each cell); its
+    /// other outputs carried from the coarse pass.
     fn blend(
         &self,
         flat: &Graph,
         gi: usize,
         si: usize,
         k: usize,
-        store: &Store,
     ) -> Result<Vec<(PathBuf, Vec<u8>)>, TaskError> {
         let grid = self.plan.grid;
         let n = grid.resolution;
         let (i, j) = grid.coords(k);
         let owned = grid.owned(i, j);
-        let inputs = self.inputs_over(flat, gi, owned, store)?;
         let c = self.coarse_node(&flat.nodes[gi].id)?;
         let heights = Self::height_ports(flat, gi);
-        let mut deltas: Vec<Vec<f32>> = vec![vec![0.0; owned.width * owned.height]; heights.len()];
+        let cells = owned.width * owned.height;
+        let mut inputs: Vec<Vec<f32>> = vec![vec![0.0; cells]; heights.len()];
+        let mut best = vec![0.0f32; cells];
+        let mut deltas: Vec<Vec<f32>> = vec![vec![0.0; cells]; heights.len()];
         for (pj, piece, pw) in crate::eval::pieces_covering(owned, n) {
             let path = self
                 .work
                 .join(format!("s{si}"))
                 .join(format!("piece-{pj}.f32"));
-            let raw = crate::io::owned::read_regular(
-                &path,
-                (pw.width * pw.height * 4 * heights.len()) as u64,
-            )
-            .map_err(|e| {
+            // Each height output's change, then the input it applies to.
+            let plane = pw.width * pw.height;
+            let size = plane * 4 * 2 * heights.len();
+            let raw = crate::io::owned::read_regular(&path, size as u64).map_err(|e| {
                 format!("{e} (stage s{si}'s piece {pj}: run task s{si}.piece-{pj} first)")
             })?;
-            let plane = pw.width * pw.height;
-            if raw.len() != plane * 4 * heights.len() {
+            if raw.len() != size {
                 return Err(format!(
                     "{} is not the piece stage s{si} writes (run it again)",
                     path.display()
@@ -314,6 +325,34 @@ impl Ctx<'_> {
             for (h, acc) in deltas.iter_mut().enumerate() {
                 crate::eval::blend_piece(acc, owned, piece, pw, &values[h * plane..][..plane], n);
             }
+            // The input where this piece weighs most so far (any piece covering a cell holds
+            // the same input there; this picks one that covers it).
+            let input = &values[heights.len() * plane..];
+            let (x0, x1) = (
+                pw.x0.max(owned.x0),
+                (pw.x0 + pw.width).min(owned.x0 + owned.width),
+            );
+            let (y0, y1) = (
+                pw.y0.max(owned.y0),
+                (pw.y0 + pw.height).min(owned.y0 + owned.height),
+            );
+            for y in y0..y1 {
+                let wy = crate::eval::piece_weight(piece.ky, y, n);
+                for x in x0..x1 {
+                    let w = wy * crate::eval::piece_weight(piece.kx, x, n);
+                    let at = (y - owned.y0) * owned.width + (x - owned.x0);
+                    if w > best[at] {
+                        best[at] = w;
+                        let src = (y - pw.y0) * pw.width + (x - pw.x0);
+                        for (h, inp) in inputs.iter_mut().enumerate() {
+                            inp[at] = input[h * plane + src];
+                        }
+                    }
+                }
+            }
+        }
+        if best.iter().any(|&w| w <= 0.0) {
+            return Err(format!("internal error: tile {k} is not covered by its pieces").into());
         }
         let mut files = Vec::new();
         let up = |f: &Field| {
@@ -322,13 +361,8 @@ impl Ctx<'_> {
         for (port, out) in c.outputs.iter().enumerate() {
             let field = match heights.iter().position(|&(k, _)| k == port) {
                 Some(h) => {
-                    let input = inputs
-                        .get(heights[h].1)
-                        .cloned()
-                        .flatten()
-                        .ok_or("the node's height input is missing")?;
                     let d = &deltas[h];
-                    let data = input.data().iter().zip(d).map(|(t, d)| t + d).collect();
+                    let data = inputs[h].iter().zip(d).map(|(t, d)| t + d).collect();
                     Field::from_vec(owned.width, owned.height, data).ok_or("size mismatch")?
                 }
                 None => up(out),
