@@ -78,6 +78,8 @@ def main():
     json.dump(graph, open(g, "w"))
     try:
         whole, tiled = os.path.join(out, "whole"), os.path.join(out, "tiled")
+        # A tiled build resumes from what a folder holds: start from nothing.
+        subprocess.run(["rm", "-rf", whole, tiled], check=True)
         tw, mw = run([a.orogen, "build", g, "--size", str(a.size), "--no-cache", "--format", "f32", "-o", whole])
         tt, mt = run([a.orogen, "build", g, "--size", str(a.size), "--tiles", a.tiles, "--no-cache",
                       "--format", "f32", "--stitch", "f32", "-o", tiled])
