@@ -5,8 +5,8 @@
 mod common;
 
 use orogen::build::{evaluate_outputs, Exports};
+use orogen::document::graph_file;
 use orogen::field::Field;
-use orogen::io::graph_file;
 use orogen::io::heightmap::{self, srgb_decode, srgb_encode, Format};
 use orogen::node::{splitmix64, PortKind, LUMINANCE};
 use orogen::World;

@@ -1,9 +1,9 @@
 //! End-to-end tests over `graphs/`, `tests/data/` and the `orogen` CLI.
 
 use orogen::build::{build, evaluate_outputs, BuildOptions, Exports};
+use orogen::document::graph_file;
 use orogen::eval::{CancelToken, EvalOptions, Evaluator, NodeStatus, Targets};
 use orogen::graph::{Graph, NodeInstance, PortRef};
-use orogen::io::graph_file;
 use orogen::io::heightmap::Format;
 use orogen::node::{ParamKind, ParamValue, Registry};
 use orogen::World;

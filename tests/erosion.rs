@@ -705,7 +705,7 @@ fn lim_with_everything_off_only_fills_the_sea() {
 fn every_erosion_node_gives_the_same_terrain_at_256_and_1024() {
     let path =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/parity/hills.json");
-    let mut g = orogen::io::graph_file::load_file(&path).unwrap_or_else(|d| panic!("{d}"));
+    let mut g = orogen::document::graph_file::load_file(&path).unwrap_or_else(|d| panic!("{d}"));
     let erosion: Vec<String> = g
         .nodes
         .iter()
@@ -899,7 +899,7 @@ fn droplet_erosion_leaves_no_tile_seams() {
       ],
       "outputs": { "src": "src", "height": "drops" }
     }"#;
-    let g = orogen::io::graph_file::load_str(text, "seams").expect("graph");
+    let g = orogen::document::graph_file::load_str(text, "seams").expect("graph");
     let out = evaluate_outputs(&g, None).expect("eval");
     let (worst, median) = seam_score(out["src"].data(), out["height"].data(), 512);
     println!("worst line {worst:.2} m, median line {median:.2} m");

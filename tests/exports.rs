@@ -541,8 +541,8 @@ fn dems_written_by_gdal_read_with_their_heights_holes_and_extent() {
     }
     // `orogen new --from-dem` makes a graph of the DEM's world that builds.
     orogen_ok(d, &["new", "--from-dem", "f32.tif", "-o", "dem.json"]);
-    let g =
-        orogen::io::graph_file::load_file(&d.join("dem.json")).unwrap_or_else(|e| panic!("{e}"));
+    let g = orogen::document::graph_file::load_file(&d.join("dem.json"))
+        .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(g.world.size_m, 3600.0);
     assert_eq!((g.world.height_min_m, g.world.height_max_m), (316.0, 783.0));
     assert_eq!(g.resolution, 120);
@@ -556,14 +556,14 @@ fn dems_written_by_gdal_read_with_their_heights_holes_and_extent() {
         north: 4_102_700.0,
     };
     assert_eq!(g.georef, Some(utm33));
-    let saved = orogen::io::graph_file::to_string(&g);
-    let again = orogen::io::graph_file::load(
-        orogen::io::graph_file::Source::Text {
+    let saved = orogen::document::graph_file::to_string(&g);
+    let again = orogen::document::graph_file::load(
+        orogen::document::graph_file::Source::Text {
             text: &saved,
             label: "saved",
             base: Some(d),
         },
-        &orogen::io::graph_file::LoadOptions::default(),
+        &orogen::document::graph_file::LoadOptions::default(),
     )
     .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(
@@ -793,7 +793,7 @@ fn an_error_bounded_mesh_keeps_its_bound_and_its_border() {
         let field = read_f32(&d.join(format!("{name}.f32")), 300);
         let (positions, indices, _) = read_obj(&d.join(format!("{name}.obj")));
         let e =
-            orogen::io::mesh_simplify::vertical_error(&field, cell, (0, 0), &positions, &indices)
+            orogen::io::mesh::simplify::vertical_error(&field, cell, (0, 0), &positions, &indices)
                 .expect("the triangles cover the map once");
         assert!(e <= 4.0, "{name}: {e} m");
         assert_eq!(
@@ -877,7 +877,7 @@ fn tiled_meshes_keep_the_bound_and_share_their_border_vertices() {
             let part = orogen::Field::from_fn(x1 - x0 + 1, y1 - y0 + 1, |x, y| {
                 whole.data()[(y0 + y) * 300 + x0 + x]
             });
-            let e = orogen::io::mesh_simplify::vertical_error(
+            let e = orogen::io::mesh::simplify::vertical_error(
                 &part,
                 cell,
                 (x0, y0),

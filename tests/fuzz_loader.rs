@@ -9,9 +9,9 @@
 mod common;
 
 use common::repo;
+use orogen::document::graph_file;
 use orogen::eval::memory::estimate_peak_bytes;
 use orogen::eval::Targets;
-use orogen::io::graph_file;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, TestRng, TestRunner};

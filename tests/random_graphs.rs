@@ -13,9 +13,9 @@
 mod common;
 
 use common::{random_param, repo};
+use orogen::document::graph_file;
 use orogen::eval::{EvalOptions, EvalResult, Evaluator, NodeStatus, Targets};
 use orogen::graph::{Graph, NodeInstance, PortRef};
-use orogen::io::graph_file;
 use orogen::node::{Coercion, PortKind, Registry};
 use orogen::World;
 use proptest::prelude::*;

@@ -478,7 +478,7 @@ fn packing_the_example_lists_only_paths_below_its_folder_and_why() {
             && listed[1].contains("subgraph of node \"coast\" in"),
         "{text}"
     );
-    let m = orogen::io::bundle::verify(&out, None).expect("verify");
+    let m = orogen::document::bundle::verify(&out, None).expect("verify");
     for f in &m.files {
         assert!(
             !f.path.contains("..") && !f.path.starts_with("graphs"),

@@ -5,8 +5,8 @@ mod common;
 
 use common::repo;
 use orogen::build::evaluate_outputs;
+use orogen::document::graph_file::{self, LoadOptions};
 use orogen::eval::{EvalOptions, Evaluator, Targets};
-use orogen::io::graph_file::{self, LoadOptions};
 use orogen::node::ParamValue;
 use orogen::Graph;
 use std::collections::BTreeMap;
@@ -450,7 +450,7 @@ fn every_library_graph_is_documented_with_parameters_and_a_golden() {
 
 // ---- Bundles ----
 
-use orogen::io::bundle;
+use orogen::document::bundle;
 
 #[test]
 fn pack_then_build_equals_the_original_build_and_unpack_restores_the_files() {
@@ -769,7 +769,7 @@ fn collapsing_nodes_keeps_the_terrain_and_the_bindings() {
     .expect("write");
     let mut g = load_with(&file, &[]);
     let want = bits(&evaluate_outputs(&g, Some(40)).expect("eval"));
-    let c = orogen::io::subgraphs::collapse(
+    let c = orogen::document::subgraphs::collapse(
         &mut g,
         &["hills".into(), "steps".into(), "mix".into()],
         &dir,
@@ -798,7 +798,7 @@ fn collapsing_nodes_keeps_the_terrain_and_the_bindings() {
         Some("detail")
     );
     // Saved and loaded again, it is the same terrain; the graph parameter still drives it.
-    orogen::io::graph_file::save_file(&file, &g).expect("save");
+    orogen::document::graph_file::save_file(&file, &g).expect("save");
     let again = load_with(&file, &[("detail".into(), serde_json::json!(2))]);
     assert_ne!(
         bits(&evaluate_outputs(&again, Some(40)).expect("eval")),

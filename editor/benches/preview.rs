@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 fn latency(c: &mut Criterion) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../graphs/island.json");
-    let mut graph = orogen::io::graph_file::load_file(&path).expect("example graph");
+    let mut graph = orogen::document::graph_file::load_file(&path).expect("example graph");
     let last = "eased";
     let mut worker = Worker::spawn(None, None);
     let wait_for = |worker: &Worker, generation: u64| loop {

@@ -5,8 +5,8 @@
 //! live in the evaluator's cache, not here), so a snapshot per step is cheap and undo can never
 //! drift from what the engine sees.
 
+use orogen::document::graph_file;
 use orogen::graph::NodeInstance;
-use orogen::io::graph_file;
 use orogen::Graph;
 use std::path::{Path, PathBuf};
 

@@ -92,7 +92,7 @@ impl Store {
             saved_at: std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs()),
-            graph: orogen::io::graph_file::to_string_embedded(graph),
+            graph: orogen::document::graph_file::to_string_embedded(graph),
         };
         self.write(
             &self.recovery_path(),
@@ -364,7 +364,10 @@ mod tests {
         store.autosave(Some(&a), &g).expect("autosave");
         let r = store.recovery().expect("recovery");
         assert_eq!(r.path.as_deref(), Some(a.as_path()));
-        assert_eq!(r.graph, orogen::io::graph_file::to_string_embedded(&g));
+        assert_eq!(
+            r.graph,
+            orogen::document::graph_file::to_string_embedded(&g)
+        );
         store.clear_recovery();
         assert!(store.recovery().is_none());
         let _ = std::fs::remove_dir_all(&dir);

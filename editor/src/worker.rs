@@ -179,8 +179,8 @@ impl Drop for Worker {
 
 /// How often the progress shown while nodes run is redrawn. Each frame costs CPU that the
 /// evaluation (on lower-priority threads) then lacks — much of it with a software GL
-/// driver: redrawn every 16 ms on Mesa's llvmpipe, a 512² stream-power preview of
-/// `graphs/uplift.json` took 3.4 s against 0.5 s for the same build with the CLI.
+/// driver, where redrawing every 16 ms made a preview several times slower than the same
+/// build with the CLI (docs/perf-log.md).
 pub const PROGRESS_FRAME: Duration = Duration::from_millis(100);
 
 /// A spinner for running nodes that, unlike egui's, does not ask for a frame of its own
@@ -330,7 +330,7 @@ pub fn track(running: &mut BTreeMap<String, f32>, e: ProgressEvent) -> bool {
 }
 
 /// Raises the calling thread's nice value to 19, the lowest priority (Linux: nice is per
-/// thread). Measured in BENCHMARKS.md: frame interval p95 46 ms at nice 0, 31 ms at nice 19.
+/// thread). It keeps the UI's frames steady while erosion uses every core (BENCHMARKS.md).
 #[expect(unsafe_code)]
 fn lower_priority() {
     #[cfg(target_os = "linux")]

@@ -332,7 +332,7 @@ fn save_then_open_gives_the_same_graph() {
     let dir = temp_dir("files");
     let example = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../graphs/island.json");
     let mut h = harness(&dir, Some(example.clone()));
-    let original = orogen::io::graph_file::to_string(h.state().doc.graph());
+    let original = orogen::document::graph_file::to_string(h.state().doc.graph());
     assert!(!h.state().doc.dirty() && h.state().title().starts_with("island.json"));
 
     // Move a node: the document becomes dirty and the title says so. (Once the first
@@ -374,7 +374,7 @@ fn save_then_open_gives_the_same_graph() {
     let saved = std::fs::read_to_string(&target).expect("written");
     assert_eq!(
         saved,
-        orogen::io::graph_file::to_string(h.state().doc.graph()),
+        orogen::document::graph_file::to_string(h.state().doc.graph()),
         "the file is the engine's format, byte for byte"
     );
     assert_ne!(saved, original, "with the moved position");
@@ -387,12 +387,12 @@ fn save_then_open_gives_the_same_graph() {
     h.run_steps(2);
     choose_file(&mut h, "", &target, "Open");
     assert_eq!(
-        orogen::io::graph_file::to_string(h.state().doc.graph()),
+        orogen::document::graph_file::to_string(h.state().doc.graph()),
         saved,
         "open gives the same graph"
     );
     // The CLI reads the same file.
-    assert!(orogen::io::graph_file::load_file(&target).is_ok());
+    assert!(orogen::document::graph_file::load_file(&target).is_ok());
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -642,7 +642,7 @@ fn a_graph_with_an_unwired_node_saves_and_opens_as_the_same_document() {
         h.state().status
     );
     assert_eq!(
-        orogen::io::graph_file::to_string(h.state().doc.graph()),
+        orogen::document::graph_file::to_string(h.state().doc.graph()),
         saved,
         "open gives the same document, byte for byte"
     );
@@ -858,11 +858,11 @@ fn a_build_from_the_dialog_equals_the_cli_with_the_same_options() {
 fn a_region_preview_is_the_build_there() {
     let dir = temp_dir("region");
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let mut g =
-        orogen::io::graph_file::load_file(&root.join("graphs/shaping.json")).expect("shaping");
+    let mut g = orogen::document::graph_file::load_file(&root.join("graphs/shaping.json"))
+        .expect("shaping");
     g.resolution = 1024;
     let path = dir.join("shaping-1k.json");
-    std::fs::write(&path, orogen::io::graph_file::to_string(&g)).expect("write");
+    std::fs::write(&path, orogen::document::graph_file::to_string(&g)).expect("write");
     let blur = g.outputs["f_blur"].node.clone();
     let mut h = harness(&dir, Some(path));
     settle(&mut h);
@@ -1071,7 +1071,7 @@ fn promote_a_parameter_to_the_graph_and_undo() {
 fn collapse_a_node_to_a_subgraph_and_undo() {
     let dir = temp_dir("collapse");
     let file = write_graph(&dir, "small.json", SMALL);
-    let before = orogen::io::graph_file::load_file(&file).expect("load");
+    let before = orogen::document::graph_file::load_file(&file).expect("load");
     let want = orogen::build::evaluate_outputs(&before, Some(48)).expect("eval");
     let mut h = harness(&dir, Some(file.clone()));
     select_node(&mut h, "steps");
@@ -1105,8 +1105,8 @@ fn collapse_a_node_to_a_subgraph_and_undo() {
     h.key_press_modifiers(Modifiers::COMMAND, Key::Z);
     h.run_steps(2);
     assert_eq!(
-        orogen::io::graph_file::to_string(h.state().doc.graph()),
-        orogen::io::graph_file::to_string(&before),
+        orogen::document::graph_file::to_string(h.state().doc.graph()),
+        orogen::document::graph_file::to_string(&before),
         "one undo step brings the nodes back"
     );
     let _ = std::fs::remove_dir_all(&dir);
@@ -1535,8 +1535,8 @@ fn browse_chooses_the_file_a_node_reads() {
 fn a_comment_frame_moves_its_nodes() {
     let dir = temp_dir("frames");
     let file = write_graph(&dir, "small.json", SMALL);
-    let hash_before = orogen::io::graph_file::content_hash(
-        &orogen::io::graph_file::load_file(&file).expect("load"),
+    let hash_before = orogen::document::graph_file::content_hash(
+        &orogen::document::graph_file::load_file(&file).expect("load"),
     );
     let mut h = harness(&dir, Some(file.clone()));
     let ids: Vec<String> = h
@@ -1618,10 +1618,10 @@ fn a_comment_frame_moves_its_nodes() {
     h.run_steps(2);
     let saved = std::fs::read_to_string(&file).expect("saved");
     assert!(saved.contains("\"frames\""), "{saved}");
-    let again = orogen::io::graph_file::load_file(&file).expect("reload");
+    let again = orogen::document::graph_file::load_file(&file).expect("reload");
     assert_eq!(again.frames, h.state().doc.graph().frames);
     assert_eq!(
-        orogen::io::graph_file::content_hash(&again),
+        orogen::document::graph_file::content_hash(&again),
         hash_before,
         "frames are layout"
     );

@@ -93,7 +93,7 @@ fn every_example_graph_opens_readable_without_overlaps() {
         };
         let canvas = rect(&v["canvas"]);
         let nodes = v["nodes"].as_object().expect("nodes");
-        let graph = orogen::io::graph_file::load_file(&root().join("graphs").join(&name))
+        let graph = orogen::document::graph_file::load_file(&root().join("graphs").join(&name))
             .expect("example graph");
         assert_eq!(nodes.len(), graph.nodes.len(), "{name}: {text}");
         let text_px = v["text_px"].as_f64().expect("text_px");

@@ -4,9 +4,9 @@
 //! Run: `cargo bench -p orogen --features bench --bench engine`
 
 use criterion::{criterion_group, criterion_main, Criterion};
+use orogen::document::graph_file;
 use orogen::eval::{EvalOptions, Evaluator, Targets};
 use orogen::graph::{Graph, NodeInstance, PortRef};
-use orogen::io::graph_file;
 use orogen::node::Registry;
 use orogen::World;
 use std::hint::black_box;

@@ -158,7 +158,7 @@ fn colour_and_occlusion() {
         { "id": "flow_accumulation", "type": "flow_accumulation", "inputs": { "in": "terrain.out" } }
       ],
       "outputs": { "albedo": "color_blend.out", "sky": "sky_view.out", "lakes": "lakes.out", "flow": "flow_accumulation.flow" } }"#;
-    let g = orogen::io::graph_file::load_str(text, "bench.json").expect("bench graph");
+    let g = orogen::document::graph_file::load_str(text, "bench.json").expect("bench graph");
     println!(
         "\n== colour, occlusion and water nodes {BIG}² ({} threads) ==",
         rayon::current_num_threads()

@@ -2,8 +2,8 @@
 //! them on each SIMD path by compiling the crate once per path): every output of every
 //! example graph and of the test graphs holding every node type, at 256², hashed.
 
+use crate::document::graph_file;
 use crate::eval::{DiskCache, EvalOptions, Evaluator};
-use crate::io::graph_file;
 use crate::node::Registry;
 use crate::Graph;
 use std::path::{Path, PathBuf};
@@ -89,7 +89,7 @@ fn assert_pinned(text: &str) {
 
 /// The array the pinned graphs' `array_input` nodes read ("pinned"): 37 × 23 samples in
 /// 0..1, not square and not the build's size, so that resampling is pinned too.
-fn pinned_arrays() -> crate::eval::ArrayInputs {
+fn pinned_arrays() -> crate::node::ArrayInputs {
     let (w, h) = (37, 23);
     let data = (0..w * h)
         .map(|k| {
@@ -98,7 +98,7 @@ fn pinned_arrays() -> crate::eval::ArrayInputs {
             0.1 + 0.8 * ((x * x + 3 * y) % 29) as f32 / 28.0
         })
         .collect();
-    let mut a = crate::eval::ArrayInputs::new();
+    let mut a = crate::node::ArrayInputs::new();
     a.insert("pinned", w, h, data).expect("the pinned array");
     a
 }

@@ -7,12 +7,12 @@
 //! command line's does, then raises `KeyboardInterrupt`) and calling the progress callback.
 
 use orogen::build::{BuildOptions, Exports};
+use orogen::document::graph_file::{self, LoadOptions};
 use orogen::eval::{
     ArrayInputs, CancelToken, EvalOptions, Evaluator, NodeStatus, ProgressEvent, Targets,
 };
 use orogen::field::Field;
 use orogen::graph::PortRef;
-use orogen::io::graph_file::{self, LoadOptions};
 use orogen::io::heightmap::Format;
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
@@ -48,7 +48,7 @@ enum Source {
 struct Graph {
     source: Source,
     /// A bundle's unpacked files, kept while the graph lives.
-    _bundle: Option<orogen::io::bundle::Opened>,
+    _bundle: Option<orogen::document::bundle::Opened>,
     sets: Vec<(String, String, serde_json::Value)>,
     params: Vec<(String, serde_json::Value)>,
     loaded: orogen::Graph,
@@ -82,7 +82,7 @@ impl Graph {
         loaded.map_err(error)
     }
 
-    fn new(source: Source, bundle: Option<orogen::io::bundle::Opened>) -> PyResult<Self> {
+    fn new(source: Source, bundle: Option<orogen::document::bundle::Opened>) -> PyResult<Self> {
         let loaded = Self::load_with(&source, &[], &[])?;
         Ok(Self {
             source,
@@ -234,7 +234,7 @@ impl Graph {
     #[staticmethod]
     fn load(path: PathBuf) -> PyResult<Self> {
         if path.extension().is_some_and(|e| e == "orogen") {
-            let opened = orogen::io::bundle::open(&path, None).map_err(error)?;
+            let opened = orogen::document::bundle::open(&path, None).map_err(error)?;
             let main = opened.graph.clone();
             return Self::new(Source::File(main), Some(opened));
         }
@@ -294,8 +294,10 @@ impl Graph {
 
     /// The graph parameters and their values, as JSON.
     fn parameters_json(&self) -> String {
-        serde_json::to_string(&orogen::io::manifest::parameter_values(&self.loaded))
-            .unwrap_or_default()
+        serde_json::to_string(&orogen::document::graph_file::parameter_values(
+            &self.loaded,
+        ))
+        .unwrap_or_default()
     }
 
     /// The named outputs: name → `node.port`, as JSON.
@@ -528,7 +530,7 @@ impl Graph {
 /// The node catalogue as JSON (what `orogen nodes --json` prints).
 #[pyfunction]
 fn catalogue_json() -> String {
-    serde_json::to_string(&orogen::io::catalogue::to_json(
+    serde_json::to_string(&orogen::document::catalogue::to_json(
         orogen::node::Registry::builtin(),
     ))
     .unwrap_or_default()

@@ -5,8 +5,8 @@
 #![allow(dead_code)]
 
 use orogen::build::{build, evaluate_outputs, BuildOptions, BuildReport, Exports};
+use orogen::document::graph_file;
 use orogen::graph::Graph;
-use orogen::io::graph_file;
 use orogen::io::heightmap::{self, Format};
 use orogen::node::{ParamKind, ParamValue, PortKind};
 use orogen::World;

@@ -47,7 +47,7 @@ impl EditorApp {
                 ));
                 ui.horizontal(|ui| {
                     if ui.button("Restore").clicked() {
-                        match orogen::io::graph_file::load_str(&r.graph, "recovery file") {
+                        match orogen::document::graph_file::load_str(&r.graph, "recovery file") {
                             Ok(g) => {
                                 let mut d = Document::new(g);
                                 d.mark_restored(r.path.as_deref());

@@ -259,8 +259,8 @@ impl EditorApp {
     /// others are never replaced) and its graph opened from there.
     pub fn open(&mut self, path: &Path) {
         let unpacked;
-        let path = if orogen::io::bundle::is_bundle(path) {
-            match orogen::io::bundle::unpack(path, &path.with_extension(""), false, None) {
+        let path = if orogen::document::bundle::is_bundle(path) {
+            match orogen::document::bundle::unpack(path, &path.with_extension(""), false, None) {
                 Ok(p) => {
                     unpacked = p;
                     unpacked.as_path()
@@ -410,7 +410,7 @@ impl EditorApp {
         let text = self
             .doc
             .base_dir()
-            .and_then(|b| orogen::io::subgraphs::relative_path(b, file))
+            .and_then(|b| orogen::document::subgraphs::relative_path(b, file))
             .unwrap_or_else(|| file.display().to_string());
         let value = orogen::node::ParamValue::Text(text.clone());
         match self.doc.edit(None, |g| g.set_param(&id, param, value)) {
@@ -531,7 +531,7 @@ impl EditorApp {
                 outputs: BTreeMap::new(),
                 ..self.doc.graph().clone()
             };
-            ctx.copy_text(orogen::io::graph_file::to_string(&g));
+            ctx.copy_text(orogen::document::graph_file::to_string(&g));
         }
         self.status = format!("Copied {} node(s).", self.clipboard.len());
     }

@@ -4,7 +4,7 @@
 
 use super::{Document, EditorApp, Pending, Purpose};
 use egui::Ui;
-use orogen::io::subgraphs;
+use orogen::document::subgraphs;
 use std::path::{Path, PathBuf};
 
 /// What leaving an edited subgraph does with its file.
@@ -57,7 +57,7 @@ pub fn library(base_dir: Option<&Path>) -> Vec<LibraryEntry> {
             if path.extension().is_none_or(|x| x != "json") {
                 continue;
             }
-            if let Ok(g) = orogen::io::graph_file::load_file(&path) {
+            if let Ok(g) = orogen::document::graph_file::load_file(&path) {
                 let name = if g.name.is_empty() {
                     path.file_stem()
                         .map(|s| s.to_string_lossy().into_owned())

@@ -173,7 +173,7 @@ mod tests {
         let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../graphs")
             .join(name);
-        orogen::io::graph_file::load_file(&p).unwrap_or_else(|d| panic!("{d}"))
+        orogen::document::graph_file::load_file(&p).unwrap_or_else(|d| panic!("{d}"))
     }
 
     /// Every example graph, with node sizes from 100 to 320 units: no two nodes overlap, and

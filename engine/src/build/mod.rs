@@ -14,12 +14,12 @@
 //! budget before anything runs, and a node whose own invariant breaks (the pipe model's
 //! conservation) fails with a message rather than returning a wrong terrain.
 
+use crate::document::graph_file;
 use crate::eval::{
     CancelToken, EvalOptions, EvalResult, Evaluator, NodeStatus, ProgressEvent, Targets,
 };
 use crate::field::Field;
 use crate::graph::{Blocked, Diagnostic, Graph};
-use crate::io::graph_file;
 use crate::io::heightmap::{self, Format};
 use crate::io::manifest::{GraphInfo, Manifest, OutputEntry, WorldInfo};
 use crate::io::render::{self, Colormap, NormalY};
@@ -118,7 +118,7 @@ pub struct Exports {
     /// A mesh per height output, keeping every `step`-th sample.
     pub mesh: Option<(MeshFormat, usize)>,
     /// Simplify each mesh to this largest vertical error in metres (`--mesh-error-m`;
-    /// `io::mesh_simplify`) instead of keeping every `step`-th sample.
+    /// `io::mesh::simplify`) instead of keeping every `step`-th sample.
     pub mesh_error_m: Option<f32>,
     /// Splat maps: `(file stem, up to four mask outputs)`.
     pub splats: Vec<(String, Vec<String>)>,
@@ -217,7 +217,7 @@ pub struct BuildOptions<'a> {
     /// same bytes either way.
     pub cache: Option<std::sync::Arc<crate::eval::DiskCache>>,
     /// Arrays the graph's `array_input` nodes read (from the Python package).
-    pub arrays: Option<&'a crate::eval::ArrayInputs>,
+    pub arrays: Option<&'a crate::node::ArrayInputs>,
 }
 
 /// The name of the graph copy a build writes next to its outputs.
@@ -404,7 +404,7 @@ fn manifest(
             hash: graph_hash,
         },
         seed: graph.seed,
-        parameters: crate::io::manifest::parameter_values(graph),
+        parameters: crate::document::graph_file::parameter_values(graph),
         resolution: eval.resolution,
         world: WorldInfo {
             size_m: graph.world.size_m,

@@ -11,8 +11,8 @@ use orogen::build::Exports;
 use orogen::build::MeshFormat;
 use orogen::build::Preset;
 use orogen::build::Range;
+use orogen::document::graph_file;
 use orogen::eval::CancelToken;
-use orogen::io::graph_file;
 use orogen::io::heightmap::Format;
 use orogen::io::render::Colormap;
 use orogen::io::render::NormalY;
@@ -182,11 +182,11 @@ pub(super) struct GraphArgs {
 /// value lives) and points `path` at its main graph.
 pub(super) fn open_bundle(
     path: &mut PathBuf,
-) -> Result<Option<orogen::io::bundle::Opened>, ExitCode> {
-    if !orogen::io::bundle::is_bundle(path) {
+) -> Result<Option<orogen::document::bundle::Opened>, ExitCode> {
+    if !orogen::document::bundle::is_bundle(path) {
         return Ok(None);
     }
-    match orogen::io::bundle::open(path, Some(&cancel_on_signal())) {
+    match orogen::document::bundle::open(path, Some(&cancel_on_signal())) {
         Ok(o) => {
             path.clone_from(&o.graph);
             Ok(Some(o))

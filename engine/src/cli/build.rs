@@ -13,9 +13,9 @@ use indicatif::ProgressStyle;
 use orogen::build::build;
 use orogen::build::BuildError;
 use orogen::build::BuildOptions;
+use orogen::document::graph_file;
 use orogen::eval::DiskCache;
 use orogen::eval::ProgressEvent;
-use orogen::io::graph_file;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -31,7 +31,7 @@ fn explain_build(
     eval: &orogen::eval::EvalResult,
     print: bool,
 ) {
-    use orogen::io::explain;
+    use orogen::document::explain;
     let path = explain::record_path(cache.dir(), graph_path);
     let previous = explain::load(&path);
     let now = explain::record(graph, eval, previous.as_ref());

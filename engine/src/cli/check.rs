@@ -1,6 +1,6 @@
 //! `orogen check`: every problem of a graph file, and `--accept` of changed subgraph files.
 
-use orogen::io::graph_file;
+use orogen::document::graph_file;
 use std::path::PathBuf;
 
 /// `orogen check` of one file: errors, warnings (incomplete nodes, saying whether they feed an

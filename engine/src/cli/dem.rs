@@ -93,13 +93,13 @@ pub(super) fn run_new_from_dem(dem_path: &Path, out: &Path, resolution: Option<u
     let text = serde_json::to_string_pretty(&json).unwrap_or_default() + "\n";
     // Never write a graph that `orogen check` would refuse (a DEM's cell size of 1e300 m, a
     // height range that is not finite): load it as check does first.
-    if let Err(d) = orogen::io::graph_file::load(
-        orogen::io::graph_file::Source::Text {
+    if let Err(d) = orogen::document::graph_file::load(
+        orogen::document::graph_file::Source::Text {
             text: &text,
             label: &orogen::io::owned::escape_path(out).clone(),
             base: Some(&folder),
         },
-        &orogen::io::graph_file::LoadOptions::default(),
+        &orogen::document::graph_file::LoadOptions::default(),
     ) {
         return fail(format!(
             "{}: this DEM does not make a valid graph, nothing was written:\n{d}",

@@ -246,17 +246,17 @@ pub fn main() -> ExitCode {
         } => {
             let reg = Registry::builtin();
             if python {
-                print!("{}", orogen::io::catalogue::to_python(reg));
+                print!("{}", orogen::document::catalogue::to_python(reg));
             } else if markdown {
-                print!("{}", orogen::io::catalogue::to_markdown(reg));
+                print!("{}", orogen::document::catalogue::to_markdown(reg));
             } else if json {
                 println!(
                     "{}",
-                    serde_json::to_string_pretty(&orogen::io::catalogue::to_json(reg))
+                    serde_json::to_string_pretty(&orogen::document::catalogue::to_json(reg))
                         .unwrap_or_default()
                 );
             } else {
-                print!("{}", orogen::io::catalogue::to_text(reg));
+                print!("{}", orogen::document::catalogue::to_text(reg));
             }
             ExitCode::SUCCESS
         }

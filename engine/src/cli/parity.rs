@@ -5,7 +5,7 @@ use super::args::load_graph;
 use super::args::{GraphArgs, GraphSource};
 use super::EXIT_FAILED;
 use super::EXIT_INVALID;
-use orogen::io::graph_file;
+use orogen::document::graph_file;
 use std::process::ExitCode;
 
 /// Least fine-band power an erosion node's own mode must make, as a share of `native`'s.

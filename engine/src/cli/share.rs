@@ -3,14 +3,14 @@
 use super::args::{cancel_on_signal, exit_after};
 use super::EXIT_FAILED;
 use super::EXIT_INVALID;
-use orogen::io::graph_file;
+use orogen::document::graph_file;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// `orogen pack`.
 pub(super) fn run_pack(graph: &std::path::Path, out: &std::path::Path) -> ExitCode {
-    let packed = orogen::io::bundle::needed_files(graph).and_then(|needed| {
-        orogen::io::bundle::pack_needed(graph, &needed, out, Some(&cancel_on_signal()))
+    let packed = orogen::document::bundle::needed_files(graph).and_then(|needed| {
+        orogen::document::bundle::pack_needed(graph, &needed, out, Some(&cancel_on_signal()))
             .map(|m| (m, needed))
     });
     match packed {
@@ -36,7 +36,7 @@ pub(super) fn run_pack(graph: &std::path::Path, out: &std::path::Path) -> ExitCo
 /// `orogen unpack`.
 pub(super) fn run_unpack(bundle: &std::path::Path, out: Option<PathBuf>, force: bool) -> ExitCode {
     let dir = out.unwrap_or_else(|| bundle.with_extension(""));
-    match orogen::io::bundle::unpack(bundle, &dir, force, Some(&cancel_on_signal())) {
+    match orogen::document::bundle::unpack(bundle, &dir, force, Some(&cancel_on_signal())) {
         Ok(main) => {
             println!(
                 "{}: unpacked; the graph is {}",
@@ -77,7 +77,7 @@ pub(super) fn run_diff(files: &[PathBuf]) -> ExitCode {
         println!("orogen diff a/{0} b/{0}", orogen::io::owned::escape_path(p));
     }
     let changes = match (&ga, &gb) {
-        (Some(x), Some(y)) => orogen::io::diff::diff(x, y)
+        (Some(x), Some(y)) => orogen::document::diff::diff(x, y)
             .iter()
             .map(ToString::to_string)
             .collect(),

@@ -1,4 +1,4 @@
-//! Cache keys: what a node's result depends on, hashed (see the module doc of `eval`).
+//! Cache keys: what a node's result depends on, hashed ([`node_key`] lists it).
 
 use super::EvalOptions;
 use super::Evaluator;
@@ -44,6 +44,21 @@ fn engine_id() -> &'static [u8; 32] {
     })
 }
 
+/// Node `i`'s cache key: BLAKE3, cut to 16 bytes, of
+/// - the engine's id ([`engine_id`]: crate version and pinned output hashes);
+/// - the node type's id and version, and its output ports' kinds;
+/// - the folders `--allow-outside` lets it read;
+/// - its canonical parameter values, and the node's `key_extra` (an imported file's size and
+///   modification time);
+/// - the content hash of the array an `array_input` reads (or "no array");
+/// - for each input port: the source's key, output index and the coercion to the port's
+///   kind, or "unwired";
+/// - the resolution; in a windowed evaluation the window, the span the node produces and
+///   computes on, and the coarse size;
+/// - the graph seed and the world frame.
+///
+/// The evaluator then salts the key of a node read from a stored stage with the stage's tag
+/// (`EvalOptions::stored`). This list is the one statement of what a key holds.
 pub(super) fn node_key(
     graph: &Graph,
     i: usize,
@@ -94,8 +109,12 @@ pub(super) fn node_key(
             .and_then(|r| Some((r, graph.index_of(&r.node)?)))
         {
             Some((r, src)) => {
-                h.update(b"I");
-                h.update(&keys[src].unwrap_or_default());
+                // A source outside the evaluation (upstream of a stored node) has no key:
+                // hashed as such, never as a key of zeros.
+                match keys[src] {
+                    Some(k) => h.update(b"I").update(&k),
+                    None => h.update(b"I unkeyed"),
+                };
                 let sdef = graph.nodes[src].def;
                 h.update(
                     &(sdef.output_index(&r.output).unwrap_or(usize::MAX) as u64).to_le_bytes(),
@@ -144,7 +163,13 @@ pub(super) fn upstream_at(
     let (Some(spec), Some(Some(r))) = (n.def.spec.inputs.get(port), n.inputs.get(port)) else {
         return Ok(None);
     };
-    let missing = NodeError::MissingInput(spec.name);
+    // Each failure names the input, the node feeding it and the cause.
+    let failed = |why: String| {
+        NodeError::Failed(format!(
+            "input \"{}\" (from \"{}\") at {resolution}²: {why}",
+            spec.name, r.node
+        ))
+    };
     let sub = Evaluator::new()
         .evaluate(
             graph,
@@ -162,13 +187,37 @@ pub(super) fn upstream_at(
                 stored: None,
             },
         )
-        .map_err(|_| missing.clone())?;
-    opts.cancel
-        .is_cancelled()
-        .then_some(())
-        .map_or(Ok(()), |()| Err(NodeError::Cancelled))?;
-    let f = sub.field(graph, r).ok_or(missing.clone())?;
-    let kind = graph.output_kind(r).ok_or(missing.clone())?;
-    let coerce = Coercion::between(kind, spec.kind).ok_or(missing)?;
+        .map_err(|d| {
+            failed(
+                d.iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            )
+        })?;
+    if opts.cancel.is_cancelled() {
+        return Err(NodeError::Cancelled);
+    }
+    let f = sub.field(graph, r).ok_or_else(|| {
+        failed(match sub.status.get(&r.node) {
+            Some(super::NodeStatus::Failed(NodeError::Cancelled)) => return NodeError::Cancelled,
+            Some(super::NodeStatus::Failed(e)) => e.to_string(),
+            Some(super::NodeStatus::Incomplete { reason }) => format!("incomplete: {reason}"),
+            Some(super::NodeStatus::Skipped { upstream }) => {
+                format!("not evaluated: \"{upstream}\" upstream of it failed")
+            }
+            _ => format!("the node has no output \"{}\"", r.output),
+        })
+    })?;
+    let kind = graph
+        .output_kind(r)
+        .ok_or_else(|| failed(format!("the node has no output \"{}\"", r.output)))?;
+    let coerce = Coercion::between(kind, spec.kind).ok_or_else(|| {
+        failed(format!(
+            "a {} output cannot feed a {} input",
+            kind.name(),
+            spec.kind.name()
+        ))
+    })?;
     Ok(Some(coerce.apply(&f, &graph.world)))
 }

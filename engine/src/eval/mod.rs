@@ -1,12 +1,11 @@
 //! Evaluation of a graph: content-hash cache keys, parallel waves on rayon, failure
 //! isolation, cancellation, progress, and freeing intermediates once consumed.
 //!
-//! A node's key hashes (type id and version, canonical parameters, its inputs' keys and
-//! ports, resolution, graph seed, world frame). Keys are computed in topological order, so
-//! editing one parameter changes exactly the keys downstream of that node: a cache lookup
-//! by key is dirty propagation with no flags to forget.
+//! A node's key hashes everything its result depends on (the list is stated once, on
+//! `key::node_key`). Keys are computed in topological order, so editing one parameter changes
+//! exactly the keys downstream of that node: a cache lookup by key is dirty propagation with
+//! no flags to forget.
 
-pub mod arrays;
 mod cache;
 pub mod disk;
 mod key;
@@ -15,8 +14,8 @@ mod pieces;
 mod run;
 mod window;
 
+pub use crate::node::ArrayInputs;
 pub use crate::node::CancelToken;
-pub use arrays::ArrayInputs;
 pub use cache::Cache;
 pub use disk::DiskCache;
 pub(crate) use window::refines;
@@ -533,9 +532,9 @@ impl Evaluator {
         let mut to_compute = Vec::new();
         for &i in wave {
             let id = &graph.nodes[i].id;
-            st.result
-                .keys
-                .insert(id.clone(), keys[i].unwrap_or_default());
+            if let Some(k) = keys[i] {
+                st.result.keys.insert(id.clone(), k);
+            }
             let upstream_failure = demand.sources[i]
                 .iter()
                 .find_map(|s| st.failed_root.get(s))
@@ -560,10 +559,9 @@ impl Evaluator {
                 let hit = match found.remove(&i) {
                     Some(Found::Absent) => None,
                     Some(f) => Some(f),
-                    None => self.lookup(
-                        keys[i].unwrap_or_default(),
-                        graph.nodes[i].def.spec.outputs.len(),
-                    ),
+                    None => {
+                        keys[i].and_then(|k| self.lookup(k, graph.nodes[i].def.spec.outputs.len()))
+                    }
                 };
                 if let Some(Found::Damaged(why)) = &hit {
                     st.result.disk_damaged.insert(id.clone(), why.clone());
@@ -643,7 +641,7 @@ impl Evaluator {
                 continue;
             }
             let outputs = graph.nodes[i].def.spec.outputs.len();
-            let hit = self.lookup(keys[i].unwrap_or_default(), outputs);
+            let hit = keys[i].and_then(|k| self.lookup(k, outputs));
             runs[i] = !matches!(hit, Some(Found::Memory(_) | Found::Disk(_)));
             found.insert(i, hit.unwrap_or(Found::Absent));
         }
@@ -671,7 +669,7 @@ impl Evaluator {
                 .filter_map(|(i, r, dt)| {
                     let fields = r.as_ref().ok()?;
                     (disk.worth_storing(fields, *dt)
-                        && disk.put(&keys[*i].unwrap_or_default(), fields))
+                        && keys[*i].is_some_and(|k| disk.put(&k, fields)))
                     .then_some(*i)
                 })
                 .collect();
@@ -685,8 +683,8 @@ impl Evaluator {
             match r {
                 Ok(fields) => {
                     st.live_bytes += fields.iter().map(|f| f.byte_size()).sum::<usize>();
-                    if let Some(c) = self.cache.as_mut() {
-                        c.insert(keys[i].unwrap_or_default(), Arc::clone(&fields));
+                    if let (Some(c), Some(k)) = (self.cache.as_mut(), keys[i]) {
+                        c.insert(k, Arc::clone(&fields));
                     }
                     st.live.insert(i, fields);
                     st.result.status.insert(id, NodeStatus::Computed);

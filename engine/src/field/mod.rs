@@ -5,6 +5,10 @@
 pub mod blur;
 pub mod conserve;
 pub mod derive;
+pub mod holes;
+
+/// Largest grid side Orogen evaluates (a graph file's resolution, a build's size, an array).
+pub const MAX_RESOLUTION: u64 = 65_536;
 
 use rayon::prelude::*;
 

@@ -359,17 +359,6 @@ pub fn read_with(
     Ok((field, SampleScale::Normalized))
 }
 
-/// The refusal for an image of `w × h` pixels, if it is too large to import.
-pub(crate) fn image_size_problem(w: u64, h: u64) -> Option<String> {
-    let side = u64::from(trust::MAX_IMAGE_SIDE);
-    (w > side || h > side || w.saturating_mul(h) > trust::MAX_IMAGE_PIXELS).then(|| {
-        format!(
-            "the image is {w} × {h} pixels; Orogen imports at most {} pixels (16384²) and {side} per side",
-            trust::MAX_IMAGE_PIXELS
-        )
-    })
-}
-
 /// Decodes a PNG or TIFF after checking its size from the header, with the decoder's own
 /// allocation limit, through a reader that stops on `cancel`.
 fn decode_image(bytes: &[u8], cancel: Option<&CancelToken>) -> Result<image::DynamicImage, String> {
@@ -438,7 +427,7 @@ fn exr_channels(bytes: &[u8], color: bool) -> Result<(usize, usize, Vec<String>)
         .map_err(|e| e.to_string())?;
     let header = meta.headers.first().ok_or("the EXR file has no layers")?;
     let (w, h) = (header.layer_size.0, header.layer_size.1);
-    if let Some(problem) = image_size_problem(w as u64, h as u64) {
+    if let Some(problem) = trust::image_size_problem(w as u64, h as u64) {
         return Err(problem);
     }
     let names: Vec<String> = header
@@ -612,7 +601,7 @@ pub fn decode_cost(path: &Path) -> Result<u64, String> {
             .map_err(|e| format!("not a readable TIFF: {e}"))?;
         let (w, h) = d.dimensions().map_err(|e| e.to_string())?;
         let (w, h) = (w as usize, h as usize);
-        if let Some(problem) = image_size_problem(w as u64, h as u64) {
+        if let Some(problem) = trust::image_size_problem(w as u64, h as u64) {
             return Err(problem);
         }
         let samples = d
@@ -646,7 +635,7 @@ fn image_cost(bytes: &[u8]) -> Result<u64, String> {
         .into_decoder()
         .map_err(|e| e.to_string())?;
     let (w, h) = decoder.dimensions();
-    if let Some(problem) = image_size_problem(u64::from(w), u64::from(h)) {
+    if let Some(problem) = trust::image_size_problem(u64::from(w), u64::from(h)) {
         return Err(problem);
     }
     Ok(decoder

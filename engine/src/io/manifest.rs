@@ -95,7 +95,7 @@ pub struct OutputEntry {
     pub mesh: Option<MeshInfo>,
 }
 
-/// An error-bounded mesh's numbers (`io::mesh_simplify`).
+/// An error-bounded mesh's numbers (`io::mesh::simplify`).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct MeshInfo {
     pub triangles: usize,
@@ -130,18 +130,4 @@ pub struct TileEntry {
     pub extent_m: [f64; 4],
     /// BLAKE3 of the file's bytes, hex.
     pub hash: String,
-}
-
-/// The graph parameters' values, as files write them, by name.
-#[must_use]
-pub fn parameter_values(g: &crate::Graph) -> BTreeMap<String, serde_json::Value> {
-    g.parameters
-        .iter()
-        .map(|p| {
-            (
-                p.spec.name.to_owned(),
-                crate::io::graph_file::param_to_json(p.spec, &p.value),
-            )
-        })
-        .collect()
 }

@@ -276,6 +276,16 @@ impl<R: std::io::Seek> std::io::Seek for CancelRead<'_, R> {
     }
 }
 
+/// The refusal for an image of `w × h` pixels, if it is too large to import.
+pub(crate) fn image_size_problem(w: u64, h: u64) -> Option<String> {
+    let side = u64::from(MAX_IMAGE_SIDE);
+    (w > side || h > side || w.saturating_mul(h) > MAX_IMAGE_PIXELS).then(|| {
+        format!(
+            "the image is {w} × {h} pixels; Orogen imports at most {MAX_IMAGE_PIXELS} pixels (16384²) and {side} per side"
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

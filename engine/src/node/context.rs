@@ -18,6 +18,17 @@ pub enum NodeError {
     Failed(String),
 }
 
+impl NodeError {
+    /// A node's own buffers did not make the `width × height` field it built: a bug in the
+    /// node, reported as a failure of that node rather than a panic.
+    #[must_use]
+    pub fn shape(width: usize, height: usize) -> Self {
+        Self::Failed(format!(
+            "internal error: the node's samples do not fill a {width} × {height} field"
+        ))
+    }
+}
+
 /// A shared flag that asks running evaluations to stop.
 #[derive(Clone, Debug, Default)]
 pub struct CancelToken(Arc<AtomicBool>);
@@ -152,7 +163,7 @@ pub struct EvalCtx<'a> {
     /// build's base level is exactly the preview at that resolution.
     pub upstream: Option<&'a Upstream<'a>>,
     /// Arrays supplied to the evaluation by name (`array_input`); `None` when there are none.
-    pub arrays: Option<&'a crate::eval::ArrayInputs>,
+    pub arrays: Option<&'a crate::node::ArrayInputs>,
 }
 
 /// See [`EvalCtx::upstream`]: `(port, resolution) → the field on that port at that resolution`.

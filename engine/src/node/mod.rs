@@ -1,6 +1,7 @@
 //! What a node type is: its declaration (`NodeSpec`, `PortSpec`, `ParamSpec`), the
 //! context it evaluates in (`EvalCtx`), its errors, and the `Registry` of all node types.
 
+pub mod arrays;
 mod context;
 mod decl;
 pub mod intern;
@@ -9,6 +10,7 @@ mod ports;
 mod registry;
 mod traits;
 
+pub use arrays::{ArrayInput, ArrayInputs};
 pub use context::{
     finite_relative, splitmix64, unit, CancelToken, EvalCtx, Footprint, Inputs, NodeError,
     Upstream, Window, MAX_RELATIVE,

@@ -32,9 +32,8 @@
 //! a node that misses on its own (`Verdict::Outside`) and labels the rest `inherited`. An erosion
 //! node's change measures are split the same way (`Row::own_change`): below a node that adds
 //! detail at the build's scale (stream power's valleys), a thermal node erodes the sharper input
-//! more — `graphs/coast_range.json`'s `scree` at 2048² moved 1.37× the preview's amount end to
-//! end, 1.06× against its own run, until stream power took its drift out exactly (now 1.10 end
-//! to end; `levels::Multiscale::DRIFT_EXACT`). Tests keep
+//! more end to end than against its own run (one reason stream power takes its drift out
+//! exactly: `levels::Multiscale::DRIFT_EXACT`). Tests keep
 //! asserting `Row::ok()`, end to end. The own share still includes what area averaging hides: a
 //! valley narrower than a preview cell is gone from the averaged input too, so a sea flooding such
 //! valleys misses on its own share as well.

@@ -46,20 +46,22 @@
 //! Scheduling is left to real schedulers: a plan is a task graph in JSON, every task an idempotent
 //! `orogen run-task` on a shared folder, and the local runner is the same tasks in one process.
 //! There is no scheduler of our own. The files' types (`plan.json`, task records, `coarse.bin`)
-//! are in `io::plan` and `io::coarse_file`: only `io` types are serialised.
+//! are in `io::plan` and `document::coarse_file`: only `io` and `document` types are serialised.
 
 mod plan;
 mod preview;
 mod run;
 mod stages;
 mod store;
+mod task;
 
 pub use crate::io::plan::{Grid, Plan, Task, TileExports};
 
-pub use run::{run_all, run_task, RunOptions, TaskError, TaskOutcome};
+pub use run::{run_all, run_task};
+pub use task::{RunOptions, TaskError, TaskOutcome};
 
+use crate::document::graph_file;
 use crate::graph::Graph;
-use crate::io::graph_file;
 use crate::io::heightmap::Format;
 pub use crate::io::plan::{Stage, StageKind};
 use crate::io::render::Colormap;

@@ -254,7 +254,7 @@ impl Plan {
         }
         let g = self.grid;
         let layout = choice_from_name::<Layout>(&self.exports.layout)?;
-        if !(2..=crate::io::graph_file::MAX_RESOLUTION as usize).contains(&g.resolution)
+        if !(2..=crate::document::graph_file::MAX_RESOLUTION as usize).contains(&g.resolution)
             || Grid::new(g.resolution, layout, TileRequest::Size(g.size)).ok() != Some(g)
         {
             return Err(format!(

@@ -1,7 +1,7 @@
 //! A tiled build's whole-world preview: each tile task keeps the preview pixels its own
 //! samples fall on; the stitch task puts the patches together and colours them.
 
-use super::run::{Ctx, TaskError};
+use super::task::{Ctx, TaskError};
 use super::{Grid, PREVIEW_MAX};
 use crate::field::Field;
 use crate::io::plan::TileRecord as Record;

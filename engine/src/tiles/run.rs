@@ -2,12 +2,12 @@
 //! there atomically, and a task whose record is present with matching hashes is skipped.
 
 use super::preview::preview_patch;
+use super::task::{hash_file, rel, valid_record, Ctx, RunOptions, TaskError, TaskOutcome};
 use super::{Grid, Layout, Parsed, Plan};
-use crate::eval::{CancelToken, Coarse, EvalOptions, Evaluator, ProgressEvent, Targets};
+use crate::document::coarse_file;
+use crate::eval::{Coarse, EvalOptions, Evaluator, Targets};
 use crate::field::Field;
-use crate::graph::Graph;
 use crate::io::atomic::{write_atomic, write_bytes_atomic};
-use crate::io::coarse_file;
 use crate::io::heightmap::{self, Format};
 use crate::io::manifest::{FileEntry, GraphInfo, Manifest, OutputEntry, TileEntry, WorldInfo};
 use crate::io::plan::TileRecord as Record;
@@ -16,114 +16,6 @@ use crate::node::{choice_name, PortKind, Window};
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-
-/// Why a task could not run: a file it could not read or write, or a problem with the plan,
-/// the graph or the evaluation (already said in words).
-#[derive(Debug, thiserror::Error, PartialEq)]
-pub enum TaskError {
-    #[error("cannot {action} {}: {message}", path.display())]
-    Io {
-        action: &'static str,
-        path: PathBuf,
-        /// The system's error, as text (so the error compares and clones).
-        message: String,
-    },
-    #[error("{0}")]
-    Failed(String),
-}
-
-impl TaskError {
-    pub(super) fn io(
-        action: &'static str,
-        path: impl AsRef<Path>,
-        e: impl std::fmt::Display,
-    ) -> Self {
-        Self::Io {
-            action,
-            path: path.as_ref().to_path_buf(),
-            message: e.to_string(),
-        }
-    }
-
-    /// Whether the message contains `s` (what tests and callers look for).
-    #[must_use]
-    pub fn contains(&self, s: &str) -> bool {
-        self.to_string().contains(s)
-    }
-}
-
-impl From<&str> for TaskError {
-    fn from(message: &str) -> Self {
-        Self::Failed(message.to_owned())
-    }
-}
-
-impl From<String> for TaskError {
-    fn from(message: String) -> Self {
-        Self::Failed(message)
-    }
-}
-
-/// What running a task did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TaskOutcome {
-    /// The task ran and wrote its outputs.
-    Ran,
-    /// Its outputs were already there with the hashes its record gives (a resumed build, a
-    /// duplicated task): nothing was done.
-    AlreadyDone,
-}
-
-/// How to run tasks.
-#[derive(Default)]
-pub struct RunOptions<'a> {
-    pub cancel: CancelToken,
-    pub progress: Option<&'a (dyn Fn(ProgressEvent) + Sync)>,
-    /// The disk cache tiles' node results are read from and written to (under keys that
-    /// name the tile's window and the coarse size), so a re-run after a late edit reuses
-    /// every upstream tile result.
-    pub cache: Option<std::sync::Arc<crate::eval::DiskCache>>,
-}
-
-fn hash_file(path: &Path) -> Option<String> {
-    crate::io::owned::hash_regular_file(path, None)
-}
-
-/// Whether `file` (as a record lists it) names a file a task writes: `tiles/NAME`,
-/// `.work/KEY/NAME` or `.work/KEY/s<i>/NAME` (a stage's) with a bare `NAME`. A record is read
-/// back from the plan folder, whose contents may have been planted: nothing else is ever
-/// opened.
-fn record_file_ok(plan: &Plan, file: &str) -> bool {
-    let bare = |n: &str| crate::io::owned::bare_name(n).is_ok() && !n.starts_with('.');
-    if let Some(n) = file.strip_prefix("tiles/") {
-        return bare(n);
-    }
-    let Some(rest) = file.strip_prefix(&format!(".work/{}/", plan.key)) else {
-        return false;
-    };
-    match rest.split_once('/') {
-        None => bare(rest),
-        Some((stage, n)) => {
-            stage
-                .strip_prefix('s')
-                .is_some_and(|i| !i.is_empty() && i.bytes().all(|b| b.is_ascii_digit()))
-                && bare(n)
-        }
-    }
-}
-
-/// The record at `path` when it belongs to this plan and every file it lists is intact: a
-/// regular file of bounded size whose every listed file is one a task writes, a regular file
-/// (never a link or a device) with the listed hash.
-pub(super) fn valid_record(dir: &Path, plan: &Plan, path: &Path) -> Option<Record> {
-    let text = crate::io::owned::read_state(path, crate::io::owned::MAX_STATE_BYTES).ok()??;
-    let rec: Record = serde_json::from_str(&text).ok()?;
-    let intact = rec.key == plan.key
-        && rec.files.iter().all(|(f, h)| {
-            record_file_ok(plan, f) && hash_file(&dir.join(f)).as_deref() == Some(h.as_str())
-        });
-    intact.then_some(rec)
-}
 
 /// Runs every task of the plan in `dir`, skipping those already done: tasks that do not
 /// depend on each other (the pieces of a stage, its tiles, stages that do not read each other,
@@ -155,7 +47,7 @@ pub fn run_all(
 pub fn run_task(dir: &Path, task: &str, opts: &RunOptions) -> Result<TaskOutcome, TaskError> {
     let plan = Plan::read(dir)?;
     let copy = dir.join(&plan.graph_copy);
-    let graph = crate::io::graph_file::load_file(&copy).map_err(|d| d.to_string())?;
+    let graph = crate::document::graph_file::load_file(&copy).map_err(|d| d.to_string())?;
     let work = plan.work_dir(dir);
     // `.work` and the plan's own folder in it must be real folders: a link planted in their
     // place would make the task write outside the plan folder.
@@ -190,19 +82,6 @@ pub fn run_task(dir: &Path, task: &str, opts: &RunOptions) -> Result<TaskOutcome
             )
         })?;
     ctx.tile(k)
-}
-
-pub(super) struct Ctx<'a> {
-    pub(super) dir: &'a Path,
-    pub(super) plan: &'a Plan,
-    pub(super) graph: &'a Graph,
-    pub(super) work: &'a Path,
-    pub(super) opts: &'a RunOptions<'a>,
-}
-
-/// Relative path of a work file of this plan, as records list it.
-pub(super) fn rel(plan: &Plan, name: &str) -> String {
-    format!(".work/{}/{name}", plan.key)
 }
 
 impl Ctx<'_> {
@@ -639,7 +518,7 @@ impl Ctx<'_> {
                 hash: graph_hash,
             },
             seed: g.seed,
-            parameters: crate::io::manifest::parameter_values(g),
+            parameters: crate::document::graph_file::parameter_values(g),
             resolution: n,
             world: WorldInfo {
                 size_m: g.world.size_m,

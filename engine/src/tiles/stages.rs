@@ -13,13 +13,13 @@
 //! - **Carried** (a whole-map run that would not fit the memory budget): `s<i>.tile-<k>`
 //!   carries its change at the coarse size onto tile `k`, as a windowed evaluation does.
 
-use super::run::{rel, Ctx, TaskError, TaskOutcome};
 use super::store::{self, Store};
+use super::task::{rel, Ctx, TaskError, TaskOutcome};
 use super::StageKind;
+use crate::document::coarse_file;
 use crate::eval::{CoarseNode, EvalOptions, Evaluator, Targets};
 use crate::field::Field;
 use crate::graph::Graph;
-use crate::io::coarse_file;
 use crate::io::plan::TileRecord as Record;
 use crate::node::{Coercion, PortKind, Window};
 use std::collections::BTreeMap;
@@ -86,7 +86,7 @@ impl Ctx<'_> {
             StageTask::Whole => format!("s{si}.whole"),
         };
         let rec_path = self.work.join(format!("{name}.json"));
-        if super::run::valid_record(self.dir, plan, &rec_path).is_some() {
+        if super::task::valid_record(self.dir, plan, &rec_path).is_some() {
             return Ok(TaskOutcome::AlreadyDone);
         }
         let flat = self.graph.flattened();
@@ -205,7 +205,7 @@ impl Ctx<'_> {
             .coarse_resolution
             .ok_or("this plan has no coarse pass")?;
         let rec = self.work.join("coarse.json");
-        if super::run::valid_record(self.dir, self.plan, &rec).is_none() {
+        if super::task::valid_record(self.dir, self.plan, &rec).is_none() {
             return Err(format!(
                 "this task needs the coarse task's result ({}): run task \"coarse\" first",
                 rec.display()

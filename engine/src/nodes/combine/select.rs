@@ -3,6 +3,7 @@
 use crate::field::derive::slope_deg;
 use crate::field::Field;
 use crate::node::{EvalCtx, Node, NodeError};
+use crate::nodes::mask::terrain_masks::step;
 
 crate::choice_enum! {
     /// What the threshold applies to.
@@ -88,15 +89,4 @@ impl Node for Select {
             out: Field::zip3_map(a, b, &mask, super::lerp::lerp),
         })
     }
-}
-
-/// Smoothstep from 0 at `t − w/2` to 1 at `t + w/2` (a hard step when `w` is 0).
-#[inline]
-#[must_use]
-pub fn step(v: f32, t: f32, w: f32) -> f32 {
-    if w <= 0.0 {
-        return f32::from(u8::from(v >= t));
-    }
-    let x = ((v - t) / w + 0.5).clamp(0.0, 1.0);
-    x * x * (3.0 - 2.0 * x)
 }

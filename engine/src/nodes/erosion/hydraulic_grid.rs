@@ -80,10 +80,9 @@ const MIN_BAND: usize = 32;
 /// Iterations per pass over the map (temporal blocking): a band carries its rows through
 /// this many iterations, each iteration's rows feeding the next one's as soon as they are
 /// final, so the map is read and written once per `DEPTH` iterations instead of once per
-/// iteration. Each level recomputes 2 rows on either side for the level after it. (12
-/// lowered the marginal cost at 1024² a little — medians 0.98 → 0.95 ns per cell-iteration
-/// — but made a 20-iteration evaluation 7% slower, its rings being set up per evaluation;
-/// 16 was slower at both.)
+/// iteration. Each level recomputes 2 rows on either side for the level after it. (Deeper
+/// rings lowered the marginal cost a little but slowed short evaluations, their rings being
+/// set up per evaluation; docs/perf-log.md.)
 const DEPTH: usize = 8;
 /// Surface height off the map: above every real cell, so nothing flows there and it sends
 /// nothing (its share is 0). Finite, so `PAD − a` times a zero share stays zero.
@@ -588,8 +587,8 @@ fn run<E>(
 
 impl Node for GridHydraulic {
     const TILE_REFINE: Option<crate::node::TileRefineFn> = levels::tile::<Self>();
-    /// h, w, s and their next-iteration buffers (the fused pass keeps only rows besides);
-    /// 5.6 fields were measured for the earlier unfused version (docs/reliability.md).
+    /// h, w, s and their next-iteration buffers (the fused pass keeps only rows besides;
+    /// docs/reliability.md).
     // + 4 for the coarse-to-fine levels at the target size (start, change, drift, delta).
     const SCRATCH_FIELDS: u32 = 6 + 4;
 
@@ -626,9 +625,8 @@ impl levels::Multiscale for GridHydraulic {
     /// The refinement's water moves a cell per iteration and the base already carried it
     /// across the base's cells, so the refinement is local: all the iterations up to a jump
     /// of 4× from the base, then fewer in proportion (a quarter at 16×), the features it adds
-    /// being a few of the build's cells long. With all of them at every doubling the default
-    /// at 4096² took 2.7× the native run; a quarter at 1024² made 0.40× native's fine band
-    /// (docs/perf-log.md).
+    /// being a few of the build's cells long: all of them at every doubling cost far more than
+    /// the native run, and fewer lose fine detail (docs/perf-log.md).
     fn refined(
         ctx: &EvalCtx,
         inputs: GridHydraulicIn,
@@ -679,9 +677,8 @@ fn native(
     for (h, s) in h.iter_mut().zip(&s) {
         *h += s;
     }
-    let out = Field::from_vec(width, height, h).ok_or_else(|| NodeError::Failed("size".into()))?;
-    let water =
-        Field::from_vec(width, height, w).ok_or_else(|| NodeError::Failed("size".into()))?;
+    let out = Field::from_vec(width, height, h).ok_or_else(|| NodeError::shape(width, height))?;
+    let water = Field::from_vec(width, height, w).ok_or_else(|| NodeError::shape(width, height))?;
     let (wear, rise) = super::change_masks(src, &out);
     Ok(GridHydraulicOut {
         out,

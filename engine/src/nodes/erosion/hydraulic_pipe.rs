@@ -584,7 +584,7 @@ crate::node! {
 
 impl Node for PipeHydraulic {
     const TILE_REFINE: Option<crate::node::TileRefineFn> = levels::tile::<Self>();
-    /// Measured: 12.7 fields of scratch at 1024² (peak RSS, docs/reliability.md), rounded up.
+    /// The peak RSS measured at 1024², in fields, rounded up (docs/reliability.md).
     // + 4 for the coarse-to-fine levels at the target size (start, change, drift, delta).
     const SCRATCH_FIELDS: u32 = 13 + 4;
 
@@ -666,7 +666,7 @@ fn native(
             }
         }
     }
-    let size = || NodeError::Failed("size".into());
+    let size = || NodeError::shape(w, h);
     let out: Vec<f32> = state
         .bed()
         .iter()

@@ -157,16 +157,15 @@ pub trait Multiscale: Node {
     /// How far a tiled build's refinement from the base ([`Schedule::Direct`], see
     /// [`tile_refine`]) smooths the coarse pass's change before starting from it, in base
     /// cells, where its window is not aligned with the base's cells (aligned windows start from
-    /// the base's own change, as the whole map does). An eighth by default (`olsen2004.json`'s
-    /// grid hydraulic at 4096² in 4 × 4 tiles: fine band 0.99 of the whole map's; 0.36 over
-    /// half a base cell, 0.23 over one).
+    /// the base's own change, as the whole map does). An eighth by default: smoothed more, a
+    /// tile loses the fine band the whole map keeps (docs/perf-log.md).
     const TILE_START_SMOOTHING: f64 = 0.125;
     /// Whether a tiled build's refinement keeps only the band below the coarse pass's cells
     /// (see [`tile_refine`]): by default, nodes that refine at every doubling. A node refined
     /// once from its base redoes the whole map's refinement on a window aligned with the base's
     /// cells whatever this says; on other windows it refines from the base too unless this is
-    /// set (stream power: its drainage areas made refining from a smoothed start 1.6–1.7% from
-    /// the whole map on `uplift.json` at 4096², against 1.47% this way; the aligned path 0.29%).
+    /// set (stream power: its drainage areas make a refinement from a smoothed start drift
+    /// further from the whole map; docs/perf-log.md).
     const TILE_FROM_COARSE: bool = matches!(Self::SCHEDULE, Schedule::Doubling);
     /// A refinement level's run, with `refine`'s parameters: `coarse` is what the coarser
     /// levels changed, on this level's grid. By default [`Multiscale::native`].

@@ -497,22 +497,19 @@ impl levels::Multiscale for Thermal {
 
     /// The talus rule relaxes towards a state in degrees (slopes at the talus angle), and
     /// taking its drift out puts back, as a smooth field, the material the relaxation moved
-    /// downhill across the base's cells: smoothed over half a base cell, that steepened the
-    /// flagship's slopes it had relaxed (p90 43° at 2048²); kept whole, the change averaged
-    /// down drifted from the preview's (amount 1.21 on graphs/olsen2004.json). Over one base
-    /// cell: the flagship's p90 37.1° / 36.4° / 36.2° at 1024² / 2048² / 4096² (talus 32°),
-    /// amount 1.11 on olsen2004 and 1.13 on tests/data/parity/mountains.json (over 1.5: 35°,
-    /// but 1.13 and 1.157, outside 1.15; docs/perf-log.md). Taken out exactly
-    /// (`DRIFT_EXACT`), the flagship's p90 was 70° at 1024²: the preview, relaxed at its own
-    /// cells, keeps peaks the build's cells cannot hold at the talus.
+    /// downhill across the base's cells. Smoothed over less than a base cell, that steepens
+    /// the slopes the relaxation had settled; over more, the change averaged down drifts from
+    /// the preview's. Taken out exactly (`DRIFT_EXACT`), the preview's peaks — relaxed at its
+    /// own cells — come back steeper than the build's cells can hold at the talus. One base
+    /// cell is the compromise; the figures behind it are in docs/perf-log.md.
     const DRIFT_SMOOTHING: f64 = 1.0;
 
     /// The refinement relaxes the start at a quarter and half of the target's resolution
     /// (where finer than the base; each time with the node's iterations, its change brought
     /// up by a cubic), then at the target (with a quarter of them after a coarser grid): `iterations` relax about √iterations cells, so each grid settles the
     /// slopes a few of its cells long and the next finer one starts from them (a multigrid
-    /// cycle). Relaxed at the target alone, slopes longer than that stayed above the talus
-    /// (the flagship's p90 48.6° at 4096² after 80 iterations, 40.2° after 240).
+    /// cycle). Relaxed at the target alone, slopes longer than that stay above the talus
+    /// (docs/perf-log.md).
     fn refined(
         ctx: &EvalCtx,
         inputs: ThermalIn,
@@ -595,8 +592,8 @@ fn native(ctx: &EvalCtx, inputs: ThermalIn, p: &ThermalParams) -> Result<Thermal
             }
             ctx.report((i + 1) as f32 / p.iterations.max(1) as f32);
         }
-        let h = Field::from_vec(w, rows, state.h.to_vec(w))
-            .ok_or_else(|| NodeError::Failed("size".into()))?;
+        let h =
+            Field::from_vec(w, rows, state.h.to_vec(w)).ok_or_else(|| NodeError::shape(w, rows))?;
         let (wear, deposit) = super::change_masks(src, &h);
         Ok(ThermalOut {
             out: h,

@@ -17,7 +17,17 @@ use crate::field::blur::gaussian_at;
 use crate::field::derive::{angle, gradient, gradient4, laplacian};
 use crate::field::Field;
 use crate::node::{EvalCtx, Node, NodeError};
-use crate::nodes::combine::select::step;
+
+/// Smoothstep from 0 at `t − w/2` to 1 at `t + w/2` (a hard step when `w` is 0).
+#[inline]
+#[must_use]
+pub fn step(v: f32, t: f32, w: f32) -> f32 {
+    if w <= 0.0 {
+        return f32::from(u8::from(v >= t));
+    }
+    let x = ((v - t) / w + 0.5).clamp(0.0, 1.0);
+    x * x * (3.0 - 2.0 * x)
+}
 
 /// 1 inside [lo, hi], 0 beyond `falloff` outside it, smoothstep between.
 #[inline]

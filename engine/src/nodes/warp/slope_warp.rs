@@ -39,7 +39,7 @@ crate::node! {
 }
 
 impl Node for SlopeWarp {
-    /// Measured: 3.5 fields of scratch at 1024² (peak RSS, docs/reliability.md), rounded up.
+    /// The peak RSS measured at 1024², in fields, rounded up (docs/reliability.md).
     const SCRATCH_FIELDS: u32 = 4;
 
     fn footprint(p: &SlopeWarpParams, cell_m: f64, _n: usize) -> crate::node::Footprint {

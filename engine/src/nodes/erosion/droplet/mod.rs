@@ -705,7 +705,7 @@ crate::node! {
 
 impl Node for Droplet {
     const TILE_REFINE: Option<crate::node::TileRefineFn> = levels::tile::<Self>();
-    /// Measured: 1.3 fields of scratch at 1024² (peak RSS, docs/reliability.md), rounded up.
+    /// The peak RSS measured at 1024², in fields, rounded up (docs/reliability.md).
     // + 4 for the coarse-to-fine levels at the target size (start, change, drift, delta).
     // + 4 for the refinement's smoothed change, erosion share, loads and start, + 1 for the
     // coarse change kept beside them.
@@ -767,7 +767,7 @@ fn run(
         &|f| ctx.report(f),
     )?;
     let out = Field::from_vec(map, map, h.iter().map(|v| v * cell).collect())
-        .ok_or_else(|| NodeError::Failed("size".into()))?;
+        .ok_or_else(|| NodeError::shape(map, map))?;
     let (wear, deposit) = super::change_masks(src, &out);
     Ok(DropletOut {
         out,

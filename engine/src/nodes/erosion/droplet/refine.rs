@@ -12,9 +12,9 @@ const REFINE_PATH_CELLS: f64 = 32.0;
 
 impl levels::Multiscale for Droplet {
     const SCHEDULE: levels::Schedule = levels::Schedule::Direct;
-    /// Half a base cell: the coarse pass's own short droplets, kept sharper, are refined a
-    /// second time (`droplets.json` at 4096² in 4 × 4 tiles: fine band 2.4× the whole map's
-    /// over a quarter of a base cell, 0.95× over half).
+    /// Half a base cell: smoothed less, the coarse pass's own short droplets, kept sharper,
+    /// are refined a second time and a tile carries more fine detail than the whole map
+    /// (docs/perf-log.md).
     const TILE_START_SMOOTHING: f64 = 0.5;
     const EXTRA: &'static [Extra] = &[Extra::Wear, Extra::Deposit];
 
@@ -40,9 +40,8 @@ impl levels::Multiscale for Droplet {
     /// the node's path_limit, if shorter):
     /// E-DOG's rule works in cell units, so a droplet of 32 cells carves at 4096² the
     /// gullies one of 32 cells carves at 256², 16× smaller: two base cells, the longest
-    /// feature of the band the refinement adds (fine-band power 0.94× native's on
-    /// graphs/droplets.json at 2048²; 1.10× with 64 cells, which cost the flagship 35 s at
-    /// 4096² against 19 s: docs/perf-log.md). Droplets that short start
+    /// feature of the band the refinement adds (longer paths add little detail for their
+    /// cost: docs/perf-log.md). Droplets that short start
     /// unloaded wherever they are, so on a valley floor the coarser levels filled they
     /// would cut gullies, where native droplets arriving loaded fill it. Hence, with the
     /// coarser levels' change smoothed over a base cell:
@@ -101,8 +100,7 @@ impl levels::Multiscale for Droplet {
             .zip(&taken)
             .map(|(&z, &t)| z - t)
             .collect();
-        let start =
-            Field::from_vec(map, map, data).ok_or_else(|| NodeError::Failed("size".into()))?;
+        let start = Field::from_vec(map, map, data).ok_or_else(|| NodeError::shape(map, map))?;
         run(ctx, &start, &p, (&allow, &load))
     }
 }

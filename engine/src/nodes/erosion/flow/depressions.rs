@@ -116,9 +116,8 @@ pub(super) fn lowest_passes(
 /// Basins per chunk at most: the basin walks and the pass search work a chunk per task
 /// (each task takes its thread's scratch once). A chunk's lists are one allocation each,
 /// not one per basin: lists kept from step to step per basin index each held on to the
-/// largest basin that index ever had (15× the map's cells in all on `graphs/uplift.json`
-/// at 2048² with diffusion), and the many small lists left the heap too fragmented to
-/// give back.
+/// largest basin that index ever had (many times the map's cells in all), and the many
+/// small lists left the heap too fragmented to give back.
 pub(super) const PASS_CHUNK: usize = 64;
 
 /// The cells of a chunk of consecutive basins, each breadth first from its pit, one after

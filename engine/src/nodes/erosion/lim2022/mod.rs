@@ -555,8 +555,8 @@ crate::node! {
 
 impl Node for LimTanBhojan {
     const TILE_REFINE: Option<crate::node::TileRefineFn> = levels::tile::<Self>();
-    /// Measured: 16.1 fields of scratch at 1024² (peak RSS, docs/reliability.md), rounded up
-    /// (session 5: +4.5 for the fixed neighbour distances, drainage countdown and leaf keys).
+    /// The peak RSS measured at 1024², in fields, rounded up (docs/reliability.md).
+    /// It includes the fixed neighbour distances, the drainage countdown and the leaf keys.
     // + 4 for the coarse-to-fine levels at the target size (start, change, drift, delta).
     const SCRATCH_FIELDS: u32 = 17 + 4;
 
@@ -687,7 +687,7 @@ fn native(
     if p.iterations == 0 {
         sim.total_drainage(k.kd);
     }
-    let size = || NodeError::Failed("size".into());
+    let size = || NodeError::shape(w, h);
     let out =
         Field::from_vec(w, h, sim.land.iter().map(|v| v * cell).collect()).ok_or_else(size)?;
     let water = Field::from_vec(w, h, sim.water).ok_or_else(size)?;

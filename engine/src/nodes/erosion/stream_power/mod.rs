@@ -646,11 +646,8 @@ impl Node for StreamPowerErosion {
     /// jittered), new heights and counts written by the tree walks (2), what the walks
     /// gather, packed (2), basin labels and the heights' receivers (3), basin cell lists and
     /// passes (up to ~5 on white noise, where one cell in nine is a pit: the passes are
-    /// sorted in two halves and merged). Measured peak RSS (session 11): 405 MiB for
-    /// `graphs/uplift.json` at 2048² (estimate 547 MiB; docs/reliability.md), 452 MiB with
-    /// hillslope diffusion 0.01 m²/yr (most cells drain to pits every step); a build of
-    /// near-white noise at 1024² (value noise of 20 m features on 50 m cells, 20 steps)
-    /// 164 MiB against an estimate of 173 MiB.
+    /// sorted in two halves and merged). The estimate against measured peaks:
+    /// docs/reliability.md.
     const SCRATCH_FIELDS: u32 = 20 + 4; // + 4: the levels' start, change, drift, delta
 
     fn eval(
@@ -668,9 +665,8 @@ impl levels::Multiscale for StreamPowerErosion {
     const TILE_FROM_COARSE: bool = true;
     /// Exactly: every node below stream power (thermal, water, snow) reads its valleys'
     /// slopes, and a threshold amplifies what a Gaussian leaves of the drift at the base's
-    /// cells (narrow valleys incised deeper). Smoothed, `graphs/coast_range.json`'s `scree`
-    /// (thermal) moved 1.37× the preview's amount at 2048²; exact, 1.10 (the stream power's
-    /// fine band 0.74 → 0.65 of native's there, the flagship's 0.86 → 0.77; docs/perf-log.md).
+    /// cells (narrow valleys incised deeper), so a thermal node below moves more than its
+    /// preview predicts; exact costs some fine band (docs/perf-log.md).
     const DRIFT_EXACT: bool = true;
     const EXTRA: &'static [Extra] = &[Extra::State, Extra::State];
 
@@ -687,11 +683,10 @@ impl levels::Multiscale for StreamPowerErosion {
     }
 
     /// Refinement: two fifths of the steps, once at the target ([`levels::Schedule::Direct`]).
-    /// Channels finer than the base's cells need time to cut in: on graphs short of steady
-    /// state (`alpine_valley.json`, `coast_range.json`: k = 1e-5) a fifth of the steps at every
-    /// doubling left 0.49 and 0.38 of native's fine band at 2048²; once at the target, a
-    /// quarter of the steps 0.63 / 0.47, two fifths 0.86 / 0.74, half 0.92 / 0.83 (a
-    /// refinement step costs a native one: two fifths keeps the flagship at 4096² near 50 s). The drainage network is the
+    /// Channels finer than the base's cells need time to cut in on graphs short of steady
+    /// state: two fifths of the steps, once at the target, keep most of native's fine band
+    /// for what the steps cost (a refinement step costs a native one; the trade-off measured
+    /// in docs/perf-log.md). The drainage network is the
     /// whole map's at the target as at the base, so one refinement connects it across scales.
     fn refine(p: &StreamPowerParams, _previous: usize) -> StreamPowerParams {
         StreamPowerParams {
@@ -756,7 +751,7 @@ fn native(
         ctx.check_cancel()?;
         ctx.report((s + 1) as f32 / p.steps.max(1) as f32);
     }
-    let size = || NodeError::Failed("size".into());
+    let size = || NodeError::shape(w, h);
     let cell_area = sim.cell * sim.cell;
     let area: Vec<f64> = (0..w * h).map(|i| sim.area(i)).collect();
     let top = area.iter().copied().fold(cell_area, f64::max);

@@ -1,10 +1,12 @@
 //! Building the runtime graph from a migrated file value: world, nodes, wires, outputs,
 //! every problem collected as a diagnostic.
 
+pub(super) mod subgraph;
+
 use super::{
     check_keys, error, kind_of, number, params::param_value, params::parse_bindings,
-    params::parse_parameters, string_field, subgraph::chain_summary, subgraph::load_subgraph,
-    suggest, unknown_name, Ctx, GEOREF_KEYS, MAX_RESOLUTION, NODE_KEYS, TOP_KEYS, WORLD_KEYS,
+    params::parse_parameters, string_field, suggest, unknown_name, Ctx, GEOREF_KEYS,
+    MAX_RESOLUTION, NODE_KEYS, TOP_KEYS, WORLD_KEYS,
 };
 use crate::field::World;
 use crate::graph::{
@@ -16,6 +18,7 @@ use serde_json::Map;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
+use subgraph::{chain_summary, load_subgraph};
 
 /// Builds the runtime graph from a (migrated) value, pushing every problem into `diags`.
 pub(super) fn from_value(
@@ -160,7 +163,7 @@ fn check_expansion(graph: &Graph, ctx: &Ctx, diags: &mut Vec<Diagnostic>) {
     // Bytes, not only nodes: a build copy, a plan and a recovery file embed every use of a
     // subgraph, so a large `doc` used 2ⁿ times makes a copy of gigabytes from kilobytes.
     let cap = MAX_EMBEDDED_BYTES;
-    let len = super::subgraph::embedded_len(graph, cap);
+    let len = subgraph::embedded_len(graph, cap);
     if len > cap {
         error(diags, None, "nodes", format!(
             "with its subgraphs embedded this graph is more than {} of text (a build copy holds every use of a subgraph): Orogen refuses graphs that large (a subgraph used more than once at each of several levels multiplies)",

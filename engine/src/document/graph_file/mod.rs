@@ -9,13 +9,13 @@
 mod params;
 mod parse;
 mod save;
-mod subgraph;
 
 use crate::graph::{Diagnostic, Diagnostics, Graph};
 use crate::io::trust::{self, Project};
 use crate::node::{nearest, quoted_list};
 pub use params::{param_to_json, param_value};
 use parse::from_value;
+pub use parse::subgraph::content_hash;
 pub use save::{save_file, to_string, to_string_embedded, to_value, to_value_with};
 use serde_json::{Map, Value};
 use std::cell::RefCell;
@@ -23,7 +23,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::Arc;
-pub use subgraph::content_hash;
 
 /// The `format` tag of graph files.
 pub const FORMAT_TAG: &str = "orogen-graph";
@@ -33,7 +32,7 @@ pub const CURRENT_VERSION: u64 = 2;
 pub const OLDEST_VERSION: u64 = 1;
 
 /// Largest accepted resolution (samples per side) in a file.
-pub const MAX_RESOLUTION: u64 = 65_536;
+pub use crate::field::MAX_RESOLUTION;
 
 const TOP_KEYS: &[&str] = &[
     "format",
@@ -565,4 +564,12 @@ fn error(
     message: impl Into<String>,
 ) {
     diags.push(Diagnostic::at(node, field.into(), message.into()));
+}
+/// The graph parameters' values, as files write them, by name.
+#[must_use]
+pub fn parameter_values(g: &crate::Graph) -> std::collections::BTreeMap<String, serde_json::Value> {
+    g.parameters
+        .iter()
+        .map(|p| (p.spec.name.to_owned(), param_to_json(p.spec, &p.value)))
+        .collect()
 }

@@ -3,8 +3,8 @@
 //! relative paths between files. The editor's library panel, "collapse to subgraph" and
 //! "open subgraph" use these; they are here so they can be tested without a UI.
 
+use crate::document::graph_file;
 use crate::graph::{Graph, NodeInstance, PortRef, Subgraph, SUBGRAPH_TYPE};
-use crate::io::graph_file;
 use crate::node::{NodeDecl, PortKind, Registry};
 use crate::nodes::io::graph_input;
 use std::collections::{BTreeMap, BTreeSet};

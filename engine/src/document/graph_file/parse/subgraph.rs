@@ -9,10 +9,11 @@
 //! depth and expanded node count while it goes (docs/security.md). Build copies, tiled plans and
 //! recovery files embed subgraphs (`to_string_embedded`), so they stand alone.
 
-use super::{
-    error, kind_of, load_text, migrate, parse::from_value, save::canonical, save::to_value_as,
-    save::SubgraphsAs, Ctx, LoadOptions, Loaded,
+use super::super::{
+    error, kind_of, load_text, migrate, save::canonical, save::to_value_as, save::SubgraphsAs, Ctx,
+    LoadOptions, Loaded,
 };
+use super::from_value;
 use crate::graph::{Diagnostic, Diagnostics, Graph, Subgraph};
 use crate::io::trust::{self};
 use serde_json::{Map, Value};

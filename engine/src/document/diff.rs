@@ -4,8 +4,8 @@
 //! the subgraph files nodes use and their recorded content — and nothing else (node
 //! positions are layout, counted on one line).
 
+use crate::document::graph_file::param_to_json;
 use crate::graph::{Graph, GraphParam, NodeInstance, PortRef};
-use crate::io::graph_file::param_to_json;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 

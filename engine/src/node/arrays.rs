@@ -1,7 +1,7 @@
 //! Arrays handed to an evaluation by the program running it (the Python package's
 //! `Graph.set_array`): the `array_input` node reads the one named by its `name` parameter. An
 //! array is part of the evaluation's input like the resolution, so a node's cache key holds
-//! the content hash of the array it reads (see `key::node_key`).
+//! the content hash of the array it reads (see `eval::key::node_key`).
 
 use crate::field::Field;
 use std::collections::BTreeMap;
@@ -21,7 +21,7 @@ pub struct ArrayInputs {
 }
 
 /// Largest array side accepted (the largest build resolution).
-pub const MAX_SIDE: usize = crate::io::graph_file::MAX_RESOLUTION as usize;
+pub const MAX_SIDE: usize = crate::field::MAX_RESOLUTION as usize;
 
 impl ArrayInputs {
     #[must_use]
@@ -58,7 +58,7 @@ impl ArrayInputs {
             return Err(format!("array \"{name}\": no finite sample"));
         }
         if valid.iter().any(|&v| !v) {
-            crate::io::geotiff::fill_holes(&mut data, &valid, width, height);
+            crate::field::holes::fill_holes(&mut data, &valid, width, height);
         }
         let mut h = blake3::Hasher::new();
         h.update(&(width as u64).to_le_bytes());

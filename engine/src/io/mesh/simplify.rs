@@ -10,7 +10,7 @@
 //! holds (at worst the full mesh, error 0). The border vertices are the full mesh's, so two
 //! meshes of neighbouring parts that share their border samples meet without cracks.
 
-use super::mesh::Mesh;
+use super::Mesh;
 use crate::field::Field;
 use rayon::prelude::*;
 

@@ -5,6 +5,8 @@
 //! right-handed. Vertices sit at the samples' cell centres; UV (0, 0) is the north-west
 //! corner, matching the image files. Triangles wind counter-clockwise seen from above.
 
+pub mod simplify;
+
 use crate::field::derive::gradient;
 use crate::field::Field;
 use std::io::Write;
@@ -35,7 +37,7 @@ pub enum MeshFormat {
 }
 
 /// The mesh a build writes per height output: its format, and either every `step`-th sample
-/// or (with `max_error_m`, at step 1) an error-bounded simplification (`io::mesh_simplify`).
+/// or (with `max_error_m`, at step 1) an error-bounded simplification (`io::mesh::simplify`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MeshSpec {
     pub format: MeshFormat,
@@ -66,14 +68,14 @@ pub fn mesh_file(
     origin: (usize, usize),
     cell_m: f64,
     spec: MeshSpec,
-) -> (Vec<u8>, Option<super::manifest::MeshInfo>) {
+) -> (Vec<u8>, Option<crate::io::manifest::MeshInfo>) {
     let mut mesh = Mesh::from_field_part(f, cell_m, spec.step, part, origin);
     let mut info = None;
     if let Some(e) = spec.max_error_m {
         let [x0, y0, w, h] = part;
         let mine = Field::from_fn(w, h, |x, y| f.data()[(y0 + y) * f.width() + x0 + x]);
-        let s = super::mesh_simplify::simplify(&mesh, &mine, cell_m as f32, e, origin);
-        info = Some(super::manifest::MeshInfo {
+        let s = simplify::simplify(&mesh, &mine, cell_m as f32, e, origin);
+        info = Some(crate::io::manifest::MeshInfo {
             triangles: s.mesh.indices.len() / 3,
             full_triangles: mesh.indices.len() / 3,
             max_error_m: s.max_error_m,

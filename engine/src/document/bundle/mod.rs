@@ -15,8 +15,8 @@
 //! listed file present. A bundle can never write outside the folder it is unpacked into;
 //! files are written only once all of them have been checked.
 
+use crate::document::graph_file;
 use crate::graph::Graph;
-use crate::io::graph_file;
 use crate::io::owned;
 use crate::io::trust::{self, Project};
 use crate::node::CancelToken;
