@@ -8,11 +8,13 @@
 
 pub mod arrange;
 pub mod frames;
+mod framing;
 mod picker;
 mod sync;
 mod viewer;
 
-use picker::node_picker;
+use framing::Framing;
+use picker::{node_picker, Search};
 use sync::{add_node, sync};
 use viewer::Viewer;
 
@@ -95,26 +97,13 @@ pub struct Canvas {
     /// default zoom instead of the previous graph's.
     generation: u64,
     synced: u64,
-    /// Fit every node into view at the next frame.
-    /// Frames left to fit every node into view (node sizes settle over a frame or two).
-    frame_request: u8,
-    /// The nodes' bounds at the last fit (framing stops once they stay the same).
-    last_bounds: Option<Rect>,
-    /// The user zoomed or panned since the graph was opened (then the view is theirs).
-    user_moved_view: bool,
     view: Option<Rect>,
     /// Node rectangles in graph space, from the last frame.
     rects: HashMap<NodeId, Rect>,
-    /// Node sizes (graph space) the frame before: a node that grows or shrinks (a thumbnail,
-    /// a badge or a preview message arriving) before the user moved the view refits it.
-    sizes: HashMap<NodeId, Vec2>,
-    /// The document's revision when it was opened: once the user edits it, a resized node no
-    /// longer moves the view (the change is theirs, the view must stay where they work).
-    opened_revision: Option<u64>,
     /// Row centres (graph space) of input and output pins, from the last frame.
     rows: BTreeMap<(NodeId, bool, usize), f32>,
-    search: String,
-    search_open: bool,
+    /// The add-node search and the Space popup.
+    search: Search,
     notice: Option<(String, Instant)>,
     /// The last refused wire's reason (kept for tests and the status bar).
     pub last_refusal: Option<String>,
@@ -126,16 +115,10 @@ pub struct Canvas {
     pointer: Option<Pos2>,
     /// The wire being dragged, from the pin it started at (for highlighting targets).
     pub dragging: Option<Dragging>,
-    /// The add-node popup opened with Space, at this screen position.
-    space_menu: Option<Pos2>,
     /// The minimap's rectangle on screen in the last frame, when it was shown.
     minimap: Option<Rect>,
-    /// A graph point to centre the view on at the next frame (the minimap was clicked).
-    centre_on: Option<Pos2>,
-    /// The next fit shows every node however small (F), not a readable part.
-    fit_all: bool,
-    /// A node to bring into view once it has been drawn (after a document was replaced).
-    reveal_pending: Option<String>,
+    /// When and how the view fits the graph by itself.
+    framing: Framing,
 }
 
 impl Default for Canvas {
@@ -144,16 +127,10 @@ impl Default for Canvas {
             snarl: Snarl::new(),
             generation: 0,
             synced: 0,
-            frame_request: 2,
-            last_bounds: None,
-            user_moved_view: false,
             view: None,
             rects: HashMap::new(),
-            sizes: HashMap::new(),
-            opened_revision: None,
             rows: BTreeMap::new(),
-            search: String::new(),
-            search_open: false,
+            search: Search::default(),
             notice: None,
             last_refusal: None,
             spots: PinSpots::default(),
@@ -161,11 +138,8 @@ impl Default for Canvas {
             clicked: None,
             pointer: None,
             dragging: None,
-            space_menu: None,
             minimap: None,
-            centre_on: None,
-            fit_all: false,
-            reveal_pending: None,
+            framing: Framing::default(),
         }
     }
 }
@@ -174,30 +148,13 @@ impl Canvas {
     /// Fits the graph again at the next frame as on opening (readable; the minimap shows the
     /// rest): when the first thumbnails make the nodes taller, after Arrange.
     pub fn refit(&mut self) {
-        self.frame_request = 2;
+        self.framing.refit();
     }
 
     /// Fits every node into view at the next frame (View › Frame all, F): at whatever zoom
     /// that takes, unlike opening, which keeps text readable.
     pub fn frame_all(&mut self) {
-        self.frame_request = 2;
-        self.fit_all = true;
-    }
-
-    /// Asks for a fit when a node changed its size since the last frame (thumbnails, badges and
-    /// preview notes arrive at different times, after the first fit) and the view is still the
-    /// one the editor chose and the document is as opened (`unedited`). Moving a node keeps
-    /// its size, so a user's drag never refits.
-    fn refit_on_resized_nodes(&mut self, unedited: bool) {
-        let resized = self.rects.iter().any(|(id, r)| {
-            self.sizes
-                .get(id)
-                .is_some_and(|s| (*s - r.size()).length() > 0.5)
-        });
-        if resized && unedited && !self.user_moved_view {
-            self.frame_request = self.frame_request.max(1);
-        }
-        self.sizes = self.rects.iter().map(|(id, r)| (*id, r.size())).collect();
+        self.framing.frame_all();
     }
 
     /// Forgets everything about the previous document (after New/Open).
@@ -290,7 +247,7 @@ impl Canvas {
     /// True while the canvas is still fitting the graph into view.
     #[must_use]
     pub fn framing(&self) -> bool {
-        self.frame_request > 0
+        self.framing.request > 0
     }
 
     /// The node under a screen position, if any.
@@ -312,8 +269,8 @@ impl Canvas {
         let view = ui.available_rect_before_wrap();
         // The canvas changed size (a side panel grew) before the user moved the view: fit the
         // graph again, so what opened framed stays framed.
-        if self.view.is_some_and(|v| v != view) && !self.user_moved_view {
-            self.frame_request = self.frame_request.max(1);
+        if self.view.is_some_and(|v| v != view) && !self.framing.user_moved_view {
+            self.framing.request = self.framing.request.max(1);
         }
         self.track_wire_drag(ui, view);
         let zoom = self.take_wheel_zoom(ui, view);
@@ -325,21 +282,21 @@ impl Canvas {
             doc,
             looks,
             dragging: self.dragging.clone(),
-            search: &mut self.search,
+            search: &mut self.search.text,
             search_shown: false,
             refusal: None,
             // Fit into this frame's canvas, not the last one (a side panel may have just resized it).
-            frame: (self.frame_request > 0).then_some(view),
+            frame: (self.framing.request > 0).then_some(view),
             framed: false,
             rects: &mut self.rects,
             rows: &mut self.rows,
             transform: TSTransform::IDENTITY,
             added: None,
-            last_bounds: self.last_bounds,
+            last_bounds: self.framing.last_bounds,
             zoom,
             last_transform: self.transform,
-            centre_on: self.centre_on.take().map(|p| (p, view)),
-            least_zoom: if self.fit_all {
+            centre_on: self.framing.centre_on.take().map(|p| (p, view)),
+            least_zoom: if self.framing.fit_all {
                 MIN_ZOOM
             } else {
                 READABLE_ZOOM
@@ -360,8 +317,8 @@ impl Canvas {
             moved,
             ..
         } = viewer;
-        self.last_bounds = last_bounds;
-        self.user_moved_view |= moved;
+        self.framing.last_bounds = last_bounds;
+        self.framing.user_moved_view |= moved;
         self.transform = transform;
         // A node added from the menu is selected (and so previewed) at once.
         if added.is_some() {
@@ -374,22 +331,22 @@ impl Canvas {
             self.pointer = Some(self.transform.inverse() * p);
         }
         if framed {
-            self.frame_request = self.frame_request.saturating_sub(1);
-            if self.frame_request == 0 {
-                self.fit_all = false;
+            self.framing.request = self.framing.request.saturating_sub(1);
+            if self.framing.request == 0 {
+                self.framing.fit_all = false;
             }
         }
-        if !search_shown && self.space_menu.is_none() {
-            self.search.clear();
+        if !search_shown && self.search.space_menu.is_none() {
+            self.search.text.clear();
         }
-        self.search_open = search_shown;
         if let Some(r) = refusal {
             self.last_refusal = Some(r.clone());
             self.notify(r);
         }
         self.view = Some(view);
-        let unedited = *self.opened_revision.get_or_insert(doc.revision()) == doc.revision();
-        self.refit_on_resized_nodes(unedited);
+        let unedited =
+            *self.framing.opened_revision.get_or_insert(doc.revision()) == doc.revision();
+        self.framing.refit_on_resized_nodes(&self.rects, unedited);
         let (pressed, at) = ui.input(|i| (i.pointer.primary_pressed(), i.pointer.interact_pos()));
         if let Some(p) = at.filter(|p| pressed && view.contains(*p)) {
             // A press that closes a menu (or picks from it) is not a click on the canvas.
@@ -429,9 +386,14 @@ impl Canvas {
         let over = ui.new_child(egui::UiBuilder::new().layer_id(over_layer).max_rect(view));
         frames::interact(&over, doc, self.transform, view, &sizes, self.id());
         self.minimap_ui(&over, view);
-        if let Some(id) = self.reveal_pending.clone().filter(|_| !self.framing()) {
+        if let Some(id) = self
+            .framing
+            .reveal_pending
+            .clone()
+            .filter(|_| !self.framing())
+        {
             if doc.graph().node(&id).is_none() {
-                self.reveal_pending = None;
+                self.framing.reveal_pending = None;
             } else {
                 self.reveal(&id);
                 ui.ctx().request_repaint();
@@ -444,12 +406,12 @@ impl Canvas {
     pub fn reveal(&mut self, id: &str) {
         let (Some(r), Some(view), false) = (self.node_rect(id), self.view, self.framing()) else {
             // Not drawn yet (a document just opened): once it is and the view is settled.
-            self.reveal_pending = Some(id.to_owned());
+            self.framing.reveal_pending = Some(id.to_owned());
             return;
         };
-        self.reveal_pending = None;
+        self.framing.reveal_pending = None;
         if !view.contains_rect(r) {
-            self.centre_on = Some(self.transform.inverse() * r.center());
+            self.framing.centre_on = Some(self.transform.inverse() * r.center());
         }
     }
 
@@ -514,7 +476,7 @@ impl Canvas {
             .filter(|_| r.clicked() || r.dragged())
         {
             let p = p.clamp(map.min, map.max);
-            self.centre_on = Some(bounds.min + (p - map.min) / k);
+            self.framing.centre_on = Some(bounds.min + (p - map.min) / k);
             ui.ctx().request_repaint();
         }
         self.minimap = Some(map);
@@ -545,7 +507,7 @@ impl Canvas {
     /// would pan). egui's wheel delta is already smoothed over a few frames, so the zoom
     /// glides. Consumed here so the canvas does not also scroll.
     fn take_wheel_zoom(&mut self, ui: &Ui, view: Rect) -> Option<(f32, Pos2)> {
-        if egui::Popup::is_any_open(ui.ctx()) || self.space_menu.is_some() {
+        if egui::Popup::is_any_open(ui.ctx()) || self.search.space_menu.is_some() {
             return None;
         }
         ui.ctx().input_mut(|i| {
@@ -596,18 +558,20 @@ impl Canvas {
     /// Space over the canvas opens the add-node list at the pointer (as right-click does).
     fn space_menu_ui(&mut self, ui: &mut Ui, doc: &mut Document, view: Rect) {
         let ctx = ui.ctx().clone();
-        if self.space_menu.is_none() && !ctx.egui_wants_keyboard_input() {
+        if self.search.space_menu.is_none() && !ctx.egui_wants_keyboard_input() {
             let pointer = ctx
                 .input(|i| i.pointer.hover_pos())
                 .filter(|p| view.contains(*p));
             if let Some(p) = pointer {
                 if ctx.input_mut(|i| i.consume_key(egui::Modifiers::NONE, egui::Key::Space)) {
-                    self.space_menu = Some(p);
-                    self.search.clear();
+                    self.search.space_menu = Some(p);
+                    self.search.text.clear();
                 }
             }
         }
-        let Some(at) = self.space_menu else { return };
+        let Some(at) = self.search.space_menu else {
+            return;
+        };
         let mut chosen = None;
         let area = egui::Area::new(Id::new("orogen-space-menu"))
             .fixed_pos(at)
@@ -615,7 +579,7 @@ impl Canvas {
             .show(&ctx, |ui| {
                 egui::Frame::popup(ui.style()).show(ui, |ui| {
                     ui.set_max_width(260.0);
-                    chosen = node_picker(ui, &mut self.search);
+                    chosen = node_picker(ui, &mut self.search.text);
                 });
             });
         let clicked_away = ctx.input(|i| i.pointer.any_pressed())
@@ -624,7 +588,7 @@ impl Canvas {
                 .is_some_and(|p| !area.response.rect.contains(p))
             && !egui::Popup::is_any_open(&ctx);
         if ctx.input(|i| i.key_pressed(egui::Key::Escape)) || clicked_away {
-            self.space_menu = None;
+            self.search.space_menu = None;
         }
         if let Some(ty) = chosen {
             let pos = self.transform.inverse() * at;
@@ -632,8 +596,8 @@ impl Canvas {
                 self.clicked = Some(id);
             }
             self.synced = doc.revision();
-            self.space_menu = None;
-            self.search.clear();
+            self.search.space_menu = None;
+            self.search.text.clear();
         }
     }
 

@@ -5,6 +5,14 @@ use egui::Ui;
 use orogen::node::Category;
 use orogen::node::Registry;
 
+/// The add-node search: its text (shared by the canvas's context menu and the Space popup)
+/// and where the Space popup is open.
+#[derive(Default)]
+pub(super) struct Search {
+    pub(super) text: String,
+    pub(super) space_menu: Option<egui::Pos2>,
+}
+
 /// The add-node list: type to search (name, id or category; Enter takes the first hit), or
 /// browse by category. Returns the chosen node type.
 pub(super) fn node_picker(ui: &mut Ui, search: &mut String) -> Option<&'static str> {
