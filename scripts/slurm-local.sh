@@ -121,7 +121,7 @@ for f in $files manifest.json; do
   cmp -s "$plan/$f" "$local_out/$f" || { echo "DIFFERS: $f" >&2; exit 1; }
   n=$((n + 1))
 done
-arrays=$(ls "$plan"/slurm/tiles-*.log 2>/dev/null | wc -l)
+arrays=$(find "$plan/slurm" -name 'array-*.log' | wc -l)
 printf 'identical: %d files (%s at %s², %s tiles; %d array task logs)\n' "$n" "$graph" "$size" "$tiles" "$arrays"
 printf 'local runner: %.1f s; Slurm (submit to stitch done, %s CPUs): %.1f s\n' \
   "$(echo "$t1 - $t0" | bc)" "$cpus" "$(echo "$t3 - $t2" | bc)"

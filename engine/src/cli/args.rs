@@ -129,8 +129,9 @@ pub(super) struct TileArgs {
     /// row from the tiles.
     #[arg(long, value_parser = choice::<Format>(), value_delimiter = ',')]
     pub(super) stitch: Vec<Format>,
-    /// With tiles: the resolution at which nodes that need the whole world (erosion,
-    /// normalisation) see it; each tile adds their change, upsampled, to its own detail.
+    /// With tiles: the size of the coarse pass over the whole world, which a global node's
+    /// stage reads when its own whole-map run would not fit the memory budget (its change is
+    /// then upsampled onto each tile).
     #[arg(long, value_name = "SAMPLES", default_value_t = orogen::tiles::COARSE_MAX)]
     pub(super) coarse_size: usize,
 }
