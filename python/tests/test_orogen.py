@@ -173,6 +173,9 @@ def test_ctrl_c_stops_a_build_within_a_second_and_writes_nothing(tmp_path):
     g = orogen.Graph.load(REPO / "graphs" / "alpine_valley.json")
     out = tmp_path / "out"
     fired = []
+    # A process started in the background by a non-interactive shell inherits SIGINT ignored,
+    # and Python then never raises KeyboardInterrupt: restore Python's own handler.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
 
     def interrupt():
         fired.append(time.monotonic())
@@ -181,6 +184,7 @@ def test_ctrl_c_stops_a_build_within_a_second_and_writes_nothing(tmp_path):
     threading.Timer(0.5, interrupt).start()
     with pytest.raises(KeyboardInterrupt):
         g.write(out, formats=["f32"], size=2048)
+    signal.signal(signal.SIGINT, previous)
     assert fired and time.monotonic() - fired[0] < 1.0
     assert not out.exists() or not any(out.iterdir())
 
