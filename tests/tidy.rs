@@ -120,7 +120,13 @@ fn no_module_depends_on_one_that_depends_on_it() {
             .into_iter()
             .map(|(p, t)| {
                 let rel = p.strip_prefix(&format!("{root}/")).unwrap_or(&p).to_owned();
-                (rel, code_only(&t))
+                // The binary (`main.rs`, `cli/`) reaches the library as `orogen::`.
+                let code = if rel == "main.rs" || rel.starts_with("cli/") {
+                    code_only(&t).replace("orogen::", "crate::")
+                } else {
+                    code_only(&t)
+                };
+                (rel, code)
             })
             .collect();
         let graph = layers::graph(&files);
@@ -174,7 +180,7 @@ fn layers_keep_architecture_md_order(
                         b.join("::")
                     ));
                 }
-                (None, _) if ta != "lib" => bad.push(format!("{ta} is not in the layer table")),
+                (None, _) => bad.push(format!("{ta} is not in the layer table")),
                 _ => {}
             }
         }
@@ -297,10 +303,16 @@ fn the_code_map_names_every_module_and_nothing_else() {
         std::fs::write(&path, &want).expect("write docs/code-map.md");
     }
     let have = std::fs::read_to_string(&path).unwrap_or_default();
-    let missing: Vec<&str> = want.lines().filter(|l| !have.contains(l)).collect();
-    let gone: Vec<&str> = have.lines().filter(|l| !want.contains(l)).collect();
+    let missing: Vec<&str> = want
+        .lines()
+        .filter(|l| !have.lines().any(|h| h == *l))
+        .collect();
+    let gone: Vec<&str> = have
+        .lines()
+        .filter(|l| !want.lines().any(|w| w == *l))
+        .collect();
     assert!(
-        missing.is_empty() && gone.is_empty(),
+        have == want,
         "docs/code-map.md is stale (OROGEN_BLESS=1 cargo test -p orogen --test tidy rewrites \
          it)\nnot in the map: {missing:#?}\nin the map, not in the sources: {gone:#?}"
     );

@@ -563,6 +563,38 @@ fn plan_and_run_task_give_the_same_files_as_the_local_runner() {
     }
 }
 
+#[test]
+fn a_plan_an_older_orogen_wrote_is_refused_by_its_version() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let plan_dir = dir.path().to_str().expect("utf-8");
+    let (ok, text) = orogen(&[
+        "plan",
+        "graphs/island.json",
+        "--size",
+        "128",
+        "--tile-size",
+        "64",
+        "-o",
+        plan_dir,
+    ]);
+    assert!(ok, "{text}");
+    // Version 1 had no stages: it must be named by its version, not as a broken file.
+    let path = dir.path().join("plan.json");
+    let mut plan: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).expect("plan")).expect("json");
+    plan["version"] = 1.into();
+    plan.as_object_mut().expect("object").remove("stages");
+    std::fs::write(&path, serde_json::to_vec(&plan).expect("json")).expect("write");
+    let (ok, text) = orogen(&["run-task", plan_dir, "tile-0"]);
+    assert!(!ok);
+    assert!(
+        text.contains(
+            "expected format \"orogen-plan\" version 2, found \"orogen-plan\" version 1 (plan it again with this orogen)"
+        ),
+        "{text}"
+    );
+}
+
 /// Unreal and Unity tiles share borders, so only some world sizes fit: the error says which.
 #[test]
 fn engine_tile_layouts_name_the_sizes_that_fit() {

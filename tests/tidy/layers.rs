@@ -31,7 +31,16 @@ fn without_test_items(code: &str) -> String {
         out.push_str(&rest[..i]);
         let after = &rest[i + "#[cfg(test)]".len()..];
         let b = after.as_bytes();
-        let Some(stop) = b.iter().position(|&c| c == b';' || c == b'{') else {
+        // The item's end: its first `;` or `{` outside brackets (`[f32; 2]` is not one).
+        let mut depth = 0i32;
+        let Some(stop) = b.iter().position(|&c| {
+            match c {
+                b'(' | b'[' => depth += 1,
+                b')' | b']' => depth -= 1,
+                _ => {}
+            }
+            depth == 0 && (c == b';' || c == b'{')
+        }) else {
             rest = "";
             break;
         };
@@ -184,12 +193,12 @@ pub fn graph(files: &[(String, String)]) -> BTreeMap<Vec<String>, BTreeSet<Vec<S
     // Re-exports: (module, name) → the path it stands for.
     let mut reexports: BTreeMap<(Vec<String>, String), Vec<String>> = BTreeMap::new();
     for (me, text) in &code {
+        // Each `pub use` / `pub(…) use` statement, up to its `;`.
         for stmt in text.split(';') {
-            let t = stmt.trim_start();
-            let Some(rest) = t.strip_prefix("pub") else {
+            let Some(at) = stmt.rfind("pub") else {
                 continue;
             };
-            let rest = rest.trim_start();
+            let rest = stmt[at + 3..].trim_start();
             let rest = if rest.starts_with('(') {
                 rest.split_once(')').map_or("", |(_, r)| r.trim_start())
             } else {
@@ -198,7 +207,17 @@ pub fn graph(files: &[(String, String)]) -> BTreeMap<Vec<String>, BTreeSet<Vec<S
             let Some(tree) = rest.strip_prefix("use ") else {
                 continue;
             };
-            for p in named_paths(tree, me) {
+            let tree = tree.trim_start();
+            // `pub use child::X` is relative to this module (2018 paths).
+            let relative = !["crate::", "super::", "self::", "std::", "core::"]
+                .iter()
+                .any(|h| tree.starts_with(h));
+            let tree = if relative {
+                format!("self::{tree}")
+            } else {
+                tree.to_owned()
+            };
+            for p in named_paths(&tree, me) {
                 if let Some(name) = p.last() {
                     reexports.insert((me.clone(), name.clone()), p.clone());
                 }
@@ -208,7 +227,7 @@ pub fn graph(files: &[(String, String)]) -> BTreeMap<Vec<String>, BTreeSet<Vec<S
     let resolve = |path: &[String]| -> Option<Vec<String>> {
         let mut path = path.to_vec();
         for _ in 0..8 {
-            let k = (1..=path.len())
+            let k = (0..=path.len())
                 .rev()
                 .find(|&k| modules.contains(&path[..k]))?;
             let module = path[..k].to_vec();
@@ -378,13 +397,26 @@ mod tests {
     }
 
     #[test]
+    fn a_reexport_relative_to_its_module_is_followed() {
+        let src = files(&[
+            ("lib.rs", "pub mod a; pub mod b; pub use a::Thing;"),
+            ("a/mod.rs", "mod x; pub use x::Thing;"),
+            ("a/x.rs", "use crate::b::f;"),
+            ("b.rs", "pub fn f() -> crate::Thing { todo!() }"),
+        ]);
+        let g = graph(&src);
+        assert!(g[&vec!["b".to_owned()]].contains(&vec!["a".to_owned(), "x".to_owned()]));
+        assert_eq!(sibling_cycles(&g), ["in crate: a uses b; b uses a"]);
+    }
+
+    #[test]
     fn test_items_and_one_way_uses_make_no_cycle() {
         let src = files(&[
             ("lib.rs", "pub mod a; pub mod b;"),
             ("a.rs", "use crate::b::f;"),
             (
                 "b.rs",
-                "pub fn f() {}\n#[cfg(test)]\nmod tests { use crate::a; }\n#[cfg(test)]\nuse crate::a::g;\n#[cfg(test)]\nmod more;",
+                "pub fn f() {}\n#[cfg(test)]\nfn t(x: [f32; 2]) { crate::a::g(); }\n#[cfg(test)]\nmod tests { use crate::a; }\n#[cfg(test)]\nuse crate::a::g;\n#[cfg(test)]\nmod more;",
             ),
             ("b/more.rs", "use crate::a::g;"),
         ]);

@@ -48,11 +48,11 @@ fn engine_id() -> &'static [u8; 32] {
 /// - the engine's id ([`engine_id`]: crate version and pinned output hashes);
 /// - the node type's id and version, and its output ports' kinds;
 /// - the folders `--allow-outside` lets it read;
-/// - its canonical parameter values, and the node's `key_extra` (an imported file's size and
-///   modification time);
+/// - its canonical parameter values, and the node's `key_extra` (for `import`: the file's
+///   resolved path, size, modification time and, on Unix, device, inode and change time);
 /// - the content hash of the array an `array_input` reads (or "no array");
-/// - for each input port: the source's key, output index and the coercion to the port's
-///   kind, or "unwired";
+/// - for each input port: the source's key (or "unkeyed" for a source outside the
+///   evaluation), output index and the coercion to the port's kind, or "unwired";
 /// - the resolution; in a windowed evaluation the window, the span the node produces and
 ///   computes on, and the coarse size;
 /// - the graph seed and the world frame.

@@ -6,6 +6,16 @@ use std::collections::BTreeMap;
 
 /// The tiles of an `N × N` world: tile `(i, j)` starts at `(i·step, j·step)` and is `size`
 /// samples wide (less at the east and south edges of a plain layout).
+/// A plan file's format and version, read before the rest: a plan an older orogen wrote lacks
+/// fields this one needs.
+#[derive(Debug, Deserialize)]
+pub struct PlanHeader {
+    #[serde(default)]
+    pub format: String,
+    #[serde(default)]
+    pub version: u64,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Grid {
     pub resolution: usize,

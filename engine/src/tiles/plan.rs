@@ -213,15 +213,19 @@ impl Plan {
         let text = crate::io::owned::read_state(&p, crate::io::owned::MAX_STATE_BYTES)
             .map_err(|e| format!("cannot read {e}"))?
             .ok_or_else(|| format!("cannot read {shown}: no such file (run orogen plan first)"))?;
-        let plan: Self =
+        // The format and version first: a plan an older orogen wrote lacks fields this one
+        // needs, and must be named as such rather than as a broken file.
+        let head: crate::io::plan::PlanHeader =
             serde_json::from_str(&text).map_err(|e| format!("{shown}: not an Orogen plan: {e}"))?;
-        if plan.format != "orogen-plan" || plan.version != PLAN_VERSION {
+        if head.format != "orogen-plan" || head.version != u64::from(PLAN_VERSION) {
             return Err(format!(
                 "{shown}: expected format \"orogen-plan\" version {PLAN_VERSION}, found \"{}\" version {} (plan it again with this orogen)",
-                crate::io::owned::escape(&plan.format),
-                plan.version
+                crate::io::owned::escape(&head.format),
+                head.version
             ));
         }
+        let plan: Self =
+            serde_json::from_str(&text).map_err(|e| format!("{shown}: not an Orogen plan: {e}"))?;
         plan.check().map_err(|e| {
             format!(
                 "{shown}: {e}; this plan was not written by orogen plan (run orogen plan again)"
