@@ -104,6 +104,16 @@ pub struct Diagnostics {
     pub items: Vec<Diagnostic>,
 }
 
+/// Problems without a file, one per line (an evaluation's or a plan's refusal).
+#[must_use]
+pub fn lines(items: &[Diagnostic]) -> String {
+    items
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 impl fmt::Display for Diagnostics {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (i, d) in self.items.iter().enumerate() {

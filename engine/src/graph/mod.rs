@@ -5,7 +5,9 @@
 mod diagnostic;
 mod subgraph;
 
-pub use diagnostic::{escape_control, Diagnostic, Diagnostics, Severity};
+pub use diagnostic::{
+    escape_control, lines as diagnostic_lines, Diagnostic, Diagnostics, Severity,
+};
 pub use subgraph::{
     binding_problem, check_value, interface_def, kind_name, GraphParam, Subgraph, SUBGRAPH_TYPE,
 };

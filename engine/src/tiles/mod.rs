@@ -314,12 +314,7 @@ pub fn evaluate_region(
                 stored: None,
             },
         )
-        .map_err(|d| {
-            d.iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join("\n")
-        })
+        .map_err(|d| crate::graph::diagnostic_lines(&d))
 }
 
 /// [`TileExports`] as the engine's types.

@@ -379,12 +379,9 @@ fn stages_of(graph: &Graph, grid: Grid, coarse: usize) -> Result<Vec<Stage>, Str
     let n = grid.resolution;
     let cell = graph.world.cell_size_m(n);
     let needed = crate::eval::Targets::Outputs.node_set(graph);
-    let plan = graph.plan().map_err(|d| {
-        d.iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join("\n")
-    })?;
+    let plan = graph
+        .plan()
+        .map_err(|d| crate::graph::diagnostic_lines(&d))?;
     let budget = crate::eval::memory::default_budget() / 2;
     let mut stages = Vec::new();
     for &i in plan.waves.iter().flatten() {

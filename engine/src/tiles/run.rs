@@ -271,12 +271,7 @@ impl Ctx<'_> {
                     ..self.eval_opts(base.as_deref())
                 },
             )
-            .map_err(|d| {
-                d.iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            })?;
+            .map_err(|d| crate::graph::diagnostic_lines(&d))?;
         if self.opts.cancel.is_cancelled() {
             return Err("cancelled".into());
         }

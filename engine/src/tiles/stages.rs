@@ -173,12 +173,7 @@ impl Ctx<'_> {
                     ..self.stage_opts(base.as_deref(), store)
                 },
             )
-            .map_err(|d| {
-                d.iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            })?;
+            .map_err(|d| crate::graph::diagnostic_lines(&d))?;
         if let Some((id, e)) = result.failures().first() {
             return Err(format!("node \"{id}\": {e}").into());
         }
@@ -395,34 +390,42 @@ impl Ctx<'_> {
             nodes: BTreeMap::from([(id.clone(), c)]),
         };
         let base = self.base_dir();
-        let result = Evaluator::new()
-            .with_disk(self.opts.cache.clone())
-            .evaluate(
-                flat,
-                &EvalOptions {
-                    window: Some(owned),
-                    coarse: Some(&coarse),
-                    targets: Targets::Nodes(vec![id.clone()]),
-                    ..self.stage_opts(base.as_deref(), store)
-                },
-            )
-            .map_err(|d| {
-                d.iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            })?;
-        let fields = result.fields.get(&id).ok_or_else(|| {
-            format!(
-                "node \"{id}\" was not computed: {:?}",
-                result.status.get(&id)
-            )
-        })?;
+        let fields = self.node_fields(
+            flat,
+            &id,
+            &EvalOptions {
+                window: Some(owned),
+                coarse: Some(&coarse),
+                targets: Targets::Nodes(vec![id.clone()]),
+                ..self.stage_opts(base.as_deref(), store)
+            },
+        )?;
         Ok(fields
             .iter()
             .enumerate()
             .map(|(port, f)| (store::tile_file(self.work, si, k, port), store::encode(f)))
             .collect())
+    }
+
+    /// Node `id`'s fields, evaluated with `opts` through the run's disk cache, or why not.
+    fn node_fields(
+        &self,
+        flat: &Graph,
+        id: &str,
+        opts: &EvalOptions,
+    ) -> Result<crate::eval::NodeFields, TaskError> {
+        let result = Evaluator::new()
+            .with_disk(self.opts.cache.clone())
+            .evaluate(flat, opts)
+            .map_err(|d| crate::graph::diagnostic_lines(&d))?;
+        let fields = result.fields.get(id).cloned();
+        fields.ok_or_else(|| {
+            format!(
+                "node \"{id}\" was not computed: {:?}",
+                result.status.get(id)
+            )
+            .into()
+        })
     }
 
     /// `s<i>.whole`: the node over the whole map on its stitched input, cut into the tiles'
@@ -436,27 +439,14 @@ impl Ctx<'_> {
     ) -> Result<Vec<(PathBuf, Vec<u8>)>, TaskError> {
         let id = flat.nodes[gi].id.clone();
         let base = self.base_dir();
-        let result = Evaluator::new()
-            .with_disk(self.opts.cache.clone())
-            .evaluate(
-                flat,
-                &EvalOptions {
-                    targets: Targets::Nodes(vec![id.clone()]),
-                    ..self.stage_opts(base.as_deref(), store)
-                },
-            )
-            .map_err(|d| {
-                d.iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            })?;
-        let fields = result.fields.get(&id).ok_or_else(|| {
-            format!(
-                "node \"{id}\" was not computed: {:?}",
-                result.status.get(&id)
-            )
-        })?;
+        let fields = self.node_fields(
+            flat,
+            &id,
+            &EvalOptions {
+                targets: Targets::Nodes(vec![id.clone()]),
+                ..self.stage_opts(base.as_deref(), store)
+            },
+        )?;
         let grid = self.plan.grid;
         let full = Window::full(grid.resolution);
         let mut files = Vec::new();
