@@ -111,14 +111,7 @@ pub(crate) fn blend_into(
     delta: &[f32],
     n: usize,
 ) {
-    let (x0, x1) = (
-        pw.x0.max(out.x0),
-        (pw.x0 + pw.width).min(out.x0 + out.width),
-    );
-    let (y0, y1) = (
-        pw.y0.max(out.y0),
-        (pw.y0 + pw.height).min(out.y0 + out.height),
-    );
+    let (x0, x1, y0, y1) = pw.overlap(&out);
     if x0 >= x1 || y0 >= y1 {
         return;
     }

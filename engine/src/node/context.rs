@@ -83,6 +83,16 @@ impl Window {
         }
     }
 
+    /// The columns `x0..x1` and rows `y0..y1` both windows cover (empty ranges when they do
+    /// not meet).
+    #[must_use]
+    pub fn overlap(&self, o: &Self) -> (usize, usize, usize, usize) {
+        let (x0, y0) = (self.x0.max(o.x0), self.y0.max(o.y0));
+        let x1 = (self.x0 + self.width).min(o.x0 + o.width).max(x0);
+        let y1 = (self.y0 + self.height).min(o.y0 + o.height).max(y0);
+        (x0, x1, y0, y1)
+    }
+
     /// The smallest window holding both.
     #[must_use]
     pub fn union(&self, o: &Self) -> Self {

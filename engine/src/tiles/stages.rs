@@ -323,14 +323,7 @@ impl Ctx<'_> {
             // The input where this piece weighs most so far (any piece covering a cell holds
             // the same input there; this picks one that covers it).
             let input = &values[heights.len() * plane..];
-            let (x0, x1) = (
-                pw.x0.max(owned.x0),
-                (pw.x0 + pw.width).min(owned.x0 + owned.width),
-            );
-            let (y0, y1) = (
-                pw.y0.max(owned.y0),
-                (pw.y0 + pw.height).min(owned.y0 + owned.height),
-            );
+            let (x0, x1, y0, y1) = pw.overlap(&owned);
             for y in y0..y1 {
                 let wy = crate::eval::piece_weight(piece.ky, y, n);
                 for x in x0..x1 {

@@ -81,14 +81,7 @@ impl Store {
         for k in 0..g.count() {
             let (i, j) = g.coords(k);
             let o = g.owned(i, j);
-            let (x0, x1) = (
-                o.x0.max(want.x0),
-                (o.x0 + o.width).min(want.x0 + want.width),
-            );
-            let (y0, y1) = (
-                o.y0.max(want.y0),
-                (o.y0 + o.height).min(want.y0 + want.height),
-            );
+            let (x0, x1, y0, y1) = o.overlap(&want);
             if x0 >= x1 || y0 >= y1 {
                 continue;
             }
