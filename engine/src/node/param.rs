@@ -447,7 +447,7 @@ macro_rules! params {
         $(#[$meta:meta])*
         pub struct $name:ident {
             $(
-                $(#[doc = $doc:literal])*
+                $(#[doc = $doc:expr])*
                 $field:ident : $ty:ty = $kind:ident ( $($arg:tt)* )
                     $(as $label:literal)?
                     $(if $when:ident in [$($opt:literal),+ $(,)?])?

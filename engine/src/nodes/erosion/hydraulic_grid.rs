@@ -7,13 +7,13 @@
 //! loops are 16-lane register blocks in `multiversion` clones (AVX-512, AVX2).
 
 use super::flow::PerThread;
-use super::levels::{self, Detail, Extra};
+use super::levels::{self, Extra};
 use super::{around, blocks, blocks_mut, ring_slot as slot, Block, Row, LANES, NEIGHBOURS};
 use crate::field::Field;
 use crate::node::{EvalCtx, Node, NodeError};
 use rayon::prelude::*;
 
-crate::params! {
+levels::erosion_params! {
     pub struct GridHydraulicParams {
         /// Rain K_r added to every cell's water each iteration, as a fraction of the height range (Olsen 2004: 0.01).
         kr: f64 = float(0.01, [0.0, 0.05], [0.0, 1.0], "") as "Rain (K_r)",
@@ -25,14 +25,14 @@ crate::params! {
         kc: f64 = float(0.01, [0.0, 0.05], [0.0, 1.0], "") as "Capacity (K_c)",
         /// Number of iterations.
         iterations: u32 = int(50, [1, 500], [0, 100_000], ""),
-        /// consistent: the same terrain at every resolution — the process runs in full at base_resolution and a finer build only adds detail below that grid's cells (a preview at the base resolution is a build's first level). native: Olsen 2004's rain, dissolve, transport, evaporate and deposit run once at the resolution being built (water moves a cell per iteration, so the result depends on the resolution).
-        detail: Detail = choice(Detail::Consistent) as "Resolution handling",
-        /// Samples per side of the grid the process runs on in full (consistent only). Finer builds refine from it once, at their own resolution (a quarter of the iterations), coarser previews average it.
-        base_resolution: u32 = int(256, [64, 1024], [16, 8192], "") if detail in ["consistent"],
     }
+    native: "Olsen 2004's rain, dissolve, transport, evaporate and deposit run once at the resolution being built (water moves a cell per iteration, so the result depends on the resolution).",
+    finer: "Finer builds refine from it once, at their own resolution (a quarter of the iterations), coarser previews average it.",
 }
 
 crate::node! {
+    /// Rain dissolves the ground and carries it downhill into hollows, wearing slopes and filling
+    /// valleys.
     /// Olsen 2004's grid hydraulic erosion, per iteration: 1 rain W += K_r; 2 erosion H −= K_s·W,
     /// S += K_s·W; 3 transport: with a = h + w, water moves to lower neighbours Δw_i = min(w,
     /// Δa)·d_i/d_total (Δa = a − mean of a over the cell and its lower neighbours) and carries

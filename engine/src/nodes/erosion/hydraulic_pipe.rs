@@ -40,12 +40,12 @@
 //! Layout: water, the four fluxes, velocity and sediment per cell in arrays with a ring of ghost
 //! cells, updated by per-row vectorised kernels.
 
-use super::levels::{self, Detail, Extra};
+use super::levels::{self, Extra};
 use crate::field::Field;
 use crate::node::{EvalCtx, Node, NodeError};
 use rayon::prelude::*;
 
-crate::params! {
+levels::erosion_params! {
     pub struct PipeParams {
         /// Number of iterations (time steps of length dt).
         iterations: u32 = int(200, [10, 2000], [0, 100_000], ""),
@@ -67,11 +67,9 @@ crate::params! {
         min_tilt: f64 = float(0.05, [0.0, 0.3], [0.0, 1.0], ""),
         /// Flux damping per unit of time: f ← f·(1 − friction·Δt) before the pressure update. Not in Mei et al.; without it the pipes carry undamped shallow-water waves that ring as ripples on steep terrain.
         friction: f64 = float(10.0, [0.0, 40.0], [0.0, 1000.0], ""),
-        /// consistent: the same terrain at every resolution — the process runs in full at base_resolution and a finer build only adds detail below that grid's cells (a preview at the base resolution is a build's first level). native: Mei et al. 2007's model run once at the resolution being built (its time step is in cell units, so the result depends on the resolution).
-        detail: Detail = choice(Detail::Consistent) as "Resolution handling",
-        /// Samples per side of the grid the process runs on in full (consistent only). Finer builds refine from it (a quarter of the iterations at each finer level), coarser previews average it.
-        base_resolution: u32 = int(256, [64, 1024], [16, 8192], "") if detail in ["consistent"],
     }
+    native: "Mei et al. 2007's model run once at the resolution being built (its time step is in cell units, so the result depends on the resolution).",
+    finer: "Finer builds refine from it (a quarter of the iterations at each finer level), coarser previews average it.",
 }
 
 /// The constants of one run (grid units).
@@ -540,6 +538,8 @@ impl PipeState {
 }
 
 crate::node! {
+    /// Rainwater flows over the terrain as a shallow sheet, cutting channels and laying sediment
+    /// where it slows.
     /// Shallow-water hydraulic erosion with virtual pipes (Mei et al. 2007, Šťava et al. 2008;
     /// cited in Lim, Tan & Bhojan 2022 §2.2): per step rain d += Δt·r (Eq. 1); flux through four
     /// pipes f ← max(0, f + Δt·A·g·Δh/l), scaled so no cell sends more than it holds (Eqs. 2–4);

@@ -40,6 +40,44 @@ crate::choice_enum! {
     pub enum Detail { Consistent = "consistent", Native = "native" }
 }
 
+/// An erosion node's parameters ([`params!`](crate::params!)): the node's own fields, each
+/// ending with a comma, then the two every coarse-to-fine node shares, declared here once —
+/// `detail` ([`Detail`]) and `base_resolution` (256 by default). The node says only what
+/// differs: `native:` what its literal algorithm does at the resolution being built and why
+/// that depends on the resolution, `finer:` how a finer build refines from the base.
+macro_rules! erosion_params {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident { $($fields:tt)* }
+        native: $native:literal,
+        finer: $finer:literal $(,)?
+    ) => {
+        $crate::params! {
+            $(#[$meta])*
+            pub struct $name {
+                $($fields)*
+                #[doc = concat!(
+                    "consistent: the same terrain at every resolution — the process runs in full ",
+                    "at base_resolution and a finer build only adds detail below that grid's ",
+                    "cells (a preview at the base resolution is a build's first level). native: ",
+                    $native
+                )]
+                detail: $crate::nodes::erosion::levels::Detail =
+                    choice($crate::nodes::erosion::levels::Detail::Consistent)
+                    as "Resolution handling",
+                #[doc = concat!(
+                    "Samples per side of the grid the process runs on in full (consistent ",
+                    "only). ",
+                    $finer
+                )]
+                base_resolution: u32 = int(256, [64, 1024], [16, 8192], "")
+                    if detail in ["consistent"],
+            }
+        }
+    };
+}
+pub(crate) use erosion_params;
+
 /// How a node's outputs after the first (the height) are made at the target resolution.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Extra {

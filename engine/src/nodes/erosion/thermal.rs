@@ -10,7 +10,7 @@
 //! (AVX-512, AVX2).
 
 use super::kernel::{dilate, runs, words, Bits, Padded};
-use super::levels::{self, Detail, Extra};
+use super::levels::{self, Extra};
 use super::{around, blocks, blocks_mut, LANES, NEIGHBOURS};
 use crate::field::Field;
 use crate::node::{EvalCtx, Node, NodeError};
@@ -23,7 +23,7 @@ crate::choice_enum! {
     pub enum Variant { Classic = "classic", Olsen = "olsen" }
 }
 
-crate::params! {
+levels::erosion_params! {
     pub struct ThermalParams {
         /// Talus angle T in degrees: slopes steeper than this shed material. Converted to a height drop with the real distance to each neighbour, so the result does not depend on the resolution.
         talus_deg: f64 = float(35.0, [10.0, 60.0], [0.0, 89.0], "°"),
@@ -33,14 +33,13 @@ crate::params! {
         iterations: u32 = int(50, [1, 500], [0, 100_000], ""),
         /// classic (Olsen 2004: all steeper neighbours, in proportion) or olsen (only the steepest neighbour).
         variant: Variant = choice(Variant::Classic),
-        /// consistent: the same terrain at every resolution — the process runs in full at base_resolution and a finer build only adds detail below that grid's cells (a preview at the base resolution is a build's first level). native: Olsen 2004's rule run once at the resolution being built (iterations count cells, so the result depends on the resolution).
-        detail: Detail = choice(Detail::Consistent) as "Resolution handling",
-        /// Samples per side of the grid the process runs on in full (consistent only). A finer build refines from it at its own resolution (through a quarter and half of it); coarser previews average it.
-        base_resolution: u32 = int(256, [64, 1024], [16, 8192], "") if detail in ["consistent"],
     }
+    native: "Olsen 2004's rule run once at the resolution being built (iterations count cells, so the result depends on the resolution).",
+    finer: "A finer build refines from it at its own resolution (through a quarter and half of it); coarser previews average it.",
 }
 
 crate::node! {
+    /// Crumbles slopes steeper than the talus angle into scree that settles at their foot.
     /// Thermal erosion (Olsen 2004, "Thermal Erosion"): for each cell, with d_i = h − h_i to its 8
     /// neighbours and T the talus angle turned into a height drop with the real distance to each
     /// neighbour (tan(talus_deg) · cell size, ×√2 diagonally), d_max the largest excess d_i − T and

@@ -40,11 +40,11 @@ mod tiles;
 
 use tiles::{run_tiled, spawn, Tiling};
 
-use super::levels::{self, Detail};
+use super::levels;
 use crate::field::Field;
 use crate::node::{splitmix64, EvalCtx, Node, NodeError};
 
-crate::params! {
+levels::erosion_params! {
     pub struct DropletParams {
         /// Seed of this node (droplet start cells and random directions), combined with the graph seed.
         seed: u32 = seed(0),
@@ -66,11 +66,9 @@ crate::params! {
         g: f64 = float(20.0, [1.0, 50.0], [0.0, 1000.0], "") as "Gravity (g)",
         /// Longest droplet path, in map sides: a droplet still running after it is stopped and drops its load (E-DOG 2011: 4).
         path_limit: f64 = float(4.0, [0.25, 8.0], [0.001, 64.0], "map sides") as "Path limit",
-        /// consistent: the same terrain at every resolution — the process runs in full at base_resolution and a finer build only adds detail below that grid's cells (a preview at the base resolution is a build's first level). native: E-DOG 2011's droplets run once at the resolution being built (a droplet's path and brush are in cells, so the result depends on the resolution).
-        detail: Detail = choice(Detail::Consistent) as "Resolution handling",
-        /// Samples per side of the grid the process runs on in full (consistent only). A finer build refines from it once, at its own resolution: as many droplets per cell as the base, each running at most 32 of the build's cells (the base already routed the water farther), eroding only where the base eroded and carrying the base's deposits to lay them down again, their drift over the base's cells taken out; coarser previews average it.
-        base_resolution: u32 = int(256, [64, 1024], [16, 8192], "") if detail in ["consistent"],
     }
+    native: "E-DOG 2011's droplets run once at the resolution being built (a droplet's path and brush are in cells, so the result depends on the resolution).",
+    finer: "A finer build refines from it once, at its own resolution: as many droplets per cell as the base, each running at most 32 of the build's cells (the base already routed the water farther), eroding only where the base eroded and carrying the base's deposits to lay them down again, their drift over the base's cells taken out; coarser previews average it.",
 }
 
 /// The constants of one run, in cell units.
@@ -658,6 +656,8 @@ fn erode_where(
 }
 
 crate::node! {
+    /// Carves gullies by rolling simulated raindrops downhill, each wearing the ground and dropping
+    /// sediment.
     /// Particle erosion after E-DOG 2011 ("Water erosion on heightmap terrain"): droplets start on
     /// random cells and run downhill along the gradient with inertia Ki; carry capacity q =
     /// max(slope, minSlope)·v·w·Kq ("Understanding water erosion"); below capacity they erode Kr·(q

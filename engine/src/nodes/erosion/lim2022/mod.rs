@@ -39,12 +39,12 @@ mod rows;
 use rows::{donors_row, fluvial_row, gradient_row, pass_on, Tiles, DRAIN_BANDS};
 
 use super::flow::{self, NONE};
-use super::levels::{self, Detail, Extra};
+use super::levels::{self, Extra};
 use crate::field::Field;
 use crate::node::{splitmix64, EvalCtx, Node, NodeError};
 use rayon::prelude::*;
 
-crate::params! {
+levels::erosion_params! {
     pub struct LimParams {
         /// Seed of the node offsets and of the initial noise, combined with the graph seed.
         seed: u32 = seed(0),
@@ -72,11 +72,9 @@ crate::params! {
         noise_m: f64 = float(0.01, [0.0, 1.0], [0.0, 1000.0], "m"),
         /// How far node positions wander inside their tiles: 1 = the paper's uniform [0, 1]².
         jitter: f64 = float(1.0, [0.0, 1.0], [0.0, 1.0], ""),
-        /// consistent: the same terrain at every resolution — the process runs in full at base_resolution and a finer build only adds detail below that grid's cells (a preview at the base resolution is a build's first level). native: Lim, Tan & Bhojan 2022's Algorithm 1 run once at the resolution being built (its tiles are the grid's cells, so the result depends on the resolution).
-        detail: Detail = choice(Detail::Consistent) as "Resolution handling",
-        /// Samples per side of the grid the process runs on in full (consistent only). Finer builds refine from it (a fifth of the iterations, once, at the build's resolution), coarser previews average it.
-        base_resolution: u32 = int(256, [64, 1024], [16, 8192], "") if detail in ["consistent"],
     }
+    native: "Lim, Tan & Bhojan 2022's Algorithm 1 run once at the resolution being built (its tiles are the grid's cells, so the result depends on the resolution).",
+    finer: "Finer builds refine from it (a fifth of the iterations, once, at the build's resolution), coarser previews average it.",
 }
 
 /// `x^e`, with the paper's exponents 1 and 2 as plain products (`powf` dominated the tick).
@@ -511,6 +509,8 @@ impl Lim {
 }
 
 crate::node! {
+    /// Carves river valleys and gorges into a terrain while keeping it close to the input's overall
+    /// shape.
     /// Lim, Tan & Bhojan 2022 §3, Algorithm 1 per tick: 4-neighbour steepest drainage by total
     /// height between jittered nodes (§3.2); total drainage D = moisture + k_d·Σ D(tributaries)
     /// (§3.3); gorges carved between adjacent local minima through each minimum's lowest leaf, w =

@@ -47,14 +47,14 @@ mod rows;
 
 use super::diffusion::Diffusion;
 use super::flow::{self, NONE};
-use super::levels::{self, Detail, Extra};
+use super::levels::{self, Extra};
 use crate::field::Field;
 use crate::node::{EvalCtx, Node, NodeError};
 use rayon::prelude::*;
 use rows::{pack, pack_row_uniform, write_row};
 use std::sync::atomic::{AtomicU32, Ordering};
 
-crate::params! {
+levels::erosion_params! {
     pub struct StreamPowerParams {
         /// Seed of the jittered node positions, combined with the graph seed.
         seed: u32 = seed(0),
@@ -79,11 +79,9 @@ crate::params! {
         steps: u32 = int(100, [1, 500], [0, 100_000], ""),
         /// Drainage area from which the rivers mask reaches 1 (it fades in from a quarter of it).
         river_area_km2: f64 = float(2.0, [0.1, 50.0], [0.0, 1_000_000.0], "km²"),
-        /// consistent: the same terrain at every resolution — the process runs in full at base_resolution and a finer build only adds detail below that grid's cells (a preview at the base resolution is a build's first level). native: the stream-power law run once at the resolution being built (drainage areas and slopes are counted over cells, so hillslope-scale results depend on the resolution).
-        detail: Detail = choice(Detail::Consistent) as "Resolution handling",
-        /// Samples per side of the grid the process runs on in full (consistent only). Finer builds refine from it (two fifths of the steps, once, at the build's resolution), coarser previews average it.
-        base_resolution: u32 = int(256, [64, 1024], [16, 8192], "") if detail in ["consistent"],
     }
+    native: "the stream-power law run once at the resolution being built (drainage areas and slopes are counted over cells, so hillslope-scale results depend on the resolution).",
+    finer: "Finer builds refine from it (two fifths of the steps, once, at the build's resolution), coarser previews average it.",
 }
 
 /// The constants of one run.
@@ -595,6 +593,8 @@ fn incise(zi: f64, zr: f64, c: f64, d: f64, n: f64) -> f64 {
 }
 
 crate::node! {
+    /// Grows mountain ranges cut by branching river valleys, balancing uplift against river erosion
+    /// over time.
     /// Uplift against river incision (Cordonnier et al. 2016, as summarised by Lim, Tan & Bhojan
     /// 2022 §2.3), solved implicitly (Braun & Willett 2013, unconditionally stable, as FastScape).
     /// Per step: uplift U·Δt (U = uplift_m_per_yr × uplift map; the border is the fixed base
