@@ -18,7 +18,7 @@ from typing import Dict, Literal, TypedDict
 class Abs(TypedDict, total=False):
     """``abs`` — Abs (fold) (filter).
 
-    Folds heights around a pivot: r' = pivot + |r − pivot| (relative heights). Valleys below the pivot become ridges above it — the classic way to turn noise into sharp crests.
+    Flips everything below a pivot height upwards, turning valleys into ridges. Folds heights around a pivot: r' = pivot + |r − pivot| (relative heights). Valleys below the pivot become ridges above it — the classic way to turn noise into sharp crests.
 
     Input ``in`` (height): Terrain to remap.
     Output ``out`` (height): Remapped terrain.
@@ -29,7 +29,7 @@ class Abs(TypedDict, total=False):
 class ArrayInput(TypedDict, total=False):
     """``array_input`` — Array input (Python) (io).
 
-    A heightmap supplied by the program evaluating the graph, by name: from Python, a 2-D numpy array (rows north to south) given to `Graph.set_array` or `Graph.build(arrays=…)`. Resampled bilinearly to the build resolution and stretched over the whole world, as `import` does with a file; NaN samples are no data, filled from the samples around them. Built where no array of that name is supplied (the command line, the editor) it fails, saying so.
+    A terrain handed in by a Python script as a numpy array, to shape or erode data made elsewhere. A heightmap supplied by the program evaluating the graph, by name: from Python, a 2-D numpy array (rows north to south) given to `Graph.set_array` or `Graph.build(arrays=…)`. Resampled bilinearly to the build resolution and stretched over the whole world, as `import` does with a file; NaN samples are no data, filled from the samples around them. Built where no array of that name is supplied (the command line, the editor) it fails, saying so.
 
     Output ``out`` (height): The array, in metres.
     """
@@ -41,7 +41,7 @@ class ArrayInput(TypedDict, total=False):
 class AspectMask(TypedDict, total=False):
     """``aspect_mask`` — Aspect mask (mask).
 
-    Slopes facing a direction (the downhill direction, clockwise from north = top of the map): 1 when facing direction_deg, falling linearly to 0 at ± spread_deg, and faded in between 0 and min_slope_deg of slope so flats are not selected. With scale_m > 0 the aspect is measured after smoothing the terrain over that distance (as slope_mask), the same stretch of land at every resolution; with 0, over the grid's own cells, where a finer build resolves small faces its preview cannot see.
+    Selects slopes facing one compass direction, such as sunny south faces or shaded north faces. Slopes facing a direction (the downhill direction, clockwise from north = top of the map): 1 when facing direction_deg, falling linearly to 0 at ± spread_deg, and faded in between 0 and min_slope_deg of slope so flats are not selected. With scale_m > 0 the aspect is measured after smoothing the terrain over that distance (as slope_mask), the same stretch of land at every resolution; with 0, over the grid's own cells, where a finer build resolves small faces its preview cannot see.
 
     Input ``in`` (height): Terrain to measure.
     Output ``out`` (mask): Aspect selection, in [0, 1].
@@ -58,7 +58,7 @@ class AspectMask(TypedDict, total=False):
 class Blend(TypedDict, total=False):
     """``blend`` — Weighted blend (combine).
 
-    Weighted combination out = α·a + (1 − α)·b (Olsen 2004, "combination" of diamond-square and Voronoi terrains). α is the `alpha` parameter, or the `alpha` mask per cell when that input is connected.
+    Mixes two whole terrains in a fixed proportion, or by a mask that varies it from place to place. Weighted combination out = α·a + (1 − α)·b (Olsen 2004, "combination" of diamond-square and Voronoi terrains). α is the `alpha` parameter, or the `alpha` mask per cell when that input is connected.
 
     Input ``a`` (height): Terrain weighted by α.
     Input ``b`` (height): Terrain weighted by 1 − α.
@@ -71,7 +71,7 @@ class Blend(TypedDict, total=False):
 class Blur(TypedDict, total=False):
     """``blur`` — Blur (filter).
 
-    Gaussian blur with σ = radius_m / 2, in metres, so every resolution blurs alike. Separable; below 2 pixels a sampled Gaussian, above that three box filters of matched variance (Kovesi 2010) computed with prefix sums — the cost per sample does not depend on the radius. Mirrored borders: the mean height is preserved exactly.
+    Softens the terrain, smoothing away bumps and detail smaller than the blur radius. Gaussian blur with σ = radius_m / 2, in metres, so every resolution blurs alike. Separable; below 2 pixels a sampled Gaussian, above that three box filters of matched variance (Kovesi 2010) computed with prefix sums — the cost per sample does not depend on the radius. Mirrored borders: the mean height is preserved exactly.
 
     Input ``in`` (height): Terrain to blur.
     Output ``out`` (height): Blurred terrain.
@@ -82,7 +82,7 @@ class Blur(TypedDict, total=False):
 class Clamp(TypedDict, total=False):
     """``clamp`` — Clamp (filter).
 
-    Clamps heights to [low, high] (fractions of the graph's height range). Fails if low > high.
+    Cuts off everything above a ceiling and fills everything below a floor, leaving flat tops and bottoms. Clamps heights to [low, high] (fractions of the graph's height range). Fails if low > high.
 
     Input ``in`` (height): Terrain to clamp.
     Output ``out`` (height): Clamped terrain.
@@ -95,7 +95,7 @@ class Clamp(TypedDict, total=False):
 class ColorBlend(TypedDict, total=False):
     """``color_blend`` — Blend colours (color).
 
-    out = a + m·opacity·(f(a, b) − a), channel by channel in linear RGB, with f the mode (mix: b; multiply: a·b; screen: 1 − (1 − a)(1 − b); overlay: 2ab below a = 0.5, 1 − 2(1 − a)(1 − b) above). The mask defaults to 1. A mask wired into a or b is used as a grey.
+    Lays one colour map over another by a mask, with mix, multiply, screen or overlay as in image editors. Formula: out = a + m·opacity·(f(a, b) − a), channel by channel in linear RGB, with f the mode (mix: b; multiply: a·b; screen: 1 − (1 − a)(1 − b); overlay: 2ab below a = 0.5, 1 − 2(1 − a)(1 − b) above). The mask defaults to 1. A mask wired into a or b is used as a grey.
 
     Input ``a`` (color): The base colours.
     Input ``b`` (color): The colours laid over a.
@@ -110,7 +110,7 @@ class ColorBlend(TypedDict, total=False):
 class Colorize(TypedDict, total=False):
     """``colorize`` — Colorize (color).
 
-    A colour map (linear RGB) from a multi-stop gradient: the mask's value when one is connected, else the terrain's height placed between the graph's height range (or `low_m` … `high_m`), picks the colour; `shift` moves every position along the gradient. Gradients are interpolated in linear light; built-in palettes: alpine, rock, desert, tundra, volcanic, grassland, grey (black to white).
+    Paints the terrain with a colour gradient by height (or by a mask), such as an alpine or desert palette. A colour map (linear RGB) from a multi-stop gradient: the mask's value when one is connected, else the terrain's height placed between the graph's height range (or `low_m` … `high_m`), picks the colour; `shift` moves every position along the gradient. Gradients are interpolated in linear light; built-in palettes: alpine, rock, desert, tundra, volcanic, grassland, grey (black to white).
 
     Input ``height`` (height): The terrain coloured: its height picks the colour unless a mask is connected
  (previews light the colour with it either way).
@@ -133,7 +133,7 @@ class Colorize(TypedDict, total=False):
 class Combine(TypedDict, total=False):
     """``combine`` — Combine (combine).
 
-    Combines a and b sample by sample. The operation works on heights relative to the graph's height range r = (h − height_min_m)/(height_max_m − height_min_m), so multiply, screen, overlay and power behave as in image editors whatever the range; the result maps back to metres. smooth_min/smooth_max round the crease where a and b cross over blend_m metres of height (polynomial smooth minimum). The optional mask (or `strength`) blends from a (0) to the result (1).
+    Merges two terrains with an operation such as add, subtract, keep the higher or keep the lower. Combines a and b sample by sample. The operation works on heights relative to the graph's height range r = (h − height_min_m)/(height_max_m − height_min_m), so multiply, screen, overlay and power behave as in image editors whatever the range; the result maps back to metres. smooth_min/smooth_max round the crease where a and b cross over blend_m metres of height (polynomial smooth minimum). The optional mask (or `strength`) blends from a (0) to the result (1).
 
     Input ``a`` (height): First terrain.
     Input ``b`` (height): Second terrain.
@@ -160,7 +160,7 @@ class Constant(TypedDict, total=False):
 class CurvatureMask(TypedDict, total=False):
     """``curvature_mask`` — Curvature mask (mask).
 
-    Convex or concave areas: the Laplacian of the terrain blurred with radius scale_m (in 1/m: change of slope per metre), negative on crests and positive in hollows, scaled so that full_deg_per_100m degrees of slope change per 100 m gives 1, clamped to [0, 1].
+    Picks out ridges and crests (convex) or hollows and valley floors (concave). Convex or concave areas: the Laplacian of the terrain blurred with radius scale_m (in 1/m: change of slope per metre), negative on crests and positive in hollows, scaled so that full_deg_per_100m degrees of slope change per 100 m gives 1, clamped to [0, 1].
 
     Input ``in`` (height): Terrain to measure.
     Output ``out`` (mask): Curvature selection, in [0, 1].
@@ -175,7 +175,7 @@ class CurvatureMask(TypedDict, total=False):
 class Curve(TypedDict, total=False):
     """``curve`` — Curve (filter).
 
-    A curve through five control values (y0 … y4 at relative heights 0, ¼, ½, ¾, 1), interpolated by a monotone cubic (Fritsch–Carlson): no overshoot, and monotone wherever the control values are. Heights outside the range are clamped to it first.
+    Reshapes heights by a smooth curve through five control points, like an image editor's Curves. A curve through five control values (y0 … y4 at relative heights 0, ¼, ½, ¾, 1), interpolated by a monotone cubic (Fritsch–Carlson): no overshoot, and monotone wherever the control values are. Heights outside the range are clamped to it first.
 
     Input ``in`` (height): Terrain to remap.
     Output ``out`` (height): Remapped terrain.
@@ -194,7 +194,7 @@ class Curve(TypedDict, total=False):
 class DiamondSquare(TypedDict, total=False):
     """``diamond_square`` — Diamond-square (generator).
 
-    The diamond-square algorithm of Olsen 2004: random corners, then alternating diamond steps (square centres = mean of 4 corners + random offset) and square steps (edge midpoints = mean of their neighbours + offset), halving the step and multiplying the offset range by `persistence` each time. Resolution independence: the algorithm is non-local, so it runs on a lattice fixed in world space — 2^L + 1 points per side spanning the world, L = ceil(log2(world size / cell_m)) capped at 12 — never on the output grid; its random offsets are hashed from each point's position on a 2^16 master lattice, so coarse levels do not change with cell_m either. The lattice is stretched so its lowest point is −1 and its highest +1. The output samples that lattice bilinearly at the cell centres where cells are no wider than the lattice's; wider cells take the mean of the bilinear surface over their area (exactly, by the hat functions' integrals), so a 256² preview is what a 4096² build averages to.
+    Rough, fractal mountain terrain with random peaks and valleys at every scale. The diamond-square algorithm of Olsen 2004: random corners, then alternating diamond steps (square centres = mean of 4 corners + random offset) and square steps (edge midpoints = mean of their neighbours + offset), halving the step and multiplying the offset range by `persistence` each time. Resolution independence: the algorithm is non-local, so it runs on a lattice fixed in world space — 2^L + 1 points per side spanning the world, L = ceil(log2(world size / cell_m)) capped at 12 — never on the output grid; its random offsets are hashed from each point's position on a 2^16 master lattice, so coarse levels do not change with cell_m either. The lattice is stretched so its lowest point is −1 and its highest +1. The output samples that lattice bilinearly at the cell centres where cells are no wider than the lattice's; wider cells take the mean of the bilinear surface over their area (exactly, by the hat functions' integrals), so a 256² preview is what a 4096² build averages to.
 
     Output ``out`` (height): Heights in metres.
     """
@@ -212,7 +212,7 @@ class DiamondSquare(TypedDict, total=False):
 class DomainWarp(TypedDict, total=False):
     """``domain_warp`` — Domain warp (warp).
 
-    Each cell takes the height found at its position moved by amplitude_m · (n₁, n₂), where n₁, n₂ are Perlin fBm fields (about [−1, 1]) of the given feature size, octaves and persistence. All lengths in metres, so every resolution warps alike; zero amplitude returns the input unchanged.
+    Twists and swirls the terrain by shifting it along smooth noise, breaking up regular shapes. Each cell takes the height found at its position moved by amplitude_m · (n₁, n₂), where n₁, n₂ are Perlin fBm fields (about [−1, 1]) of the given feature size, octaves and persistence. All lengths in metres, so every resolution warps alike; zero amplitude returns the input unchanged.
 
     Input ``in`` (height): Terrain to warp.
     Output ``out`` (height): Warped terrain.
@@ -231,7 +231,7 @@ class DomainWarp(TypedDict, total=False):
 class DropletErosion(TypedDict, total=False):
     """``droplet_erosion`` — Hydraulic erosion (droplets) (erosion).
 
-    Particle erosion after E-DOG 2011 ("Water erosion on heightmap terrain"): droplets start on random cells and run downhill along the gradient with inertia Ki; carry capacity q = max(slope, minSlope)·v·w·Kq ("Understanding water erosion"); below capacity they erode Kr·(q − s) with a bell-shaped brush of radius 2 but never more than the drop ahead, above it they deposit Kd·(s − q) bilinearly; a droplet facing a rise fills the pit and goes on with zero speed, or dies there; v = √(v² + 2g·Δh), w ← w·(1 − Kw) ("Code sample"). Defaults are E-DOG's: Kq 10, Kw 0.001, Kr 0.9, Kd 0.02, Ki 0.1, minSlope 0.05, g 20. Heights are in cell units (metres / cell size) so slopes are true tangents. The droplet count is density × cells. Deterministic and parallel (tiles of one checkerboard colour run at once; droplets that would leave their tile's region go on in a grid shifted by half a tile, the rest on the whole map; eight droplets advance in lockstep). Brush weights are normalised (E-DOG's only sum to about 1), so material is conserved except what droplets carry off the map edge. Outputs: height, erosion (wear) and deposition masks, 1 = the largest change. Resolution: by default (detail = consistent) the process runs in full at base_resolution (256²), where every parameter means what it does in E-DOG 2011, and a finer build adds only detail below those cells (one refinement at the build's resolution: as many droplets per cell, each running at most 32 of its cells, eroding only where the base eroded and carrying the base's deposits to lay them down again, its drift over the base's cells taken out), so a preview and a build show the same terrain (orogen parity); detail = native runs it once at the resolution being built.
+    Carves gullies by rolling simulated raindrops downhill, each wearing the ground and dropping sediment. Particle erosion after E-DOG 2011 ("Water erosion on heightmap terrain"): droplets start on random cells and run downhill along the gradient with inertia Ki; carry capacity q = max(slope, minSlope)·v·w·Kq ("Understanding water erosion"); below capacity they erode Kr·(q − s) with a bell-shaped brush of radius 2 but never more than the drop ahead, above it they deposit Kd·(s − q) bilinearly; a droplet facing a rise fills the pit and goes on with zero speed, or dies there; v = √(v² + 2g·Δh), w ← w·(1 − Kw) ("Code sample"). Defaults are E-DOG's: Kq 10, Kw 0.001, Kr 0.9, Kd 0.02, Ki 0.1, minSlope 0.05, g 20. Heights are in cell units (metres / cell size) so slopes are true tangents. The droplet count is density × cells. Deterministic and parallel (tiles of one checkerboard colour run at once; droplets that would leave their tile's region go on in a grid shifted by half a tile, the rest on the whole map; eight droplets advance in lockstep). Brush weights are normalised (E-DOG's only sum to about 1), so material is conserved except what droplets carry off the map edge. Outputs: height, erosion (wear) and deposition masks, 1 = the largest change. Resolution: by default (detail = consistent) the process runs in full at base_resolution (256²), where every parameter means what it does in E-DOG 2011, and a finer build adds only detail below those cells (one refinement at the build's resolution: as many droplets per cell, each running at most 32 of its cells, eroding only where the base eroded and carrying the base's deposits to lay them down again, its drift over the base's cells taken out), so a preview and a build show the same terrain (orogen parity); detail = native runs it once at the resolution being built.
 
     Input ``in`` (height): Terrain to erode.
     Output ``out`` (height): Eroded terrain.
@@ -266,7 +266,7 @@ class DropletErosion(TypedDict, total=False):
 class FaultFormation(TypedDict, total=False):
     """``fault_formation`` — Fault formation (generator).
 
-    Fault formation: for i = 0 … iterations−1 a random line through the world (seeded point and direction) raises one side by d_i and lowers the other by d_i, with d_i = decay^i and a linear transition softness_m wide. The sum is divided by 3·sqrt(Σ d_i²) (a random walk's spread) to about [−1, 1]. Lines are in world metres, so every resolution shows the same faults.
+    Terrain built from many random straight faults, each raising the land on one side and lowering the other. Fault formation: for i = 0 … iterations−1 a random line through the world (seeded point and direction) raises one side by d_i and lowers the other by d_i, with d_i = decay^i and a linear transition softness_m wide. The sum is divided by 3·sqrt(Σ d_i²) (a random walk's spread) to about [−1, 1]. Lines are in world metres, so every resolution shows the same faults.
 
     Output ``out`` (height): Heights in metres.
     """
@@ -286,7 +286,7 @@ class FaultFormation(TypedDict, total=False):
 class FlowAccumulation(TypedDict, total=False):
     """``flow_accumulation`` — Flow accumulation (water).
 
-    Drainage area: the land (m², times the optional rain mask) whose water passes through each cell. Water runs over the terrain with its depressions filled (Barnes, Lehman & Mulla 2014's priority flood: flats and lakes drain towards their outlet) and leaves the map at the edge where nothing is lower; a lake reads everywhere as the flow leaving it. Routing mfd shares each cell's water among its lower neighbours by slope^p (Freeman 1991, p = exponent); d8 sends it all to the steepest (O'Callaghan & Mark 1984). Outputs: flow = ln(A / min_area_m2) / ln(world area / min_area_m2), clamped to [0, 1] (invert with A = min_area_m2 · (world area / min_area_m2)^flow); dir_x, dir_y = 0.5 + 0.5 · the unit direction water leaves the cell (x to the east/right, y down the image's rows; 0.5, 0.5 where it has nowhere lower to go), the two channels of an engine's flow map; area = the drainage area itself in m² (a scalar port: export it as EXR or f32, or turn it into a mask with scalar_to_mask); wetness = the topographic wetness index ln(a / tan β) (Beven & Kirkby 1979; a = drainage area per metre of contour, A / cell size, β the local slope, at least 0.1°), mapped from wetness_low to wetness_high onto [0, 1]: wet valley floors and hollows, dry ridges and steep slopes. Areas are in m², so a river keeps its drainage area at every resolution; a channel is one cell wide at any resolution, so the mask is finer at finer resolutions.
+    Shows where water gathers as it runs downhill: bright along streams and rivers, dark on ridges. Drainage area: the land (m², times the optional rain mask) whose water passes through each cell. Water runs over the terrain with its depressions filled (Barnes, Lehman & Mulla 2014's priority flood: flats and lakes drain towards their outlet) and leaves the map at the edge where nothing is lower; a lake reads everywhere as the flow leaving it. Routing mfd shares each cell's water among its lower neighbours by slope^p (Freeman 1991, p = exponent); d8 sends it all to the steepest (O'Callaghan & Mark 1984). Outputs: flow = ln(A / min_area_m2) / ln(world area / min_area_m2), clamped to [0, 1] (invert with A = min_area_m2 · (world area / min_area_m2)^flow); dir_x, dir_y = 0.5 + 0.5 · the unit direction water leaves the cell (x to the east/right, y down the image's rows; 0.5, 0.5 where it has nowhere lower to go), the two channels of an engine's flow map; area = the drainage area itself in m² (a scalar port: export it as EXR or f32, or turn it into a mask with scalar_to_mask); wetness = the topographic wetness index ln(a / tan β) (Beven & Kirkby 1979; a = drainage area per metre of contour, A / cell size, β the local slope, at least 0.1°), mapped from wetness_low to wetness_high onto [0, 1]: wet valley floors and hollows, dry ridges and steep slopes. Areas are in m², so a river keeps its drainage area at every resolution; a channel is one cell wide at any resolution, so the mask is finer at finer resolutions.
 
     Input ``in`` (height): Terrain the water runs over.
     Input ``rain`` (mask, optional): Rain per cell (1 = every square metre counts); uniform when not connected.
@@ -310,7 +310,7 @@ class FlowAccumulation(TypedDict, total=False):
 class Gamma(TypedDict, total=False):
     """``gamma`` — Gamma / power (filter).
 
-    r' = max(r, 0)^gamma on relative heights r (read from a 4097-point table inside the height range).
+    Flattens lowlands and sharpens peaks (gamma above 1), or the reverse (below 1). Per sample, r' = max(r, 0)^gamma on relative heights r (read from a 4097-point table inside the height range).
 
     Input ``in`` (height): Terrain to remap.
     Output ``out`` (height): Remapped terrain.
@@ -321,7 +321,7 @@ class Gamma(TypedDict, total=False):
 class GraphInput(TypedDict, total=False):
     """``graph_input`` — Graph input (height) (io).
 
-    A terrain input of this graph when it is used as a subgraph: the subgraph node gets an input port named like this node. Built on its own, the graph reads the `default` input instead.
+    Where a terrain comes into this graph when it is reused as a node inside another graph. A terrain input of this graph when it is used as a subgraph: the subgraph node gets an input port named like this node. Built on its own, the graph reads the `default` input instead.
 
     Input ``default`` (height): What this input is when the graph is built on its own; where the graph is used as a subgraph, the wire into the subgraph node replaces it.
     Output ``out`` (height): The input, in metres.
@@ -332,7 +332,7 @@ class GraphInput(TypedDict, total=False):
 class GraphInputColor(TypedDict, total=False):
     """``graph_input_color`` — Graph input (colour) (io).
 
-    A colour input of this graph when it is used as a subgraph: the subgraph node gets an input port named like this node. Built on its own, the graph reads the `default` input instead.
+    Where a colour map comes into this graph when it is reused as a node inside another graph. A colour input of this graph when it is used as a subgraph: the subgraph node gets an input port named like this node. Built on its own, the graph reads the `default` input instead.
 
     Input ``default`` (color): What this input is when the graph is built on its own; where the graph is used as a subgraph, the wire into the subgraph node replaces it.
     Output ``out`` (color): The input, linear RGB.
@@ -343,7 +343,7 @@ class GraphInputColor(TypedDict, total=False):
 class GraphInputMask(TypedDict, total=False):
     """``graph_input_mask`` — Graph input (mask) (io).
 
-    A mask input of this graph when it is used as a subgraph: the subgraph node gets an input port named like this node. Built on its own, the graph reads the `default` input instead.
+    Where a mask comes into this graph when it is reused as a node inside another graph. A mask input of this graph when it is used as a subgraph: the subgraph node gets an input port named like this node. Built on its own, the graph reads the `default` input instead.
 
     Input ``default`` (mask): What this input is when the graph is built on its own; where the graph is used as a subgraph, the wire into the subgraph node replaces it.
     Output ``out`` (mask): The input, in [0, 1].
@@ -354,7 +354,7 @@ class GraphInputMask(TypedDict, total=False):
 class GraphInputScalar(TypedDict, total=False):
     """``graph_input_scalar`` — Graph input (scalar) (io).
 
-    A scalar input of this graph (a quantity in its own unit, such as a drainage area in m²) when it is used as a subgraph: the subgraph node gets an input port named like this node. Built on its own, the graph reads the `default` input instead.
+    Where a quantity such as a drainage area comes into this graph when it is reused inside another graph. A scalar input of this graph (a quantity in its own unit, such as a drainage area in m²) when it is used as a subgraph: the subgraph node gets an input port named like this node. Built on its own, the graph reads the `default` input instead.
 
     Input ``default`` (scalar): What this input is when the graph is built on its own; where the graph is used as a subgraph, the wire into the subgraph node replaces it.
     Output ``out`` (scalar): The input, in its own unit.
@@ -365,7 +365,7 @@ class GraphInputScalar(TypedDict, total=False):
 class GridHydraulicErosion(TypedDict, total=False):
     """``grid_hydraulic_erosion`` — Hydraulic erosion (grid) (erosion).
 
-    Olsen 2004's grid hydraulic erosion, per iteration: 1 rain W += K_r; 2 erosion H −= K_s·W, S += K_s·W; 3 transport: with a = h + w, water moves to lower neighbours Δw_i = min(w, Δa)·d_i/d_total (Δa = a − mean of a over the cell and its lower neighbours) and carries sediment Δs_i = s·Δw_i/w; 4 evaporation W := (1 − K_e)·W; 5 deposition of what exceeds the capacity K_c·W back into H. Olsen 2004 works on heights in [0, 1]; here K_r, K_s and K_c act on heights relative to the graph's height range, so the constants keep their meaning in metres. All cells update together (parallel, deterministic); water and sediment never leave the map, so terrain + suspended sediment is conserved. Outputs: height (with the remaining suspended sediment deposited), water (relative to the deepest), deposition (where terrain rose, relative to the largest rise), erosion (where it went down, relative to the largest loss). Resolution: by default (detail = consistent) the process runs in full at base_resolution (256²), where every parameter means what it does in Olsen 2004, and a finer build adds only detail below those cells (once at the build's resolution with a quarter of the iterations, its drift over the coarser cells taken out), so a preview and a build show the same terrain (orogen parity); detail = native runs it once at the resolution being built.
+    Rain dissolves the ground and carries it downhill into hollows, wearing slopes and filling valleys. Olsen 2004's grid hydraulic erosion, per iteration: 1 rain W += K_r; 2 erosion H −= K_s·W, S += K_s·W; 3 transport: with a = h + w, water moves to lower neighbours Δw_i = min(w, Δa)·d_i/d_total (Δa = a − mean of a over the cell and its lower neighbours) and carries sediment Δs_i = s·Δw_i/w; 4 evaporation W := (1 − K_e)·W; 5 deposition of what exceeds the capacity K_c·W back into H. Olsen 2004 works on heights in [0, 1]; here K_r, K_s and K_c act on heights relative to the graph's height range, so the constants keep their meaning in metres. All cells update together (parallel, deterministic); water and sediment never leave the map, so terrain + suspended sediment is conserved. Outputs: height (with the remaining suspended sediment deposited), water (relative to the deepest), deposition (where terrain rose, relative to the largest rise), erosion (where it went down, relative to the largest loss). Resolution: by default (detail = consistent) the process runs in full at base_resolution (256²), where every parameter means what it does in Olsen 2004, and a finer build adds only detail below those cells (once at the build's resolution with a quarter of the iterations, its drift over the coarser cells taken out), so a preview and a build show the same terrain (orogen parity); detail = native runs it once at the resolution being built.
 
     Input ``in`` (height): Terrain to erode.
     Output ``out`` (height): Eroded terrain.
@@ -391,7 +391,7 @@ class GridHydraulicErosion(TypedDict, total=False):
 class HeightMask(TypedDict, total=False):
     """``height_mask`` — Height mask (mask).
 
-    1 where the height lies in [low, high] (fractions of the graph's height range), fading to 0 over `falloff` outside the band (smoothstep).
+    Selects a band of altitudes, such as the lowlands, a belt of mid-slopes or the summits. The mask is 1 where the height lies in [low, high] (fractions of the graph's height range), fading to 0 over `falloff` outside the band (smoothstep).
 
     Input ``in`` (height): Terrain to measure.
     Output ``out`` (mask): The band, in [0, 1].
@@ -406,7 +406,7 @@ class HeightMask(TypedDict, total=False):
 class Import(TypedDict, total=False):
     """``import`` — Import heightmap (io).
 
-    Reads an 8/16-bit PNG (luma), an OpenEXR heightmap (channel Y, else R) or a GeoTIFF DEM (float32/64, int8/16/32, uint8/16/32; striped or tiled; no-data cells filled from the data around them by a push–pull pyramid; GDAL's band scale and offset applied) and resamples it bilinearly to the build resolution, stretched over the whole world. PNG values map 0..max onto the graph's height range. orogen new --from-dem makes a graph whose world matches a DEM.
+    Loads a heightmap from a file, such as a painted PNG or a real-world elevation model (GeoTIFF). Reads an 8/16-bit PNG (luma), an OpenEXR heightmap (channel Y, else R) or a GeoTIFF DEM (float32/64, int8/16/32, uint8/16/32; striped or tiled; no-data cells filled from the data around them by a push–pull pyramid; GDAL's band scale and offset applied) and resamples it bilinearly to the build resolution, stretched over the whole world. PNG values map 0..max onto the graph's height range. orogen new --from-dem makes a graph whose world matches a DEM.
 
     Output ``out`` (height): The imported terrain, in metres.
     """
@@ -418,7 +418,7 @@ class Import(TypedDict, total=False):
 class Invert(TypedDict, total=False):
     """``invert`` — Invert (filter).
 
-    Mirrors heights within the graph's height range: h' = height_min_m + height_max_m − h.
+    Turns the terrain upside down: peaks become pits and valleys become ridges. Mirrors heights within the graph's height range: h' = height_min_m + height_max_m − h.
 
     Input ``in`` (height): Terrain to invert.
     Output ``out`` (height): Inverted terrain.
@@ -428,7 +428,7 @@ class Invert(TypedDict, total=False):
 class IslandMask(TypedDict, total=False):
     """``island_mask`` — Island mask (generator).
 
-    A mask for an island: t = (radius + coast_noise·n(p) − r)/falloff, mask = S3(clamp(t, 0, 1)), where r is the distance to the centre and n is Perlin fBm (persistence 0.5) of the given feature size — all lengths relative to the world size, so every resolution shows the same coast.
+    An island-shaped mask: white land fading to black sea along a ragged, noisy coastline. Formula: t = (radius + coast_noise·n(p) − r)/falloff, mask = S3(clamp(t, 0, 1)), where r is the distance to the centre and n is Perlin fBm (persistence 0.5) of the given feature size — all lengths relative to the world size, so every resolution shows the same coast.
 
     Output ``out`` (mask): 1 inland, 0 at sea.
     """
@@ -452,7 +452,7 @@ class IslandMask(TypedDict, total=False):
 class Lakes(TypedDict, total=False):
     """``lakes`` — Lakes (water).
 
-    Fills every depression that has no way out to the map edge up to the level where it would spill (Barnes, Lehman & Mulla 2014's priority flood: the filled level of a cell is the lowest, over all paths to the edge, of the highest cell on the path). A lake is a connected set of flooded cells (8-neighbours); lakes shallower than min_depth_m at their deepest point or smaller than min_area_m2 are left dry. Outputs: surface = the water surface (the terrain where there is no lake), depth = (surface − terrain) / depth_range_m clamped to [0, 1] (0 on land, 1 from depth_range_m down), mask = 1 on lakes.
+    Fills the hollows and basins of the terrain with lakes, up to the level where they would overflow. Fills every depression that has no way out to the map edge up to the level where it would spill (Barnes, Lehman & Mulla 2014's priority flood: the filled level of a cell is the lowest, over all paths to the edge, of the highest cell on the path). A lake is a connected set of flooded cells (8-neighbours); lakes shallower than min_depth_m at their deepest point or smaller than min_area_m2 are left dry. Outputs: surface = the water surface (the terrain where there is no lake), depth = (surface − terrain) / depth_range_m clamped to [0, 1] (0 on land, 1 from depth_range_m down), mask = 1 on lakes.
 
     Input ``in`` (height): Terrain to fill.
     Output ``surface`` (height): Water surface where there are lakes, the terrain elsewhere (m).
@@ -469,7 +469,7 @@ class Lakes(TypedDict, total=False):
 class LaplacianSmooth(TypedDict, total=False):
     """``laplacian_smooth`` — Laplacian smooth (filter).
 
-    Repeats h ← h + ½·(mean of the 4 neighbours − h) (explicit diffusion, mirrored borders, mean preserved). Each pass spreads heights by σ² = cell²/4 per axis, so the pass count is (2·distance_m / cell)², making the result the same at every resolution — up to 2000 passes, beyond which the distance is clamped (use `blur` for large radii).
+    Gently smooths the terrain, rounding off small bumps and sharp edges. Repeats h ← h + ½·(mean of the 4 neighbours − h) (explicit diffusion, mirrored borders, mean preserved). Each pass spreads heights by σ² = cell²/4 per axis, so the pass count is (2·distance_m / cell)², making the result the same at every resolution — up to 2000 passes, beyond which the distance is clamped (use `blur` for large radii).
 
     Input ``in`` (height): Terrain to smooth.
     Output ``out`` (height): Smoothed terrain.
@@ -480,7 +480,7 @@ class LaplacianSmooth(TypedDict, total=False):
 class Lerp(TypedDict, total=False):
     """``lerp`` — Lerp by mask (combine).
 
-    out = a + m·(b − a): exactly a where the mask is 0, exactly b where it is 1, a linear mix between.
+    Mixes two terrains by a mask: the first where the mask is black, the second where it is white. Formula: out = a + m·(b − a): exactly a where the mask is 0, exactly b where it is 1, a linear mix between.
 
     Input ``a`` (height): Terrain where the mask is 0.
     Input ``b`` (height): Terrain where the mask is 1.
@@ -492,7 +492,7 @@ class Lerp(TypedDict, total=False):
 class Levels(TypedDict, total=False):
     """``levels`` — Levels (filter).
 
-    Maps [in_low, in_high] to [out_low, out_high] (fractions of the graph's height range), clamping input outside the band, with a gamma curve in between: t = clamp((h − in_low)/(in_high − in_low)), out = out_low + t^(1/gamma)·(out_high − out_low). Fails if in_low == in_high.
+    Stretches a chosen band of heights over a new band, like the Levels tool of an image editor. Maps [in_low, in_high] to [out_low, out_high] (fractions of the graph's height range), clamping input outside the band, with a gamma curve in between: t = clamp((h − in_low)/(in_high − in_low)), out = out_low + t^(1/gamma)·(out_high − out_low). Fails if in_low == in_high.
 
     Input ``in`` (height): Terrain to remap.
     Output ``out`` (height): Remapped terrain.
@@ -511,7 +511,7 @@ class Levels(TypedDict, total=False):
 class LimTanBhojanErosion(TypedDict, total=False):
     """``lim_tan_bhojan_erosion`` — Lim–Tan–Bhojan erosion (erosion).
 
-    Lim, Tan & Bhojan 2022 §3, Algorithm 1 per tick: 4-neighbour steepest drainage by total height between jittered nodes (§3.2); total drainage D = moisture + k_d·Σ D(tributaries) (§3.3); gorges carved between adjacent local minima through each minimum's lowest leaf, w = min(k_g·D, 1) (Eq. 1; the paper's max is a typo), gradient-constraint strength × (1 − w) along the gorge (§3.4); fluvial erosion Δh = k_e·D^n·s^m capped at the drop to the receiver (Eq. 2, §3.5); value constraint then gradient constraint towards the constraint map (§3.6); water reset to sea level (§3.7). The input is the height-constraint map (land starts equal to it plus small noise); value strength, gradient strength and moisture are constants, each multiplied by its mask input when connected. Heights in tile units (metres / cell size). Outputs: height, water (sea depth relative to the deepest), drainage (log-scaled, 1 = the largest). Resolution: by default (detail = consistent) the process runs in full at base_resolution (256²), where every parameter means what it does in Lim, Tan & Bhojan 2022, and a finer build adds only detail below those cells (a fifth of the iterations, once, at the build's resolution, its drift over the base's cells taken out), so a preview and a build show the same terrain (orogen parity); detail = native runs it once at the resolution being built.
+    Carves river valleys and gorges into a terrain while keeping it close to the input's overall shape. Lim, Tan & Bhojan 2022 §3, Algorithm 1 per tick: 4-neighbour steepest drainage by total height between jittered nodes (§3.2); total drainage D = moisture + k_d·Σ D(tributaries) (§3.3); gorges carved between adjacent local minima through each minimum's lowest leaf, w = min(k_g·D, 1) (Eq. 1; the paper's max is a typo), gradient-constraint strength × (1 − w) along the gorge (§3.4); fluvial erosion Δh = k_e·D^n·s^m capped at the drop to the receiver (Eq. 2, §3.5); value constraint then gradient constraint towards the constraint map (§3.6); water reset to sea level (§3.7). The input is the height-constraint map (land starts equal to it plus small noise); value strength, gradient strength and moisture are constants, each multiplied by its mask input when connected. Heights in tile units (metres / cell size). Outputs: height, water (sea depth relative to the deepest), drainage (log-scaled, 1 = the largest). Resolution: by default (detail = consistent) the process runs in full at base_resolution (256²), where every parameter means what it does in Lim, Tan & Bhojan 2022, and a finer build adds only detail below those cells (a fifth of the iterations, once, at the build's resolution, its drift over the base's cells taken out), so a preview and a build show the same terrain (orogen parity); detail = native runs it once at the resolution being built.
 
     Input ``constraint`` (height): Height-constraint map: the terrain the result stays close to.
     Input ``value_strength`` (mask, optional): Value-constraint strength map (× value_strength).
@@ -555,7 +555,7 @@ class LimTanBhojanErosion(TypedDict, total=False):
 class LinearGradient(TypedDict, total=False):
     """``linear_gradient`` — Linear gradient (generator).
 
-    A mask that rises linearly from 0 at `start` to 1 at `end` along the direction `angle_deg`; clamped outside. Positions are fractions of the world size, so every resolution shows the same ramp.
+    A straight ramp from black to white across the world, for tilting a terrain or fading an effect. A mask that rises linearly from 0 at `start` to 1 at `end` along the direction `angle_deg`; clamped outside. Positions are fractions of the world size, so every resolution shows the same ramp.
 
     Output ``out`` (mask): The ramp, in [0, 1].
     """
@@ -569,7 +569,7 @@ class LinearGradient(TypedDict, total=False):
 class MaskBlur(TypedDict, total=False):
     """``mask_blur`` — Blur mask (mask).
 
-    The `blur` node's Gaussian (σ = radius_m / 2, cost independent of the radius, mirrored borders) on a mask; the result is clamped to [0, 1].
+    Softens a mask's edges so that effects fade in gradually instead of stopping at a hard line. The `blur` node's Gaussian (σ = radius_m / 2, cost independent of the radius, mirrored borders) on a mask; the result is clamped to [0, 1].
 
     Input ``in`` (mask): Mask to blur.
     Output ``out`` (mask): Blurred mask, in [0, 1].
@@ -580,7 +580,7 @@ class MaskBlur(TypedDict, total=False):
 class MaskCombine(TypedDict, total=False):
     """``mask_combine`` — Mask algebra (mask).
 
-    Fuzzy mask algebra on [0, 1]: and = min, or = max, not = 1 − a (b unused), multiply, add (clamped), subtract (clamped), xor = |a − b|. Inputs are clamped to [0, 1] first, so the output always is in [0, 1].
+    Joins, overlaps, subtracts or inverts masks, for example to pick steep ground that is also high up. Fuzzy mask algebra on [0, 1]: and = min, or = max, not = 1 − a (b unused), multiply, add (clamped), subtract (clamped), xor = |a − b|. Inputs are clamped to [0, 1] first, so the output always is in [0, 1].
 
     Input ``a`` (mask): First mask.
     Input ``b`` (mask, optional): Second mask (not needed by `not`).
@@ -592,7 +592,7 @@ class MaskCombine(TypedDict, total=False):
 class MaskGrow(TypedDict, total=False):
     """``mask_grow`` — Grow / shrink mask (mask).
 
-    Morphological dilation (distance_m > 0) or erosion (< 0) by a square of half-side |distance_m| in metres: each cell takes the maximum (minimum) of the mask around it. A distance that is not a whole number of cells r blends the results at ⌊r⌋ and ⌊r⌋ + 1 cells by the fraction, so a hard edge moves by exactly distance_m (the last cell covered by the fraction it reaches) at every resolution. Separable running extremum, O(1) per cell whatever the distance.
+    Grows a mask outwards (positive distance) or shrinks it inwards (negative), by a distance in metres. Morphological dilation (distance_m > 0) or erosion (< 0) by a square of half-side |distance_m| in metres: each cell takes the maximum (minimum) of the mask around it. A distance that is not a whole number of cells r blends the results at ⌊r⌋ and ⌊r⌋ + 1 cells by the fraction, so a hard edge moves by exactly distance_m (the last cell covered by the fraction it reaches) at every resolution. Separable running extremum, O(1) per cell whatever the distance.
 
     Input ``in`` (mask): Mask to grow or shrink.
     Output ``out`` (mask): The grown or shrunk mask, in [0, 1].
@@ -603,7 +603,7 @@ class MaskGrow(TypedDict, total=False):
 class Noise(TypedDict, total=False):
     """``noise`` — Fractal noise (generator).
 
-    Fractal noise over a choice of basis — Perlin with S3/S5 (Thorimbert & Chopard 2016 §3.2, Eqs. 16–18), value noise, generic D2M1N3 polynomial noise (Thorimbert & Chopard 2016 §3.1, Eqs. 5–15, gradient weight w), zero-gradient D2M1N3 (Thorimbert & Chopard 2016 §3.3, Eq. 19, with the space-dependent terms tabulated once per octave as §3.3 suggests), or 2D simplex — combined as fBm (Thorimbert & Chopard 2016 §4), ridged (Thorimbert & Chopard 2016 Fig. 5), billow or hybrid multifractal. Sampled at cell centres in world metres, so every resolution shows the same terrain. Height = base + amplitude · v with v about [−1, 1], both relative to the graph's height range.
+    Natural-looking random terrain (rolling hills, ridged mountains, puffy billows) at any feature size. Fractal noise over a choice of basis — Perlin with S3/S5 (Thorimbert & Chopard 2016 §3.2, Eqs. 16–18), value noise, generic D2M1N3 polynomial noise (Thorimbert & Chopard 2016 §3.1, Eqs. 5–15, gradient weight w), zero-gradient D2M1N3 (Thorimbert & Chopard 2016 §3.3, Eq. 19, with the space-dependent terms tabulated once per octave as §3.3 suggests), or 2D simplex — combined as fBm (Thorimbert & Chopard 2016 §4), ridged (Thorimbert & Chopard 2016 Fig. 5), billow or hybrid multifractal. Sampled at cell centres in world metres, so every resolution shows the same terrain. Height = base + amplitude · v with v about [−1, 1], both relative to the graph's height range.
 
     Output ``out`` (height): Heights in metres.
     """
@@ -635,7 +635,7 @@ class Noise(TypedDict, total=False):
 class Normalize(TypedDict, total=False):
     """``normalize`` — Normalize (filter).
 
-    Linearly maps the input's minimum to `low` and maximum to `high` (fractions of the graph's height range). A flat input becomes flat at `low`. Note: depends on the whole field, so different resolutions can differ slightly where extremes are sampled differently.
+    Stretches the terrain so its lowest and highest points land exactly at chosen heights. Linearly maps the input's minimum to `low` and maximum to `high` (fractions of the graph's height range). A flat input becomes flat at `low`. Note: depends on the whole field, so different resolutions can differ slightly where extremes are sampled differently.
 
     Input ``in`` (height): Terrain to normalise.
     Output ``out`` (height): Normalised terrain.
@@ -648,7 +648,7 @@ class Normalize(TypedDict, total=False):
 class PerlinFbm(TypedDict, total=False):
     """``perlin_fbm`` — Perlin fBm (generator).
 
-    Fractal Brownian motion: the sum over octaves i of persistence^i · perlin(lacunarity^i · p / feature_size_m), normalised by the sum of the octave amplitudes (Thorimbert & Chopard 2016 §4). Perlin noise with the S3 or S5 interpolant (Thorimbert & Chopard 2016 §3.2, Eqs. 16–18). The same as `noise` with basis perlin and mode fbm. Sampled at cell centres in world metres, so every resolution shows the same terrain. Height = base + amplitude · noise, both relative to the graph's height range.
+    Rolling, natural-looking hills and mountains from layered noise, the usual starting point for a terrain. Fractal Brownian motion: the sum over octaves i of persistence^i · perlin(lacunarity^i · p / feature_size_m), normalised by the sum of the octave amplitudes (Thorimbert & Chopard 2016 §4). Perlin noise with the S3 or S5 interpolant (Thorimbert & Chopard 2016 §3.2, Eqs. 16–18). The same as `noise` with basis perlin and mode fbm. Sampled at cell centres in world metres, so every resolution shows the same terrain. Height = base + amplitude · noise, both relative to the graph's height range.
 
     Output ``out`` (height): Heights in metres.
     """
@@ -672,7 +672,7 @@ class PerlinFbm(TypedDict, total=False):
 class Perturb(TypedDict, total=False):
     """``perturb`` — Perturb (warp).
 
-    Olsen 2004's perturbation filter: each cell takes the height found at its position moved by magnitude · world size · (n₁, n₂), where n₁, n₂ are Perlin fBm fields (persistence 0.5) about [−1, 1] — so no cell moves further than magnitude · N cells (0.02 in Olsen 2004's figure). Olsen 2004 displaces by 3D Perlin noise sampled at (i, j, h); here the two fields are 2D in world metres, so the displacement does not depend on height units and is the same at every resolution. Bilinear sampling, clamped borders.
+    Shifts the terrain sideways by noise, so straight ridges and coasts wander more naturally. Olsen 2004's perturbation filter: each cell takes the height found at its position moved by magnitude · world size · (n₁, n₂), where n₁, n₂ are Perlin fBm fields (persistence 0.5) about [−1, 1] — so no cell moves further than magnitude · N cells (0.02 in Olsen 2004's figure). Olsen 2004 displaces by 3D Perlin noise sampled at (i, j, h); here the two fields are 2D in world metres, so the displacement does not depend on height units and is the same at every resolution. Bilinear sampling, clamped borders.
 
     Input ``in`` (height): Terrain to perturb.
     Output ``out`` (height): Perturbed terrain.
@@ -689,7 +689,7 @@ class Perturb(TypedDict, total=False):
 class PipeHydraulicErosion(TypedDict, total=False):
     """``pipe_hydraulic_erosion`` — Hydraulic erosion (pipe model) (erosion).
 
-    Shallow-water hydraulic erosion with virtual pipes (Mei et al. 2007, Šťava et al. 2008; cited in Lim, Tan & Bhojan 2022 §2.2): per step rain d += Δt·r (Eq. 1); flux through four pipes f ← max(0, f + Δt·A·g·Δh/l), scaled so no cell sends more than it holds (Eqs. 2–4); water and velocity from the net flux (Eqs. 5–9); capacity C = K_c·sin(α)·|v| (tilt floored at min_tilt), erosion K_s·(C − s) or deposition K_d·(s − C) (Eqs. 10–12); sediment carried with the outflowing water (conservative upwind transport instead of Mei's semi-Lagrangian Eq. 13, which loses mass); evaporation d ← d·(1 − K_e·Δt) (Eq. 14). Grid normalised as in the paper (l = A = 1, heights in cell units). Water and its sediment may leave through the map edge. Optional rain mask scales the rain. Outputs: height (with the suspended sediment settled), water depth, flow speed, erosion and deposition masks (each relative to its largest value). Resolution: by default (detail = consistent) the process runs in full at base_resolution (256²), where every parameter means what it does in Mei et al. 2007, and a finer build adds only detail below those cells (a quarter of the iterations at each doubling, its drift over the coarser cells taken out), so a preview and a build show the same terrain (orogen parity); detail = native runs it once at the resolution being built.
+    Rainwater flows over the terrain as a shallow sheet, cutting channels and laying sediment where it slows. Shallow-water hydraulic erosion with virtual pipes (Mei et al. 2007, Šťava et al. 2008; cited in Lim, Tan & Bhojan 2022 §2.2): per step rain d += Δt·r (Eq. 1); flux through four pipes f ← max(0, f + Δt·A·g·Δh/l), scaled so no cell sends more than it holds (Eqs. 2–4); water and velocity from the net flux (Eqs. 5–9); capacity C = K_c·sin(α)·|v| (tilt floored at min_tilt), erosion K_s·(C − s) or deposition K_d·(s − C) (Eqs. 10–12); sediment carried with the outflowing water (conservative upwind transport instead of Mei's semi-Lagrangian Eq. 13, which loses mass); evaporation d ← d·(1 − K_e·Δt) (Eq. 14). Grid normalised as in the paper (l = A = 1, heights in cell units). Water and its sediment may leave through the map edge. Optional rain mask scales the rain. Outputs: height (with the suspended sediment settled), water depth, flow speed, erosion and deposition masks (each relative to its largest value). Resolution: by default (detail = consistent) the process runs in full at base_resolution (256²), where every parameter means what it does in Mei et al. 2007, and a finer build adds only detail below those cells (a quarter of the iterations at each doubling, its drift over the coarser cells taken out), so a preview and a build show the same terrain (orogen parity); detail = native runs it once at the resolution being built.
 
     Input ``in`` (height): Terrain to erode.
     Input ``rain`` (mask, optional): Where it rains (× rain); uniform when not connected.
@@ -727,7 +727,7 @@ class PipeHydraulicErosion(TypedDict, total=False):
 class Quantize(TypedDict, total=False):
     """``quantize`` — Quantize (filter).
 
-    r' = round(r·steps)/steps on relative heights: hard-edged levels.
+    Snaps heights to a few flat, hard-edged levels, like the layers of a contour model. Per sample, r' = round(r·steps)/steps on relative heights: hard-edged levels.
 
     Input ``in`` (height): Terrain to remap.
     Output ``out`` (height): Remapped terrain.
@@ -738,7 +738,7 @@ class Quantize(TypedDict, total=False):
 class RadialGradient(TypedDict, total=False):
     """``radial_gradient`` — Radial gradient (generator).
 
-    A mask equal to 1 at the centre and 0 at `radius` and beyond, with a cone (linear), smooth (smoothstep) or dome (sqrt(1 - r²)) profile. Centre and radius are fractions of the world size.
+    A round mask, white at the centre and fading to black at the edge, to place a single peak or island. A mask equal to 1 at the centre and 0 at `radius` and beyond, with a cone (linear), smooth (smoothstep) or dome (sqrt(1 - r²)) profile. Centre and radius are fractions of the world size.
 
     Output ``out`` (mask): The falloff, in [0, 1].
     """
@@ -754,7 +754,7 @@ class RadialGradient(TypedDict, total=False):
 class Rivers(TypedDict, total=False):
     """``rivers`` — Rivers (water).
 
-    A river wherever the drainage area (as flow_accumulation computes it with d8 routing: over the priority-flooded terrain, Barnes, Lehman & Mulla 2014; times the optional rain mask) exceeds threshold_km2, except under lakes deeper than its channel and, with sea on, below sea_level_m (rivers end at the sea). Hydraulic geometry (Leopold & Maddock 1953, downstream): width = width_m · (A / 10 km²)^0.5, depth = depth_m · (A / 10 km²)^0.4. The water surface is the filled terrain's level, so it never rises downstream and rivers run through lakes to the map edge. Each river cell cuts a parabolic channel (its depth at the centre line, 0 at the banks) below that surface and banks rising at bank_slope_deg, fading out over bank_width_m; the terrain keeps the lower of itself and every cut. Outputs: out = the carved terrain, river = the share of each cell under a channel's water (antialiased, so the network covers the same area at every resolution), surface = the water surface on rivers and lakes, the carved terrain elsewhere. All sizes are in metres, so a river keeps its width at every resolution.
+    Carves a river network into the terrain, its rivers widening and deepening as they gather water. A river wherever the drainage area (as flow_accumulation computes it with d8 routing: over the priority-flooded terrain, Barnes, Lehman & Mulla 2014; times the optional rain mask) exceeds threshold_km2, except under lakes deeper than its channel and, with sea on, below sea_level_m (rivers end at the sea). Hydraulic geometry (Leopold & Maddock 1953, downstream): width = width_m · (A / 10 km²)^0.5, depth = depth_m · (A / 10 km²)^0.4. The water surface is the filled terrain's level, so it never rises downstream and rivers run through lakes to the map edge. Each river cell cuts a parabolic channel (its depth at the centre line, 0 at the banks) below that surface and banks rising at bank_slope_deg, fading out over bank_width_m; the terrain keeps the lower of itself and every cut. Outputs: out = the carved terrain, river = the share of each cell under a channel's water (antialiased, so the network covers the same area at every resolution), surface = the water surface on rivers and lakes, the carved terrain elsewhere. All sizes are in metres, so a river keeps its width at every resolution.
 
     Input ``in`` (height): Terrain the rivers run over.
     Input ``rain`` (mask, optional): Rain per cell (1 = every square metre counts); uniform when not connected.
@@ -780,7 +780,7 @@ class Rivers(TypedDict, total=False):
 class ScalarToMask(TypedDict, total=False):
     """``scalar_to_mask`` — Scalar to mask (mask).
 
-    mask = clamp((v − low)/(high − low), 0, 1), or with scale log clamp(ln(v/low)/ln(high/low), 0, 1), with low and high in the input's own unit: the explicit way to use a measured quantity (flow_accumulation's drainage area in m², or a height in metres) where a mask is expected. A step at `low` when low == high. E.g. channels draining more than 1 km²: low 0.9e6, high 1.1e6, linear; flow_accumulation's own flow mask: low min_area_m2, high the world's area, log.
+    Turns a measured quantity, such as a drainage area in m², into a mask for selecting or blending. Formula: mask = clamp((v − low)/(high − low), 0, 1), or with scale log clamp(ln(v/low)/ln(high/low), 0, 1), with low and high in the input's own unit: the explicit way to use a measured quantity (flow_accumulation's drainage area in m², or a height in metres) where a mask is expected. A step at `low` when low == high. E.g. channels draining more than 1 km²: low 0.9e6, high 1.1e6, linear; flow_accumulation's own flow mask: low min_area_m2, high the world's area, log.
 
     Input ``in`` (scalar): The quantity (a height or mask passes unchanged).
     Output ``out`` (mask): Mask in [0, 1].
@@ -795,7 +795,7 @@ class ScalarToMask(TypedDict, total=False):
 class Sea(TypedDict, total=False):
     """``sea`` — Sea (water).
 
-    The sea: every cell below level_m (connected to the map edge through such cells, unless connected is off). Outputs: surface = the sea surface over the sea, the terrain elsewhere; sea = 1 on the sea, and along the coast the share of the cell seaward of the waterline, placed within the cell from its height and slope ((z − level) / |∇z|, exact on a plane), so a coarse preview's sea covers what a finer build's does; shore = 1 at the waterline fading linearly to 0 at shore_width_m inland, over the land share of each cell (the Euclidean distance to the waterline itself, placed within the coast cells as for the sea, carried inland by Grevera 2004's dead reckoning; exact on a plane); beach = the shore where the land is at most beach_height_m above the sea and no steeper than beach_slope_deg (both with a smooth fade: 25% of the height, 4° of slope). All distances are in metres, so the bands keep their width at every resolution.
+    Fills everything below sea level with sea, and marks the shore and the beaches along the coast. The sea: every cell below level_m (connected to the map edge through such cells, unless connected is off). Outputs: surface = the sea surface over the sea, the terrain elsewhere; sea = 1 on the sea, and along the coast the share of the cell seaward of the waterline, placed within the cell from its height and slope ((z − level) / |∇z|, exact on a plane), so a coarse preview's sea covers what a finer build's does; shore = 1 at the waterline fading linearly to 0 at shore_width_m inland, over the land share of each cell (the Euclidean distance to the waterline itself, placed within the coast cells as for the sea, carried inland by Grevera 2004's dead reckoning; exact on a plane); beach = the shore where the land is at most beach_height_m above the sea and no steeper than beach_slope_deg (both with a smooth fade: 25% of the height, 4° of slope). All distances are in metres, so the bands keep their width at every resolution.
 
     Input ``in`` (height): Terrain.
     Output ``surface`` (height): The sea surface over the sea, the terrain elsewhere (m).
@@ -817,7 +817,7 @@ class Sea(TypedDict, total=False):
 class SedimentDepth(TypedDict, total=False):
     """``sediment_depth`` — Soil / sediment depth (mask).
 
-    The depth of material an erosion node (or any edit) laid down or took away, in metres, as masks: depth = max(after − before, 0), worn = max(before − after, 0), each divided by full_depth_m and clamped to [0, 1]. Wire the erosion node's input into `before` and its output into `after`: the deposits of thermal erosion are its scree, those of the hydraulic nodes their sediment fans and valley fill. Unlike an erosion node's own deposition and erosion outputs (relative to the largest change in view, so their scale depends on the map), these are absolute depths in metres: the same at every resolution and in every tile of a tiled build.
+    Masks where erosion laid down sediment or wore the ground away, by the depth in metres. The depth of material an erosion node (or any edit) laid down or took away, in metres, as masks: depth = max(after − before, 0), worn = max(before − after, 0), each divided by full_depth_m and clamped to [0, 1]. Wire the erosion node's input into `before` and its output into `after`: the deposits of thermal erosion are its scree, those of the hydraulic nodes their sediment fans and valley fill. Unlike an erosion node's own deposition and erosion outputs (relative to the largest change in view, so their scale depends on the map), these are absolute depths in metres: the same at every resolution and in every tile of a tiled build.
 
     Input ``before`` (height): Terrain before erosion.
     Input ``after`` (height): Terrain after erosion.
@@ -830,7 +830,7 @@ class SedimentDepth(TypedDict, total=False):
 class Select(TypedDict, total=False):
     """``select`` — Select (combine).
 
-    Chooses b where the control terrain is above the threshold (height as a fraction of the height range, or slope in degrees computed with the real cell size, measured over scale_m metres when it is above 0) and a below it, with a smoothstep transition `falloff` wide centred on the threshold. The control defaults to a.
+    Takes one terrain where a control is low or gentle, and another where it is high or steep. Chooses b where the control terrain is above the threshold (height as a fraction of the height range, or slope in degrees computed with the real cell size, measured over scale_m metres when it is above 0) and a below it, with a smoothstep transition `falloff` wide centred on the threshold. The control defaults to a.
 
     Input ``a`` (height): Terrain below the threshold.
     Input ``b`` (height): Terrain above the threshold.
@@ -851,7 +851,7 @@ class Select(TypedDict, total=False):
 class Sharpen(TypedDict, total=False):
     """``sharpen`` — Sharpen (filter).
 
-    Unsharp masking: out = h + amount·(h − blur(h)), with the blur of the `blur` node (σ = radius_m / 2). Preserves the mean height.
+    Crisps up the terrain, exaggerating the bumps and edges finer than the radius. Unsharp masking: out = h + amount·(h − blur(h)), with the blur of the `blur` node (σ = radius_m / 2). Preserves the mean height.
 
     Input ``in`` (height): Terrain to sharpen.
     Output ``out`` (height): Sharpened terrain.
@@ -864,7 +864,7 @@ class Sharpen(TypedDict, total=False):
 class SkyView(TypedDict, total=False):
     """``sky_view`` — Sky view (ambient occlusion) (mask).
 
-    The sky view factor of every cell (Dozier & Frew 1990): for a horizontal surface, the mean over directions of cos²(H), where H is the angle of the highest horizon found within radius_m in that direction (0 when nothing rises above the cell). 1 on open ground and crests, lower in valleys, pits and at the foot of cliffs: an ambient occlusion map, or with a small radius a cavity map. Horizons are searched along directions evenly spaced around the compass, 32 samples evenly spread over the radius (the same places in metres at every resolution), heights read bilinearly from the terrain smoothed over one sample spacing (radius_m / 32) or over detail_m if larger (a Gaussian of σ = half of it), so that a finer grid adds no horizons a coarser one cannot see as long as the coarser grid's cells are no larger than that distance — set detail_m to a few of the preview's cells for a preview that predicts the build; beyond the map edge the terrain is mirrored. The horizons are searched on a grid whose cells are no wider than a quarter of that smoothing distance (the means of blocks of the map's cells, brought back bilinearly), which leaves nothing finer to find and costs a 64th at 4096² for 150 m. The output is the factor raised to contrast. Distances are in metres, so the map is the same at every resolution.
+    How much open sky each spot sees: dark in valleys, pits and at cliff feet, for ambient occlusion. The sky view factor of every cell (Dozier & Frew 1990): for a horizontal surface, the mean over directions of cos²(H), where H is the angle of the highest horizon found within radius_m in that direction (0 when nothing rises above the cell). 1 on open ground and crests, lower in valleys, pits and at the foot of cliffs: an ambient occlusion map, or with a small radius a cavity map. Horizons are searched along directions evenly spaced around the compass, 32 samples evenly spread over the radius (the same places in metres at every resolution), heights read bilinearly from the terrain smoothed over one sample spacing (radius_m / 32) or over detail_m if larger (a Gaussian of σ = half of it), so that a finer grid adds no horizons a coarser one cannot see as long as the coarser grid's cells are no larger than that distance — set detail_m to a few of the preview's cells for a preview that predicts the build; beyond the map edge the terrain is mirrored. The horizons are searched on a grid whose cells are no wider than a quarter of that smoothing distance (the means of blocks of the map's cells, brought back bilinearly), which leaves nothing finer to find and costs a 64th at 4096² for 150 m. The output is the factor raised to contrast. Distances are in metres, so the map is the same at every resolution.
 
     Input ``in`` (height): Terrain.
     Output ``out`` (mask): Sky view factor in [0, 1] (1 = the whole sky), raised to contrast.
@@ -881,7 +881,7 @@ class SkyView(TypedDict, total=False):
 class SlopeMask(TypedDict, total=False):
     """``slope_mask`` — Slope mask (mask).
 
-    1 where the slope angle lies in [min_deg, max_deg], fading over falloff_deg. Slopes come from central differences of metres over the real cell size (world size / resolution), so a 30° hillside reads 30° at every resolution; with scale_m > 0 the terrain is first smoothed over that distance (a Gaussian of σ = scale_m / 2, as curvature_mask), so the slope is measured over the same stretch of land at every resolution — set it to at least the preview's cell size and the preview predicts the build (with 0, a finer build resolves steeper detail the preview cannot see).
+    Selects ground by steepness, such as cliffs for rock or gentle slopes for grass. The mask is 1 where the slope angle lies in [min_deg, max_deg], fading over falloff_deg. Slopes come from central differences of metres over the real cell size (world size / resolution), so a 30° hillside reads 30° at every resolution; with scale_m > 0 the terrain is first smoothed over that distance (a Gaussian of σ = scale_m / 2, as curvature_mask), so the slope is measured over the same stretch of land at every resolution — set it to at least the preview's cell size and the preview predicts the build (with 0, a finer build resolves steeper detail the preview cannot see).
 
     Input ``in`` (height): Terrain to measure.
     Output ``out`` (mask): Slope selection, in [0, 1].
@@ -898,7 +898,7 @@ class SlopeMask(TypedDict, total=False):
 class SlopeWarp(TypedDict, total=False):
     """``slope_warp`` — Slope warp (warp).
 
-    Each cell takes the height found amount_m · sin(θ) metres uphill of it, where θ and the uphill direction come from the gradient of the terrain (or of the optional guide) blurred with radius smoothing_m. Ridges creep downhill and valleys widen; a negative amount pulls the other way. Zero amount returns the input unchanged.
+    Slides the terrain along its own slopes, softening ridges and widening valleys (or the reverse). Each cell takes the height found amount_m · sin(θ) metres uphill of it, where θ and the uphill direction come from the gradient of the terrain (or of the optional guide) blurred with radius smoothing_m. Ridges creep downhill and valleys widen; a negative amount pulls the other way. Zero amount returns the input unchanged.
 
     Input ``in`` (height): Terrain to warp.
     Input ``guide`` (height, optional): Terrain whose slopes drive the warp (default: the input).
@@ -912,7 +912,7 @@ class SlopeWarp(TypedDict, total=False):
 class Snow(TypedDict, total=False):
     """``snow`` — Snow (water).
 
-    Snow cover. By altitude: none below the snow line, building up (smoothstep) over fade_m above it to depth_m. By aspect: the line rises by aspect_m · sin(slope) on slopes facing the sun (sun_azimuth_deg, clockwise from north) and falls as much on slopes facing away, so shaded faces hold snow lower. By slope: snow slides off slopes of max_slope_deg and more (none stays there) and only part of it stays over the slope_fade_deg below (smoothstep); what cannot stay slides down the steepest descent, cell by cell from the highest down, and settles where the ground lets it, up to twice depth_m per cell (the rest slides on; what slides below the snow line melts): avalanche cones at the foot of steep faces and filled gullies. Hollows gather snow: where snow falls, hollow_gain metres of snow per metre the cell lies below its surroundings' mean (a Gaussian over hollow_radius_m), up to twice depth_m of snowfall. Slopes come from the real cell size and every distance is in metres; with scale_m > 0 slope and aspect are measured after smoothing the terrain over that distance (a Gaussian of σ = scale_m / 2), the same stretch of land at every resolution — set it to a few of the preview's cells and the preview's snow predicts the build's (with 0, a finer grid resolves steep detail, and sheds snow from it, that the preview cannot see). Outputs: out = terrain + snow, depth = snow depth ÷ depth_m (at most 1), mask = 1 where the snow is at least a tenth of depth_m deep (smoothstep from 0).
+    Covers the terrain in snow above a snow line, shedding it from steep faces and gathering it in hollows. By altitude: none below the snow line, building up (smoothstep) over fade_m above it to depth_m. By aspect: the line rises by aspect_m · sin(slope) on slopes facing the sun (sun_azimuth_deg, clockwise from north) and falls as much on slopes facing away, so shaded faces hold snow lower. By slope: snow slides off slopes of max_slope_deg and more (none stays there) and only part of it stays over the slope_fade_deg below (smoothstep); what cannot stay slides down the steepest descent, cell by cell from the highest down, and settles where the ground lets it, up to twice depth_m per cell (the rest slides on; what slides below the snow line melts): avalanche cones at the foot of steep faces and filled gullies. Hollows gather snow: where snow falls, hollow_gain metres of snow per metre the cell lies below its surroundings' mean (a Gaussian over hollow_radius_m), up to twice depth_m of snowfall. Slopes come from the real cell size and every distance is in metres; with scale_m > 0 slope and aspect are measured after smoothing the terrain over that distance (a Gaussian of σ = scale_m / 2), the same stretch of land at every resolution — set it to a few of the preview's cells and the preview's snow predicts the build's (with 0, a finer grid resolves steep detail, and sheds snow from it, that the preview cannot see). Outputs: out = terrain + snow, depth = snow depth ÷ depth_m (at most 1), mask = 1 where the snow is at least a tenth of depth_m deep (smoothstep from 0).
 
     Input ``in`` (height): Terrain.
     Output ``out`` (height): The terrain with its snow (m).
@@ -953,7 +953,7 @@ class SolidColor(TypedDict, total=False):
 class StreamPowerErosion(TypedDict, total=False):
     """``stream_power_erosion`` — Stream power + uplift (erosion).
 
-    Uplift against river incision (Cordonnier et al. 2016, as summarised by Lim, Tan & Bhojan 2022 §2.3), solved implicitly (Braun & Willett 2013, unconditionally stable, as FastScape). Per step: uplift U·Δt (U = uplift_m_per_yr × uplift map; the border is the fixed base level); depressions resolved over the graph of pit basins joined at their lowest passes (Cordonnier et al. 2016's basin tree; the lake levels equal a priority flood's), so every river reaches the map edge; jittered node per cell, steepest-descent receiver among 8 neighbours on the filled surface (cells under a spill level are lakes: not cut while under water, their water routed to the pit and out over the pass; a lake's level falls with its outlet within the step, and the floor it exposes is cut); drainage area A accumulated downstream; incision k·A^m·s^n with the implicit update h ← (h + F·h_r)/(1 + F), F = k·Δt·A^m/d (Newton iterations when n ≠ 1); optional hillslope diffusion κ·∇²h (FastScape's hillslope term, not in Lim, Tan & Bhojan 2022), implicit one direction at a time, the border fixed. The uplift input is read as a factor (input − height_min)/(height span): a mask gives its own value, a height map its relative height. Outputs: height (m), drainage (log of the area, 1 = the largest), rivers (1 where the area exceeds river_area_km2, fading in from a quarter of it; 0 under lakes). Resolution: by default (detail = consistent) the process runs in full at base_resolution (256²), where every parameter means what it does in Cordonnier et al. 2016 and Braun & Willett 2013, and a finer build adds only detail below those cells (two fifths of the steps, once, at the build's resolution, its drift over the base's cells taken out exactly: its change averaged down to them is the base's), so a preview and a build show the same terrain (orogen parity); detail = native runs it once at the resolution being built.
+    Grows mountain ranges cut by branching river valleys, balancing uplift against river erosion over time. Uplift against river incision (Cordonnier et al. 2016, as summarised by Lim, Tan & Bhojan 2022 §2.3), solved implicitly (Braun & Willett 2013, unconditionally stable, as FastScape). Per step: uplift U·Δt (U = uplift_m_per_yr × uplift map; the border is the fixed base level); depressions resolved over the graph of pit basins joined at their lowest passes (Cordonnier et al. 2016's basin tree; the lake levels equal a priority flood's), so every river reaches the map edge; jittered node per cell, steepest-descent receiver among 8 neighbours on the filled surface (cells under a spill level are lakes: not cut while under water, their water routed to the pit and out over the pass; a lake's level falls with its outlet within the step, and the floor it exposes is cut); drainage area A accumulated downstream; incision k·A^m·s^n with the implicit update h ← (h + F·h_r)/(1 + F), F = k·Δt·A^m/d (Newton iterations when n ≠ 1); optional hillslope diffusion κ·∇²h (FastScape's hillslope term, not in Lim, Tan & Bhojan 2022), implicit one direction at a time, the border fixed. The uplift input is read as a factor (input − height_min)/(height span): a mask gives its own value, a height map its relative height. Outputs: height (m), drainage (log of the area, 1 = the largest), rivers (1 where the area exceeds river_area_km2, fading in from a quarter of it; 0 under lakes). Resolution: by default (detail = consistent) the process runs in full at base_resolution (256²), where every parameter means what it does in Cordonnier et al. 2016 and Braun & Willett 2013, and a finer build adds only detail below those cells (two fifths of the steps, once, at the build's resolution, its drift over the base's cells taken out exactly: its change averaged down to them is the base's), so a preview and a build show the same terrain (orogen parity); detail = native runs it once at the resolution being built.
 
     Input ``in`` (height): Initial terrain.
     Input ``uplift`` (height, optional): Uplift map (mask or height); uniform when not connected.
@@ -989,7 +989,7 @@ class StreamPowerErosion(TypedDict, total=False):
 class TalusMask(TypedDict, total=False):
     """``talus_mask`` — Talus / scree (mask).
 
-    Scree: loose rock resting at its angle of repose. 1 where the slope lies in [talus_deg − below_deg, talus_deg + above_deg], fading over falloff_deg (smoothstep) — the slopes thermal erosion (Olsen 2004) relaxes material to — times the `deposit` mask when it is wired (e.g. sediment_depth's depth between a thermal erosion node's input and output: scree is where material came to rest, not bare rock that happens to have the angle). Slopes are measured in metres over the real cell size after smoothing the terrain over scale_m (a Gaussian of σ = scale_m / 2, as curvature_mask), so the angle reads the same at every resolution; with scale_m below the preview's cell size a finer build resolves steeper detail than the preview, as slope_mask does.
+    Marks scree: loose rock lying at its angle of repose, as thermal erosion leaves it. The mask is 1 where the slope lies in [talus_deg − below_deg, talus_deg + above_deg], fading over falloff_deg (smoothstep) — the slopes thermal erosion (Olsen 2004) relaxes material to — times the `deposit` mask when it is wired (e.g. sediment_depth's depth between a thermal erosion node's input and output: scree is where material came to rest, not bare rock that happens to have the angle). Slopes are measured in metres over the real cell size after smoothing the terrain over scale_m (a Gaussian of σ = scale_m / 2, as curvature_mask), so the angle reads the same at every resolution; with scale_m below the preview's cell size a finer build resolves steeper detail than the preview, as slope_mask does.
 
     Input ``in`` (height): Terrain to measure.
     Input ``deposit`` (mask, optional): Where material was deposited (1 = fully); every slope in the range when not connected.
@@ -1009,7 +1009,7 @@ class TalusMask(TypedDict, total=False):
 class Terrace(TypedDict, total=False):
     """``terrace`` — Terrace (filter).
 
-    Terraces: with t = r·steps (r relative height), k = floor(t), u = t − k, the output is (k + u^p)/steps with p = 1/(1 − 0.99·shape) (u^p read from a 4097-point table). Continuous (each riser climbs to the next tread); shape 0 is the identity, shape 1 nearly flat treads.
+    Cuts the terrain into flat steps joined by slopes, like rice terraces or eroded mesas. Terraces: with t = r·steps (r relative height), k = floor(t), u = t − k, the output is (k + u^p)/steps with p = 1/(1 − 0.99·shape) (u^p read from a 4097-point table). Continuous (each riser climbs to the next tread); shape 0 is the identity, shape 1 nearly flat treads.
 
     Input ``in`` (height): Terrain to remap.
     Output ``out`` (height): Remapped terrain.
@@ -1022,7 +1022,7 @@ class Terrace(TypedDict, total=False):
 class ThermalErosion(TypedDict, total=False):
     """``thermal_erosion`` — Thermal erosion (erosion).
 
-    Thermal erosion (Olsen 2004, "Thermal Erosion"): for each cell, with d_i = h − h_i to its 8 neighbours and T the talus angle turned into a height drop with the real distance to each neighbour (tan(talus_deg) · cell size, ×√2 diagonally), d_max the largest excess d_i − T and d_total the sum of the d_i > T, each such neighbour receives h_i += c·(d_max − T)·d_i/d_total and the cell loses the same. The olsen variant (Olsen 2004's speed-optimised version, only named in Olsen 2004) sends half the excess to the steepest neighbour only. All cells update together (two parallel passes) in sub-steps of at most c = 1/8 (a larger simultaneous step overshoots and leaves ripples on every talus slope); material is conserved, nothing leaves the map. Resolution: by default (detail = consistent) the rule runs in full at base_resolution (256²) and a finer build relaxes its own detail again at a quarter and half of its resolution (where finer than the base; the same iterations each) and at all of it (a quarter of them), so previews and builds show the same terrain with talus slopes at the build's cells; detail = native runs it once at the resolution being built (Olsen's literal rule: its iterations count cells). Outputs the eroded height, a deposition mask (where material accumulated, 1 at the largest deposit) and an erosion mask (where it was shed, 1 at the largest loss).
+    Crumbles slopes steeper than the talus angle into scree that settles at their foot. Thermal erosion (Olsen 2004, "Thermal Erosion"): for each cell, with d_i = h − h_i to its 8 neighbours and T the talus angle turned into a height drop with the real distance to each neighbour (tan(talus_deg) · cell size, ×√2 diagonally), d_max the largest excess d_i − T and d_total the sum of the d_i > T, each such neighbour receives h_i += c·(d_max − T)·d_i/d_total and the cell loses the same. The olsen variant (Olsen 2004's speed-optimised version, only named in Olsen 2004) sends half the excess to the steepest neighbour only. All cells update together (two parallel passes) in sub-steps of at most c = 1/8 (a larger simultaneous step overshoots and leaves ripples on every talus slope); material is conserved, nothing leaves the map. Resolution: by default (detail = consistent) the rule runs in full at base_resolution (256²) and a finer build relaxes its own detail again at a quarter and half of its resolution (where finer than the base; the same iterations each) and at all of it (a quarter of them), so previews and builds show the same terrain with talus slopes at the build's cells; detail = native runs it once at the resolution being built (Olsen's literal rule: its iterations count cells). Outputs the eroded height, a deposition mask (where material accumulated, 1 at the largest deposit) and an erosion mask (where it was shed, 1 at the largest loss).
 
     Input ``in`` (height): Terrain to erode.
     Output ``out`` (height): Eroded terrain.
@@ -1045,7 +1045,7 @@ class ThermalErosion(TypedDict, total=False):
 class ToMask(TypedDict, total=False):
     """``to_mask`` — Height to mask (mask).
 
-    mask = clamp((h − low)/(high − low), 0, 1) with low and high as fractions of the graph's height range: the explicit way to use heights where a mask is expected. A step at `low` when low == high.
+    Turns heights into a mask: black at a low height, white at a high one, greys between. Formula: mask = clamp((h − low)/(high − low), 0, 1) with low and high as fractions of the graph's height range: the explicit way to use heights where a mask is expected. A step at `low` when low == high.
 
     Input ``in`` (height): Terrain.
     Output ``out`` (mask): Mask in [0, 1].
@@ -1058,7 +1058,7 @@ class ToMask(TypedDict, total=False):
 class Worley(TypedDict, total=False):
     """``worley`` — Worley / Voronoi (generator).
 
-    Cellular heights from Olsen 2004's Voronoi section: h = c1·d1 + c2·d2 + c3·d3 + c4·d4, where di is the distance to the i-th nearest feature point, in grid cells. n_peaks points over the world (one jittered point per grid cell, grid-accelerated: each sample looks at the 3×3 cells around it, so distances beyond one cell may be missed for the 3rd and 4th points). c1 = −1, c2 = 1 gives Olsen 2004's ridged mountains. Euclidean, Manhattan or Chebyshev metric. Height = base + amplitude·h of the height range.
+    Terrain made of cells around scattered points; the default weights raise sharp ridged mountains. Cellular heights from Olsen 2004's Voronoi section: h = c1·d1 + c2·d2 + c3·d3 + c4·d4, where di is the distance to the i-th nearest feature point, in grid cells. n_peaks points over the world (one jittered point per grid cell, grid-accelerated: each sample looks at the 3×3 cells around it, so distances beyond one cell may be missed for the 3rd and 4th points). c1 = −1, c2 = 1 gives Olsen 2004's ridged mountains. Euclidean, Manhattan or Chebyshev metric. Height = base + amplitude·h of the height range.
 
     Output ``out`` (height): Heights in metres.
     """

@@ -23,9 +23,11 @@ crate::params! {
 }
 
 crate::node! {
-    /// out = a + m·opacity·(f(a, b) − a), channel by channel in linear RGB, with f the mode (mix:
-    /// b; multiply: a·b; screen: 1 − (1 − a)(1 − b); overlay: 2ab below a = 0.5, 1 − 2(1 − a)(1 −
-    /// b) above). The mask defaults to 1. A mask wired into a or b is used as a grey.
+    /// Lays one colour map over another by a mask, with mix, multiply, screen or overlay as in
+    /// image editors.
+    /// Formula: out = a + m·opacity·(f(a, b) − a), channel by channel in linear RGB, with f the
+    /// mode (mix: b; multiply: a·b; screen: 1 − (1 − a)(1 − b); overlay: 2ab below a = 0.5, 1 − 2(1
+    /// − a)(1 − b) above). The mask defaults to 1. A mask wired into a or b is used as a grey.
     pub struct ColorBlend {
         id: "color_blend",
         label: "Blend colours",

@@ -43,6 +43,8 @@ crate::params! {
 }
 
 crate::node! {
+    /// Paints the terrain with a colour gradient by height (or by a mask), such as an alpine or
+    /// desert palette.
     /// A colour map (linear RGB) from a multi-stop gradient: the mask's value when one is
     /// connected, else the terrain's height placed between the graph's height range (or `low_m` …
     /// `high_m`), picks the colour; `shift` moves every position along the gradient. Gradients are

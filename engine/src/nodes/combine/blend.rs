@@ -11,6 +11,8 @@ crate::params! {
 }
 
 crate::node! {
+    /// Mixes two whole terrains in a fixed proportion, or by a mask that varies it from place to
+    /// place.
     /// Weighted combination out = α·a + (1 − α)·b (Olsen 2004, "combination" of diamond-square and
     /// Voronoi terrains). α is the `alpha` parameter, or the `alpha` mask per cell when that input
     /// is connected.

@@ -33,6 +33,8 @@ crate::params! {
 }
 
 crate::node! {
+    /// Merges two terrains with an operation such as add, subtract, keep the higher or keep the
+    /// lower.
     /// Combines a and b sample by sample. The operation works on heights relative to the graph's
     /// height range r = (h − height_min_m)/(height_max_m − height_min_m), so multiply, screen,
     /// overlay and power behave as in image editors whatever the range; the result maps back to

@@ -16,8 +16,10 @@ pub fn lerp(a: f32, b: f32, m: f32) -> f32 {
 }
 
 crate::node! {
-    /// out = a + m·(b − a): exactly a where the mask is 0, exactly b where it is 1, a linear mix
-    /// between.
+    /// Mixes two terrains by a mask: the first where the mask is black, the second where it is
+    /// white.
+    /// Formula: out = a + m·(b − a): exactly a where the mask is 0, exactly b where it is 1, a
+    /// linear mix between.
     pub struct Lerp {
         id: "lerp",
         label: "Lerp by mask",

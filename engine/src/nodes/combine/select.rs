@@ -28,6 +28,7 @@ crate::params! {
 }
 
 crate::node! {
+    /// Takes one terrain where a control is low or gentle, and another where it is high or steep.
     /// Chooses b where the control terrain is above the threshold (height as a fraction of the
     /// height range, or slope in degrees computed with the real cell size, measured over scale_m
     /// metres when it is above 0) and a below it, with a smoothstep transition `falloff` wide

@@ -11,6 +11,7 @@ crate::params! {
 }
 
 crate::node! {
+    /// Softens the terrain, smoothing away bumps and detail smaller than the blur radius.
     /// Gaussian blur with σ = radius_m / 2, in metres, so every resolution blurs alike. Separable;
     /// below 2 pixels a sampled Gaussian, above that three box filters of matched variance
     /// (Kovesi 2010) computed with prefix sums — the cost per sample does not depend on the radius.

@@ -12,6 +12,8 @@ crate::params! {
 }
 
 crate::node! {
+    /// Cuts off everything above a ceiling and fills everything below a floor, leaving flat tops
+    /// and bottoms.
     /// Clamps heights to [low, high] (fractions of the graph's height range). Fails if low > high.
     pub struct Clamp {
         id: "clamp",

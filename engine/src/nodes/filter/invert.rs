@@ -3,6 +3,7 @@
 use crate::node::{EvalCtx, NoParams, Node, NodeError};
 
 crate::node! {
+    /// Turns the terrain upside down: peaks become pits and valleys become ridges.
     /// Mirrors heights within the graph's height range: h' = height_min_m + height_max_m − h.
     pub struct Invert {
         id: "invert",

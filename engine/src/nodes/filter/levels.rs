@@ -18,6 +18,7 @@ crate::params! {
 }
 
 crate::node! {
+    /// Stretches a chosen band of heights over a new band, like the Levels tool of an image editor.
     /// Maps [in_low, in_high] to [out_low, out_high] (fractions of the graph's height range),
     /// clamping input outside the band, with a gamma curve in between: t = clamp((h −
     /// in_low)/(in_high − in_low)), out = out_low + t^(1/gamma)·(out_high − out_low). Fails if

@@ -12,6 +12,7 @@ crate::params! {
 }
 
 crate::node! {
+    /// Stretches the terrain so its lowest and highest points land exactly at chosen heights.
     /// Linearly maps the input's minimum to `low` and maximum to `high` (fractions of the graph's
     /// height range). A flat input becomes flat at `low`. Note: depends on the whole field, so
     /// different resolutions can differ slightly where extremes are sampled differently.

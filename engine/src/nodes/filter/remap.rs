@@ -52,6 +52,7 @@ crate::params! {
 }
 
 crate::node! {
+    /// Cuts the terrain into flat steps joined by slopes, like rice terraces or eroded mesas.
     /// Terraces: with t = r·steps (r relative height), k = floor(t), u = t − k, the output is (k +
     /// u^p)/steps with p = 1/(1 − 0.99·shape) (u^p read from a 4097-point table). Continuous (each
     /// riser climbs to the next tread); shape 0 is the identity, shape 1 nearly flat treads.
@@ -103,6 +104,8 @@ crate::params! {
 }
 
 crate::node! {
+    /// Reshapes heights by a smooth curve through five control points, like an image editor's
+    /// Curves.
     /// A curve through five control values (y0 … y4 at relative heights 0, ¼, ½, ¾, 1),
     /// interpolated by a monotone cubic (Fritsch–Carlson): no overshoot, and monotone wherever the
     /// control values are. Heights outside the range are clamped to it first.
@@ -188,8 +191,9 @@ crate::params! {
 }
 
 crate::node! {
-    /// r' = max(r, 0)^gamma on relative heights r (read from a 4097-point table inside the height
-    /// range).
+    /// Flattens lowlands and sharpens peaks (gamma above 1), or the reverse (below 1).
+    /// Per sample, r' = max(r, 0)^gamma on relative heights r (read from a 4097-point table inside
+    /// the height range).
     pub struct Gamma {
         id: "gamma",
         label: "Gamma / power",
@@ -231,7 +235,8 @@ crate::params! {
 }
 
 crate::node! {
-    /// r' = round(r·steps)/steps on relative heights: hard-edged levels.
+    /// Snaps heights to a few flat, hard-edged levels, like the layers of a contour model.
+    /// Per sample, r' = round(r·steps)/steps on relative heights: hard-edged levels.
     pub struct Quantize {
         id: "quantize",
         label: "Quantize",
@@ -270,6 +275,7 @@ crate::params! {
 }
 
 crate::node! {
+    /// Flips everything below a pivot height upwards, turning valleys into ridges.
     /// Folds heights around a pivot: r' = pivot + |r − pivot| (relative heights). Valleys below the
     /// pivot become ridges above it — the classic way to turn noise into sharp crests.
     pub struct Abs {

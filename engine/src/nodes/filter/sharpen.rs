@@ -14,6 +14,7 @@ crate::params! {
 }
 
 crate::node! {
+    /// Crisps up the terrain, exaggerating the bumps and edges finer than the radius.
     /// Unsharp masking: out = h + amount·(h − blur(h)), with the blur of the `blur` node (σ =
     /// radius_m / 2). Preserves the mean height.
     pub struct Sharpen {

@@ -12,6 +12,7 @@ crate::params! {
 }
 
 crate::node! {
+    /// Gently smooths the terrain, rounding off small bumps and sharp edges.
     /// Repeats h ← h + ½·(mean of the 4 neighbours − h) (explicit diffusion, mirrored borders, mean
     /// preserved). Each pass spreads heights by σ² = cell²/4 per axis, so the pass count is
     /// (2·distance_m / cell)², making the result the same at every resolution — up to 2000 passes,

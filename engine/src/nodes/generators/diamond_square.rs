@@ -23,6 +23,7 @@ crate::params! {
 }
 
 crate::node! {
+    /// Rough, fractal mountain terrain with random peaks and valleys at every scale.
     /// The diamond-square algorithm of Olsen 2004: random corners, then alternating diamond steps
     /// (square centres = mean of 4 corners + random offset) and square steps (edge midpoints = mean
     /// of their neighbours + offset), halving the step and multiplying the offset range by

@@ -24,6 +24,8 @@ crate::params! {
 }
 
 crate::node! {
+    /// Terrain built from many random straight faults, each raising the land on one side and
+    /// lowering the other.
     /// Fault formation: for i = 0 … iterations−1 a random line through the world (seeded point and
     /// direction) raises one side by d_i and lowers the other by d_i, with d_i = decay^i and a
     /// linear transition softness_m wide. The sum is divided by 3·sqrt(Σ d_i²) (a random walk's

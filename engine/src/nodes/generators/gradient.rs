@@ -15,6 +15,8 @@ crate::params! {
 }
 
 crate::node! {
+    /// A straight ramp from black to white across the world, for tilting a terrain or fading an
+    /// effect.
     /// A mask that rises linearly from 0 at `start` to 1 at `end` along the direction `angle_deg`;
     /// clamped outside. Positions are fractions of the world size, so every resolution shows the
     /// same ramp.

@@ -27,10 +27,10 @@ crate::params! {
 }
 
 crate::node! {
-    /// A mask for an island: t = (radius + coast_noise·n(p) − r)/falloff, mask = S3(clamp(t, 0,
-    /// 1)), where r is the distance to the centre and n is Perlin fBm (persistence 0.5) of the
-    /// given feature size — all lengths relative to the world size, so every resolution shows the
-    /// same coast.
+    /// An island-shaped mask: white land fading to black sea along a ragged, noisy coastline.
+    /// Formula: t = (radius + coast_noise·n(p) − r)/falloff, mask = S3(clamp(t, 0, 1)), where r is
+    /// the distance to the centre and n is Perlin fBm (persistence 0.5) of the given feature size —
+    /// all lengths relative to the world size, so every resolution shows the same coast.
     pub struct IslandMask {
         id: "island_mask",
         label: "Island mask",

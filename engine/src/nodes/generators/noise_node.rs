@@ -124,6 +124,8 @@ pub fn to_heights(ctx: &EvalCtx, mut v: Field, amplitude: f64, base: f64) -> Fie
 }
 
 crate::node! {
+    /// Natural-looking random terrain (rolling hills, ridged mountains, puffy billows) at any
+    /// feature size.
     /// Fractal noise over a choice of basis — Perlin with S3/S5 (Thorimbert & Chopard 2016 §3.2,
     /// Eqs. 16–18), value noise, generic D2M1N3 polynomial noise (Thorimbert & Chopard 2016 §3.1,
     /// Eqs. 5–15, gradient weight w), zero-gradient D2M1N3 (Thorimbert & Chopard 2016 §3.3, Eq. 19,

@@ -27,6 +27,8 @@ crate::params! {
 }
 
 crate::node! {
+    /// Rolling, natural-looking hills and mountains from layered noise, the usual starting point
+    /// for a terrain.
     /// Fractal Brownian motion: the sum over octaves i of persistence^i · perlin(lacunarity^i · p /
     /// feature_size_m), normalised by the sum of the octave amplitudes (Thorimbert & Chopard 2016
     /// §4). Perlin noise with the S3 or S5 interpolant (Thorimbert & Chopard 2016 §3.2, Eqs.

@@ -22,6 +22,8 @@ crate::params! {
 }
 
 crate::node! {
+    /// A round mask, white at the centre and fading to black at the edge, to place a single peak or
+    /// island.
     /// A mask equal to 1 at the centre and 0 at `radius` and beyond, with a cone (linear), smooth
     /// (smoothstep) or dome (sqrt(1 - r²)) profile. Centre and radius are fractions of the world
     /// size.

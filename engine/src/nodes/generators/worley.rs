@@ -98,6 +98,8 @@ fn run<const K: usize, const METRIC: u8>(
 }
 
 crate::node! {
+    /// Terrain made of cells around scattered points; the default weights raise sharp ridged
+    /// mountains.
     /// Cellular heights from Olsen 2004's Voronoi section: h = c1·d1 + c2·d2 + c3·d3 + c4·d4, where
     /// di is the distance to the i-th nearest feature point, in grid cells. n_peaks points over the
     /// world (one jittered point per grid cell, grid-accelerated: each sample looks at the 3×3

@@ -18,6 +18,8 @@ crate::params! {
 }
 
 crate::node! {
+    /// A terrain handed in by a Python script as a numpy array, to shape or erode data made
+    /// elsewhere.
     /// A heightmap supplied by the program evaluating the graph, by name: from Python, a 2-D
     /// numpy array (rows north to south) given to `Graph.set_array` or `Graph.build(arrays=…)`.
     /// Resampled bilinearly to the build resolution and stretched over the whole world, as

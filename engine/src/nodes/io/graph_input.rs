@@ -13,6 +13,7 @@ crate::params! {
 }
 
 crate::node! {
+    /// Where a terrain comes into this graph when it is reused as a node inside another graph.
     /// A terrain input of this graph when it is used as a subgraph: the subgraph node gets an input
     /// port named like this node. Built on its own, the graph reads the `default` input instead.
     pub struct GraphInput {
@@ -49,6 +50,7 @@ impl Node for GraphInput {
 }
 
 crate::node! {
+    /// Where a mask comes into this graph when it is reused as a node inside another graph.
     /// A mask input of this graph when it is used as a subgraph: the subgraph node gets an input
     /// port named like this node. Built on its own, the graph reads the `default` input instead.
     pub struct GraphInputMask {
@@ -85,6 +87,7 @@ impl Node for GraphInputMask {
 }
 
 crate::node! {
+    /// Where a colour map comes into this graph when it is reused as a node inside another graph.
     /// A colour input of this graph when it is used as a subgraph: the subgraph node gets an input
     /// port named like this node. Built on its own, the graph reads the `default` input instead.
     pub struct GraphInputColor {
@@ -121,6 +124,8 @@ impl Node for GraphInputColor {
 }
 
 crate::node! {
+    /// Where a quantity such as a drainage area comes into this graph when it is reused inside
+    /// another graph.
     /// A scalar input of this graph (a quantity in its own unit, such as a drainage area in m²)
     /// when it is used as a subgraph: the subgraph node gets an input port named like this node.
     /// Built on its own, the graph reads the `default` input instead.

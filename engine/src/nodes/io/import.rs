@@ -21,6 +21,8 @@ crate::params! {
 }
 
 crate::node! {
+    /// Loads a heightmap from a file, such as a painted PNG or a real-world elevation model
+    /// (GeoTIFF).
     /// Reads an 8/16-bit PNG (luma), an OpenEXR heightmap (channel Y, else R) or a GeoTIFF DEM
     /// (float32/64, int8/16/32, uint8/16/32; striped or tiled; no-data cells filled from the data
     /// around them by a push–pull pyramid; GDAL's band scale and offset applied) and resamples it

@@ -18,6 +18,8 @@ crate::params! {
 }
 
 crate::node! {
+    /// Joins, overlaps, subtracts or inverts masks, for example to pick steep ground that is also
+    /// high up.
     /// Fuzzy mask algebra on [0, 1]: and = min, or = max, not = 1 − a (b unused), multiply, add
     /// (clamped), subtract (clamped), xor = |a − b|. Inputs are clamped to [0, 1] first, so the
     /// output always is in [0, 1].
@@ -106,6 +108,8 @@ crate::params! {
 }
 
 crate::node! {
+    /// Grows a mask outwards (positive distance) or shrinks it inwards (negative), by a distance in
+    /// metres.
     /// Morphological dilation (distance_m > 0) or erosion (< 0) by a square of
     /// half-side |distance_m| in metres: each cell takes the maximum (minimum) of the mask around it. A
     /// distance that is not a whole number of cells r blends the results at ⌊r⌋ and ⌊r⌋ + 1 cells
@@ -170,6 +174,7 @@ crate::params! {
 }
 
 crate::node! {
+    /// Softens a mask's edges so that effects fade in gradually instead of stopping at a hard line.
     /// The `blur` node's Gaussian (σ = radius_m / 2, cost independent of the radius, mirrored
     /// borders) on a mask; the result is clamped to [0, 1].
     pub struct MaskBlur {

@@ -13,6 +13,7 @@ crate::params! {
 }
 
 crate::node! {
+    /// Masks where erosion laid down sediment or wore the ground away, by the depth in metres.
     /// The depth of material an erosion node (or any edit) laid down or took away, in metres, as
     /// masks: depth = max(after − before, 0), worn = max(before − after, 0), each divided by
     /// full_depth_m and clamped to [0, 1]. Wire the erosion node's input into `before` and its
@@ -77,15 +78,15 @@ crate::params! {
 }
 
 crate::node! {
-    /// Scree: loose rock resting at its angle of repose. 1 where the slope lies in [talus_deg −
-    /// below_deg, talus_deg + above_deg], fading over falloff_deg (smoothstep) — the slopes thermal
-    /// erosion (Olsen 2004) relaxes material to — times the `deposit` mask when it is wired (e.g.
-    /// sediment_depth's depth between a thermal erosion node's input and output: scree is where
-    /// material came to rest, not bare rock that happens to have the angle). Slopes are measured in
-    /// metres over the real cell size after smoothing the terrain over scale_m (a Gaussian of σ =
-    /// scale_m / 2, as curvature_mask), so the angle reads the same at every resolution; with
-    /// scale_m below the preview's cell size a finer build resolves steeper detail than the
-    /// preview, as slope_mask does.
+    /// Marks scree: loose rock lying at its angle of repose, as thermal erosion leaves it.
+    /// The mask is 1 where the slope lies in [talus_deg − below_deg, talus_deg + above_deg], fading
+    /// over falloff_deg (smoothstep) — the slopes thermal erosion (Olsen 2004) relaxes material to
+    /// — times the `deposit` mask when it is wired (e.g. sediment_depth's depth between a thermal
+    /// erosion node's input and output: scree is where material came to rest, not bare rock that
+    /// happens to have the angle). Slopes are measured in metres over the real cell size after
+    /// smoothing the terrain over scale_m (a Gaussian of σ = scale_m / 2, as curvature_mask), so
+    /// the angle reads the same at every resolution; with scale_m below the preview's cell size a
+    /// finer build resolves steeper detail than the preview, as slope_mask does.
     pub struct TalusMask {
         id: "talus_mask",
         label: "Talus / scree",

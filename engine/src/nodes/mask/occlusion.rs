@@ -25,6 +25,8 @@ crate::params! {
 }
 
 crate::node! {
+    /// How much open sky each spot sees: dark in valleys, pits and at cliff feet, for ambient
+    /// occlusion.
     /// The sky view factor of every cell (Dozier & Frew 1990): for a horizontal surface, the mean
     /// over directions of cos²(H), where H is the angle of the highest horizon found within
     /// radius_m in that direction (0 when nothing rises above the cell). 1 on open ground and

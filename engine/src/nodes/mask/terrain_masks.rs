@@ -74,8 +74,9 @@ crate::params! {
 }
 
 crate::node! {
-    /// 1 where the height lies in [low, high] (fractions of the graph's height range), fading to 0
-    /// over `falloff` outside the band (smoothstep).
+    /// Selects a band of altitudes, such as the lowlands, a belt of mid-slopes or the summits.
+    /// The mask is 1 where the height lies in [low, high] (fractions of the graph's height range),
+    /// fading to 0 over `falloff` outside the band (smoothstep).
     pub struct HeightMask {
         id: "height_mask",
         label: "Height mask",
@@ -125,12 +126,13 @@ crate::params! {
 }
 
 crate::node! {
-    /// 1 where the slope angle lies in [min_deg, max_deg], fading over falloff_deg. Slopes come
-    /// from central differences of metres over the real cell size (world size / resolution), so a
-    /// 30° hillside reads 30° at every resolution; with scale_m > 0 the terrain is first smoothed
-    /// over that distance (a Gaussian of σ = scale_m / 2, as curvature_mask), so the slope is
-    /// measured over the same stretch of land at every resolution — set it to at least the
-    /// preview's cell size and the preview predicts the build (with 0, a finer build resolves
+    /// Selects ground by steepness, such as cliffs for rock or gentle slopes for grass.
+    /// The mask is 1 where the slope angle lies in [min_deg, max_deg], fading over falloff_deg.
+    /// Slopes come from central differences of metres over the real cell size (world size /
+    /// resolution), so a 30° hillside reads 30° at every resolution; with scale_m > 0 the terrain
+    /// is first smoothed over that distance (a Gaussian of σ = scale_m / 2, as curvature_mask), so
+    /// the slope is measured over the same stretch of land at every resolution — set it to at least
+    /// the preview's cell size and the preview predicts the build (with 0, a finer build resolves
     /// steeper detail the preview cannot see).
     pub struct SlopeMask {
         id: "slope_mask",
@@ -186,6 +188,7 @@ crate::params! {
 }
 
 crate::node! {
+    /// Picks out ridges and crests (convex) or hollows and valley floors (concave).
     /// Convex or concave areas: the Laplacian of the terrain blurred with radius scale_m (in 1/m:
     /// change of slope per metre), negative on crests and positive in hollows, scaled so that
     /// full_deg_per_100m degrees of slope change per 100 m gives 1, clamped to [0, 1].
@@ -248,6 +251,8 @@ crate::params! {
 }
 
 crate::node! {
+    /// Selects slopes facing one compass direction, such as sunny south faces or shaded north
+    /// faces.
     /// Slopes facing a direction (the downhill direction, clockwise from north = top of the map): 1
     /// when facing direction_deg, falling linearly to 0 at ± spread_deg, and faded in between 0 and
     /// min_slope_deg of slope so flats are not selected. With scale_m > 0 the aspect is measured

@@ -13,9 +13,10 @@ crate::params! {
 }
 
 crate::node! {
-    /// mask = clamp((h − low)/(high − low), 0, 1) with low and high as fractions of the graph's
-    /// height range: the explicit way to use heights where a mask is expected. A step at `low` when
-    /// low == high.
+    /// Turns heights into a mask: black at a low height, white at a high one, greys between.
+    /// Formula: mask = clamp((h − low)/(high − low), 0, 1) with low and high as fractions of the
+    /// graph's height range: the explicit way to use heights where a mask is expected. A step at
+    /// `low` when low == high.
     pub struct ToMask {
         id: "to_mask",
         label: "Height to mask",
@@ -67,12 +68,14 @@ crate::params! {
 }
 
 crate::node! {
-    /// mask = clamp((v − low)/(high − low), 0, 1), or with scale log clamp(ln(v/low)/ln(high/low),
-    /// 0, 1), with low and high in the input's own unit: the explicit way to use a measured
-    /// quantity (flow_accumulation's drainage area in m², or a height in metres) where a mask is
-    /// expected. A step at `low` when low == high. E.g. channels draining more than 1 km²: low
-    /// 0.9e6, high 1.1e6, linear; flow_accumulation's own flow mask: low min_area_m2, high the
-    /// world's area, log.
+    /// Turns a measured quantity, such as a drainage area in m², into a mask for selecting or
+    /// blending.
+    /// Formula: mask = clamp((v − low)/(high − low), 0, 1), or with scale log
+    /// clamp(ln(v/low)/ln(high/low), 0, 1), with low and high in the input's own unit: the explicit
+    /// way to use a measured quantity (flow_accumulation's drainage area in m², or a height in
+    /// metres) where a mask is expected. A step at `low` when low == high. E.g. channels draining
+    /// more than 1 km²: low 0.9e6, high 1.1e6, linear; flow_accumulation's own flow mask: low
+    /// min_area_m2, high the world's area, log.
     pub struct ScalarToMask {
         id: "scalar_to_mask",
         label: "Scalar to mask",

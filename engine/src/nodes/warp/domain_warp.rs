@@ -18,6 +18,7 @@ crate::params! {
 }
 
 crate::node! {
+    /// Twists and swirls the terrain by shifting it along smooth noise, breaking up regular shapes.
     /// Each cell takes the height found at its position moved by amplitude_m · (n₁, n₂), where n₁,
     /// n₂ are Perlin fBm fields (about [−1, 1]) of the given feature size, octaves and persistence.
     /// All lengths in metres, so every resolution warps alike; zero amplitude returns the input

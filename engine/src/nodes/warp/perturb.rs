@@ -17,6 +17,7 @@ crate::params! {
 }
 
 crate::node! {
+    /// Shifts the terrain sideways by noise, so straight ridges and coasts wander more naturally.
     /// Olsen 2004's perturbation filter: each cell takes the height found at its position moved by
     /// magnitude · world size · (n₁, n₂), where n₁, n₂ are Perlin fBm fields (persistence 0.5)
     /// about [−1, 1] — so no cell moves further than magnitude · N cells (0.02 in Olsen 2004's

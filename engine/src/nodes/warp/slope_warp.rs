@@ -15,6 +15,8 @@ crate::params! {
 }
 
 crate::node! {
+    /// Slides the terrain along its own slopes, softening ridges and widening valleys (or the
+    /// reverse).
     /// Each cell takes the height found amount_m · sin(θ) metres uphill of it, where θ and the
     /// uphill direction come from the gradient of the terrain (or of the optional guide) blurred
     /// with radius smoothing_m. Ridges creep downhill and valleys widen; a negative amount pulls

@@ -37,6 +37,8 @@ crate::params! {
 }
 
 crate::node! {
+    /// Shows where water gathers as it runs downhill: bright along streams and rivers, dark on
+    /// ridges.
     /// Drainage area: the land (m², times the optional rain mask) whose water passes through each
     /// cell. Water runs over the terrain with its depressions filled (Barnes, Lehman & Mulla 2014's
     /// priority flood: flats and lakes drain towards their outlet) and leaves the map at the edge

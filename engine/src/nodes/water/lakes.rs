@@ -16,6 +16,8 @@ crate::params! {
 }
 
 crate::node! {
+    /// Fills the hollows and basins of the terrain with lakes, up to the level where they would
+    /// overflow.
     /// Fills every depression that has no way out to the map edge up to the level where it would
     /// spill (Barnes, Lehman & Mulla 2014's priority flood: the filled level of a cell is the
     /// lowest, over all paths to the edge, of the highest cell on the path). A lake is a connected

@@ -29,6 +29,8 @@ crate::params! {
 }
 
 crate::node! {
+    /// Carves a river network into the terrain, its rivers widening and deepening as they gather
+    /// water.
     /// A river wherever the drainage area (as flow_accumulation computes it with d8 routing: over
     /// the priority-flooded terrain, Barnes, Lehman & Mulla 2014; times the optional rain mask)
     /// exceeds threshold_km2, except under lakes deeper than its channel and, with sea on, below

@@ -30,6 +30,8 @@ crate::params! {
 }
 
 crate::node! {
+    /// Fills everything below sea level with sea, and marks the shore and the beaches along the
+    /// coast.
     /// The sea: every cell below level_m (connected to the map edge through such cells, unless
     /// connected is off). Outputs: surface = the sea surface over the sea, the terrain elsewhere;
     /// sea = 1 on the sea, and along the coast the share of the cell seaward of the waterline,

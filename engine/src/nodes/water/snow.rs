@@ -38,12 +38,14 @@ crate::params! {
 }
 
 crate::node! {
-    /// Snow cover. By altitude: none below the snow line, building up (smoothstep) over fade_m
-    /// above it to depth_m. By aspect: the line rises by aspect_m · sin(slope) on slopes facing the
-    /// sun (sun_azimuth_deg, clockwise from north) and falls as much on slopes facing away, so
-    /// shaded faces hold snow lower. By slope: snow slides off slopes of max_slope_deg and more
-    /// (none stays there) and only part of it stays over the slope_fade_deg below (smoothstep);
-    /// what cannot stay slides down the steepest descent, cell by cell from the highest down, and
+    /// Covers the terrain in snow above a snow line, shedding it from steep faces and gathering it
+    /// in hollows.
+    /// By altitude: none below the snow line, building up (smoothstep) over fade_m above it to
+    /// depth_m. By aspect: the line rises by aspect_m · sin(slope) on slopes facing the sun
+    /// (sun_azimuth_deg, clockwise from north) and falls as much on slopes facing away, so shaded
+    /// faces hold snow lower. By slope: snow slides off slopes of max_slope_deg and more (none
+    /// stays there) and only part of it stays over the slope_fade_deg below (smoothstep); what
+    /// cannot stay slides down the steepest descent, cell by cell from the highest down, and
     /// settles where the ground lets it, up to twice depth_m per cell (the rest slides on; what
     /// slides below the snow line melts): avalanche cones at the foot of steep faces and filled
     /// gullies. Hollows gather snow: where snow falls, hollow_gain metres of snow per metre the

@@ -152,9 +152,9 @@ pub fn kernel3_auto(idx: &[u32], fx: &[f32], q: &[f32], k: &Coeffs, out: &mut [f
 
 /// Gather-free AVX-512 kernels.
 ///
-/// Gathers (`vgatherdps`) cost about 20 cycles per 16 lanes on the CPUs we measured
-/// (microcode mitigations for gather data sampling), which made the coefficient lookups
-/// two thirds of the noise time (BENCHMARKS.md). Because `idx` is non-decreasing, 16
+/// Gathers (`vgatherdps`) are slow under the microcode mitigations for gather data
+/// sampling, which made the coefficient lookups most of the noise time (the figures:
+/// docs/perf-log.md). Because `idx` is non-decreasing, 16
 /// consecutive samples need at most 32 consecutive table entries: two plain loads and one
 /// `vpermt2ps` per coefficient replace each gather. The arithmetic is the same IEEE
 /// operations in the same order as `body4`/`body3` (no FMA), so results are bit-identical.

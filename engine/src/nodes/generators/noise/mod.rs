@@ -23,8 +23,8 @@
 //! each lattice cell's coefficients, then the kernel over every sample.
 //!
 //! # Permutes instead of gathers
-//! `vgatherdps` is slow on the CPUs we measured (about 20 cycles per 16 lanes), so the AVX-512
-//! kernel replaces the four coefficient gathers with `vpermps`/`vpermt2ps` table permutes: sample
+//! `vgatherdps` is slow under the gather-data-sampling microcode mitigation (figures in
+//! docs/perf-log.md, "Generators"), so the AVX-512 kernel replaces the four coefficient gathers with `vpermps`/`vpermt2ps` table permutes: sample
 //! indices are non-decreasing, so 16 samples touch at most 32 table entries. The AVX2 kernel does
 //! the same on 8 lanes (at most 16 entries: one `vpermps`, or two and a blend), about twice as
 //! fast as its gathers (docs/perf-log.md). These two kernels are the engine's only `unsafe` code.
