@@ -715,12 +715,24 @@ fn the_unsaved_marker_clears_when_a_value_returns_to_its_saved_value() {
     let set_high = type_value;
     set_high(&mut h, "0.85", "0.6");
     assert!(h.state().doc.dirty() && h.state().title().starts_with('●'));
+    h.state().flush_autosave().expect("autosave");
+    assert!(h.state().autosaved_revision() > 0, "the edit reached the recovery file");
     set_high(&mut h, "0.6", "0.85");
     assert!(
         !h.state().doc.dirty() && !h.state().title().starts_with('●'),
         "back at the saved value: {}",
         h.state().title()
     );
+    // Nothing stale: the recovery file went with the edit, so a crash now offers nothing
+    // (it offered the undone 0.6).
+    h.state().flush_autosave().expect("autosave");
+    {
+        let again = harness(&dir, None);
+        assert!(
+            !again.state().offers_recovery(),
+            "no recovery of an edit the user undid"
+        );
+    }
     // A value outside the allowed range is not applied; the range is shown.
     set_high(&mut h, "0.85", "250");
     assert_eq!(

@@ -687,15 +687,27 @@ impl EditorApp {
             self.status = e;
         }
         let rev = self.doc.revision();
-        if !self.doc.dirty() || self.autosave_sent == Some(rev) {
+        if self.autosave_sent == Some(rev) {
             return;
         }
-        self.autosaver.update(
-            rev,
-            self.doc.path().map(Path::to_path_buf),
-            self.doc.graph(),
-        );
-        self.autosave_sent = Some(rev);
+        if self.doc.dirty() {
+            self.autosaver.update(
+                rev,
+                self.doc.path().map(Path::to_path_buf),
+                self.doc.graph(),
+            );
+            self.autosave_sent = Some(rev);
+        } else if self.autosave_sent.is_some() {
+            // Edited back to the saved file: the recovery copy would restore an edit the user
+            // undid, so it goes (as after a save).
+            self.autosaver.clear();
+            self.autosave_sent = None;
+        }
+    }
+
+    /// Waits until the recovery file reflects what was handed to the autosaver (tests).
+    pub fn flush_autosave(&self) -> Result<(), String> {
+        self.autosaver.flush()
     }
 
     /// The revision the recovery file holds (tests).
