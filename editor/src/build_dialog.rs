@@ -206,10 +206,14 @@ impl BuildDialog {
     ) -> (bool, Option<Chooser>) {
         let mut open = true;
         let mut chooser = None;
+        // Opens over the middle of the window, wide enough for every format on one line, so
+        // the parameter panel beside the canvas stays in view.
         egui::Window::new("Build outputs")
             .open(&mut open)
             .collapsible(false)
-            .default_width(460.0)
+            .pivot(egui::Align2::CENTER_CENTER)
+            .default_pos(ctx.content_rect().center())
+            .default_width(560.0)
             .show(ctx, |ui| {
                 if graph.outputs.is_empty() {
                     ui.colored_label(
@@ -271,13 +275,21 @@ impl BuildDialog {
                 ui.label("Tiles")
                     .on_hover_text("Build in tiles, never holding the whole map: for worlds larger than memory (orogen build --tiles). With the Unreal or Unity preset, tiles share their borders and are named as those engines import them.");
                 ui.horizontal(|ui| {
-                    ui.add(
-                        egui::DragValue::new(&mut self.tiles)
-                            .range(0..=64)
-                            .suffix(" per side"),
-                    );
-                    ui.weak(if self.tiles == 0 { "(one file per output)" } else { "" });
-                    ui.add_enabled(self.tiles > 0, egui::Checkbox::new(&mut self.stitch, "also a whole-map RAW16"));
+                    let mut tiled = self.tiles > 0;
+                    if ui.checkbox(&mut tiled, "in tiles").changed() {
+                        self.tiles = if tiled { 4 } else { 0 };
+                    }
+                    if tiled {
+                        ui.add(
+                            egui::DragValue::new(&mut self.tiles)
+                                .range(1..=64)
+                                .custom_formatter(|n, _| format!("{n} × {n}"))
+                                .custom_parser(|t| t.split(['×', 'x']).next()?.trim().parse().ok()),
+                        );
+                        ui.checkbox(&mut self.stitch, "also a whole-map RAW16");
+                    } else {
+                        ui.weak("one file per output");
+                    }
                 });
                 ui.end_row();
 

@@ -123,6 +123,44 @@ impl Store {
         )
     }
 
+    fn pins_path(&self) -> PathBuf {
+        self.dir.join("pins.json")
+    }
+
+    /// The node output pinned in the preview of the graph file `doc`, if any: `(node, output)`.
+    #[must_use]
+    pub fn pinned(&self, doc: &Path) -> Option<(String, usize)> {
+        let text = std::fs::read_to_string(self.pins_path()).ok()?;
+        let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+        let pin = &v[doc.to_string_lossy().as_ref()];
+        Some((
+            pin["node"].as_str()?.to_owned(),
+            usize::try_from(pin["output"].as_u64()?).ok()?,
+        ))
+    }
+
+    /// Remembers (or forgets, with `None`) the pinned output of the graph file `doc`: an
+    /// editor setting per document, never written into the graph file.
+    pub fn set_pinned(&self, doc: &Path, pin: Option<(&str, usize)>) -> Result<(), String> {
+        let mut v = std::fs::read_to_string(self.pins_path())
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .filter(serde_json::Value::is_object)
+            .unwrap_or_else(|| serde_json::json!({}));
+        let key = doc.to_string_lossy().into_owned();
+        if let Some(map) = v.as_object_mut() {
+            match pin {
+                Some((node, output)) => {
+                    map.insert(key, serde_json::json!({ "node": node, "output": output }));
+                }
+                None => {
+                    map.remove(&key);
+                }
+            }
+        }
+        self.write(&self.pins_path(), &v.to_string())
+    }
+
     /// The recovery file left by a session that did not end cleanly, if any.
     #[must_use]
     pub fn recovery(&self) -> Option<Recovery> {

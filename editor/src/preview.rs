@@ -476,6 +476,16 @@ mod tests {
         assert_eq!(s.bins, vec![1, 1, 1, 1]);
     }
 
+    /// `coast_range`'s sea lies inside a subgraph whose level is bound to the graph's
+    /// `sea_level_m` (420 m): every preview of that graph draws water below 420 m.
+    #[test]
+    fn the_sea_level_of_a_subgraph_bound_to_a_graph_parameter() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../graphs/coast_range.json");
+        let g = orogen::document::graph_file::load_file(&path).expect("loads");
+        assert_eq!(sea_level(&g), Some(420.0));
+    }
+
     /// With a sea at 650 m in a −300…2600 m world, the terrain colours draw water below it and
     /// land above it (the ramp alone put the shoreline at 30% of the range, 570 m).
     #[test]

@@ -716,7 +716,10 @@ fn the_unsaved_marker_clears_when_a_value_returns_to_its_saved_value() {
     set_high(&mut h, "0.85", "0.6");
     assert!(h.state().doc.dirty() && h.state().title().starts_with('●'));
     h.state().flush_autosave().expect("autosave");
-    assert!(h.state().autosaved_revision() > 0, "the edit reached the recovery file");
+    assert!(
+        h.state().autosaved_revision() > 0,
+        "the edit reached the recovery file"
+    );
     set_high(&mut h, "0.6", "0.85");
     assert!(
         !h.state().doc.dirty() && !h.state().title().starts_with('●'),
@@ -1788,5 +1791,71 @@ fn reopening_a_graph_shows_its_previews_from_the_disk_cache() {
         status.contains("nodes from the disk cache)"),
         "reopened: {status}"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A pinned preview keeps showing its node while another is selected and edited: after an
+/// upstream edit it shows the pinned node's new result (the build's bytes for that output),
+/// the parameter panel the edited node. P unpins; the pin is remembered per graph file.
+#[test]
+fn a_pinned_preview_follows_upstream_edits_while_the_panel_follows_the_selection() {
+    let dir = temp_dir("pin");
+    let file = dir.join("island.json");
+    copy_from_repo("graphs/island.json", &file);
+    let mut h = harness(&dir, Some(file.clone()));
+    select_node(&mut h, "eased");
+    h.key_press(Key::P);
+    h.run_steps(2);
+    assert_eq!(h.state().pinned.as_deref(), Some("eased"));
+    let before = h.state().shown().expect("shown").field;
+
+    select_node(&mut h, "shaped");
+    assert_eq!(h.state().previewed().map(String::as_str), Some("eased"));
+    type_value(&mut h, "0.85", "0.6");
+    settle(&mut h);
+    {
+        let state = h.state();
+        assert_eq!(
+            state.selected.as_deref(),
+            Some("shaped"),
+            "the panel shows the edited node"
+        );
+        assert_eq!(
+            state
+                .doc
+                .graph()
+                .node("shaped")
+                .and_then(|n| n.param("high").cloned()),
+            Some(ParamValue::Float(0.6))
+        );
+        let shown = state.shown().expect("shown");
+        let res = state.snapshot.as_ref().expect("snapshot").resolution;
+        let expected =
+            orogen::build::evaluate_outputs(state.doc.graph(), Some(res)).expect("evaluates");
+        assert_ne!(
+            shown.field.data(),
+            before.data(),
+            "the pinned output changed with the edit"
+        );
+        assert_eq!(
+            shown.field.data(),
+            expected["height"].data(),
+            "the pinned preview is the edited graph's `eased` at {res}²"
+        );
+    }
+
+    // Unpin: the preview follows the selection again.
+    h.key_press(Key::P);
+    h.run_steps(2);
+    assert_eq!(h.state().pinned, None);
+    assert_eq!(h.state().previewed().map(String::as_str), Some("shaped"));
+    // Pin again and reopen the file: the pin is the editor's, kept per document.
+    h.key_press(Key::P);
+    h.run_steps(2);
+    drop(h);
+    let h = harness(&dir, Some(file.clone()));
+    assert_eq!(h.state().pinned.as_deref(), Some("shaped"));
+    let saved = std::fs::read_to_string(&file).expect("file");
+    assert!(!saved.contains("pin"), "never written into the graph file");
     let _ = std::fs::remove_dir_all(&dir);
 }

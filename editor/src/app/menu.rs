@@ -30,6 +30,7 @@ impl EditorApp {
             arrange,
             bypass,
             group,
+            pin,
         ) = ctx.input_mut(|i| {
             (
                 i.consume_shortcut(&cmd_shift(Key::Z)) || i.consume_shortcut(&cmd(Key::Y)),
@@ -48,8 +49,12 @@ impl EditorApp {
                 i.consume_key(Modifiers::NONE, Key::L),
                 i.consume_key(Modifiers::NONE, Key::B),
                 i.consume_key(Modifiers::NONE, Key::G),
+                i.consume_key(Modifiers::NONE, Key::P),
             )
         });
+        if pin {
+            self.toggle_pin();
+        }
         if group {
             self.frame_selection(ctx);
         }
@@ -272,6 +277,10 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
     (
         "G",
         "frame the selected nodes (drag the frame's title to move them together)",
+    ),
+    (
+        "P",
+        "pin the preview to the selected node's output while you edit others, or unpin",
     ),
     ("Mouse wheel", "zoom about the pointer"),
     (

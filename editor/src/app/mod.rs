@@ -109,9 +109,12 @@ pub struct EditorApp {
     submitted: Option<(u64, bool)>,
     /// The evaluation shown.
     pub snapshot: Option<Snapshot>,
-    /// Node whose output is previewed and whose parameters are shown.
+    /// Node whose parameters are shown, and whose output is previewed unless one is pinned.
     pub selected: Option<String>,
+    /// The output previewed, of the pinned node when one is pinned, else of the selected one.
     pub output: usize,
+    /// The node whose output the preview keeps showing while others are selected and edited.
+    pub pinned: Option<String>,
     pub look: Look,
     pub mode: Mode,
     pub picture: Picture,
@@ -217,6 +220,7 @@ impl EditorApp {
             submitted: None,
             snapshot: None,
             selected: None,
+            pinned: None,
             output: 0,
             look: Look::default(),
             mode: Mode::TwoD,
@@ -294,6 +298,14 @@ impl EditorApp {
                         .unwrap_or(0);
                     self.selected = Some(node);
                 }
+                // Keyed by the document's own path (as `toggle_pin` saves it).
+                let doc_path = self.doc.path().unwrap_or(path).to_path_buf();
+                if let Some((node, output)) = self.store.pinned(&doc_path) {
+                    if self.doc.graph().node(&node).is_some() {
+                        self.pinned = Some(node);
+                        self.output = output;
+                    }
+                }
                 let _ = self.store.add_recent(path);
                 self.status = format!("Opened {}", path.display());
             }
@@ -313,6 +325,7 @@ impl EditorApp {
         self.frame_on_preview = !self.doc.graph().nodes.is_empty();
         self.snapshot = None;
         self.selected = None;
+        self.pinned = None;
         self.output = 0;
         self.picture.clear();
         self.submitted = None;
@@ -568,12 +581,39 @@ impl EditorApp {
         self.status = format!("Deleted {}.", ids.join(", "));
     }
 
-    /// The node chosen for preview and parameters.
+    /// The node chosen for parameters, and for the preview unless one is pinned.
     pub fn select(&mut self, id: Option<String>) {
         let id = id.filter(|id| self.doc.graph().node(id).is_some());
         if self.selected != id {
             self.selected = id;
+            if self.pinned.is_none() {
+                self.output = 0;
+            }
+        }
+    }
+
+    /// The node whose output the preview shows: the pinned one, else the selection.
+    #[must_use]
+    pub fn previewed(&self) -> Option<&String> {
+        self.pinned.as_ref().or(self.selected.as_ref())
+    }
+
+    /// Pins the previewed output (P, the preview's pin), or unpins it: the preview then
+    /// follows the selection again. Remembered per graph file in the editor's settings.
+    pub fn toggle_pin(&mut self) {
+        if self.pinned.take().is_some() {
+            // The output index belonged to the pinned node.
             self.output = 0;
+            self.set_status("Unpinned: the preview follows the selection.");
+        } else if let Some(id) = self.selected.clone() {
+            self.status = format!("Pinned {id}: the preview keeps showing it (P to unpin).");
+            self.pinned = Some(id);
+        }
+        if let Some(path) = self.doc.path().map(Path::to_path_buf) {
+            let pin = self.pinned.as_deref().map(|id| (id, self.output));
+            if let Err(e) = self.store.set_pinned(&path, pin) {
+                self.status = e;
+            }
         }
     }
 
@@ -615,7 +655,7 @@ impl EditorApp {
         let looks = Looks {
             badges: self.badges(),
             thumbnails: Some(&self.thumbnails),
-            previewed: self.selected.as_deref(),
+            previewed: self.pinned.as_deref().or(self.selected.as_deref()),
         };
         egui::CentralPanel::default().show(ui, |ui| {
             self.canvas.show(ui, &mut self.doc, &looks);
@@ -637,6 +677,14 @@ impl EditorApp {
             .is_some_and(|id| self.doc.graph().node(id).is_none())
         {
             self.select(None);
+        }
+        if self
+            .pinned
+            .as_ref()
+            .is_some_and(|id| self.doc.graph().node(id).is_none())
+        {
+            self.pinned = None;
+            self.output = 0;
         }
         self.submit(&ctx);
         self.autosave();

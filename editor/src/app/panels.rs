@@ -93,7 +93,7 @@ impl EditorApp {
     /// What the preview shows now.
     #[must_use]
     pub fn shown(&self) -> Option<Shown> {
-        let id = self.selected.as_ref()?;
+        let id = self.previewed()?;
         let s = self.snapshot.as_ref()?;
         let node = s.graph.node(id)?;
         let fields = s.result.fields.get(id)?;
@@ -123,7 +123,7 @@ impl EditorApp {
 
     /// Evaluates the part `uv` of the previewed output at the build resolution.
     pub fn start_region(&mut self, uv: [f32; 4]) {
-        let Some(node) = self.selected.clone() else {
+        let Some(node) = self.previewed().cloned() else {
             return;
         };
         let base_dir = self
@@ -161,7 +161,7 @@ impl EditorApp {
     pub(super) fn preview(&mut self, ui: &mut Ui) {
         // A region is of one node's output in one version of the graph.
         if self.region.as_ref().is_some_and(|r| {
-            Some(&r.node) != self.selected.as_ref()
+            Some(&r.node) != self.previewed()
                 || r.output != self.output
                 || r.revision != self.doc.revision()
                 || self.mode != Mode::TwoD
@@ -174,7 +174,7 @@ impl EditorApp {
             .snapshot
             .as_ref()
             .map_or(0, |s| s.generation * 8192 + s.resolution as u64);
-        let sel = self.selected.clone().unwrap_or_default();
+        let sel = self.previewed().cloned().unwrap_or_default();
         match &shown {
             Some(sh) => {
                 self.picture.update(
@@ -195,16 +195,13 @@ impl EditorApp {
         }
         ui.separator();
         match self.mode {
-            Mode::TwoD if shown.is_none() && self.selected.is_some() => {
+            Mode::TwoD if shown.is_none() && self.previewed().is_some() => {
                 // Say why there is nothing to show.
-                let why = self
-                    .selected
-                    .as_ref()
-                    .and_then(|id| match self.badges().get(id) {
-                        Some(Badge::Incomplete(msg) | Badge::Error(msg)) => Some(msg.clone()),
-                        Some(Badge::Running(_)) => Some("Evaluating…".to_owned()),
-                        None => None,
-                    });
+                let why = self.previewed().and_then(|id| match self.badges().get(id) {
+                    Some(Badge::Incomplete(msg) | Badge::Error(msg)) => Some(msg.clone()),
+                    Some(Badge::Running(_)) => Some("Evaluating…".to_owned()),
+                    None => None,
+                });
                 ui.weak(why.unwrap_or_else(|| "No preview yet.".to_owned()));
             }
             Mode::TwoD => {
@@ -261,8 +258,7 @@ impl EditorApp {
             ui.checkbox(&mut self.look.overlay, "mask overlay");
         });
         let outputs: Vec<(&'static str, PortKind)> = self
-            .selected
-            .as_ref()
+            .previewed()
             .and_then(|id| self.doc.graph().node(id))
             .map(|n| {
                 n.def
@@ -273,8 +269,19 @@ impl EditorApp {
                     .collect()
             })
             .unwrap_or_default();
-        if let Some(id) = self.selected.clone() {
+        if let Some(id) = self.previewed().cloned() {
             ui.horizontal(|ui| {
+                let pinned = self.pinned.is_some();
+                let pin = ui
+                    .selectable_label(pinned, if pinned { "📌 pinned" } else { "📌 pin" })
+                    .on_hover_text(if pinned {
+                        "The preview keeps showing this output while you select and edit other nodes. Click (or P) to follow the selection again."
+                    } else {
+                        "Keep showing this output while you select and edit other nodes (P)."
+                    });
+                if pin.clicked() {
+                    self.toggle_pin();
+                }
                 ui.strong(&id);
                 if outputs.len() > 1 {
                     egui::ComboBox::from_id_salt("orogen-output")
