@@ -1859,3 +1859,52 @@ fn a_pinned_preview_follows_upstream_edits_while_the_panel_follows_the_selection
     assert!(!saved.contains("pin"), "never written into the graph file");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A frame is renamed by keyboard: right-click its title bar (or double-click it; the harness
+/// does not make double-clicks, checked under Xvfb), the title field has the focus, typing goes
+/// into it — no key reaches the canvas (Space would open the add-node search) — and Enter
+/// keeps the new title. Twice, so the second rename starts from a frame already renamed.
+#[test]
+fn a_frame_is_renamed_by_keyboard_and_no_key_reaches_the_canvas() {
+    let dir = temp_dir("frame-rename");
+    let file = write_graph(&dir, "small.json", SMALL);
+    let mut h = harness(&dir, Some(file));
+    let a = h.state().doc.graph().nodes[0].id.clone();
+    select_node(&mut h, &a);
+    h.key_press(Key::G);
+    h.run_steps(3);
+    let nodes_before = h.state().doc.graph().nodes.len();
+    for open in ["right-click", "right-click again"] {
+        let f = h.state().doc.graph().frames[0].clone();
+        let bar = orogen_editor::canvas::frames::rect(&f);
+        let at = h.state().canvas.to_screen(bar.min + Vec2::new(40.0, 10.0));
+        h.hover_at(at);
+        h.run_steps(1);
+        press(&mut h, PointerButton::Secondary, at, true);
+        press(&mut h, PointerButton::Secondary, at, false);
+        h.run_steps(3);
+        h.key_press_modifiers(Modifiers::COMMAND, Key::A);
+        let title = format!("Ridge and valley {open}");
+        for word in title.split(' ') {
+            h.event(Event::Text(word.to_owned()));
+            h.run_steps(1);
+            // A space typed as a key press as well as text, as a real keyboard sends it.
+            h.key_press(Key::Space);
+            h.event(Event::Text(" ".to_owned()));
+            h.run_steps(1);
+        }
+        h.key_press(Key::Enter);
+        h.run_steps(3);
+        assert_eq!(
+            h.state().doc.graph().frames[0].title,
+            format!("{title} "),
+            "{open}: the title field kept the focus"
+        );
+        assert_eq!(h.state().doc.graph().nodes.len(), nodes_before);
+        assert!(
+            !h.state().canvas.space_search_open(),
+            "{open}: no key reached the canvas's add-node search"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

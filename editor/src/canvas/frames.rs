@@ -1,7 +1,7 @@
 //! Comment frames: titled rectangles drawn behind the nodes (the graph file's `frames`).
 //! Dragging a frame's title bar moves it and every node whose centre lies inside it (one undo
-//! step); right-clicking the title bar renames or deletes it. *Edit › Frame selection* (G)
-//! puts a frame around the selected nodes.
+//! step); double- or right-clicking the title bar renames it (the title field takes the keys)
+//! or deletes it. *Edit › Frame selection* (G) puts a frame around the selected nodes.
 
 use crate::doc::Document;
 use egui::{Color32, Pos2, Rect, Ui, Vec2};
@@ -140,28 +140,44 @@ pub fn interact(
                 doc.apply(Some(&format!("frame {i}")), |g| move_frame(g, i, d, sizes));
             }
         }
-        resp.on_hover_cursor(egui::CursorIcon::Grab)
-            .context_menu(|ui| {
-                let mut title = f.title.clone();
-                ui.horizontal(|ui| {
-                    ui.label("Title");
-                    if ui.text_edit_singleline(&mut title).changed() {
-                        let t: String = title.chars().take(200).collect();
-                        doc.apply(Some(&format!("frame title {i}")), |g| {
-                            if let Some(f) = g.frames.get_mut(i) {
-                                f.title = t;
-                            }
-                        });
-                    }
-                });
-                if ui.button("Delete frame (keeps its nodes)").clicked() {
-                    doc.apply(None, |g| {
-                        if i < g.frames.len() {
-                            g.frames.remove(i);
+        let resp = resp.on_hover_cursor(egui::CursorIcon::Grab);
+        // Double-click or right-click: the menu opens with its title field focused, and stays
+        // open while the field is clicked and typed into (the default closes a menu on any
+        // click, and the keys then reached the canvas: Space opened the add-node search).
+        let opened = resp.secondary_clicked() || resp.double_clicked();
+        let mut menu = egui::Popup::context_menu(&resp)
+            .close_behavior(egui::PopupCloseBehavior::CloseOnClickOutside);
+        if resp.double_clicked() {
+            menu = menu.open_memory(egui::SetOpenCommand::Bool(true));
+        }
+        menu.show(|ui| {
+            let mut title = f.title.clone();
+            ui.horizontal(|ui| {
+                ui.label("Title");
+                let field = ui.text_edit_singleline(&mut title);
+                if opened {
+                    field.request_focus();
+                }
+                if field.changed() {
+                    let t: String = title.chars().take(200).collect();
+                    doc.apply(Some(&format!("frame title {i}")), |g| {
+                        if let Some(f) = g.frames.get_mut(i) {
+                            f.title = t;
                         }
                     });
+                }
+                if field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter)) {
                     ui.close();
                 }
             });
+            if ui.button("Delete frame (keeps its nodes)").clicked() {
+                doc.apply(None, |g| {
+                    if i < g.frames.len() {
+                        g.frames.remove(i);
+                    }
+                });
+                ui.close();
+            }
+        });
     }
 }

@@ -238,6 +238,12 @@ impl Canvas {
         self.view
     }
 
+    /// The add-node search opened by Space is showing.
+    #[must_use]
+    pub fn space_search_open(&self) -> bool {
+        self.search.space_menu.is_some()
+    }
+
     /// The canvas zoom: screen pixels per graph unit (1 = nodes at their natural size).
     #[must_use]
     pub fn zoom(&self) -> f32 {
