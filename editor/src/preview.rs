@@ -43,30 +43,10 @@ pub struct Shown {
     pub sea_m: Option<f32>,
 }
 
-/// The sea level of `graph`'s first node that floods a sea (its declared sea-level parameter),
-/// subgraphs included, with graph parameters applied.
+/// The sea level the previews of `graph` draw water at ([`orogen::Graph::sea_level_m`]).
 #[must_use]
 pub fn sea_level(graph: &orogen::Graph) -> Option<f32> {
-    graph.flattened().nodes.iter().find_map(|n| {
-        let param = n.def.spec.traits.sea_level_param?;
-        match n.param(param)? {
-            orogen::node::ParamValue::Float(v) => Some(*v as f32),
-            _ => None,
-        }
-    })
-}
-
-/// Heights in [0, 1] for the terrain colours with the sea level at the ramp's shoreline
-/// (0.30: below it the water colours, above it beach and land), linear on each side.
-fn relative_to_sea(f: &Field, lo: f32, hi: f32, sea: f32) -> Field {
-    const SHORE: f32 = 0.30;
-    f.map(|v| {
-        if v < sea {
-            SHORE * (v - lo) / (sea - lo)
-        } else {
-            SHORE + (1.0 - SHORE) * (v - sea) / (hi - sea)
-        }
-    })
+    graph.sea_level_m()
 }
 
 /// Summary statistics of a field.
@@ -122,19 +102,7 @@ pub fn picture(shown: &Shown, look: Look) -> ColorImage {
         PortKind::Height => {
             let (lo, hi) = orogen::io::render::display_range(&shown.world);
             let shade = look.hillshade.then_some((f, cell));
-            match shown
-                .sea_m
-                .filter(|s| look.colormap == Colormap::Terrain && *s > lo && *s < hi)
-            {
-                Some(sea) => preview_rgb(
-                    &relative_to_sea(f, lo, hi, sea),
-                    0.0,
-                    1.0,
-                    look.colormap,
-                    shade,
-                ),
-                None => preview_rgb(f, lo, hi, look.colormap, shade),
-            }
+            orogen::io::render::height_rgb(f, (lo, hi), shown.sea_m, look.colormap, shade)
         }
         PortKind::Mask => match shown
             .base
@@ -383,7 +351,7 @@ pub const THUMB: usize = 64;
 /// The small picture of one node output shown on the canvas: terrain colours with a
 /// hillshade for heights, magma for masks.
 #[must_use]
-pub fn thumbnail(field: &Field, kind: PortKind, world: &World) -> ColorImage {
+pub fn thumbnail(field: &Field, kind: PortKind, world: &World, sea_m: Option<f32>) -> ColorImage {
     let small = if field.width() == THUMB && field.height() == THUMB {
         field.clone()
     } else if field.channels() > 1 {
@@ -401,7 +369,8 @@ pub fn thumbnail(field: &Field, kind: PortKind, world: &World) -> ColorImage {
         PortKind::Height => {
             let (lo, hi) = orogen::io::render::display_range(world);
             let cell = world.size_m / THUMB as f64;
-            preview_rgb(&small, lo, hi, Colormap::Terrain, Some((&small, cell)))
+            let relief = Some((&small, cell));
+            orogen::io::render::height_rgb(&small, (lo, hi), sea_m, Colormap::Terrain, relief)
         }
         PortKind::Mask => preview_rgb(&small, 0.0, 1.0, Colormap::Magma, None),
         PortKind::Color => color_rgb8(&small, None),
@@ -414,7 +383,7 @@ pub fn thumbnail(field: &Field, kind: PortKind, world: &World) -> ColorImage {
 /// cache key changes (so only what an edit recomputed is redrawn).
 #[derive(Default)]
 pub struct Thumbnails {
-    by_node: std::collections::HashMap<String, (orogen::eval::Key, TextureHandle)>,
+    by_node: std::collections::HashMap<String, (orogen::eval::Key, Option<u32>, TextureHandle)>,
 }
 
 impl Thumbnails {
@@ -426,6 +395,9 @@ impl Thumbnails {
         result: &orogen::eval::EvalResult,
     ) {
         self.by_node.retain(|id, _| graph.node(id).is_some());
+        // Drawn with the graph's sea level: a changed level redraws every thumbnail.
+        let sea = graph.sea_level_m();
+        let drawn = sea.map(f32::to_bits);
         for (id, fields) in &result.fields {
             let (Some(node), Some(key)) = (graph.node(id), result.keys.get(id)) else {
                 continue;
@@ -440,18 +412,23 @@ impl Thumbnails {
             let Some(field) = fields.get(at) else {
                 continue;
             };
-            if self.by_node.get(id).is_some_and(|(k, _)| k == key) {
+            if self
+                .by_node
+                .get(id)
+                .is_some_and(|(k, s, _)| k == key && *s == drawn)
+            {
                 continue;
             }
             let kind = outputs.get(at).map_or(PortKind::Height, |p| p.kind);
-            let image = thumbnail(field, kind, &graph.world);
+            let image = thumbnail(field, kind, &graph.world, sea);
             let options = TextureOptions::LINEAR;
-            if let Some((k, tex)) = self.by_node.get_mut(id) {
+            if let Some((k, s, tex)) = self.by_node.get_mut(id) {
                 tex.set(image, options);
                 *k = *key;
+                *s = drawn;
             } else {
                 let tex = ctx.load_texture(format!("orogen-thumb-{id}"), image, options);
-                self.by_node.insert(id.clone(), (*key, tex));
+                self.by_node.insert(id.clone(), (*key, drawn, tex));
             }
         }
     }
@@ -459,7 +436,7 @@ impl Thumbnails {
     /// The thumbnail of node `id`, if it has been evaluated.
     #[must_use]
     pub fn get(&self, id: &str) -> Option<egui::TextureId> {
-        self.by_node.get(id).map(|(_, t)| t.id())
+        self.by_node.get(id).map(|(_, _, t)| t.id())
     }
 }
 
@@ -527,6 +504,44 @@ mod tests {
             under.g() > under.b(),
             "without the sea level, 600 m is land-coloured: {under:?}"
         );
+    }
+
+    /// `coast_range`'s coast node puts the sea's surface at the sea level (420 m): its 2D
+    /// preview draws every cell at or below it as water and the land above it as land (the
+    /// surface was drawn as beach-coloured land).
+    #[test]
+    fn the_coast_nodes_preview_draws_its_sea_as_water() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../graphs/coast_range.json");
+        let g = orogen::document::graph_file::load_file(&path).expect("loads");
+        let heights = orogen::build::evaluate_outputs(&g, Some(64)).expect("evaluates");
+        let field = Arc::new(heights["height"].clone());
+        let sea = sea_level(&g).expect("a sea");
+        let shown = Shown {
+            field: Arc::clone(&field),
+            kind: PortKind::Height,
+            base: None,
+            world: g.world,
+            origin_m: [0.0, 0.0],
+            sea_m: Some(sea),
+        };
+        let look = Look {
+            hillshade: false,
+            ..Look::default()
+        };
+        let img = picture(&shown, look);
+        let (mut water, mut land) = (0, 0);
+        for (v, px) in field.data().iter().zip(&img.pixels) {
+            let blue = px.b() > px.g() && px.b() > px.r();
+            if *v <= sea {
+                assert!(blue, "{v} m at or below the sea ({sea} m) is water: {px:?}");
+                water += 1;
+            } else {
+                assert!(!blue, "{v} m above the sea is land: {px:?}");
+                land += 1;
+            }
+        }
+        assert!(water > 200 && land > 200, "{water} water, {land} land");
     }
 
     #[test]

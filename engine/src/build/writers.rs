@@ -117,6 +117,8 @@ fn write_output(
         } else if kind == PortKind::Scalar {
             let (shown, lo, hi) = render::scalar_display(field, lo, hi);
             render::preview_rgb(&shown, lo, hi, map, None)
+        } else if kind == PortKind::Height {
+            render::height_rgb(field, (lo, hi), graph.sea_level_m(), map, relief)
         } else {
             render::preview_rgb(field, lo, hi, map, relief)
         };

@@ -480,6 +480,24 @@ impl Graph {
         out
     }
 
+    /// The graph's sea level in metres, for pictures of its heights: the level of its first
+    /// node that floods a sea (a node type declaring `sea_level_param`, subgraphs included,
+    /// with graph parameters applied); else 0 m when the height range reaches below 0 (a
+    /// graph without a sea node whose lows are seabed, like `island`); else none (no water is
+    /// drawn: an alpine valley's lows are valleys, not lakes).
+    #[must_use]
+    pub fn sea_level_m(&self) -> Option<f32> {
+        let declared = self.flattened().nodes.iter().find_map(|n| {
+            match n.param(n.def.spec.traits.sea_level_param?)? {
+                ParamValue::Float(v) => Some(*v as f32),
+                _ => None,
+            }
+        });
+        declared.or_else(|| {
+            (self.world.height_min_m < 0.0 && self.world.height_max_m > 0.0).then_some(0.0)
+        })
+    }
+
     /// The graph evaluation runs: every subgraph node expanded (see the module docs). The
     /// graph itself when it has none.
     #[must_use]

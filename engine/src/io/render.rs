@@ -207,6 +207,43 @@ pub fn display_range(world: &World) -> (f32, f32) {
     (world.height_min_m as f32, world.height_max_m as f32)
 }
 
+/// Where the terrain colours' water ends (deep to shallow below it) and their land begins.
+const SHALLOWS: f32 = 0.28;
+const SHORE: f32 = 0.30;
+
+/// The picture of heights between `lo` and `hi` (the graph's height range) in `map`, lit by
+/// `relief`. In the terrain colours water is drawn at and below `sea_m` — the graph's own sea
+/// level ([`crate::graph::Graph::sea_level_m`]) — and nowhere without one: the ramp's water
+/// colours end at the sea level (a sea surface lies *at* it, so it is water, never beach)
+/// and its land colours start just above. Shared by the editor's previews and builds'
+/// `*.preview.png`, so both show the same coast.
+#[must_use]
+pub fn height_rgb(
+    field: &Field,
+    (lo, hi): (f32, f32),
+    sea_m: Option<f32>,
+    map: Colormap,
+    relief: Option<(&Field, f64)>,
+) -> Vec<u8> {
+    if map != Colormap::Terrain || hi <= lo {
+        return preview_rgb(field, lo, hi, map, relief);
+    }
+    let t = match sea_m {
+        Some(sea) if sea > lo && sea < hi => field.map(|v| {
+            if v <= sea {
+                SHALLOWS * (v - lo) / (sea - lo)
+            } else {
+                SHORE + (1.0 - SHORE) * (v - sea) / (hi - sea)
+            }
+        }),
+        // A sea above the whole range: all water.
+        Some(sea) if sea >= hi => field.map(|v| SHALLOWS * (v - lo) / (hi - lo)),
+        // No sea (or one below everything): the land colours over the whole range.
+        _ => field.map(|v| SHORE + (1.0 - SHORE) * (v - lo) / (hi - lo)),
+    };
+    preview_rgb(&t, 0.0, 1.0, map, relief)
+}
+
 /// How a scalar (a quantity in its own unit) between `lo` and `hi` is shown: on a log scale
 /// when every value is above 0 and they span more than two decades (drainage areas), else
 /// as is. Returns the field to colour and its display range.

@@ -69,8 +69,12 @@ impl Ctx<'_> {
                     frame
                 });
                 let cell = self.graph.world.size_m / p as f64;
-                let relief = (kind == PortKind::Height).then_some((&img, cell));
-                render::preview_rgb(&img, lo, hi, map, relief)
+                if kind == PortKind::Height {
+                    let sea = self.graph.sea_level_m();
+                    render::height_rgb(&img, (lo, hi), sea, map, Some((&img, cell)))
+                } else {
+                    render::preview_rgb(&img, lo, hi, map, None)
+                }
             }
         };
         let png = image::RgbImage::from_raw(p as u32, p as u32, rgb)
