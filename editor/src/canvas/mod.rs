@@ -82,6 +82,9 @@ const MAX_ZOOM: f32 = 2.0;
 /// Accent colour of the previewed node and of pins a dragged wire can connect to.
 const ACCENT: Color32 = Color32::from_rgb(90, 170, 255);
 
+/// Outline and tag of a bypassed node: amber, unlike any port or state colour.
+const BYPASSED: Color32 = Color32::from_rgb(240, 170, 40);
+
 /// Screen positions of pins seen in the last frame (for tests driving the canvas with a mouse).
 #[derive(Clone, Debug, Default)]
 pub struct PinSpots {

@@ -8,6 +8,7 @@ use super::Badge;
 use super::Dragging;
 use super::Looks;
 use super::ACCENT;
+use super::BYPASSED;
 use super::MAX_ZOOM;
 use super::MIN_ZOOM;
 use crate::doc;
@@ -181,9 +182,10 @@ impl SnarlViewer<String> for Viewer<'_> {
             ui.horizontal(|ui| {
                 ui.strong(label);
                 if bypassed {
-                    ui.weak("⏸ bypassed").on_hover_text(
-                        "Hands its input on unchanged (B or its menu turns it back on)",
-                    );
+                    ui.colored_label(BYPASSED, egui::RichText::new("⏸ bypassed").strong())
+                        .on_hover_text(
+                            "Hands its input on unchanged (B or its menu turns it back on)",
+                        );
                 }
                 match self.looks.badges.get(&id) {
                     Some(Badge::Error(msg)) => {
@@ -222,8 +224,11 @@ impl SnarlViewer<String> for Viewer<'_> {
         snarl: &Snarl<String>,
     ) -> egui::Frame {
         let frame = if self.node(&snarl[node]).is_some_and(|n| n.bypass) {
-            // Bypassed: greyed out, as muted nodes are in other node editors.
-            default.multiply_with_opacity(0.45)
+            // Bypassed: greyed out, as muted nodes are in other node editors, and outlined in
+            // amber so it reads at any zoom (dimming alone looked like an idle node).
+            default
+                .multiply_with_opacity(0.45)
+                .stroke(egui::Stroke::new(2.0, BYPASSED))
         } else {
             default
         };
