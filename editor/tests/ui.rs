@@ -1908,3 +1908,57 @@ fn a_frame_is_renamed_by_keyboard_and_no_key_reaches_the_canvas() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Arrange (L) on a graph with a frame keeps the frame's nodes inside it, below its title;
+/// no other node lies on the frame, and no two nodes overlap — as drawn on the canvas.
+#[test]
+fn arrange_keeps_a_frames_nodes_inside_it_and_nothing_on_its_title() {
+    let dir = temp_dir("arrange-frames");
+    let file = write_graph(&dir, "small.json", SMALL);
+    let mut h = harness(&dir, Some(file));
+    let ids: Vec<String> = h
+        .state()
+        .doc
+        .graph()
+        .nodes
+        .iter()
+        .map(|n| n.id.clone())
+        .collect();
+    let a = ids[0].clone();
+    select_node(&mut h, &a);
+    h.key_press(Key::G);
+    h.run_steps(3);
+    assert_eq!(h.state().doc.graph().frames.len(), 1);
+    h.key_press(Key::L);
+    h.run_steps(2);
+    settle(&mut h);
+    let state = h.state();
+    let f = orogen_editor::canvas::frames::rect(&state.doc.graph().frames[0]);
+    let frame =
+        egui::Rect::from_min_max(state.canvas.to_screen(f.min), state.canvas.to_screen(f.max));
+    let title_h = orogen_editor::canvas::frames::HEADER * state.canvas.zoom();
+    let rects = state.canvas.node_rects();
+    for (id, r) in &rects {
+        if *id == a {
+            assert!(
+                frame.expand(1.0).contains_rect(*r),
+                "{id} {r:?} left its frame {frame:?}"
+            );
+            assert!(
+                r.min.y >= frame.min.y + title_h - 1.0,
+                "{id} lies on the frame's title"
+            );
+        } else {
+            assert!(
+                !frame.intersects(*r),
+                "{id} {r:?} lies on the frame {frame:?}"
+            );
+        }
+        for (other, q) in &rects {
+            if other > id {
+                assert!(!r.intersects(*q), "{id} and {other} overlap");
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

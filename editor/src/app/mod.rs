@@ -475,12 +475,15 @@ impl EditorApp {
     /// frames it.
     pub fn arrange(&mut self) {
         let sizes = self.canvas.node_sizes();
-        let pos = crate::canvas::arrange::arrange(self.doc.graph(), &sizes);
+        let (pos, frames) = crate::canvas::arrange::arrange_with_frames(self.doc.graph(), &sizes);
         self.doc.apply(None, |g| {
             for n in &mut g.nodes {
                 if let Some(p) = pos.get(&n.id) {
                     n.position = [f64::from(p.x), f64::from(p.y)];
                 }
+            }
+            for (f, r) in g.frames.iter_mut().zip(frames) {
+                f.rect = r;
             }
         });
         self.canvas.refit();
