@@ -22,6 +22,7 @@ const MAX_GRID: usize = 256;
 pub struct View3d {
     yaw: f32,
     pitch: f32,
+    /// Camera distance as a multiple of [`fit_distance`] (1: the whole terrain in view).
     distance: f32,
     /// Vertical exaggeration.
     pub exaggeration: f32,
@@ -47,7 +48,7 @@ impl Default for View3d {
         Self {
             yaw: 0.6,
             pitch: 0.55,
-            distance: 3.4,
+            distance: 1.0,
             exaggeration: 1.0,
             gpu: Arc::new(Mutex::new(Gpu::default())),
             key: None,
@@ -199,7 +200,7 @@ impl View3d {
         }
         if resp.hovered() {
             let scroll = ui.input(|i| i.smooth_scroll_delta.y);
-            self.distance = (self.distance * (-scroll * 0.002).exp()).clamp(0.8, 10.0);
+            self.distance = (self.distance * (-scroll * 0.002).exp()).clamp(0.25, 3.0);
         }
         if let Some(e) = &self
             .gpu
@@ -210,13 +211,14 @@ impl View3d {
             ui.colored_label(egui::Color32::RED, e);
         }
         let aspect = rect.width() / rect.height().max(1.0);
+        let d = self.distance * fit_distance(aspect);
         let mvp = mul(
-            &perspective(0.8, aspect, 0.05, 50.0),
+            &perspective(FOV_Y, aspect, 0.05, 50.0),
             &look_at(
                 [
-                    self.distance * self.pitch.cos() * self.yaw.sin(),
-                    self.distance * self.pitch.sin(),
-                    self.distance * self.pitch.cos() * self.yaw.cos(),
+                    d * self.pitch.cos() * self.yaw.sin(),
+                    d * self.pitch.sin(),
+                    d * self.pitch.cos() * self.yaw.cos(),
                 ],
                 [0.0, 0.0, 0.0],
             ),
@@ -232,6 +234,19 @@ impl View3d {
         };
         ui.painter().with_clip_rect(rect).add(callback);
     }
+}
+
+/// Vertical field of view of the 3D view (radians).
+const FOV_Y: f32 = 0.8;
+
+/// How far the camera stands so that the whole terrain is in view at any yaw and pitch, in a
+/// view `aspect` wide per unit of height: the terrain (x and z in [−1, 1], heights a fraction
+/// of that) lies within a sphere of radius 1.5, which must fit the narrower of the two fields
+/// of view. `View3d::distance` is a multiple of it (1 when the view opens; the wheel zooms).
+fn fit_distance(aspect: f32) -> f32 {
+    let half_v = FOV_Y / 2.0;
+    let half_h = (aspect * half_v.tan()).atan();
+    1.5 / half_v.min(half_h).sin()
 }
 
 const VERTEX: &str = r"
