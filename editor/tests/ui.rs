@@ -1962,3 +1962,48 @@ fn arrange_keeps_a_frames_nodes_inside_it_and_nothing_on_its_title() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Help › Node catalogue lists every node with what it is for, searches descriptions, and
+/// adds the node chosen to the canvas; Help › User guide shows docs/editor.md.
+#[test]
+fn the_node_catalogue_finds_a_node_by_its_description_and_adds_it() {
+    let dir = temp_dir("catalogue");
+    let mut h = harness(&dir, None);
+    h.get_by_label("Help").click();
+    h.run_steps(2);
+    h.get_by_label("User guide").click();
+    h.run_steps(2);
+    h.get_by_label_contains("Pin the preview");
+    h.get_by_label("Help").click();
+    h.run_steps(2);
+    h.get_by_label("Node catalogue").click();
+    h.run_steps(2);
+    // The search has the keys: "scree" finds thermal erosion by its first sentence.
+    h.event(Event::Text("scree".to_owned()));
+    h.run_steps(2);
+    h.get_by_label_contains("Crumbles slopes steeper than the talus angle");
+    assert!(
+        !h.state().canvas.space_search_open(),
+        "the typing went to the catalogue's search"
+    );
+    let before = h.state().doc.graph().nodes.len();
+    assert!(
+        h.get_all_by_label("Add").count() >= 3,
+        "scree is in several descriptions"
+    );
+    // Narrowed to the one node whose description says it makes scree of slopes.
+    h.key_press_modifiers(Modifiers::COMMAND, Key::A);
+    h.event(Event::Text("angle into scree".to_owned()));
+    h.run_steps(2);
+    assert_eq!(h.get_all_by_label("Add").count(), 1, "one node");
+    h.get_by_label("Add").click();
+    h.run_steps(3);
+    let g = h.state().doc.graph();
+    assert_eq!(g.nodes.len(), before + 1);
+    assert!(
+        g.nodes.iter().any(|n| n.def.spec.id == "thermal_erosion"),
+        "{:?}",
+        g.nodes.iter().map(|n| n.def.spec.id).collect::<Vec<_>>()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

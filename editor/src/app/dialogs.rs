@@ -99,6 +99,8 @@ impl EditorApp {
         }
         self.build_window(ctx);
         self.shortcuts_window(ctx);
+        self.catalogue_window(ctx);
+        self.guide_window(ctx);
     }
 
     pub(super) fn build_window(&mut self, ctx: &egui::Context) {

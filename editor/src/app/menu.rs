@@ -173,8 +173,17 @@ impl EditorApp {
                 self.open_build_dialog();
             }
             ui.menu_button("Help", |ui| {
+                if ui.button("User guide").clicked() {
+                    self.help.guide = true;
+                    ui.close();
+                }
+                if ui.button("Node catalogue").clicked() {
+                    self.help.catalogue.get_or_insert_with(String::new);
+                    self.help.focus_search = true;
+                    ui.close();
+                }
                 if ui.button("Keyboard shortcuts").clicked() {
-                    self.show_shortcuts = true;
+                    self.help.shortcuts = true;
                     ui.close();
                 }
             });
@@ -233,9 +242,94 @@ impl EditorApp {
         }
     }
 
+    /// Help › Node catalogue: every node type by category with what it is for (its first
+    /// sentence; the rest, with the maths, behind *more*), searchable, each with *Add* to put
+    /// it in the middle of the canvas.
+    pub(super) fn catalogue_window(&mut self, ctx: &egui::Context) {
+        let Some(mut search) = self.help.catalogue.take() else {
+            return;
+        };
+        let mut open = true;
+        let mut add = None;
+        egui::Window::new("Node catalogue")
+            .open(&mut open)
+            .default_size([520.0, 560.0])
+            .show(ctx, |ui| {
+                let field = ui.add(
+                    egui::TextEdit::singleline(&mut search)
+                        .hint_text("Search: name, id, category or words of the description"),
+                );
+                if std::mem::take(&mut self.help.focus_search) {
+                    field.request_focus();
+                }
+                let needle = search.to_lowercase();
+                egui::ScrollArea::vertical().show(ui, |ui| {
+                    let defs = orogen::node::Registry::builtin().defs();
+                    for cat in crate::canvas::picker::categories() {
+                        let mut of: Vec<_> = defs
+                            .iter()
+                            .filter(|d| d.spec.category == cat)
+                            .filter(|d| {
+                                needle.is_empty()
+                                    || d.spec.label.to_lowercase().contains(&needle)
+                                    || d.spec.id.contains(&needle)
+                                    || cat.name().to_lowercase().contains(&needle)
+                                    || d.spec.doc.to_lowercase().contains(&needle)
+                            })
+                            .collect();
+                        if of.is_empty() {
+                            continue;
+                        }
+                        of.sort_by_key(|d| d.spec.label);
+                        ui.heading(cat.name());
+                        for d in of {
+                            let doc = orogen::node::clean_doc(d.spec.doc);
+                            ui.horizontal(|ui| {
+                                ui.strong(d.spec.label);
+                                ui.weak(d.spec.id);
+                                if ui.small_button("Add").clicked() {
+                                    add = Some(d.spec.id);
+                                }
+                            });
+                            ui.label(crate::params::summary(&doc, 400));
+                            egui::CollapsingHeader::new("more")
+                                .id_salt(("orogen-catalogue", d.spec.id))
+                                .show(ui, |ui| {
+                                    ui.label(&doc);
+                                });
+                            ui.add_space(6.0);
+                        }
+                    }
+                });
+            });
+        if let Some(ty) = add {
+            let at = self.canvas.view_centre();
+            if let Some(id) = self.canvas.add_node(&mut self.doc, ty, at) {
+                self.select(Some(id));
+            }
+        }
+        if open {
+            self.help.catalogue = Some(search);
+        }
+    }
+
+    /// Help › User guide: docs/editor.md, shown in the editor (no browser or network needed).
+    pub(super) fn guide_window(&mut self, ctx: &egui::Context) {
+        let mut open = self.help.guide;
+        egui::Window::new("User guide")
+            .open(&mut open)
+            .pivot(egui::Align2::CENTER_CENTER)
+            .default_pos(ctx.content_rect().center())
+            .default_size([620.0, 560.0])
+            .show(ctx, |ui| {
+                egui::ScrollArea::vertical().show(ui, |ui| guide(ui, GUIDE));
+            });
+        self.help.guide = open;
+    }
+
     /// Help › Keyboard shortcuts.
     pub(super) fn shortcuts_window(&mut self, ctx: &egui::Context) {
-        let mut open = self.show_shortcuts;
+        let mut open = self.help.shortcuts;
         egui::Window::new("Keyboard shortcuts")
             .open(&mut open)
             .collapsible(false)
@@ -251,7 +345,7 @@ impl EditorApp {
                         }
                     });
             });
-        self.show_shortcuts = open;
+        self.help.shortcuts = open;
     }
 }
 
@@ -292,3 +386,46 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
     ("Ctrl+O / Ctrl+N", "open / new"),
     ("Esc", "back from a region preview to the whole map"),
 ];
+
+/// The user guide, as the repository has it.
+const GUIDE: &str = include_str!("../../../docs/editor.md");
+
+/// Markdown shown plainly: headings as headings, paragraphs and list items joined into
+/// wrapped labels, code blocks in monospace, emphasis and code marks dropped, pictures left
+/// out.
+fn guide(ui: &mut Ui, text: &str) {
+    let plain = |s: &str| s.replace(['*', '`'], "");
+    let mut para = String::new();
+    let flush = |ui: &mut Ui, para: &mut String| {
+        if !para.is_empty() {
+            ui.label(plain(para));
+            para.clear();
+        }
+    };
+    let mut code = false;
+    for line in text.lines() {
+        let t = line.trim();
+        if t.starts_with("```") {
+            flush(ui, &mut para);
+            code = !code;
+        } else if code {
+            ui.monospace(line);
+        } else if let Some(h) = t.strip_prefix('#') {
+            flush(ui, &mut para);
+            ui.add_space(6.0);
+            ui.heading(plain(h.trim_start_matches('#').trim()));
+        } else if t.is_empty() || t.starts_with("![") {
+            flush(ui, &mut para);
+        } else if let Some(item) = t.strip_prefix("- ") {
+            flush(ui, &mut para);
+            para.push_str("• ");
+            para.push_str(item);
+        } else {
+            if !para.is_empty() {
+                para.push(' ');
+            }
+            para.push_str(t);
+        }
+    }
+    flush(ui, &mut para);
+}

@@ -142,7 +142,8 @@ pub struct EditorApp {
     /// The document revision last handed to the autosaver.
     autosave_sent: Option<u64>,
     /// Help › Keyboard shortcuts is open.
-    show_shortcuts: bool,
+    /// The Help windows open.
+    help: Help,
     /// The node and file parameter the file chooser is choosing for.
     browsing: Option<(String, &'static str)>,
     /// The parameter panel's width: the user's, remembered in the config folder.
@@ -161,6 +162,18 @@ pub struct EditorApp {
     pub parents: Vec<(Document, String)>,
     /// The nodes "Collapse to subgraph" is about to move into the file being chosen.
     collapsing: Vec<String>,
+}
+
+/// The Help windows that are open.
+#[derive(Default)]
+struct Help {
+    shortcuts: bool,
+    guide: bool,
+    /// Node catalogue, with its search text.
+    catalogue: Option<String>,
+    /// The catalogue's search takes the keys when it opens (once: after that the canvas's
+    /// shortcuts work while it stays open).
+    focus_search: bool,
 }
 
 impl EditorApp {
@@ -240,7 +253,7 @@ impl EditorApp {
             autosaver,
             autosave_sent: None,
             panel_width,
-            show_shortcuts: false,
+            help: Help::default(),
             browsing: None,
             title: String::new(),
             last_frame: None,

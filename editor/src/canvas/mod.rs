@@ -9,7 +9,7 @@
 pub mod arrange;
 pub mod frames;
 mod framing;
-mod picker;
+pub(crate) mod picker;
 mod sync;
 mod viewer;
 

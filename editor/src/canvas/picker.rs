@@ -76,7 +76,7 @@ pub(super) fn node_picker(ui: &mut Ui, search: &mut String) -> Option<&'static s
 }
 
 /// Categories in menu order.
-pub(super) fn categories() -> [Category; 9] {
+pub(crate) fn categories() -> [Category; 9] {
     [
         Category::Generator,
         Category::Combine,
