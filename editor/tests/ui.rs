@@ -996,6 +996,25 @@ fn write_graph(dir: &std::path::Path, name: &str, text: &str) -> PathBuf {
     p
 }
 
+/// `SMALL` opened in a fresh editor with its first node selected and framed (G): the folder,
+/// the graph file, the editor and that node.
+fn small_graph_with_a_frame(name: &str) -> (PathBuf, PathBuf, Harness<'static, EditorApp>, String) {
+    let dir = temp_dir(name);
+    let file = write_graph(&dir, "small.json", SMALL);
+    let mut h = harness(&dir, Some(file.clone()));
+    let a = h.state().doc.graph().nodes[0].id.clone();
+    select_node(&mut h, &a);
+    h.key_press(Key::G);
+    h.run_steps(3);
+    assert_eq!(
+        h.state().doc.graph().frames.len(),
+        1,
+        "{}",
+        h.state().status
+    );
+    (dir, file, h, a)
+}
+
 const SMALL: &str = r#"{
   "format": "orogen-graph", "version": 2, "name": "small", "seed": 5,
   "world": { "size_m": 4000.0, "height_min_m": 0.0, "height_max_m": 800.0 },
@@ -1548,12 +1567,11 @@ fn browse_chooses_the_file_a_node_reads() {
 /// layout, not content.
 #[test]
 fn a_comment_frame_moves_its_nodes() {
-    let dir = temp_dir("frames");
-    let file = write_graph(&dir, "small.json", SMALL);
+    let (dir, file, mut h, a) = small_graph_with_a_frame("frames");
+    // The file on disk is the one opened: framing is not saved until Save.
     let hash_before = orogen::document::graph_file::content_hash(
         &orogen::document::graph_file::load_file(&file).expect("load"),
     );
-    let mut h = harness(&dir, Some(file.clone()));
     let ids: Vec<String> = h
         .state()
         .doc
@@ -1563,12 +1581,7 @@ fn a_comment_frame_moves_its_nodes() {
         .map(|n| n.id.clone())
         .collect();
     assert!(ids.len() >= 3, "{ids:?}");
-    let a = ids[0].clone();
-    select_node(&mut h, &a);
-    h.key_press(Key::G);
-    h.run_steps(3);
     let frames = h.state().doc.graph().frames.clone();
-    assert_eq!(frames.len(), 1, "{}", h.state().status);
     let pos = |h: &Harness<'static, EditorApp>, id: &str| {
         h.state()
             .doc
@@ -1866,13 +1879,7 @@ fn a_pinned_preview_follows_upstream_edits_while_the_panel_follows_the_selection
 /// keeps the new title. Twice, so the second rename starts from a frame already renamed.
 #[test]
 fn a_frame_is_renamed_by_keyboard_and_no_key_reaches_the_canvas() {
-    let dir = temp_dir("frame-rename");
-    let file = write_graph(&dir, "small.json", SMALL);
-    let mut h = harness(&dir, Some(file));
-    let a = h.state().doc.graph().nodes[0].id.clone();
-    select_node(&mut h, &a);
-    h.key_press(Key::G);
-    h.run_steps(3);
+    let (dir, _, mut h, _) = small_graph_with_a_frame("frame-rename");
     let nodes_before = h.state().doc.graph().nodes.len();
     for open in ["right-click", "right-click again"] {
         let f = h.state().doc.graph().frames[0].clone();
@@ -1913,22 +1920,7 @@ fn a_frame_is_renamed_by_keyboard_and_no_key_reaches_the_canvas() {
 /// no other node lies on the frame, and no two nodes overlap — as drawn on the canvas.
 #[test]
 fn arrange_keeps_a_frames_nodes_inside_it_and_nothing_on_its_title() {
-    let dir = temp_dir("arrange-frames");
-    let file = write_graph(&dir, "small.json", SMALL);
-    let mut h = harness(&dir, Some(file));
-    let ids: Vec<String> = h
-        .state()
-        .doc
-        .graph()
-        .nodes
-        .iter()
-        .map(|n| n.id.clone())
-        .collect();
-    let a = ids[0].clone();
-    select_node(&mut h, &a);
-    h.key_press(Key::G);
-    h.run_steps(3);
-    assert_eq!(h.state().doc.graph().frames.len(), 1);
+    let (dir, _, mut h, a) = small_graph_with_a_frame("arrange-frames");
     h.key_press(Key::L);
     h.run_steps(2);
     settle(&mut h);

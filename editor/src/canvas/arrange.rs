@@ -323,17 +323,24 @@ mod tests {
         orogen::document::graph_file::load_file(&p).unwrap_or_else(|d| panic!("{d}"))
     }
 
+    /// The file names of the example graphs.
+    fn example_graphs() -> Vec<String> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../graphs");
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .expect("graphs")
+            .map(|e| e.expect("entry").path())
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .map(|p| p.file_name().expect("name").to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
     /// Every example graph, with node sizes from 100 to 320 units: no two nodes overlap, and
     /// every wire runs from a column to one further right.
     #[test]
     fn arranged_graphs_have_no_overlaps_and_wires_run_left_to_right() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../graphs");
-        for e in std::fs::read_dir(dir).expect("graphs") {
-            let p = e.expect("entry").path();
-            if p.extension().is_none_or(|x| x != "json") {
-                continue;
-            }
-            let name = p.file_name().expect("name").to_string_lossy().into_owned();
+        for name in example_graphs() {
             let g = load(&name);
             let sizes: BTreeMap<String, Vec2> = g
                 .nodes
@@ -379,13 +386,7 @@ mod tests {
     /// no free node lies on a frame, no two frames overlap, and every frame keeps its nodes.
     #[test]
     fn arrange_keeps_frames_around_their_nodes_without_overlaps() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../graphs");
-        for e in std::fs::read_dir(dir).expect("graphs") {
-            let p = e.expect("entry").path();
-            if p.extension().is_none_or(|x| x != "json") {
-                continue;
-            }
-            let name = p.file_name().expect("name").to_string_lossy().into_owned();
+        for name in example_graphs() {
             let mut g = load(&name);
             if g.nodes.len() < 5 {
                 continue;
