@@ -43,12 +43,6 @@ pub struct Shown {
     pub sea_m: Option<f32>,
 }
 
-/// The sea level the previews of `graph` draw water at ([`orogen::Graph::sea_level_m`]).
-#[must_use]
-pub fn sea_level(graph: &orogen::Graph) -> Option<f32> {
-    graph.sea_level_m()
-}
-
 /// Summary statistics of a field.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Stats {
@@ -460,7 +454,7 @@ mod tests {
         let path =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../graphs/coast_range.json");
         let g = orogen::document::graph_file::load_file(&path).expect("loads");
-        assert_eq!(sea_level(&g), Some(420.0));
+        assert_eq!(g.sea_level_m(), Some(420.0));
     }
 
     /// With a sea at 650 m in a −300…2600 m world, the terrain colours draw water below it and
@@ -516,7 +510,7 @@ mod tests {
         let g = orogen::document::graph_file::load_file(&path).expect("loads");
         let heights = orogen::build::evaluate_outputs(&g, Some(64)).expect("evaluates");
         let field = Arc::new(heights["height"].clone());
-        let sea = sea_level(&g).expect("a sea");
+        let sea = g.sea_level_m().expect("a sea");
         let shown = Shown {
             field: Arc::clone(&field),
             kind: PortKind::Height,

@@ -134,7 +134,7 @@ impl Region {
             cancel,
             picture: Picture::default(),
             placeholder: None,
-            sea_m: crate::preview::sea_level(graph),
+            sea_m: graph.sea_level_m(),
         })
     }
 

@@ -285,7 +285,7 @@ fn run(
                 result,
                 latency: job.sent.elapsed(),
                 cancelled: job.cancel.is_cancelled(),
-                sea_m: crate::preview::sea_level(graph),
+                sea_m: graph.sea_level_m(),
             };
             if done.send(snapshot).is_err() {
                 return;
