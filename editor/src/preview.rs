@@ -39,7 +39,8 @@ pub struct Shown {
     pub world: World,
     /// Where its north-west corner lies in the map, in metres (0, 0 for the whole map).
     pub origin_m: [f64; 2],
-    /// The graph's sea level (m), if it floods one: the terrain colours draw water below it.
+    /// The graph's sea level (m, `Graph::sea_level_m`): the terrain colours draw water at and
+    /// below it, and none without one.
     pub sea_m: Option<f32>,
 }
 
