@@ -24,8 +24,10 @@ import numpy.typing as npt
 from . import _orogen, nodes
 
 OrogenError = _orogen.OrogenError
+__version__: str = _orogen.__version__
+"""The Orogen version this package was built from (the same as ``orogen --version``)."""
 
-__all__ = ["Graph", "OrogenError", "World", "node_types", "nodes"]
+__all__ = ["Graph", "OrogenError", "World", "__version__", "node_types", "nodes"]
 
 
 class World:
@@ -175,6 +177,8 @@ class Graph:
         a = _array(data, shape)
         if region is not None:
             x0, y0, w, h = region
+            if w <= 0 or h <= 0:
+                raise OrogenError(f"region {tuple(region)}: width and height must be at least 1")
             if x0 < 0 or y0 < 0 or x0 + w > a.shape[1] or y0 + h > a.shape[0]:
                 raise OrogenError(
                     f"region {tuple(region)}: outside the {a.shape[1]}×{a.shape[0]} map"

@@ -3,6 +3,8 @@ package around it. Values cross as JSON text, fields as little-endian float32 by
 
 from typing import Callable, List, Optional, Sequence, Tuple
 
+__version__: str
+
 class OrogenError(Exception):
     """An Orogen graph could not be loaded, changed or built; the message is the command line's."""
 

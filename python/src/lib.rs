@@ -22,8 +22,10 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
 
+// Declared in the `orogen` package (which re-exports it), so that pickle finds it there: an
+// error raised in a worker process reaches the parent whole, message included.
 create_exception!(
-    _orogen,
+    orogen,
     OrogenError,
     PyException,
     "An Orogen graph could not be loaded, changed or built; the message is the command line's."
@@ -35,6 +37,20 @@ const CACHE_BYTES: usize = 2 << 30;
 
 fn error(message: impl std::fmt::Display) -> PyErr {
     OrogenError::new_err(message.to_string())
+}
+
+/// A requested size (samples per side): taken as a Python int, so that a negative or huge
+/// one is an `OrogenError` saying what is allowed rather than a bare `OverflowError`.
+fn checked_size(size: Option<i64>) -> PyResult<Option<usize>> {
+    let allowed = |s: u64| (2..=graph_file::MAX_RESOLUTION).contains(&s);
+    match size {
+        None => Ok(None),
+        Some(s) if u64::try_from(s).is_ok_and(allowed) => Ok(usize::try_from(s).ok()),
+        Some(s) => Err(error(format!(
+            "size {s}: expected a resolution in [2, {}]",
+            graph_file::MAX_RESOLUTION
+        ))),
+    }
 }
 
 /// Where a graph was loaded from.
@@ -377,18 +393,11 @@ impl Graph {
         &mut self,
         py: Python<'py>,
         names: Vec<String>,
-        size: Option<usize>,
+        size: Option<i64>,
         seed: Option<u64>,
         progress: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Raw<'py>> {
-        if let Some(s) = size {
-            if !(2..=graph_file::MAX_RESOLUTION as usize).contains(&s) {
-                return Err(error(format!(
-                    "size {s}: expected a resolution in [2, {}]",
-                    graph_file::MAX_RESOLUTION
-                )));
-            }
-        }
+        let size = checked_size(size)?;
         let graph = seeded(&self.loaded, seed);
         let mut refs = Vec::with_capacity(names.len());
         for n in &names {
@@ -476,11 +485,12 @@ impl Graph {
         py: Python<'py>,
         out_dir: PathBuf,
         formats: Option<Vec<String>>,
-        size: Option<usize>,
+        size: Option<i64>,
         seed: Option<u64>,
         preview: bool,
         progress: Option<Bound<'py, PyAny>>,
     ) -> PyResult<String> {
+        let size = checked_size(size)?;
         let formats = formats
             .unwrap_or_else(|| vec!["png16".into()])
             .iter()
@@ -540,6 +550,7 @@ fn catalogue_json() -> String {
 fn _orogen(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Graph>()?;
     m.add("OrogenError", m.py().get_type::<OrogenError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(catalogue_json, m)?)?;
     Ok(())
 }

@@ -69,6 +69,26 @@ def test_errors_raise_with_the_command_lines_message(tmp_path):
         g.evaluate("nope.out", size=16)
 
 
+def test_an_error_pickles_whole_and_the_version_is_the_command_lines():
+    # A failure in a worker process (ProcessPoolExecutor) reaches the parent by pickle.
+    import pickle
+
+    with pytest.raises(orogen.OrogenError) as e:
+        orogen.Graph.load(REPO / "no-such-graph.json")
+    back = pickle.loads(pickle.dumps(e.value))
+    assert type(back) is orogen.OrogenError
+    assert str(back) == str(e.value) and "no-such-graph.json" in str(back)
+    assert cli("--version").stdout.split() == ["orogen", orogen.__version__]
+    # Bad sizes and regions are OrogenErrors that say what is allowed.
+    g = orogen.Graph.load(ALPS)
+    with pytest.raises(orogen.OrogenError, match=r"size -1: expected a resolution in \[2, "):
+        g.build(size=-1)
+    with pytest.raises(orogen.OrogenError, match=r"size 9999999999: expected"):
+        g.evaluate("height", size=9999999999)
+    with pytest.raises(orogen.OrogenError, match="width and height must be at least 1"):
+        g.evaluate("height", size=16, region=(8, 0, -3, 4))
+
+
 def test_graph_parameters_and_world():
     g = orogen.Graph.load(REPO / "graphs" / "coast_range.json")
     assert g.parameters == {"sea_level_m": 420.0}
