@@ -120,14 +120,23 @@ class Graph:
         """Supplies a 2-D array (rows north to south, any real dtype, any size from 2×2) to the
         graph's ``array_input`` nodes named ``name``. They resample it bilinearly to the build
         resolution over the whole world, as ``import`` does with a file; NaN samples are no data,
-        filled from the samples around them. The array is copied: changing it afterwards changes
+        filled from the samples around them; ±inf is refused. The array is copied: changing it afterwards changes
         nothing until it is set again."""
         a = np.asarray(array)
         if a.ndim != 2:
             raise OrogenError(f"array {name!r}: shape {a.shape}; expected a 2-D array (rows, columns)")
         if not (np.issubdtype(a.dtype, np.floating) or np.issubdtype(a.dtype, np.integer)):
             raise OrogenError(f"array {name!r}: dtype {a.dtype}; expected real numbers")
-        a = np.ascontiguousarray(a, dtype="<f4")
+        with np.errstate(over="ignore"):
+            a = np.ascontiguousarray(a, dtype="<f4")
+        infinite = np.argwhere(np.isinf(a))
+        if len(infinite):
+            row, col = (int(v) for v in infinite[0])
+            raise OrogenError(
+                f"array {name!r}: {len(infinite)} infinite value(s), the first at row {row}, "
+                f"column {col} (or beyond float32's ±3.4e38); expected finite heights in "
+                "metres (NaN marks no data)"
+            )
         self._g.set_array_raw(name, a.tobytes(), a.shape[1], a.shape[0])
 
     def remove_array(self, name: str) -> bool:

@@ -177,6 +177,13 @@ def test_arrays_in_and_out(tmp_path):
     assert dem[8:14, 8:14].min() <= filled[10:12, 10:12].min() <= filled[10:12, 10:12].max() <= dem[8:14, 8:14].max()
     with pytest.raises(orogen.OrogenError, match="expected a 2-D array"):
         g.set_array("dem", np.zeros((4, 4, 3)))
+    # ±inf is not "no data": refused, with where.
+    spiked = dem.copy()
+    spiked[3, 5] = -np.inf
+    with pytest.raises(orogen.OrogenError, match="1 infinite value.*row 3, column 5"):
+        g.set_array("dem", spiked)
+    with pytest.raises(orogen.OrogenError, match="infinite value"):
+        g.set_array("dem", np.full((4, 4), 1e300))
     with pytest.raises(orogen.OrogenError, match="expected 2 to"):
         g.set_array("dem", np.zeros((1, 4)))
     assert g.remove_array("dem") and g.arrays == []
