@@ -942,3 +942,67 @@ fn tiled_meshes_keep_the_bound_and_share_their_border_vertices() {
     assert_eq!(height["mesh"]["triangles"].as_u64(), Some(triangles as u64));
     assert!(height["mesh"]["max_error_m"].as_f64().expect("error") <= 4.0);
 }
+
+/// `--format geotiff` works for every graph, colour outputs included (it refused the whole
+/// build: "GeoTIFF holds heights"): a colour output is an RGB GeoTIFF of 16-bit bands holding
+/// the very values of its 16-bit PNG, a height (`luma`) a float32 one of its values; tiled, each tile is
+/// one and the VRT mosaics three UInt16 bands. GDAL reads them.
+#[test]
+fn geotiff_exports_colour_outputs_as_rgb_with_the_pngs_values() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let graph = common::repo().join("tests/data/color.json");
+    let g = graph.to_string_lossy().into_owned();
+    orogen_ok(
+        dir.path(),
+        &[
+            "build",
+            &g,
+            "--size",
+            "96",
+            "--format",
+            "geotiff,png16",
+            "-o",
+            "out",
+        ],
+    );
+    let out = dir.path().join("out");
+    let png = image::open(out.join("mixed.png"))
+        .expect("png")
+        .into_rgb16();
+    let tif = image::open(out.join("mixed.geo.tif"))
+        .expect("tif")
+        .into_rgb16();
+    assert_eq!((tif.width(), tif.height()), (96, 96));
+    assert_eq!(
+        tif.as_raw(),
+        png.as_raw(),
+        "the GeoTIFF holds the PNG's values"
+    );
+    let info = gdal("gdalinfo", &["out/mixed.geo.tif"], dir.path());
+    assert_eq!(info.matches("Type=UInt16").count(), 3, "{info}");
+    assert!(info.contains("ColorInterp=Red"), "{info}");
+    let mask = gdal("gdalinfo", &["out/luma.geo.tif"], dir.path());
+    assert!(mask.contains("Type=Float32"), "{mask}");
+    // Tiled: every tile a GeoTIFF, the VRT three bands over them.
+    orogen_ok(
+        dir.path(),
+        &[
+            "build", &g, "--size", "96", "--tiles", "2x2", "--format", "geotiff", "-o", "tiled",
+        ],
+    );
+    let vrt = gdal("gdalinfo", &["tiled/mixed.vrt"], dir.path());
+    assert_eq!(vrt.matches("Type=UInt16").count(), 3, "{vrt}");
+    let whole = dir.path().join("tiled/whole.tif");
+    let whole_s = whole.to_string_lossy().into_owned();
+    gdal(
+        "gdal_translate",
+        &["-q", "tiled/mixed.vrt", &whole_s],
+        dir.path(),
+    );
+    let mosaic = image::open(&whole).expect("mosaic").into_rgb16();
+    assert_eq!(
+        mosaic.as_raw(),
+        png.as_raw(),
+        "the tiles mosaic to the whole map's values"
+    );
+}

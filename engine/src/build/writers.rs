@@ -90,11 +90,11 @@ fn write_output(
             let flipped = field.flipped_vertically();
             let bytes = heightmap::encode(&flipped, &frame, format).map_err(write_err)?;
             (format!("{name}.raw"), bytes)
-        } else if format == Format::GeoTiff && kind == PortKind::Height {
-            // Placed on the graph's georeference, if it has one.
+        } else if format == Format::GeoTiff {
+            // Placed on the graph's georeference, if it has one (heights, masks and colour).
             let at =
                 crate::io::geotiff::Frame::of(&graph.world, graph.georef, field.width(), (0, 0));
-            let bytes = crate::io::geotiff::encode(field, &at).map_err(write_err)?;
+            let bytes = heightmap::encode_geotiff(field, &at).map_err(write_err)?;
             (format!("{name}.{}", format.extension()), bytes)
         } else {
             let bytes = heightmap::encode(field, &frame, format).map_err(write_err)?;

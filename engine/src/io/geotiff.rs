@@ -1,5 +1,5 @@
 //! GeoTIFF elevation data: digital elevation models in (as GDAL, QGIS and the national
-//! mapping agencies write them) and heights out.
+//! mapping agencies write them) and heights, masks and colour out.
 //!
 //! Reading goes through the `tiff` crate (striped and tiled, uncompressed, LZW, Deflate;
 //! little- and big-endian; BigTIFF); only the GeoTIFF tags a DEM needs are parsed here:
@@ -419,9 +419,56 @@ impl Frame {
 /// # Errors
 /// Only the writer's.
 pub fn encode(field: &Field, frame: &Frame) -> io::Result<Vec<u8>> {
+    let (w, data) = (field.width(), field.data());
+    encode_tiled(w, field.height(), Samples::F32, frame, |x, y, raw| {
+        raw.extend_from_slice(&data[y * w + x].to_le_bytes());
+    })
+}
+
+/// A colour raster as a GeoTIFF on `frame`: RGB, 16 bits per channel, from `rgb` — the
+/// sRGB-encoded samples of `width × height` pixels interleaved (`r, g, b` per pixel, rows
+/// north to south), the very values a 16-bit PNG of the same colour output holds.
+pub fn encode_rgb16(
+    width: usize,
+    height: usize,
+    rgb: &[u16],
+    frame: &Frame,
+) -> io::Result<Vec<u8>> {
+    if rgb.len() != width * height * 3 {
+        return Err(io::Error::other(format!(
+            "{} colour samples for a {width}×{height} raster (expected {})",
+            rgb.len(),
+            width * height * 3
+        )));
+    }
+    encode_tiled(width, height, Samples::Rgb16, frame, |x, y, raw| {
+        let i = (y * width + x) * 3;
+        for v in &rgb[i..i + 3] {
+            raw.extend_from_slice(&v.to_le_bytes());
+        }
+    })
+}
+
+/// What a pixel of an exported GeoTIFF holds.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Samples {
+    /// One float32 band: heights, masks, quantities.
+    F32,
+    /// Three 16-bit bands, RGB: colour.
+    Rgb16,
+}
+
+/// A tiled, deflate-compressed GeoTIFF of `w × h` pixels on `frame`; `pixel(x, y, raw)`
+/// appends the little-endian bytes of pixel `(x, y)`.
+fn encode_tiled(
+    w: usize,
+    h: usize,
+    samples: Samples,
+    frame: &Frame,
+    pixel: impl Fn(usize, usize, &mut Vec<u8>),
+) -> io::Result<Vec<u8>> {
     use tiff::encoder::TiffEncoder;
     let ((px, py), (x0, y0)) = (frame.pixel, frame.corner);
-    let (w, h) = (field.width(), field.height());
     let err = |e: tiff::TiffError| io::Error::other(e.to_string());
     let mut out = Cursor::new(Vec::new());
     {
@@ -429,16 +476,15 @@ pub fn encode(field: &Field, frame: &Frame) -> io::Result<Vec<u8>> {
         let mut dir = enc.image_directory().map_err(err)?;
         let (tx, ty) = (w.div_ceil(TILE), h.div_ceil(TILE));
         let (mut offsets, mut counts) = (Vec::new(), Vec::new());
-        let mut raw = Vec::with_capacity(TILE * TILE * 4);
+        let mut raw = Vec::with_capacity(TILE * TILE * 6);
         for j in 0..ty {
             for i in 0..tx {
                 raw.clear();
                 // Tiles past the raster's edge are padded with the edge's samples.
                 for y in 0..TILE {
                     let sy = (j * TILE + y).min(h - 1);
-                    let row = &field.data()[sy * w..sy * w + w];
                     for x in 0..TILE {
-                        raw.extend_from_slice(&row[(i * TILE + x).min(w - 1)].to_le_bytes());
+                        pixel((i * TILE + x).min(w - 1), sy, &mut raw);
                     }
                 }
                 let mut z =
@@ -452,12 +498,16 @@ pub fn encode(field: &Field, frame: &Frame) -> io::Result<Vec<u8>> {
                 counts.push(packed.len() as u32);
             }
         }
+        let (bands, photometric) = match samples {
+            Samples::F32 => (1, 1),
+            Samples::Rgb16 => (3, 2),
+        };
         let tags: [(Tag, u32); 8] = [
             (Tag::ImageWidth, w as u32),
             (Tag::ImageLength, h as u32),
             (Tag::Compression, 8),
-            (Tag::PhotometricInterpretation, 1),
-            (Tag::SamplesPerPixel, 1),
+            (Tag::PhotometricInterpretation, photometric),
+            (Tag::SamplesPerPixel, bands),
             (Tag::PlanarConfiguration, 1),
             (Tag::TileWidth, TILE as u32),
             (Tag::TileLength, TILE as u32),
@@ -465,8 +515,18 @@ pub fn encode(field: &Field, frame: &Frame) -> io::Result<Vec<u8>> {
         for (t, v) in tags {
             dir.write_tag(t, v).map_err(err)?;
         }
-        dir.write_tag(Tag::BitsPerSample, 32u16).map_err(err)?;
-        dir.write_tag(Tag::SampleFormat, 3u16).map_err(err)?;
+        match samples {
+            Samples::F32 => {
+                dir.write_tag(Tag::BitsPerSample, 32u16).map_err(err)?;
+                dir.write_tag(Tag::SampleFormat, 3u16).map_err(err)?;
+            }
+            Samples::Rgb16 => {
+                dir.write_tag(Tag::BitsPerSample, &[16u16, 16, 16][..])
+                    .map_err(err)?;
+                dir.write_tag(Tag::SampleFormat, &[1u16, 1, 1][..])
+                    .map_err(err)?;
+            }
+        }
         dir.write_tag(Tag::TileOffsets, &offsets[..]).map_err(err)?;
         dir.write_tag(Tag::TileByteCounts, &counts[..])
             .map_err(err)?;
@@ -490,22 +550,42 @@ pub fn vrt(
     height: usize,
     frame: &Frame,
     tiles: &[(String, usize, usize, usize, usize)],
+    colour: bool,
 ) -> String {
     let srs = frame
         .georef
         .and_then(|g| g.epsg)
         .map_or_else(String::new, |c| format!("  <SRS>EPSG:{c}</SRS>\n"));
     let mut s = format!(
-        "<VRTDataset rasterXSize=\"{width}\" rasterYSize=\"{height}\">\n{srs}  <GeoTransform>{:?}, {:?}, 0, {:?}, 0, {:?}</GeoTransform>\n  <VRTRasterBand dataType=\"Float32\" band=\"1\">\n",
+        "<VRTDataset rasterXSize=\"{width}\" rasterYSize=\"{height}\">\n{srs}  <GeoTransform>{:?}, {:?}, 0, {:?}, 0, {:?}</GeoTransform>\n",
         frame.corner.0, frame.pixel.0, frame.corner.1, -frame.pixel.1
     );
-    for (name, x, y, w, h) in tiles {
+    // Colour tiles hold three 16-bit bands (red, green, blue), the rest one float32 band.
+    let (bands, data_type) = if colour {
+        (3, "UInt16")
+    } else {
+        (1, "Float32")
+    };
+    let colours = ["Red", "Green", "Blue"];
+    for band in 1..=bands {
+        let interp = if colour {
+            format!("    <ColorInterp>{}</ColorInterp>\n", colours[band - 1])
+        } else {
+            String::new()
+        };
         let _ = write!(
             s,
-            "    <SimpleSource>\n      <SourceFilename relativeToVRT=\"1\">{name}</SourceFilename>\n      <SourceBand>1</SourceBand>\n      <SrcRect xOff=\"0\" yOff=\"0\" xSize=\"{w}\" ySize=\"{h}\"/>\n      <DstRect xOff=\"{x}\" yOff=\"{y}\" xSize=\"{w}\" ySize=\"{h}\"/>\n    </SimpleSource>\n"
+            "  <VRTRasterBand dataType=\"{data_type}\" band=\"{band}\">\n{interp}"
         );
+        for (name, x, y, w, h) in tiles {
+            let _ = write!(
+                s,
+                "    <SimpleSource>\n      <SourceFilename relativeToVRT=\"1\">{name}</SourceFilename>\n      <SourceBand>{band}</SourceBand>\n      <SrcRect xOff=\"0\" yOff=\"0\" xSize=\"{w}\" ySize=\"{h}\"/>\n      <DstRect xOff=\"{x}\" yOff=\"{y}\" xSize=\"{w}\" ySize=\"{h}\"/>\n    </SimpleSource>\n"
+            );
+        }
+        s.push_str("  </VRTRasterBand>\n");
     }
-    s.push_str("  </VRTRasterBand>\n</VRTDataset>\n");
+    s.push_str("</VRTDataset>\n");
     s
 }
 

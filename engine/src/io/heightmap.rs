@@ -144,7 +144,7 @@ fn interleaved<T>(field: &Field, f: impl Fn(f32) -> T) -> Vec<T> {
 /// The bytes of a field in `format` (everything but EXR, which needs a seekable writer).
 fn encode_into(w: &mut impl Write, field: &Field, world: &World, format: Format) -> io::Result<()> {
     if field.channels() == 3 {
-        return encode_color(w, field, format);
+        return encode_color(w, field, world, format);
     }
     if field.channels() != 1 {
         return Err(io::Error::other(format!(
@@ -195,9 +195,9 @@ fn encode_into(w: &mut impl Write, field: &Field, world: &World, format: Format)
         }
         Format::GeoTiff => {
             // The whole map in the local metric frame (a build places it on the graph's
-            // georeference with `geotiff::encode`).
+            // georeference with `encode_geotiff`).
             let frame = super::geotiff::Frame::of(world, None, field.width(), (0, 0));
-            w.write_all(&super::geotiff::encode(field, &frame)?)
+            w.write_all(&encode_geotiff(field, &frame)?)
         }
         Format::Exr => {
             use exr::prelude::{Image, SpecificChannels};
@@ -213,7 +213,12 @@ fn encode_into(w: &mut impl Write, field: &Field, world: &World, format: Format)
 }
 
 /// A colour field (linear RGB planes) in `format`: sRGB-encoded integers or linear floats.
-fn encode_color(w: &mut impl Write, field: &Field, format: Format) -> io::Result<()> {
+fn encode_color(
+    w: &mut impl Write,
+    field: &Field,
+    world: &World,
+    format: Format,
+) -> io::Result<()> {
     let (width, height) = (field.width(), field.height());
     let (w32, h32) = (width as u32, height as u32);
     let u16_of = |v: f32| (srgb_encode(v) * 65535.0).round() as u16;
@@ -257,9 +262,21 @@ fn encode_color(w: &mut impl Write, field: &Field, format: Format) -> io::Result
             let image = Image::from_channels((width, height), channels);
             write_exr(&image, w)
         }
-        Format::GeoTiff => Err(io::Error::other(
-            "GeoTIFF holds heights: write colour as png16, tiff16, exr, f32 or r16",
-        )),
+        Format::GeoTiff => w.write_all(&encode_geotiff(
+            field,
+            &super::geotiff::Frame::of(world, None, width, (0, 0)),
+        )?),
+    }
+}
+
+/// Any output as a GeoTIFF placed by `frame`: one float32 band of its values, or, for
+/// colour, three 16-bit bands of the sRGB values its 16-bit PNG holds.
+pub fn encode_geotiff(field: &Field, frame: &super::geotiff::Frame) -> io::Result<Vec<u8>> {
+    if field.channels() == 3 {
+        let rgb = interleaved(field, |v| (srgb_encode(v) * 65535.0).round() as u16);
+        super::geotiff::encode_rgb16(field.width(), field.height(), &rgb, frame)
+    } else {
+        super::geotiff::encode(field, frame)
     }
 }
 

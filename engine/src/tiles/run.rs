@@ -223,7 +223,7 @@ impl Ctx<'_> {
                     heightmap::encode(&field.flipped_vertically(), &frame, f)
                 } else if f == Format::GeoTiff {
                     // Placed where the tile lies in the world's frame (see the VRT).
-                    crate::io::geotiff::encode(&field, &self.geo_frame(w.x0, w.y0))
+                    heightmap::encode_geotiff(&field, &self.geo_frame(w.x0, w.y0))
                 } else {
                     heightmap::encode(&field, &frame, f)
                 }
@@ -326,7 +326,7 @@ impl Ctx<'_> {
             let mut primary = None;
             if formats.contains(&Format::GeoTiff) && parsed.layout == Layout::Plain {
                 // One raster for GDAL over the tiles' GeoTIFFs.
-                let (file, hash) = self.write_vrt(name)?;
+                let (file, hash) = self.write_vrt(name, kind == PortKind::Color)?;
                 files.push(FileEntry {
                     file: file.clone(),
                     role: "vrt (whole map over the tiles' GeoTIFFs)".into(),
@@ -393,7 +393,7 @@ impl Ctx<'_> {
     }
 
     /// `NAME.vrt`: a GDAL virtual raster mosaicking output `name`'s tile GeoTIFFs.
-    fn write_vrt(&self, name: &str) -> Result<(String, String), TaskError> {
+    fn write_vrt(&self, name: &str, colour: bool) -> Result<(String, String), TaskError> {
         let grid = self.plan.grid;
         let mut tiles = Vec::with_capacity(grid.count());
         for k in 0..grid.count() {
@@ -403,7 +403,7 @@ impl Ctx<'_> {
             tiles.push((format!("tiles/{file}"), t.x0, t.y0, t.width, t.height));
         }
         let n = grid.resolution;
-        let text = crate::io::geotiff::vrt(n, n, &self.geo_frame(0, 0), &tiles);
+        let text = crate::io::geotiff::vrt(n, n, &self.geo_frame(0, 0), &tiles, colour);
         let file = format!("{name}.vrt");
         let path = self.dir.join(&file);
         write_bytes_atomic(&path, text.as_bytes()).map_err(|e| TaskError::io("write", &path, e))?;
