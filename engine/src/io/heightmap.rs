@@ -212,6 +212,11 @@ fn encode_into(w: &mut impl Write, field: &Field, world: &World, format: Format)
     }
 }
 
+/// A linear colour channel as the 16-bit sRGB value colour PNGs, RAW16 and GeoTIFFs hold.
+fn srgb_u16(v: f32) -> u16 {
+    (srgb_encode(v) * 65535.0).round() as u16
+}
+
 /// A colour field (linear RGB planes) in `format`: sRGB-encoded integers or linear floats.
 fn encode_color(
     w: &mut impl Write,
@@ -221,7 +226,6 @@ fn encode_color(
 ) -> io::Result<()> {
     let (width, height) = (field.width(), field.height());
     let (w32, h32) = (width as u32, height as u32);
-    let u16_of = |v: f32| (srgb_encode(v) * 65535.0).round() as u16;
     match format {
         Format::Png8 => {
             let px = interleaved(field, |v| (srgb_encode(v) * 255.0).round() as u8);
@@ -234,12 +238,12 @@ fn encode_color(
             } else {
                 image::ImageFormat::Tiff
             };
-            let px = interleaved(field, u16_of);
+            let px = interleaved(field, srgb_u16);
             let img = image::ImageBuffer::<image::Rgb<u16>, Vec<u16>>::from_raw(w32, h32, px);
             w.write_all(&encode_image(img.map(Into::into), kind)?)
         }
         Format::R16 => {
-            let bytes: Vec<u8> = interleaved(field, u16_of)
+            let bytes: Vec<u8> = interleaved(field, srgb_u16)
                 .into_iter()
                 .flat_map(u16::to_le_bytes)
                 .collect();
@@ -273,7 +277,7 @@ fn encode_color(
 /// colour, three 16-bit bands of the sRGB values its 16-bit PNG holds.
 pub fn encode_geotiff(field: &Field, frame: &super::geotiff::Frame) -> io::Result<Vec<u8>> {
     if field.channels() == 3 {
-        let rgb = interleaved(field, |v| (srgb_encode(v) * 65535.0).round() as u16);
+        let rgb = interleaved(field, srgb_u16);
         super::geotiff::encode_rgb16(field.width(), field.height(), &rgb, frame)
     } else {
         super::geotiff::encode(field, frame)
