@@ -59,16 +59,16 @@ pub fn priority_flood_in(z: &[f32], w: usize, h: usize, strips: usize) -> Flood 
 }
 
 /// The label of every map-edge cell.
-const OCEAN: u32 = 0;
+pub(super) const OCEAN: u32 = 0;
 /// Not labelled yet.
 const UNSET: u32 = u32::MAX;
 
 /// One strip's flood: its cells' own levels (in place), their labels, and the spill edges
 /// between its labels (label, label, elevation), labels numbered from 1 within the strip.
-struct Strip {
-    labels: Vec<u32>,
-    edges: Vec<(u32, u32, f32)>,
-    count: u32,
+pub(super) struct Strip {
+    pub(super) labels: Vec<u32>,
+    pub(super) edges: Vec<(u32, u32, f32)>,
+    pub(super) count: u32,
 }
 
 /// The depression-filled levels of `z`, flooded in `strips` strips.
@@ -91,7 +91,7 @@ fn fill(z: &[f32], w: usize, h: usize, strips: usize) -> Vec<f32> {
     let floods: Vec<Strip> = parts
         .into_par_iter()
         .zip(bounds.par_iter())
-        .map(|(part, &(y0, y1))| flood_strip(part, w, h, y0, y1))
+        .map(|(part, &(y0, y1))| flood_window(part, w, y1 - y0, |i| is_edge(i + y0 * w, w, h)))
         .collect();
     if strips == 1 {
         // Every perimeter cell is on the map edge: the strip's levels are the answer.
@@ -142,10 +142,15 @@ fn fill(z: &[f32], w: usize, h: usize, strips: usize) -> Vec<f32> {
     level
 }
 
-/// Floods rows `y0..y1` of the `w × h` map (`level`: those rows, raised in place) from the
-/// strip's perimeter.
-fn flood_strip(level: &mut [f32], w: usize, h: usize, y0: usize, y1: usize) -> Strip {
-    let rows = y1 - y0;
+/// Floods a `w × rows` window of a map (`level`: its cells, raised in place) from the
+/// window's perimeter; `on_map_edge(i)` says whether its cell `i` lies on the map's own edge
+/// (labelled the ocean) rather than on a seam with the rest of the map.
+pub(super) fn flood_window(
+    level: &mut [f32],
+    w: usize,
+    rows: usize,
+    on_map_edge: impl Fn(usize) -> bool,
+) -> Strip {
     let n = rows * w;
     let mut labels = vec![UNSET; n];
     let mut closed = vec![0u64; n.div_ceil(64)];
@@ -161,7 +166,7 @@ fn flood_strip(level: &mut [f32], w: usize, h: usize, y0: usize, y1: usize) -> S
     for i in 0..n {
         if on_perimeter(i) {
             closed[i >> 6] |= 1 << (i & 63);
-            if is_edge(i + y0 * w, w, h) {
+            if on_map_edge(i) {
                 labels[i] = OCEAN;
             }
             open.push(Reverse(key(level[i], i)));
@@ -226,7 +231,7 @@ fn flood_strip(level: &mut [f32], w: usize, h: usize, y0: usize, y1: usize) -> S
 /// The level each label's water must reach to leave the map: the lowest, over all paths in
 /// the label graph from the ocean, of the highest spill elevation on the path (a minimax
 /// Dijkstra; labels 0..`labels`, the ocean 0).
-fn solve(edges: &[(u32, u32, f32)], labels: usize) -> Vec<f32> {
+pub(super) fn solve(edges: &[(u32, u32, f32)], labels: usize) -> Vec<f32> {
     // Adjacency in compressed rows, both directions.
     let mut start = vec![0u32; labels + 1];
     for &(a, b, _) in edges {
@@ -269,7 +274,7 @@ fn solve(edges: &[(u32, u32, f32)], labels: usize) -> Vec<f32> {
 /// The steepest lower neighbour of the cell at `(x, y)` ([`NONE`] when none is lower):
 /// drop over distance in f64, the first in [`D8`] order on a tie.
 #[inline]
-fn steepest(level: &[f32], grid: &Grid, x: usize, y: usize) -> u32 {
+pub(super) fn steepest(level: &[f32], grid: &Grid, x: usize, y: usize) -> u32 {
     const DIST: [f64; 8] = [
         std::f64::consts::SQRT_2,
         1.0,

@@ -237,19 +237,15 @@ impl<'a> Routes<'a> {
     /// cells it has completed, so the sums — and their bits — depend only on the terrain.
     #[must_use]
     pub fn accumulate(&self, cell_area: f64, rain: Option<&[f32]>) -> Vec<f64> {
-        let mut area: Vec<f64> = match rain {
-            Some(r) => r
-                .iter()
-                .map(|&v| cell_area * f64::from(v.max(0.0)))
-                .collect(),
-            None => vec![cell_area; self.w * self.h],
-        };
         if self.exponent.is_none() {
-            // Single direction: the receivers and the counts rows in parallel (the per-cell
-            // work), then one sequential walk that only adds along the receivers.
+            // Single direction: in integer units (see [`units`]), the receivers and the
+            // counts rows in parallel (the per-cell work), then one sequential walk that only
+            // adds along the receivers.
+            let unit = unit_area(cell_area, rain.is_some());
+            let mut acc = units(rain, self.w * self.h);
             let receivers = self.receivers();
             let mut pending = self.senders(|i, j| receivers[i] == j as u32);
-            for start in 0..area.len() {
+            for start in 0..acc.len() {
                 if pending[start] != 0 {
                     continue;
                 }
@@ -261,7 +257,7 @@ impl<'a> Routes<'a> {
                         break;
                     }
                     let r = r as usize;
-                    area[r] += area[c];
+                    acc[r] += acc[c];
                     pending[r] -= 1;
                     if pending[r] != 0 {
                         break;
@@ -269,8 +265,15 @@ impl<'a> Routes<'a> {
                     c = r;
                 }
             }
-            return area;
+            return acc.iter().map(|&a| a as f64 * unit).collect();
         }
+        let mut area: Vec<f64> = match rain {
+            Some(r) => r
+                .iter()
+                .map(|&v| cell_area * f64::from(v.max(0.0)))
+                .collect(),
+            None => vec![cell_area; self.w * self.h],
+        };
         // Several directions: a cell waits for every higher neighbour (each may send it a
         // share) and, on a flat, for the flat cells whose parent it is.
         let level = &self.flood.level;
@@ -363,6 +366,34 @@ impl<'a> Routes<'a> {
                 }
             })
             .unzip()
+    }
+}
+
+/// Rain's fixed point in single-direction accumulation: a cell under rain 1 counts this many
+/// units. Integer sums do not depend on the order they are added in, so a drainage area
+/// accumulated tile by tile (`super::tiled`) has the very bits of the whole map's.
+pub const RAIN_ONE: f64 = (1u64 << 24) as f64;
+
+/// Each cell's own water in integer units: 1 a cell without a rain mask, rain × [`RAIN_ONE`]
+/// (rounded, rain clamped to [0, 10⁶]) with one.
+#[must_use]
+pub fn units(rain: Option<&[f32]>, cells: usize) -> Vec<u64> {
+    match rain {
+        Some(r) => r
+            .iter()
+            .map(|&v| (f64::from(v).clamp(0.0, 1.0e6) * RAIN_ONE).round() as u64)
+            .collect(),
+        None => vec![1; cells],
+    }
+}
+
+/// The area, in m², of one unit of [`units`] on cells of `cell_area` m².
+#[must_use]
+pub fn unit_area(cell_area: f64, rain: bool) -> f64 {
+    if rain {
+        cell_area / RAIN_ONE
+    } else {
+        cell_area
     }
 }
 

@@ -20,6 +20,7 @@ pub mod lakes;
 pub mod rivers;
 pub mod sea;
 pub mod snow;
+pub mod tiled;
 
 pub use flood::{priority_flood, Flood};
 

@@ -93,45 +93,23 @@ impl Node for Rivers {
         let routes = Routes::new(&flood, w, h, None);
         let area = routes.accumulate(cell * cell, inputs.rain.map(Field::data));
         ctx.check_cancel()?;
-        let threshold = p.threshold_km2 * 1.0e6;
-        // A river cell: enough drainage area, and not under a lake deeper than its channel
-        // (a shallow pit on its way is part of the channel).
-        let reaches: Vec<Reach> = (0..w * h)
-            .filter(|&i| area[i] >= threshold && !(p.sea && f64::from(z[i]) < p.sea_level_m))
-            .filter_map(|i| {
-                let q = area[i] / 1.0e7;
-                let depth = p.depth_m * q.powf(0.4);
-                let r = routes.receivers()[i];
-                let diagonal = r != NONE && r as usize % w != i % w && r as usize / w != i / w;
-                (f64::from(flood.level[i] - z[i]) <= depth).then(|| Reach {
-                    x: i % w,
-                    y: i / w,
-                    surface: flood.level[i],
-                    half_width: 0.5 * p.width_m * q.sqrt(),
-                    depth,
-                    step: if diagonal {
-                        std::f64::consts::SQRT_2
-                    } else {
-                        1.0
-                    },
-                })
-            })
-            .collect();
-        let carve = Carve {
-            cell,
-            bank: p.bank_width_m.max(0.0),
-            bank_slope: p.bank_slope_deg.to_radians().tan(),
+        let receivers = routes.receivers();
+        let diagonal = |i: usize| {
+            let r = receivers[i];
+            r != NONE && r as usize % w != i % w && r as usize / w != i / w
         };
-        let (out, river) = carve.run(z, w, h, &reaches);
+        let (out, river, surface) = finish(
+            &Drainage {
+                z,
+                level: &flood.level,
+                area: &area,
+                diagonal: &diagonal,
+            },
+            (w, h),
+            p,
+            cell,
+        );
         ctx.check_cancel()?;
-        // The water surface: the flood's level under rivers and lakes.
-        let surface = out
-            .iter()
-            .zip(&river)
-            .zip(&flood.level)
-            .zip(z)
-            .map(|(((&o, &r), &l), &z)| if r > 0.0 || l > z { l.max(o) } else { o })
-            .collect();
         let size = || NodeError::Failed("internal error: field size".into());
         Ok(RiversOut {
             out: Field::from_vec(w, h, out).ok_or_else(size)?,
@@ -139,6 +117,71 @@ impl Node for Rivers {
             surface: Field::from_vec(w, h, surface).ok_or_else(size)?,
         })
     }
+}
+
+/// What a river network is carved from, over a window of the map: the terrain, its filled
+/// level, each cell's drainage area (m²) and whether its step downstream is diagonal.
+pub(super) struct Drainage<'a> {
+    pub z: &'a [f32],
+    pub level: &'a [f32],
+    pub area: &'a [f64],
+    pub diagonal: &'a (dyn Fn(usize) -> bool + Sync),
+}
+
+/// How far, in metres, a river draining at most `max_area` m² cuts into the terrain around
+/// its centre line (half its width and the banks): what a window needs around the cells it
+/// keeps to carve them as the whole map does.
+pub(super) fn reach_m(p: &RiversParams, max_area: f64) -> f64 {
+    0.5 * p.width_m * (max_area / 1.0e7).sqrt() + p.bank_width_m.max(0.0)
+}
+
+/// The carved terrain, the river coverage and the water surface over a `w × h` window: a
+/// function of `d` on the window alone, so a window reaching [`reach_m`] past the cells it
+/// keeps gives them the whole map's values.
+pub(super) fn finish(
+    d: &Drainage,
+    (w, h): (usize, usize),
+    p: &RiversParams,
+    cell: f64,
+) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
+    let (z, area) = (d.z, d.area);
+    let threshold = p.threshold_km2 * 1.0e6;
+    // A river cell: enough drainage area, and not under a lake deeper than its channel
+    // (a shallow pit on its way is part of the channel).
+    let reaches: Vec<Reach> = (0..w * h)
+        .filter(|&i| area[i] >= threshold && !(p.sea && f64::from(z[i]) < p.sea_level_m))
+        .filter_map(|i| {
+            let q = area[i] / 1.0e7;
+            let depth = p.depth_m * q.powf(0.4);
+            (f64::from(d.level[i] - z[i]) <= depth).then(|| Reach {
+                x: i % w,
+                y: i / w,
+                surface: d.level[i],
+                half_width: 0.5 * p.width_m * q.sqrt(),
+                depth,
+                step: if (d.diagonal)(i) {
+                    std::f64::consts::SQRT_2
+                } else {
+                    1.0
+                },
+            })
+        })
+        .collect();
+    let carve = Carve {
+        cell,
+        bank: p.bank_width_m.max(0.0),
+        bank_slope: p.bank_slope_deg.to_radians().tan(),
+    };
+    let (out, river) = carve.run(z, w, h, &reaches);
+    // The water surface: the flood's level under rivers and lakes.
+    let surface = out
+        .iter()
+        .zip(&river)
+        .zip(d.level)
+        .zip(z)
+        .map(|(((&o, &r), &l), &z)| if r > 0.0 || l > z { l.max(o) } else { o })
+        .collect();
+    (out, river, surface)
 }
 
 /// How a river cuts the terrain around it.
