@@ -896,3 +896,106 @@ fn tiled_water_equals_the_water_nodes_run_whole_map_on_the_stitched_terrain() {
         }
     }
 }
+
+/// Water run tile by tile, only the tiles' perimeters exchanged (Barnes 2016, 2017: what a
+/// stage does when the node's whole-map fields would not fit its memory), gives the very bits
+/// of the node run whole-map on the stitched terrain: `rivers` over thermal erosion refined in
+/// pieces, tiles of 128 (5 × 5) and 200 (4 × 4, the last column and row 40 wide), against the
+/// same plan with the whole-map stage and against the node run on the stitched terrain.
+#[test]
+fn water_run_tile_by_tile_equals_the_whole_map_run() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (path, g) = water_over_erosion(dir.path(), "tests/data/water.json", Some("hills.out"));
+    let n = 640;
+    let ports = ["out", "river", "surface"];
+    let mut runs: Vec<(String, BTreeMap<String, Vec<f32>>)> = Vec::new();
+    for (tile, budget) in [(128, None), (128, Some(1)), (200, Some(1))] {
+        let out = dir.path().join(format!("t{tile}-{budget:?}"));
+        let grid = Grid::new(n, Layout::Plain, TileRequest::Size(tile)).expect("grid");
+        let plan =
+            Plan::new_with_budget(&g, &path, grid, 64, exports("plain", &[], &["f32"]), budget)
+                .expect("plan");
+        let si = plan
+            .stages
+            .iter()
+            .position(|s| s.node == "rivers")
+            .expect("a rivers stage");
+        let kind = plan.stages[si].kind;
+        let want = if budget.is_some() {
+            orogen::tiles::StageKind::Water
+        } else {
+            orogen::tiles::StageKind::Whole
+        };
+        assert_eq!(kind, want, "tiles of {tile}, budget {budget:?}");
+        plan.write(&out, &g).expect("write plan");
+        run_all(&out, &RunOptions::default(), |_, _, _| {}).expect("run");
+        assert!(
+            !out.join(".work")
+                .join(&plan.key)
+                .join("s1")
+                .join("water")
+                .exists()
+                || budget.is_none(),
+            "the tile-by-tile scratch files are removed"
+        );
+        let stitched = ports
+            .iter()
+            .chain(["under"].iter())
+            .map(|p| {
+                let name = if *p == "under" {
+                    "under_rivers".to_owned()
+                } else {
+                    format!("rivers_{p}")
+                };
+                let v = read_f32(&out.join(format!("{name}.f32")));
+                (name, v)
+            })
+            .collect();
+        runs.push((format!("tiles of {tile}, budget {budget:?}"), stitched));
+    }
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    let (_, first) = &runs[0];
+    for (what, run) in &runs[1..] {
+        for (k, v) in first {
+            assert!(
+                bits(v) == bits(&run[k]),
+                "{k}: {what} differs from the whole-map stage"
+            );
+        }
+    }
+    // And the node run whole-map on the stitched terrain.
+    let flat = g.flattened();
+    let rivers = flat.node("rivers").expect("rivers");
+    let Some(Some(r)) = rivers.inputs.first() else {
+        panic!("rivers has no input")
+    };
+    let src = flat.node(&r.node).expect("source");
+    let mut fields = vec![orogen::field::Field::filled(n, n, 0.0); src.def.spec.outputs.len()];
+    fields[src.def.output_index(&r.output).expect("port")] =
+        orogen::field::Field::from_vec(n, n, first["under_rivers"].clone()).expect("field");
+    let store = Stitched {
+        id: r.node.clone(),
+        fields,
+    };
+    let whole = orogen::eval::Evaluator::new()
+        .evaluate(
+            &flat,
+            &orogen::eval::EvalOptions {
+                resolution: Some(n),
+                targets: orogen::eval::Targets::Nodes(vec!["rivers".into()]),
+                stored: Some(&store),
+                ..orogen::eval::EvalOptions::default()
+            },
+        )
+        .expect("whole map");
+    let (_, last) = &runs[2];
+    for (k, p) in ports.iter().enumerate() {
+        let want = whole.fields["rivers"][k].data();
+        assert!(
+            bits(want) == bits(&last[&format!("rivers_{p}")]),
+            "rivers.{p} run tile by tile is not the node run whole-map on the stitched terrain"
+        );
+    }
+    let cells = last["rivers_river"].iter().filter(|&&v| v > 0.5).count();
+    assert!(cells > 1000, "the terrain has rivers ({cells} cells)");
+}

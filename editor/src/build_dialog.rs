@@ -468,7 +468,7 @@ impl Job {
             orogen::tiles::TileRequest::Count(tiles, tiles),
             &self.exports,
             &stitch,
-            orogen::tiles::COARSE_MAX,
+            orogen::tiles::Staging::default(),
         )?;
         plan.write(out_dir, graph)?;
         if let Ok(mut pr) = p.lock() {

@@ -108,6 +108,18 @@ pub(super) fn run_tiled(
         Ok(g) => g,
         Err(code) => return code,
     };
+    let stage_memory = match tile_args
+        .stage_memory
+        .as_deref()
+        .map(orogen::eval::memory::parse_bytes)
+    {
+        None => None,
+        Some(Ok(b)) => Some(b),
+        Some(Err(e)) => {
+            eprintln!("error: --stage-memory {e}");
+            return ExitCode::from(EXIT_INVALID);
+        }
+    };
     let mut plan = match Plan::for_build(
         &graph,
         Some(&input.source.graph),
@@ -115,7 +127,10 @@ pub(super) fn run_tiled(
         req,
         &exports,
         &tile_args.stitch,
-        tile_args.coarse_size,
+        orogen::tiles::Staging {
+            coarse_size: tile_args.coarse_size,
+            stage_memory,
+        },
     ) {
         Ok(p) => p,
         Err(e) => {
@@ -363,6 +378,7 @@ fn print_plan(plan: &orogen::tiles::Plan, out: &std::path::Path) {
                 orogen::tiles::StageKind::Pieces => "refined in pieces",
                 orogen::tiles::StageKind::Whole => "whole map",
                 orogen::tiles::StageKind::Carried => "carried from the coarse pass",
+                orogen::tiles::StageKind::Water => "tile by tile, perimeters exchanged",
             };
             format!("s{i} {} ({how})", orogen::io::owned::escape(&s.node))
         })

@@ -67,7 +67,7 @@ pub use crate::io::plan::{Stage, StageKind};
 use crate::io::render::Colormap;
 use crate::node::{choice_from_name, choice_name, Footprint, Window};
 pub(crate) use plan::batches;
-pub use plan::PLAN_VERSION;
+pub use plan::{Staging, PLAN_VERSION};
 use std::path::{Path, PathBuf};
 
 /// The default largest resolution of the coarse (global-node) evaluation (`--coarse-size`).

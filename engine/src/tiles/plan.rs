@@ -31,6 +31,24 @@ fn scalars_in_float(graph: &Graph, exports: &TileExports) -> Result<(), String> 
     Ok(())
 }
 
+/// How a plan stages its global nodes: the size of the coarse pass, and the memory a
+/// whole-map stage may hold (`None`: half of three quarters of this machine's memory; see
+/// [`Plan::new_with_budget`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Staging {
+    pub coarse_size: usize,
+    pub stage_memory: Option<u64>,
+}
+
+impl Default for Staging {
+    fn default() -> Self {
+        Self {
+            coarse_size: super::COARSE_MAX,
+            stage_memory: None,
+        }
+    }
+}
+
 impl Plan {
     /// Plans `orogen build --tiles` with a whole build's [`Exports`](crate::build::Exports):
     /// `--preset unreal|unity` picks that layout (and its format), `godot` plain EXR tiles,
@@ -44,9 +62,13 @@ impl Plan {
         req: TileRequest,
         exports: &crate::build::Exports,
         stitch: &[Format],
-        coarse_size: usize,
+        staging: Staging,
     ) -> Result<Self, String> {
         use crate::build::{Preset, Range};
+        let Staging {
+            coarse_size,
+            stage_memory,
+        } = staging;
         if !exports.splats.is_empty() {
             return Err("splat maps are not written by tiled builds yet (build them from a whole-map build)".into());
         }
@@ -79,7 +101,7 @@ impl Plan {
             || PathBuf::from(format!("{}.json", graph.name)),
             Path::to_path_buf,
         );
-        Self::new(graph, &file, grid, coarse_size, tile_exports)
+        Self::new_with_budget(graph, &file, grid, coarse_size, tile_exports, stage_memory)
     }
 
     /// Plans a tiled build of `graph` at `grid`. Refuses graphs with an output that cannot be
@@ -90,6 +112,20 @@ impl Plan {
         grid: Grid,
         coarse_max: usize,
         exports: TileExports,
+    ) -> Result<Self, String> {
+        Self::new_with_budget(graph, graph_file, grid, coarse_max, exports, None)
+    }
+
+    /// [`Plan::new`] with the memory a whole-map stage may hold (`None`: half of three
+    /// quarters of this machine's memory): a global node whose whole-map fields would hold
+    /// more runs tile by tile (water) or is carried from the coarse pass.
+    pub fn new_with_budget(
+        graph: &Graph,
+        graph_file: &Path,
+        grid: Grid,
+        coarse_max: usize,
+        exports: TileExports,
+        stage_budget: Option<u64>,
     ) -> Result<Self, String> {
         let flat = graph.flattened();
         let graph: &Graph = &flat;
@@ -122,7 +158,7 @@ impl Plan {
             return Err(format!("--coarse-size {coarse_max}: expected at least 16"));
         }
         let coarse = n.min(coarse_max);
-        let stages = stages_of(graph, grid, coarse)?;
+        let stages = stages_of(graph, grid, coarse, stage_budget)?;
         let coarse_resolution = stages
             .iter()
             .any(|s| s.kind != StageKind::Whole)
@@ -352,6 +388,7 @@ impl Plan {
                     "prev=$(array s{si}.piece- {pieces} \"$@\")\nprev=$(array s{si}.tile- {tiles} \"$@\")"
                 ),
                 StageKind::Whole => writeln!(submit, "prev=$(one s{si}.whole \"$@\")"),
+                StageKind::Water => writeln!(submit, "prev=$(one s{si}.water \"$@\")"),
                 StageKind::Carried => writeln!(submit, "prev=$(array s{si}.tile- {tiles} \"$@\")"),
             };
         }
@@ -375,14 +412,19 @@ pub const PLAN_VERSION: u32 = 2;
 /// node whose reach is an eighth of a tile or more (a wide blur, long Laplacian smoothing, sky
 /// view) is a whole-map stage too when it fits: every tile would otherwise compute it over its
 /// tile and that reach again, up to the whole map per tile (the same bits either way).
-fn stages_of(graph: &Graph, grid: Grid, coarse: usize) -> Result<Vec<Stage>, String> {
+fn stages_of(
+    graph: &Graph,
+    grid: Grid,
+    coarse: usize,
+    budget: Option<u64>,
+) -> Result<Vec<Stage>, String> {
     let n = grid.resolution;
     let cell = graph.world.cell_size_m(n);
     let needed = crate::eval::Targets::Outputs.node_set(graph);
     let plan = graph
         .plan()
         .map_err(|d| crate::graph::diagnostic_lines(&d))?;
-    let budget = crate::eval::memory::default_budget() / 2;
+    let budget = budget.unwrap_or(crate::eval::memory::default_budget() / 2);
     let mut stages = Vec::new();
     for &i in plan.waves.iter().flatten() {
         let x = &graph.nodes[i];
@@ -400,6 +442,9 @@ fn stages_of(graph: &Graph, grid: Grid, coarse: usize) -> Result<Vec<Stage>, Str
         let kind = match x.def.footprint(&x.params, cell, n) {
             Footprint::Global if crate::eval::refines(x, n, Some(coarse)) => StageKind::Pieces,
             Footprint::Global if fits() => StageKind::Whole,
+            Footprint::Global if crate::nodes::water::tiles_exactly(x.def.spec.id) => {
+                StageKind::Water
+            }
             Footprint::Global => StageKind::Carried,
             Footprint::Stencil(r)
                 if r.saturating_mul(8) >= grid.size && grid.count() > 1 && fits() =>
@@ -437,6 +482,7 @@ fn tasks_of(grid: Grid, coarse: bool, stages: &[Stage]) -> Vec<Task> {
     // The tasks that finish stage `j`.
     let last = |j: usize| match stages[j].kind {
         StageKind::Whole => format!("s{j}.whole"),
+        StageKind::Water => format!("s{j}.water"),
         StageKind::Pieces | StageKind::Carried => format!("s{j}.tile-*"),
     };
     let mut tasks = Vec::new();
@@ -449,7 +495,7 @@ fn tasks_of(grid: Grid, coarse: bool, stages: &[Stage]) -> Vec<Task> {
     };
     for (si, st) in stages.iter().enumerate() {
         let mut deps = Vec::new();
-        if coarse && st.kind != StageKind::Whole {
+        if coarse && !matches!(st.kind, StageKind::Whole | StageKind::Water) {
             deps.push("coarse".to_owned());
         }
         deps.extend(st.after.iter().filter(|&&j| j < si).map(|&j| last(j)));
@@ -464,6 +510,7 @@ fn tasks_of(grid: Grid, coarse: bool, stages: &[Stage]) -> Vec<Task> {
                 }
             }
             StageKind::Whole => tasks.push(task(format!("s{si}.whole"), deps, None)),
+            StageKind::Water => tasks.push(task(format!("s{si}.water"), deps, None)),
             StageKind::Carried => {
                 for k in 0..grid.count() {
                     tasks.push(task(

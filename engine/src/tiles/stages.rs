@@ -32,6 +32,7 @@ pub(super) enum StageTask {
     Piece(usize),
     Tile(usize),
     Whole,
+    Water,
 }
 
 /// Parses `s<i>.piece-<j>`, `s<i>.tile-<k>`, `s<i>.whole`.
@@ -41,6 +42,8 @@ pub(super) fn parse(task: &str) -> Option<(usize, StageTask)> {
     let si = si.parse().ok()?;
     let t = if what == "whole" {
         StageTask::Whole
+    } else if what == "water" {
+        StageTask::Water
     } else if let Some(j) = what.strip_prefix("piece-") {
         StageTask::Piece(j.parse().ok()?)
     } else {
@@ -74,7 +77,7 @@ impl Ctx<'_> {
         let valid = match (stage.kind, t) {
             (StageKind::Pieces, StageTask::Piece(j)) => j < crate::eval::pieces_of(n).len(),
             (StageKind::Pieces | StageKind::Carried, StageTask::Tile(k)) => k < plan.grid.count(),
-            (StageKind::Whole, StageTask::Whole) => true,
+            (StageKind::Whole, StageTask::Whole) | (StageKind::Water, StageTask::Water) => true,
             _ => false,
         };
         if !valid {
@@ -84,6 +87,7 @@ impl Ctx<'_> {
             StageTask::Piece(j) => format!("s{si}.piece-{j}"),
             StageTask::Tile(k) => format!("s{si}.tile-{k}"),
             StageTask::Whole => format!("s{si}.whole"),
+            StageTask::Water => format!("s{si}.water"),
         };
         let rec_path = self.work.join(format!("{name}.json"));
         if super::task::valid_record(self.dir, plan, &rec_path).is_some() {
@@ -99,6 +103,8 @@ impl Ctx<'_> {
         let dir = self.work.join(format!("s{si}"));
         crate::io::owned::ensure_dir(&dir)?;
         let store = Store::new(plan, &flat, self.work, si)?;
+        // Files the task wrote itself (a tile at a time), with their hashes.
+        let mut written = Vec::new();
         let files = match t {
             StageTask::Piece(j) => self.piece(&flat, gi, si, j, &store)?,
             StageTask::Tile(k) if stage.kind == StageKind::Pieces => {
@@ -106,6 +112,10 @@ impl Ctx<'_> {
             }
             StageTask::Tile(k) => self.carried(&flat, gi, si, k, &store)?,
             StageTask::Whole => self.whole(&flat, gi, si, &store)?,
+            StageTask::Water => {
+                written = self.water(&flat, gi, si, &store)?;
+                Vec::new()
+            }
         };
         if self.opts.cancel.is_cancelled() {
             return Err("cancelled".into());
@@ -120,13 +130,15 @@ impl Ctx<'_> {
         for (path, bytes) in files {
             crate::io::atomic::write_bytes_atomic(&path, &bytes)
                 .map_err(|e| TaskError::io("write", &path, e))?;
+            written.push((path, blake3::hash(&bytes).to_hex().to_string()));
+        }
+        for (path, hash) in written {
             let name = path
                 .strip_prefix(self.work)
                 .map_err(|_| "a stage file outside the work folder")?
                 .to_string_lossy()
                 .into_owned();
-            rec.files
-                .push((rel(plan, &name), blake3::hash(&bytes).to_hex().to_string()));
+            rec.files.push((rel(plan, &name), hash));
         }
         Self::write_record(&rec_path, &rec)?;
         Ok(TaskOutcome::Ran)
@@ -454,5 +466,90 @@ impl Ctx<'_> {
             }
         }
         Ok(files)
+    }
+
+    /// `s<i>.water`: the water node run tile by tile, only the tiles' perimeters exchanged
+    /// (`nodes::water::tiled`), its outputs written tile by tile: the bits of `s<i>.whole`,
+    /// holding a few fields of one tile (per thread) and the perimeters.
+    fn water(
+        &self,
+        flat: &Graph,
+        gi: usize,
+        si: usize,
+        store: &Store,
+    ) -> Result<Vec<(PathBuf, String)>, TaskError> {
+        use crate::nodes::water::{self, tiled};
+        let grid = self.plan.grid;
+        let n = grid.resolution;
+        let tiling = tiled::Tiling {
+            n,
+            xs: (0..grid.tiles_x)
+                .map(|i| grid.owned(i, 0).x0)
+                .chain([n])
+                .collect(),
+            ys: (0..grid.tiles_y)
+                .map(|j| grid.owned(0, j).y0)
+                .chain([n])
+                .collect(),
+        };
+        let node = &flat.nodes[gi];
+        let dir = self.work.join(format!("s{si}")).join("water");
+        crate::io::owned::ensure_dir(&dir)?;
+        let scratch = tiled::Scratch::in_folder(dir.clone());
+        let terrain = node
+            .def
+            .spec
+            .inputs
+            .iter()
+            .position(|p| p.kind == PortKind::Height)
+            .ok_or("the node has no terrain input")?;
+        let rain = node.def.input_index("rain");
+        let read = |w: Window| -> Result<(Vec<f32>, Option<Vec<f32>>), String> {
+            let inputs = self
+                .inputs_over(flat, gi, w, store)
+                .map_err(|e| e.to_string())?;
+            let z = inputs
+                .get(terrain)
+                .cloned()
+                .flatten()
+                .ok_or("the node's terrain input is not connected")?;
+            let rain = rain
+                .and_then(|r| inputs.get(r).cloned().flatten())
+                .map(|f| f.data().to_vec());
+            Ok((z.data().to_vec(), rain))
+        };
+        let cell = flat.world.cell_size_m(n);
+        let cancel = self.opts.cancel.clone();
+        let hydrology = tiled::hydrology(&tiling, &scratch, &read, cell * cell, &|| {
+            cancel.is_cancelled()
+        })?;
+        let job = water::TileJob {
+            tiling: &tiling,
+            scratch: &scratch,
+            hydrology,
+            read: &read,
+            values: &node.params,
+            cell_m: cell,
+        };
+        let mut written = Vec::new();
+        for k in 0..grid.count() {
+            if self.opts.cancel.is_cancelled() {
+                return Err("cancelled".into());
+            }
+            let fields = water::tile_outputs(node.def.spec.id, &job, k)
+                .map_err(|e| format!("node \"{}\": {e}", node.id))?;
+            for (port, f) in fields.iter().enumerate() {
+                let path = store::tile_file(self.work, si, k, port);
+                let bytes = store::encode(f);
+                crate::io::atomic::write_bytes_atomic(&path, &bytes)
+                    .map_err(|e| TaskError::io("write", &path, e))?;
+                written.push((path, blake3::hash(&bytes).to_hex().to_string()));
+            }
+        }
+        for name in [tiled::LEVEL, tiled::RECEIVER, tiled::AREA] {
+            scratch.remove(&tiling, name);
+        }
+        let _ = std::fs::remove_dir(&dir);
+        Ok(written)
     }
 }

@@ -36,6 +36,33 @@ pub fn register(reg: &mut Registry) {
     reg.register::<snow::Snow>();
 }
 
+/// Whether a tiled build can run node type `id` tile by tile with only the tiles' perimeters
+/// exchanged ([`tiled`]), giving the very bits of its whole-map run.
+#[must_use]
+pub fn tiles_exactly(id: &str) -> bool {
+    matches!(id, "rivers")
+}
+
+/// What one tile of a water node run tile by tile needs: the tiling, the hydrology's fields
+/// ([`tiled::hydrology`] in `scratch`), the node's inputs over any window, its parameter
+/// values and the cell size.
+pub struct TileJob<'a> {
+    pub tiling: &'a tiled::Tiling,
+    pub scratch: &'a tiled::Scratch,
+    pub hydrology: tiled::Hydrology,
+    pub read: &'a tiled::Reader<'a>,
+    pub values: &'a [crate::node::ParamValue],
+    pub cell_m: f64,
+}
+
+/// Node type `id`'s outputs over tile `k`'s window, run tile by tile (see [`tiles_exactly`]).
+pub fn tile_outputs(id: &str, job: &TileJob, k: usize) -> Result<Vec<crate::field::Field>, String> {
+    match id {
+        "rivers" => rivers::tile(job, k),
+        _ => Err(format!("node type \"{id}\" does not run tile by tile")),
+    }
+}
+
 /// "No cell".
 pub const NONE: u32 = u32::MAX;
 

@@ -184,6 +184,47 @@ pub(super) fn finish(
     (out, river, surface)
 }
 
+/// Tile `k`'s outputs in a build run tile by tile: the drainage of [`super::tiled`] over the
+/// tile and the reach of its largest river around it, finished as the whole map is.
+pub(super) fn tile(job: &super::TileJob, k: usize) -> Result<Vec<Field>, String> {
+    use super::tiled::{AREA, LEVEL, RECEIVER};
+    use crate::node::Params as _;
+    let p = RiversParams::from_values(job.values);
+    let t = job.tiling;
+    let win = t.window(k);
+    let margin = (reach_m(&p, job.hydrology.max_area_m2) / job.cell_m).ceil();
+    let f = win.expand(margin.clamp(0.0, t.n as f64) as usize + 2, t.n);
+    let (z, _) = (job.read)(f)?;
+    let level: Vec<f32> = job.scratch.window(t, LEVEL, f)?;
+    let unit = job.hydrology.unit_m2;
+    let area: Vec<f64> = job
+        .scratch
+        .window::<u64>(t, AREA, f)?
+        .iter()
+        .map(|&a| a as f64 * unit)
+        .collect();
+    let receiver: Vec<u8> = job.scratch.window(t, RECEIVER, f)?;
+    let diagonal = |i: usize| matches!(receiver[i], 0 | 2 | 5 | 7);
+    let (out, river, surface) = finish(
+        &Drainage {
+            z: &z,
+            level: &level,
+            area: &area,
+            diagonal: &diagonal,
+        },
+        (f.width, f.height),
+        &p,
+        job.cell_m,
+    );
+    [out, river, surface]
+        .into_iter()
+        .map(|v| {
+            let field = Field::from_vec(f.width, f.height, v).ok_or("field size")?;
+            Ok(f.crop(&field, &win))
+        })
+        .collect()
+}
+
 /// How a river cuts the terrain around it.
 struct Carve {
     cell: f64,

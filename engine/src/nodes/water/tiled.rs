@@ -127,8 +127,11 @@ plain!(u8, u32, u64, f32);
 /// folder the caller owns (`tile-<k>.<name>`, raw little-endian, read back row by row).
 pub struct Scratch {
     dir: Option<PathBuf>,
-    mem: Mutex<HashMap<(usize, &'static str), Arc<Vec<u8>>>>,
+    mem: Mutex<Held>,
 }
+
+/// Fields held in memory, by tile and name.
+type Held = HashMap<(usize, &'static str), Arc<Vec<u8>>>;
 
 impl Scratch {
     #[must_use]
@@ -160,15 +163,13 @@ impl Scratch {
         for &v in data {
             v.write(&mut bytes);
         }
-        match self.path(k, name) {
-            Some(p) => crate::io::atomic::write_bytes_atomic(&p, &bytes)
-                .map_err(|e| format!("cannot write {}: {e}", p.display())),
-            None => {
-                let mut m = self.mem.lock().map_err(|_| "scratch lock poisoned")?;
-                m.insert((k, name), Arc::new(bytes));
-                Ok(())
-            }
+        if let Some(p) = self.path(k, name) {
+            return crate::io::atomic::write_bytes_atomic(&p, &bytes)
+                .map_err(|e| format!("cannot write {}: {e}", p.display()));
         }
+        let mut m = self.mem.lock().map_err(|_| "scratch lock poisoned")?;
+        m.insert((k, name), Arc::new(bytes));
+        Ok(())
     }
 
     /// Tile `k`'s field `name` over `want` (a part of the tile's window `tile`), rows of `want`
@@ -193,42 +194,39 @@ impl Scratch {
                 *d = T::read(b);
             }
         };
-        match self.path(k, name) {
-            Some(p) => {
-                use std::io::{Read, Seek, SeekFrom};
-                let fail = |e: std::io::Error| format!("cannot read {}: {e}", p.display());
-                let meta = std::fs::symlink_metadata(&p).map_err(fail)?;
-                if !meta.file_type().is_file() || meta.len() != expected {
-                    return Err(format!(
-                        "{} is not the {expected} bytes this pass wrote",
-                        p.display()
-                    ));
-                }
-                let mut f = std::fs::File::open(&p).map_err(fail)?;
-                let mut row = vec![0u8; (x1 - x0) * T::SIZE];
-                for y in y0..y1 {
-                    let at = ((y - tile.y0) * tile.width + (x0 - tile.x0)) * T::SIZE;
-                    f.seek(SeekFrom::Start(at as u64)).map_err(fail)?;
-                    f.read_exact(&mut row).map_err(fail)?;
-                    copy_row(y, &row);
-                }
+        if let Some(p) = self.path(k, name) {
+            use std::io::{Read, Seek, SeekFrom};
+            let fail = |e: std::io::Error| format!("cannot read {}: {e}", p.display());
+            let meta = std::fs::symlink_metadata(&p).map_err(fail)?;
+            if !meta.file_type().is_file() || meta.len() != expected {
+                return Err(format!(
+                    "{} is not the {expected} bytes this pass wrote",
+                    p.display()
+                ));
             }
-            None => {
-                let bytes = {
-                    let m = self.mem.lock().map_err(|_| "scratch lock poisoned")?;
-                    Arc::clone(
-                        m.get(&(k, name))
-                            .ok_or_else(|| format!("tile {k} has no {name} yet"))?,
-                    )
-                };
-                if bytes.len() as u64 != expected {
-                    return Err(format!("tile {k}'s {name} has the wrong size"));
-                }
-                for y in y0..y1 {
-                    let at = ((y - tile.y0) * tile.width + (x0 - tile.x0)) * T::SIZE;
-                    copy_row(y, &bytes[at..at + (x1 - x0) * T::SIZE]);
-                }
+            let mut f = std::fs::File::open(&p).map_err(fail)?;
+            let mut row = vec![0u8; (x1 - x0) * T::SIZE];
+            for y in y0..y1 {
+                let at = ((y - tile.y0) * tile.width + (x0 - tile.x0)) * T::SIZE;
+                f.seek(SeekFrom::Start(at as u64)).map_err(fail)?;
+                f.read_exact(&mut row).map_err(fail)?;
+                copy_row(y, &row);
             }
+            return Ok(());
+        }
+        let bytes = {
+            let m = self.mem.lock().map_err(|_| "scratch lock poisoned")?;
+            Arc::clone(
+                m.get(&(k, name))
+                    .ok_or_else(|| format!("tile {k} has no {name} yet"))?,
+            )
+        };
+        if bytes.len() as u64 != expected {
+            return Err(format!("tile {k}'s {name} has the wrong size"));
+        }
+        for y in y0..y1 {
+            let at = ((y - tile.y0) * tile.width + (x0 - tile.x0)) * T::SIZE;
+            copy_row(y, &bytes[at..at + (x1 - x0) * T::SIZE]);
         }
         Ok(())
     }
