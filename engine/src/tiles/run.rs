@@ -28,16 +28,51 @@ pub fn run_all(
 ) -> Result<(), TaskError> {
     use rayon::prelude::*;
     let plan = Plan::read(dir)?;
+    let work = plan.work_dir(dir);
+    // Whether every tile of pieces stage `si` is blended: its pieces are then not needed.
+    let blended = |si: usize| {
+        (0..plan.grid.count())
+            .all(|k| valid_record(dir, &plan, &work.join(format!("s{si}.tile-{k}.json"))).is_some())
+    };
+    let mut skip: BTreeMap<usize, bool> = BTreeMap::new();
     for batch in super::batches(&plan.tasks) {
+        for t in &batch {
+            if let Some((si, super::stages::StageTask::Piece(_))) = super::stages::parse(&t.id) {
+                skip.entry(si).or_insert_with(|| blended(si));
+            }
+        }
         let done: Vec<(&str, Result<TaskOutcome, TaskError>, std::time::Duration)> = batch
             .par_iter()
             .map(|t| {
                 let start = std::time::Instant::now();
+                if let Some((si, super::stages::StageTask::Piece(_))) = super::stages::parse(&t.id)
+                {
+                    if skip.get(&si) == Some(&true) {
+                        return (t.id.as_str(), Ok(TaskOutcome::AlreadyDone), start.elapsed());
+                    }
+                }
                 (t.id.as_str(), run_task(dir, &t.id, opts), start.elapsed())
             })
             .collect();
+        let mut finished = Vec::new();
         for (id, outcome, took) in done {
             each(id, outcome?, took);
+            if let Some((si, super::stages::StageTask::Tile(_))) = super::stages::parse(id) {
+                finished.push(si);
+            }
+        }
+        // A pieces stage's pieces are read only by its tiles: once every tile is blended,
+        // their files (1.27 × the world's cells, twice per height output) go.
+        finished.dedup();
+        for si in finished {
+            let is_pieces = plan
+                .stages
+                .get(si)
+                .is_some_and(|s| s.kind == super::StageKind::Pieces);
+            if is_pieces && blended(si) {
+                super::stages::free_pieces(&work, si);
+                skip.insert(si, true);
+            }
         }
     }
     Ok(())

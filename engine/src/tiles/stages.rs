@@ -35,6 +35,21 @@ pub(super) enum StageTask {
     Water,
 }
 
+/// Deletes stage `si`'s piece files (once every tile has blended them; the local runner then
+/// skips the pieces while the tiles' records hold).
+pub(super) fn free_pieces(work: &std::path::Path, si: usize) {
+    let Ok(entries) = std::fs::read_dir(work.join(format!("s{si}"))) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with("piece-") && name.ends_with(".f32") {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
 /// Parses `s<i>.piece-<j>`, `s<i>.tile-<k>`, `s<i>.whole`.
 pub(super) fn parse(task: &str) -> Option<(usize, StageTask)> {
     let rest = task.strip_prefix('s')?;
