@@ -899,15 +899,20 @@ fn tiled_water_equals_the_water_nodes_run_whole_map_on_the_stitched_terrain() {
 
 /// Water run tile by tile, only the tiles' perimeters exchanged (Barnes 2016, 2017: what a
 /// stage does when the node's whole-map fields would not fit its memory), gives the very bits
-/// of the node run whole-map on the stitched terrain: `rivers` over thermal erosion refined in
-/// pieces, tiles of 128 (5 × 5) and 200 (4 × 4, the last column and row 40 wide), against the
-/// same plan with the whole-map stage and against the node run on the stitched terrain.
+/// of the node run whole-map on the stitched terrain: `rivers`, `lakes` and d8 `flow_accumulation` over thermal
+/// erosion refined in pieces, tiles of 128 (5 × 5) and 200 (4 × 4, the last column and row 40
+/// wide), against the same plan with whole-map stages and against the nodes run on the
+/// stitched terrain. The pieces are freed once blended, and a second run redoes nothing.
 #[test]
 fn water_run_tile_by_tile_equals_the_whole_map_run() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (path, g) = water_over_erosion(dir.path(), "tests/data/water.json", Some("hills.out"));
     let n = 640;
-    let ports = ["out", "river", "surface"];
+    let nodes: [(&str, &[&str]); 3] = [
+        ("rivers", &["out", "river", "surface"]),
+        ("lakes", &["surface", "depth", "mask"]),
+        ("channels", &["flow", "dir_x", "dir_y", "wetness", "area"]),
+    ];
     let mut runs: Vec<(String, BTreeMap<String, Vec<f32>>)> = Vec::new();
     for (tile, budget) in [(128, None), (128, Some(1)), (200, Some(1))] {
         let out = dir.path().join(format!("t{tile}-{budget:?}"));
@@ -915,42 +920,67 @@ fn water_run_tile_by_tile_equals_the_whole_map_run() {
         let plan =
             Plan::new_with_budget(&g, &path, grid, 64, exports("plain", &[], &["f32"]), budget)
                 .expect("plan");
-        let si = plan
-            .stages
-            .iter()
-            .position(|s| s.node == "rivers")
-            .expect("a rivers stage");
-        let kind = plan.stages[si].kind;
         let want = if budget.is_some() {
             orogen::tiles::StageKind::Water
         } else {
             orogen::tiles::StageKind::Whole
         };
-        assert_eq!(kind, want, "tiles of {tile}, budget {budget:?}");
+        let mut water = Vec::new();
+        for (id, _) in nodes {
+            let si = plan
+                .stages
+                .iter()
+                .position(|s| s.node == id)
+                .expect("a stage");
+            assert_eq!(
+                plan.stages[si].kind, want,
+                "{id}: tiles of {tile}, budget {budget:?}"
+            );
+            water.push(si);
+        }
         plan.write(&out, &g).expect("write plan");
         run_all(&out, &RunOptions::default(), |_, _, _| {}).expect("run");
-        assert!(
-            !out.join(".work")
-                .join(&plan.key)
-                .join("s1")
-                .join("water")
-                .exists()
-                || budget.is_none(),
-            "the tile-by-tile scratch files are removed"
-        );
-        let stitched = ports
+        let work = out.join(".work").join(&plan.key);
+        let pieces = std::fs::read_dir(&work)
+            .expect("work")
+            .flatten()
+            .filter(|e| e.path().is_dir())
+            .flat_map(|e| std::fs::read_dir(e.path()).expect("stage").flatten())
+            .filter(|e| e.file_name().to_string_lossy().starts_with("piece-"))
+            .count();
+        assert_eq!(pieces, 0, "piece files left after their tiles were blended");
+        for si in water {
+            let stage = work.join(format!("s{si}"));
+            assert!(stage.is_dir(), "{} holds the stage", stage.display());
+            assert!(
+                !stage.join("water").exists(),
+                "the tile-by-tile scratch files are removed"
+            );
+        }
+        let mut again = Vec::new();
+        run_all(&out, &RunOptions::default(), |id, o, _| {
+            again.push((id.to_owned(), o));
+        })
+        .expect("run again");
+        let redone: Vec<_> = again
             .iter()
-            .chain(["under"].iter())
-            .map(|p| {
-                let name = if *p == "under" {
-                    "under_rivers".to_owned()
-                } else {
-                    format!("rivers_{p}")
-                };
-                let v = read_f32(&out.join(format!("{name}.f32")));
-                (name, v)
-            })
+            .filter(|(id, o)| *o != orogen::tiles::TaskOutcome::AlreadyDone && id != "stitch")
             .collect();
+        assert!(
+            redone.is_empty(),
+            "a second run redid {redone:?} (the stitch always runs)"
+        );
+        let mut stitched = BTreeMap::new();
+        for (id, ports) in nodes {
+            for name in ports
+                .iter()
+                .map(|p| format!("{id}_{p}"))
+                .chain([format!("under_{id}")])
+            {
+                let v = read_f32(&out.join(format!("{name}.f32")));
+                stitched.insert(name, v);
+            }
+        }
         runs.push((format!("tiles of {tile}, budget {budget:?}"), stitched));
     }
     let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
@@ -963,39 +993,43 @@ fn water_run_tile_by_tile_equals_the_whole_map_run() {
             );
         }
     }
-    // And the node run whole-map on the stitched terrain.
+    // And the nodes run whole-map on the stitched terrain.
     let flat = g.flattened();
-    let rivers = flat.node("rivers").expect("rivers");
-    let Some(Some(r)) = rivers.inputs.first() else {
-        panic!("rivers has no input")
-    };
-    let src = flat.node(&r.node).expect("source");
-    let mut fields = vec![orogen::field::Field::filled(n, n, 0.0); src.def.spec.outputs.len()];
-    fields[src.def.output_index(&r.output).expect("port")] =
-        orogen::field::Field::from_vec(n, n, first["under_rivers"].clone()).expect("field");
-    let store = Stitched {
-        id: r.node.clone(),
-        fields,
-    };
-    let whole = orogen::eval::Evaluator::new()
-        .evaluate(
-            &flat,
-            &orogen::eval::EvalOptions {
-                resolution: Some(n),
-                targets: orogen::eval::Targets::Nodes(vec!["rivers".into()]),
-                stored: Some(&store),
-                ..orogen::eval::EvalOptions::default()
-            },
-        )
-        .expect("whole map");
     let (_, last) = &runs[2];
-    for (k, p) in ports.iter().enumerate() {
-        let want = whole.fields["rivers"][k].data();
-        assert!(
-            bits(want) == bits(&last[&format!("rivers_{p}")]),
-            "rivers.{p} run tile by tile is not the node run whole-map on the stitched terrain"
-        );
+    for (id, ports) in nodes {
+        let node = flat.node(id).expect("node");
+        let Some(Some(r)) = node.inputs.first() else {
+            panic!("{id} has no input")
+        };
+        let src = flat.node(&r.node).expect("source");
+        let mut fields = vec![orogen::field::Field::filled(n, n, 0.0); src.def.spec.outputs.len()];
+        fields[src.def.output_index(&r.output).expect("port")] =
+            orogen::field::Field::from_vec(n, n, last[&format!("under_{id}")].clone())
+                .expect("field");
+        let store = Stitched {
+            id: r.node.clone(),
+            fields,
+        };
+        let whole = orogen::eval::Evaluator::new()
+            .evaluate(
+                &flat,
+                &orogen::eval::EvalOptions {
+                    resolution: Some(n),
+                    targets: orogen::eval::Targets::Nodes(vec![id.into()]),
+                    stored: Some(&store),
+                    ..orogen::eval::EvalOptions::default()
+                },
+            )
+            .expect("whole map");
+        for (k, p) in ports.iter().enumerate() {
+            let want = whole.fields[id][k].data();
+            assert!(
+                bits(want) == bits(&last[&format!("{id}_{p}")]),
+                "{id}.{p} run tile by tile is not the node run whole-map on the stitched terrain"
+            );
+        }
     }
-    let cells = last["rivers_river"].iter().filter(|&&v| v > 0.5).count();
-    assert!(cells > 1000, "the terrain has rivers ({cells} cells)");
+    let wet = |k: &str| last[k].iter().filter(|&&v| v > 0.5).count();
+    assert!(wet("rivers_river") > 1000, "the terrain has rivers");
+    assert!(wet("lakes_mask") > 100, "the terrain has lakes");
 }

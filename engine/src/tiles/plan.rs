@@ -442,7 +442,7 @@ fn stages_of(
         let kind = match x.def.footprint(&x.params, cell, n) {
             Footprint::Global if crate::eval::refines(x, n, Some(coarse)) => StageKind::Pieces,
             Footprint::Global if fits() => StageKind::Whole,
-            Footprint::Global if crate::nodes::water::tiles_exactly(x.def.spec.id) => {
+            Footprint::Global if crate::nodes::water::tiles_exactly(x.def.spec.id, &x.params) => {
                 StageKind::Water
             }
             Footprint::Global => StageKind::Carried,

@@ -535,36 +535,30 @@ impl Ctx<'_> {
         };
         let cell = flat.world.cell_size_m(n);
         let cancel = self.opts.cancel.clone();
-        let hydrology = tiled::hydrology(&tiling, &scratch, &read, cell * cell, &|| {
-            cancel.is_cancelled()
-        })?;
-        let job = water::TileJob {
+        let cancelled = || cancel.is_cancelled();
+        let run = water::TileRun {
             tiling: &tiling,
             scratch: &scratch,
-            hydrology,
             read: &read,
             values: &node.params,
             cell_m: cell,
+            world_m: flat.world.size_m,
+            cancelled: &cancelled,
         };
         let mut written = Vec::new();
-        for k in 0..grid.count() {
-            if self.opts.cancel.is_cancelled() {
-                return Err("cancelled".into());
-            }
-            let fields = water::tile_outputs(node.def.spec.id, &job, k)
-                .map_err(|e| format!("node \"{}\": {e}", node.id))?;
+        let result = water::run_tiled(node.def.spec.id, &run, &mut |k, fields| {
             for (port, f) in fields.iter().enumerate() {
                 let path = store::tile_file(self.work, si, k, port);
                 let bytes = store::encode(f);
                 crate::io::atomic::write_bytes_atomic(&path, &bytes)
-                    .map_err(|e| TaskError::io("write", &path, e))?;
+                    .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
                 written.push((path, blake3::hash(&bytes).to_hex().to_string()));
             }
-        }
-        for name in [tiled::LEVEL, tiled::RECEIVER, tiled::AREA] {
-            scratch.remove(&tiling, name);
-        }
+            Ok(())
+        });
+        scratch.clear();
         let _ = std::fs::remove_dir(&dir);
+        result.map_err(|e| format!("node \"{}\": {e}", node.id))?;
         Ok(written)
     }
 }

@@ -349,23 +349,26 @@ impl<'a> Routes<'a> {
         use rayon::prelude::*;
         (0..self.w * self.h)
             .into_par_iter()
-            .map(|i| {
-                let t = self.targets(i);
-                let (mut x, mut y) = (0.0f32, 0.0f32);
-                for k in 0..t.len {
-                    let (dx, dy) = t.offsets[k];
-                    let d = distance((dx, dy)) as f32;
-                    x += t.shares[k] as f32 * dx as f32 / d;
-                    y += t.shares[k] as f32 * dy as f32 / d;
-                }
-                let len = (x * x + y * y).sqrt();
-                if len > 1e-6 {
-                    (0.5 + 0.5 * x / len, 0.5 + 0.5 * y / len)
-                } else {
-                    (0.5, 0.5)
-                }
-            })
+            .map(|i| direction(&self.targets(i)))
             .unzip()
+    }
+}
+
+/// A cell's flow-map channels: 0.5 + 0.5 · the unit vector of its targets' weighted direction
+/// ((0.5, 0.5) where it sends nothing).
+fn direction(t: &Targets) -> (f32, f32) {
+    let (mut x, mut y) = (0.0f32, 0.0f32);
+    for k in 0..t.len {
+        let (dx, dy) = t.offsets[k];
+        let d = distance((dx, dy)) as f32;
+        x += t.shares[k] as f32 * dx as f32 / d;
+        y += t.shares[k] as f32 * dy as f32 / d;
+    }
+    let len = (x * x + y * y).sqrt();
+    if len > 1e-6 {
+        (0.5 + 0.5 * x / len, 0.5 + 0.5 * y / len)
+    } else {
+        (0.5, 0.5)
     }
 }
 
@@ -400,18 +403,101 @@ pub fn unit_area(cell_area: f64, rain: bool) -> f64 {
 /// The topographic wetness index ln(a / tan β) (Beven & Kirkby 1979) of every cell, with a =
 /// `area` per metre of contour (÷ the cell size) and β the terrain's slope (at least 0.1°),
 /// mapped from `low` (0) to `high` (1).
-fn wetness(area: &[f64], terrain: &Field, cell: f64, (low, high): (f64, f64)) -> Option<Field> {
+fn wetness(area: &[f64], terrain: &Field, cell: f64, band: (f64, f64)) -> Option<Field> {
     let slope = crate::field::derive::slope_deg(terrain, cell);
-    let min_tan = 0.1f64.to_radians().tan();
-    let span = (high - low).max(1e-9);
     let data = area
         .iter()
         .zip(slope.data())
-        .map(|(&a, &deg)| {
-            let tan = f64::from(deg).to_radians().tan().max(min_tan);
-            let twi = (a.max(1e-30) / cell / tan).ln();
-            unit(((twi - low) / span) as f32)
-        })
+        .map(|(&a, &deg)| wetness_of(a, deg, cell, band))
         .collect();
     Field::from_vec(terrain.width(), terrain.height(), data)
+}
+
+/// One cell's wetness mask from its drainage area and slope (degrees); see [`wetness`].
+fn wetness_of(a: f64, deg: f32, cell: f64, (low, high): (f64, f64)) -> f32 {
+    let min_tan = 0.1f64.to_radians().tan();
+    let span = (high - low).max(1e-9);
+    let tan = f64::from(deg).to_radians().tan().max(min_tan);
+    let twi = (a.max(1e-30) / cell / tan).ln();
+    unit(((twi - low) / span) as f32)
+}
+
+/// `flow_accumulation` with d8 routing run tile by tile (`super::tiled`): the drainage of the
+/// tiled passes, each lake's largest area joined across the seams, the slope over the tile
+/// and one cell around it — the very bits of the whole-map run.
+pub(super) fn tiled(
+    run: &super::TileRun,
+    emit: &mut dyn FnMut(usize, Vec<Field>) -> Result<(), String>,
+) -> Result<(), String> {
+    use super::tiled::{hydrology, join_lakes, AREA, RECEIVER};
+    use crate::node::Params as _;
+    let p = FlowAccumulationParams::from_values(run.values);
+    if p.routing != Routing::D8 {
+        return Err("only d8 routing runs tile by tile".into());
+    }
+    let t = run.tiling;
+    let n = t.n;
+    let cell = run.cell_m;
+    let hyd = hydrology(t, run.scratch, run.read, cell * cell, run.cancelled)?;
+    // A lake reads everywhere as the flow leaving it: its largest area, over every tile.
+    let lakes = join_lakes(
+        run,
+        |k| run.scratch.get::<u64>(t, k, AREA),
+        |area, lake| lake.iter().map(|&c| area[c]).max().unwrap_or(0),
+        u64::max,
+    )?;
+    let a0 = p.min_area_m2.max(1e-9);
+    let scale = 1.0 / ((run.world_m * run.world_m) / a0).ln().max(1e-9);
+    for k in 0..t.count() {
+        run.check()?;
+        let win = t.window(k);
+        let ring = win.expand(1, n);
+        let (z1, _) = (run.read)(ring)?;
+        let terrain = Field::from_vec(ring.width, ring.height, z1).ok_or("field size")?;
+        let slope = ring.crop(&crate::field::derive::slope_deg(&terrain, cell), &win);
+        let units: Vec<u64> = run.scratch.get(t, k, AREA)?;
+        let rcv: Vec<u8> = run.scratch.get(t, k, RECEIVER)?;
+        let lake = lakes.of_tile(run, k)?;
+        let area: Vec<f64> = units
+            .iter()
+            .zip(&lake)
+            .map(|(&u, l)| l.unwrap_or(u) as f64 * hyd.unit_m2)
+            .collect();
+        let flow = area
+            .iter()
+            .map(|&a| unit(((a.max(1e-30) / a0).ln() * scale) as f32))
+            .collect();
+        let (dx, dy): (Vec<f32>, Vec<f32>) = rcv
+            .iter()
+            .map(|&c| {
+                let mut t = Targets::default();
+                if let Some(&(ox, oy)) = D8.get(c as usize) {
+                    t.shares[0] = 1.0;
+                    t.offsets[0] = (ox, oy);
+                    t.len = 1;
+                }
+                direction(&t)
+            })
+            .unzip();
+        let wet = area
+            .iter()
+            .zip(slope.data())
+            .map(|(&a, &deg)| wetness_of(a, deg, cell, (p.wetness_low, p.wetness_high)))
+            .collect();
+        let area = area.iter().map(|&a| a as f32).collect();
+        let field = |v: Vec<f32>| {
+            Field::from_vec(win.width, win.height, v).ok_or_else(|| "field size".to_owned())
+        };
+        emit(
+            k,
+            vec![
+                field(flow)?,
+                field(dx)?,
+                field(dy)?,
+                field(wet)?,
+                field(area)?,
+            ],
+        )?;
+    }
+    Ok(())
 }

@@ -39,26 +39,62 @@ pub fn register(reg: &mut Registry) {
 /// Whether a tiled build can run node type `id` tile by tile with only the tiles' perimeters
 /// exchanged ([`tiled`]), giving the very bits of its whole-map run.
 #[must_use]
-pub fn tiles_exactly(id: &str) -> bool {
-    matches!(id, "rivers")
+pub fn tiles_exactly(id: &str, values: &[crate::node::ParamValue]) -> bool {
+    use crate::node::Params as _;
+    match id {
+        "rivers" | "lakes" => true,
+        "flow_accumulation" => {
+            flow_accumulation::FlowAccumulationParams::from_values(values).routing
+                == flow_accumulation::Routing::D8
+        }
+        _ => false,
+    }
 }
 
-/// What one tile of a water node run tile by tile needs: the tiling, the hydrology's fields
-/// ([`tiled::hydrology`] in `scratch`), the node's inputs over any window, its parameter
-/// values and the cell size.
-pub struct TileJob<'a> {
+/// What a water node run tile by tile reads: the tiling, where its fields live between
+/// passes, the node's inputs over any window (terrain, rain), its parameter values, the
+/// cell size, and whether the run was cancelled.
+pub struct TileRun<'a> {
     pub tiling: &'a tiled::Tiling,
     pub scratch: &'a tiled::Scratch,
-    pub hydrology: tiled::Hydrology,
     pub read: &'a tiled::Reader<'a>,
     pub values: &'a [crate::node::ParamValue],
     pub cell_m: f64,
+    /// The world's side in metres.
+    pub world_m: f64,
+    pub cancelled: &'a (dyn Fn() -> bool + Sync),
 }
 
-/// Node type `id`'s outputs over tile `k`'s window, run tile by tile (see [`tiles_exactly`]).
-pub fn tile_outputs(id: &str, job: &TileJob, k: usize) -> Result<Vec<crate::field::Field>, String> {
+impl TileRun<'_> {
+    fn check(&self) -> Result<(), String> {
+        if (self.cancelled)() {
+            Err("cancelled".into())
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// Runs node type `id` tile by tile (see [`tiles_exactly`]), handing each tile's outputs
+/// (over its window, in port order) to `emit`, tile 0 first.
+pub fn run_tiled(
+    id: &str,
+    run: &TileRun,
+    emit: &mut dyn FnMut(usize, Vec<crate::field::Field>) -> Result<(), String>,
+) -> Result<(), String> {
     match id {
-        "rivers" => rivers::tile(job, k),
+        "rivers" => {
+            let t = run.tiling;
+            let area = run.cell_m * run.cell_m;
+            let hydrology = tiled::hydrology(t, run.scratch, run.read, area, run.cancelled)?;
+            for k in 0..t.count() {
+                run.check()?;
+                emit(k, rivers::tile(run, hydrology, k)?)?;
+            }
+            Ok(())
+        }
+        "lakes" => lakes::tiled(run, emit),
+        "flow_accumulation" => flow_accumulation::tiled(run, emit),
         _ => Err(format!("node type \"{id}\" does not run tile by tile")),
     }
 }

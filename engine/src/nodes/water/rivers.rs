@@ -186,17 +186,21 @@ pub(super) fn finish(
 
 /// Tile `k`'s outputs in a build run tile by tile: the drainage of [`super::tiled`] over the
 /// tile and the reach of its largest river around it, finished as the whole map is.
-pub(super) fn tile(job: &super::TileJob, k: usize) -> Result<Vec<Field>, String> {
+pub(super) fn tile(
+    job: &super::TileRun,
+    hydrology: super::tiled::Hydrology,
+    k: usize,
+) -> Result<Vec<Field>, String> {
     use super::tiled::{AREA, LEVEL, RECEIVER};
     use crate::node::Params as _;
     let p = RiversParams::from_values(job.values);
     let t = job.tiling;
     let win = t.window(k);
-    let margin = (reach_m(&p, job.hydrology.max_area_m2) / job.cell_m).ceil();
+    let margin = (reach_m(&p, hydrology.max_area_m2) / job.cell_m).ceil();
     let f = win.expand(margin.clamp(0.0, t.n as f64) as usize + 2, t.n);
     let (z, _) = (job.read)(f)?;
     let level: Vec<f32> = job.scratch.window(t, LEVEL, f)?;
-    let unit = job.hydrology.unit_m2;
+    let unit = hydrology.unit_m2;
     let area: Vec<f64> = job
         .scratch
         .window::<u64>(t, AREA, f)?

@@ -258,6 +258,21 @@ impl Scratch {
         Ok(out)
     }
 
+    /// Forgets every field of every tile (the files of a folder: those named `tile-*`).
+    pub fn clear(&self) {
+        if let Some(dir) = &self.dir {
+            if let Ok(entries) = std::fs::read_dir(dir) {
+                for e in entries.flatten() {
+                    if e.file_name().to_string_lossy().starts_with("tile-") {
+                        let _ = std::fs::remove_file(e.path());
+                    }
+                }
+            }
+        } else if let Ok(mut m) = self.mem.lock() {
+            m.clear();
+        }
+    }
+
     /// Forgets field `name` of every tile.
     pub fn remove(&self, t: &Tiling, name: &'static str) {
         for k in 0..t.count() {
@@ -342,6 +357,165 @@ pub fn hydrology(
         unit_m2,
         max_area_m2: max_units as f64 * unit_m2,
     })
+}
+
+/// Pass 1 alone: [`LEVEL`] for every tile (what `lakes` needs).
+pub fn fill_levels(
+    t: &Tiling,
+    scratch: &Scratch,
+    read: &Reader,
+    cancelled: &(dyn Fn() -> bool + Sync),
+) -> Result<(), String> {
+    fill(t, scratch, read, &|| {
+        if cancelled() {
+            Err("cancelled".to_owned())
+        } else {
+            Ok(())
+        }
+    })
+}
+
+/// Cells `(global index, value)` on tile `k`'s perimeter for which `value` gives one, and for
+/// each its 8-neighbours in other tiles: calls `f(a, b)` for every such pair that `seam`
+/// holds (`seam`: every tile's perimeter entries).
+fn across_seams<V: Copy>(
+    t: &Tiling,
+    k: usize,
+    mine: &[(usize, V)],
+    seam: &HashMap<usize, V>,
+    mut f: impl FnMut(V, V),
+) {
+    let n = t.n;
+    for &(a, va) in mine {
+        let (x, y) = (a % n, a / n);
+        for &(dx, dy) in &D8 {
+            let (nx, ny) = (x as isize + dx as isize, y as isize + dy as isize);
+            if nx < 0 || ny < 0 || nx >= n as isize || ny >= n as isize {
+                continue;
+            }
+            let (nx, ny) = (nx as usize, ny as usize);
+            if t.tile_of(nx, ny) == k {
+                continue;
+            }
+            if let Some(&vb) = seam.get(&(ny * n + nx)) {
+                f(va, vb);
+            }
+        }
+    }
+}
+
+/// Each lake of a map run tile by tile ([`super::for_each_lake`] over the filled [`LEVEL`]s:
+/// flooded cells that touch share one level, so they are one lake, across tile seams too) and
+/// a value per lake, combined over its parts in every tile.
+pub struct Joined<V> {
+    base: Vec<usize>,
+    value: Vec<V>,
+}
+
+impl<V: Copy> Joined<V> {
+    /// Per cell of tile `k`: its lake's value (`None` off lakes).
+    pub fn of_tile(&self, run: &super::TileRun, k: usize) -> Result<Vec<Option<V>>, String> {
+        let ids: Vec<u32> = run.scratch.get(run.tiling, k, LAKE)?;
+        Ok(ids
+            .iter()
+            .map(|&l| (l != u32::MAX).then(|| self.value[self.base[k] + l as usize]))
+            .collect())
+    }
+}
+
+/// A tile's lakes' values and the lake of each flooded cell on its perimeter (global index).
+type Part<V> = (Vec<V>, Vec<(usize, u32)>);
+
+/// The root of `a`'s set in a union–find forest (halving the path on the way).
+fn root(parent: &mut [usize], mut a: usize) -> usize {
+    while parent[a] != a {
+        parent[a] = parent[parent[a]];
+        a = parent[a];
+    }
+    a
+}
+
+/// Scratch field: each cell's lake within its tile (`u32::MAX`: none).
+const LAKE: &str = "lake";
+
+/// The lakes over the tiles of `run` (after [`fill_levels`] or [`hydrology`]): for each tile,
+/// `data(k)` once, and for each of its lakes (cells as indices into the tile's window)
+/// `value(&data, cells)`; the parts of one lake across tiles combined with `combine`.
+pub fn join_lakes<D, V: Copy + Send + Sync>(
+    run: &super::TileRun,
+    data: impl Fn(usize) -> Result<D, String> + Sync,
+    value: impl Fn(&D, &[usize]) -> V + Sync,
+    combine: impl Fn(V, V) -> V,
+) -> Result<Joined<V>, String> {
+    let t = run.tiling;
+    let n = t.n;
+    let parts: Vec<Part<V>> = (0..t.count())
+        .into_par_iter()
+        .map(|k| {
+            run.check()?;
+            let win = t.window(k);
+            let (z, _) = (run.read)(win)?;
+            let level: Vec<f32> = run.scratch.get(t, k, LEVEL)?;
+            let d = data(k)?;
+            let mut ids = vec![u32::MAX; win.width * win.height];
+            let mut values = Vec::new();
+            super::for_each_lake(&z, &level, win.width, win.height, |lake| {
+                for &c in lake {
+                    ids[c] = values.len() as u32;
+                }
+                values.push(value(&d, lake));
+            });
+            let edge = perimeter(win.width, win.height)
+                .filter(|&i| ids[i] != u32::MAX)
+                .map(|i| {
+                    (
+                        (win.y0 + i / win.width) * n + win.x0 + i % win.width,
+                        ids[i],
+                    )
+                })
+                .collect();
+            run.scratch.put(k, LAKE, &ids)?;
+            Ok((values, edge))
+        })
+        .collect::<Result<_, String>>()?;
+    let mut base = Vec::with_capacity(parts.len());
+    let mut total = 0usize;
+    for (values, _) in &parts {
+        base.push(total);
+        total += values.len();
+    }
+    // Lakes touching across a seam are one lake (union–find, the smaller id the root).
+    let mut parent: Vec<usize> = (0..total).collect();
+    let mut seam: HashMap<usize, usize> = HashMap::new();
+    for (k, (_, edge)) in parts.iter().enumerate() {
+        seam.extend(edge.iter().map(|&(c, l)| (c, base[k] + l as usize)));
+    }
+    for (k, (_, edge)) in parts.iter().enumerate() {
+        let mine: Vec<(usize, usize)> = edge
+            .iter()
+            .map(|&(c, l)| (c, base[k] + l as usize))
+            .collect();
+        across_seams(t, k, &mine, &seam, |a, b| {
+            let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
+            if ra != rb {
+                parent[ra.max(rb)] = ra.min(rb);
+            }
+        });
+    }
+    drop(seam);
+    let mut joined: Vec<Option<V>> = vec![None; total];
+    for (k, (values, _)) in parts.iter().enumerate() {
+        for (l, &v) in values.iter().enumerate() {
+            let r = root(&mut parent, base[k] + l);
+            joined[r] = Some(joined[r].map_or(v, |j| combine(j, v)));
+        }
+    }
+    let mut value = Vec::with_capacity(total);
+    for g in 0..total {
+        let r = root(&mut parent, g);
+        value.push(joined[r].ok_or("internal error: a lake without a value")?);
+    }
+    Ok(Joined { base, value })
 }
 
 /// One tile's flood: its labels' spill edges, how many labels, its perimeter cells (global
