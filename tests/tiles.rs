@@ -549,7 +549,7 @@ fn plan_and_run_task_give_the_same_files_as_the_local_runner() {
     assert!(ok && text.contains("tile-4: already done"), "{text}");
     let (ok, text) = orogen(&["run-task", plan_dir, "tile-9"]);
     assert!(
-        !ok && text.contains("no task \"tile-9\" (tasks: coarse, s<i>.piece-<j> | s<i>.tile-<k> | s<i>.whole for each stage, tile-0 … tile-8, stitch)"),
+        !ok && text.contains("no task \"tile-9\" (tasks: coarse, s<i>.piece-<j> | s<i>.tile-<k> | s<i>.whole | s<i>.water for each stage, tile-0 … tile-8, stitch)"),
         "{text}"
     );
     let (fa, fb) = (listed_files(a.path()), listed_files(b.path()));

@@ -478,6 +478,7 @@ impl Job {
             cancel: c.clone(),
             progress: None,
             cache: self.cache.clone(),
+            side_by_side: 0,
         };
         let r = orogen::tiles::run_all(out_dir, &opts, |_, _, _| {
             if let Ok(mut pr) = p.lock() {

@@ -135,7 +135,8 @@ pub(super) struct TileArgs {
     #[arg(long, value_name = "SAMPLES", default_value_t = orogen::tiles::COARSE_MAX)]
     pub(super) coarse_size: usize,
     /// With tiles: the most memory one stage may hold for a global node's whole-map fields
-    /// (e.g. 4G; default half of three quarters of this machine's memory). Past it, water runs
+    /// (e.g. 4G; default half of --max-memory, else of three quarters of this machine's
+    /// memory). Past it, water runs
     /// tile by tile with the same result and other nodes are carried from the coarse pass.
     /// Set it to a cluster node's memory when planning on another machine.
     #[arg(long, value_name = "SIZE")]

@@ -113,7 +113,12 @@ pub(super) fn run_tiled(
         .as_deref()
         .map(orogen::eval::memory::parse_bytes)
     {
-        None => None,
+        // Under --max-memory, a whole-map stage may hold half of it.
+        None => input
+            .max_memory
+            .as_deref()
+            .and_then(|m| orogen::eval::memory::parse_bytes(m).ok())
+            .map(|b| b / 2),
         Some(Ok(b)) => Some(b),
         Some(Err(e)) => {
             eprintln!("error: --stage-memory {e}");
@@ -158,10 +163,31 @@ pub(super) fn run_tiled(
         print_plan(&plan, out);
         return ExitCode::SUCCESS;
     };
+    // Under --max-memory, as many tasks side by side as fit: each holds about what a tile
+    // with its margin costs (the estimate `check_memory` made above).
+    let side_by_side = match input
+        .max_memory
+        .as_deref()
+        .map(orogen::eval::memory::parse_bytes)
+    {
+        Some(Ok(budget)) => {
+            let per = orogen::eval::memory::estimate_peak_bytes(
+                &graph,
+                side,
+                &orogen::eval::Targets::Outputs,
+            )
+            .unwrap_or(0);
+            usize::try_from(budget / per.max(1))
+                .unwrap_or(usize::MAX)
+                .max(1)
+        }
+        _ => 0,
+    };
     let opts = orogen::tiles::RunOptions {
         cancel: cancel_on_signal(),
         progress: None,
         cache,
+        side_by_side,
     };
     let mut done = 0;
     let result = orogen::tiles::run_all(out, &opts, |id, outcome, took| {

@@ -102,7 +102,7 @@ enum Command {
         #[command(flatten)]
         tiles: TileArgs,
     },
-    /// Run one task of a plan: coarse, a stage's (s<i>.piece-<j>, s<i>.tile-<k>, s<i>.whole),
+    /// Run one task of a plan: coarse, a stage's (s<i>.piece-<j>, s<i>.tile-<k>, s<i>.whole, s<i>.water),
     /// tile-<k> or stitch. A task already done (its files
     /// present with the hashes its record gives) is skipped; retrying one is harmless.
     RunTask {
@@ -371,6 +371,7 @@ fn run_task_command(plan: &std::path::Path, task: &str, cache: &CacheArgs) -> Ex
         cancel: cancel_on_signal(),
         progress: None,
         cache: cache.clone(),
+        side_by_side: 0,
     };
     let start = std::time::Instant::now();
     let code = match orogen::tiles::run_task(plan, task, &opts) {

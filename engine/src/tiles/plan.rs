@@ -161,7 +161,7 @@ impl Plan {
         let stages = stages_of(graph, grid, coarse, stage_budget)?;
         let coarse_resolution = stages
             .iter()
-            .any(|s| s.kind != StageKind::Whole)
+            .any(|s| !matches!(s.kind, StageKind::Whole | StageKind::Water))
             .then_some(coarse);
         let built = Graph {
             resolution: n,

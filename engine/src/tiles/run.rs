@@ -41,17 +41,32 @@ pub fn run_all(
                 skip.entry(si).or_insert_with(|| blended(si));
             }
         }
+        let group = if opts.side_by_side == 0 {
+            batch.len().max(1)
+        } else {
+            opts.side_by_side
+        };
         let done: Vec<(&str, Result<TaskOutcome, TaskError>, std::time::Duration)> = batch
-            .par_iter()
-            .map(|t| {
-                let start = std::time::Instant::now();
-                if let Some((si, super::stages::StageTask::Piece(_))) = super::stages::parse(&t.id)
-                {
-                    if skip.get(&si) == Some(&true) {
-                        return (t.id.as_str(), Ok(TaskOutcome::AlreadyDone), start.elapsed());
-                    }
-                }
-                (t.id.as_str(), run_task(dir, &t.id, opts), start.elapsed())
+            .chunks(group)
+            .flat_map(|chunk| {
+                chunk
+                    .par_iter()
+                    .map(|t| {
+                        let start = std::time::Instant::now();
+                        if let Some((si, super::stages::StageTask::Piece(_))) =
+                            super::stages::parse(&t.id)
+                        {
+                            if skip.get(&si) == Some(&true) {
+                                return (
+                                    t.id.as_str(),
+                                    Ok(TaskOutcome::AlreadyDone),
+                                    start.elapsed(),
+                                );
+                            }
+                        }
+                        (t.id.as_str(), run_task(dir, &t.id, opts), start.elapsed())
+                    })
+                    .collect::<Vec<_>>()
             })
             .collect();
         let mut finished = Vec::new();
@@ -110,7 +125,7 @@ pub fn run_task(dir: &Path, task: &str, opts: &RunOptions) -> Result<TaskOutcome
         .filter(|&k| k < plan.grid.count())
         .ok_or_else(|| {
             format!(
-                "{}: no task \"{}\" (tasks: coarse, s<i>.piece-<j> | s<i>.tile-<k> | s<i>.whole for each stage, tile-0 … tile-{}, stitch)",
+                "{}: no task \"{}\" (tasks: coarse, s<i>.piece-<j> | s<i>.tile-<k> | s<i>.whole | s<i>.water for each stage, tile-0 … tile-{}, stitch)",
                 dir.join(super::PLAN_FILE).display(),
                 crate::io::owned::escape(task),
                 plan.grid.count() - 1

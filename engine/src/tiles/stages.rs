@@ -38,7 +38,12 @@ pub(super) enum StageTask {
 /// Deletes stage `si`'s piece files (once every tile has blended them; the local runner then
 /// skips the pieces while the tiles' records hold).
 pub(super) fn free_pieces(work: &std::path::Path, si: usize) {
-    let Ok(entries) = std::fs::read_dir(work.join(format!("s{si}"))) else {
+    let dir = work.join(format!("s{si}"));
+    // Never through a link planted in the stage folder's place.
+    if !crate::io::owned::is_real_dir(&dir) {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(&dir) else {
         return;
     };
     for e in entries.flatten() {

@@ -63,6 +63,15 @@ pub(super) const OCEAN: u32 = 0;
 /// Not labelled yet.
 const UNSET: u32 = u32::MAX;
 
+/// `v` with −0 as +0: which zero a flood keeps would otherwise depend on the order cells are
+/// met in (the strips', the tiles'), and the filled surface is to be one function of the
+/// terrain, to the bit.
+#[inline]
+#[must_use]
+pub(super) fn canonical(v: f32) -> f32 {
+    v + 0.0
+}
+
 /// One strip's flood: its cells' own levels (in place), their labels, and the spill edges
 /// between its labels (label, label, elevation), labels numbered from 1 within the strip.
 pub(super) struct Strip {
@@ -73,6 +82,8 @@ pub(super) struct Strip {
 
 /// The depression-filled levels of `z`, flooded in `strips` strips.
 fn fill(z: &[f32], w: usize, h: usize, strips: usize) -> Vec<f32> {
+    let z: Vec<f32> = z.iter().map(|&v| canonical(v)).collect();
+    let z = z.as_slice();
     let mut level = z.to_vec();
     if w == 0 || h == 0 {
         return level;

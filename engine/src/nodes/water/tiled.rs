@@ -42,6 +42,9 @@ use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+/// "No cell" among global cell indices (`usize`: every index of a 65536² map is a cell).
+const NOWHERE: usize = usize::MAX;
+
 /// A square `n × n` map cut into tiles: column bounds `xs` and row bounds `ys` (each from 0 to
 /// `n`), tile `k` at column `k mod cols`, row `k div cols`.
 #[derive(Clone, Debug)]
@@ -164,8 +167,20 @@ impl Scratch {
             v.write(&mut bytes);
         }
         if let Some(p) = self.path(k, name) {
-            return crate::io::atomic::write_bytes_atomic(&p, &bytes)
-                .map_err(|e| format!("cannot write {}: {e}", p.display()));
+            // A scratch file is read back only by this run: no rename needed, but never
+            // through a link planted in its place (removed, then created anew).
+            use std::io::Write;
+            let fail = |e: std::io::Error| format!("cannot write {}: {e}", p.display());
+            match std::fs::remove_file(&p) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(fail(e)),
+                _ => {}
+            }
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&p)
+                .map_err(fail)?;
+            return f.write_all(&bytes).map_err(fail);
         }
         let mut m = self.mem.lock().map_err(|_| "scratch lock poisoned")?;
         m.insert((k, name), Arc::new(bytes));
@@ -197,14 +212,23 @@ impl Scratch {
         if let Some(p) = self.path(k, name) {
             use std::io::{Read, Seek, SeekFrom};
             let fail = |e: std::io::Error| format!("cannot read {}: {e}", p.display());
-            let meta = std::fs::symlink_metadata(&p).map_err(fail)?;
+            // Never through a link or into a FIFO planted in its place: opened without
+            // following links or blocking, then checked on the open handle.
+            let mut o = std::fs::OpenOptions::new();
+            o.read(true);
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::OpenOptionsExt;
+                o.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+            }
+            let mut f = o.open(&p).map_err(fail)?;
+            let meta = f.metadata().map_err(fail)?;
             if !meta.file_type().is_file() || meta.len() != expected {
                 return Err(format!(
                     "{} is not the {expected} bytes this pass wrote",
                     p.display()
                 ));
             }
-            let mut f = std::fs::File::open(&p).map_err(fail)?;
             let mut row = vec![0u8; (x1 - x0) * T::SIZE];
             for y in y0..y1 {
                 let at = ((y - tile.y0) * tile.width + (x0 - tile.x0)) * T::SIZE;
@@ -540,11 +564,26 @@ fn fill(
             check()?;
             let win = t.window(k);
             let (z, _) = read(win)?;
+            // −0 as +0, as the whole map's flood takes it (`super::flood::canonical`).
+            let z: Vec<f32> = z.iter().map(|&v| super::flood::canonical(v)).collect();
             let mut level = z.clone();
             let ww = win.width;
-            let f = flood_window(&mut level, ww, win.height, |i| {
+            let mut f = flood_window(&mut level, ww, win.height, |i| {
                 t.on_map_edge(win.x0 + i % ww, win.y0 + i / ww)
             });
+            // One edge per pair of labels, at its lowest spill: the global step then holds
+            // what the perimeters hold, not every cell of every watershed boundary.
+            for e in &mut f.edges {
+                if e.0 > e.1 {
+                    *e = (e.1, e.0, e.2);
+                }
+            }
+            f.edges.sort_unstable_by(|a, b| {
+                (a.0, a.1, a.2)
+                    .partial_cmp(&(b.0, b.1, b.2))
+                    .unwrap_or(std::cmp::Ordering::Equal)
+            });
+            f.edges.dedup_by_key(|e| (e.0, e.1));
             let perimeter = perimeter(ww, win.height)
                 .map(|i| ((win.y0 + i / ww) * n + win.x0 + i % ww, f.labels[i], z[i]))
                 .collect();
@@ -644,10 +683,10 @@ fn route(
     cells.sort_unstable_by_key(|c| c.0);
     let at: HashMap<usize, usize> = cells.iter().enumerate().map(|(p, c)| (c.0, p)).collect();
     let n = t.n;
-    let mut to = vec![NONE as usize; cells.len()];
+    let mut to = vec![NOWHERE; cells.len()];
     let mut queue = VecDeque::new();
     for (p, c) in cells.iter().enumerate() {
-        if c.2 != NONE as usize {
+        if c.2 != NOWHERE {
             to[p] = c.2;
             queue.push_back(p);
         }
@@ -656,7 +695,7 @@ fn route(
         let (c, lc, _) = cells[p];
         for j in super::neighbours(c, n, n) {
             if let Some(&q) = at.get(&j) {
-                if to[q] == NONE as usize && cells[q].1 == lc {
+                if to[q] == NOWHERE && cells[q].1 == lc {
                     to[q] = c;
                     queue.push_back(q);
                 }
@@ -666,7 +705,7 @@ fn route(
     // Written back, tile by tile.
     let mut by_tile: Vec<Vec<(usize, usize)>> = vec![Vec::new(); t.count()];
     for (p, c) in cells.iter().enumerate() {
-        if to[p] == NONE as usize {
+        if to[p] == NOWHERE {
             return Err("internal error: a flat cell across tiles found no way out".into());
         }
         by_tile[t.tile_of(c.0 % n, c.0 / n)].push((c.0, to[p]));
@@ -778,7 +817,7 @@ fn route_tile(t: &Tiling, s: &Scratch, k: usize) -> Result<Vec<CrossingCell>, St
         let (x, y) = (e.x0 + i % ew, e.y0 + i / ew);
         if flat[i] && crosses[comp[i] as usize] {
             let rim = if rcv[i] == NONE {
-                NONE as usize
+                NOWHERE
             } else {
                 global(rcv[i] as usize)
             };
@@ -876,7 +915,7 @@ fn accumulate_tile(
             }
             path.push(c);
             match target(c) {
-                None => break NONE as usize,
+                None => break NOWHERE,
                 Some(Err(g)) => break g,
                 Some(Ok(r)) => c = r,
             }
@@ -918,7 +957,7 @@ fn accumulate(
         .collect();
     let mut indegree: HashMap<usize, u32> = HashMap::new();
     for &to in link.values() {
-        if to != NONE as usize {
+        if to != NOWHERE {
             *indegree.entry(to).or_insert(0) += 1;
         }
     }
@@ -934,7 +973,7 @@ fn accumulate(
         let Some(&to) = link.get(&c) else {
             return Err("internal error: water enters a tile at a cell off its perimeter".into());
         };
-        if to == NONE as usize {
+        if to == NOWHERE {
             continue;
         }
         let v = inflow[&c];
