@@ -108,22 +108,9 @@ pub(super) fn run_tiled(
         Ok(g) => g,
         Err(code) => return code,
     };
-    let stage_memory = match tile_args
-        .stage_memory
-        .as_deref()
-        .map(orogen::eval::memory::parse_bytes)
-    {
-        // Under --max-memory, a whole-map stage may hold half of it.
-        None => input
-            .max_memory
-            .as_deref()
-            .and_then(|m| orogen::eval::memory::parse_bytes(m).ok())
-            .map(|b| b / 2),
-        Some(Ok(b)) => Some(b),
-        Some(Err(e)) => {
-            eprintln!("error: --stage-memory {e}");
-            return ExitCode::from(EXIT_INVALID);
-        }
+    let stage_memory = match stage_memory(input, tile_args) {
+        Ok(m) => m,
+        Err(code) => return code,
     };
     let mut plan = match Plan::for_build(
         &graph,
@@ -163,26 +150,7 @@ pub(super) fn run_tiled(
         print_plan(&plan, out);
         return ExitCode::SUCCESS;
     };
-    // Under --max-memory, as many tasks side by side as fit: each holds about what a tile
-    // with its margin costs (the estimate `check_memory` made above).
-    let side_by_side = match input
-        .max_memory
-        .as_deref()
-        .map(orogen::eval::memory::parse_bytes)
-    {
-        Some(Ok(budget)) => {
-            let per = orogen::eval::memory::estimate_peak_bytes(
-                &graph,
-                side,
-                &orogen::eval::Targets::Outputs,
-            )
-            .unwrap_or(0);
-            usize::try_from(budget / per.max(1))
-                .unwrap_or(usize::MAX)
-                .max(1)
-        }
-        _ => 0,
-    };
+    let side_by_side = side_by_side(input, &graph, side);
     let opts = orogen::tiles::RunOptions {
         cancel: cancel_on_signal(),
         progress: None,
@@ -389,6 +357,48 @@ impl Progress {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }
+    }
+}
+
+/// `--stage-memory`, or half of `--max-memory` when only that is given (`None`: the plan's
+/// default).
+fn stage_memory(input: &GraphArgs, tile_args: &TileArgs) -> Result<Option<u64>, ExitCode> {
+    use orogen::eval::memory::parse_bytes;
+    match tile_args.stage_memory.as_deref().map(parse_bytes) {
+        // Under --max-memory, a whole-map stage may hold half of it.
+        None => Ok(input
+            .max_memory
+            .as_deref()
+            .and_then(|m| parse_bytes(m).ok())
+            .map(|b| b / 2)),
+        Some(Ok(b)) => Ok(Some(b)),
+        Some(Err(e)) => {
+            eprintln!("error: --stage-memory {e}");
+            Err(ExitCode::from(EXIT_INVALID))
+        }
+    }
+}
+
+/// Under `--max-memory`, how many output tiles fit side by side, each counted at the estimate
+/// for a tile of `side`² with its margin (the one `check_memory` made); 0 without a limit.
+fn side_by_side(input: &GraphArgs, graph: &orogen::Graph, side: usize) -> usize {
+    match input
+        .max_memory
+        .as_deref()
+        .map(orogen::eval::memory::parse_bytes)
+    {
+        Some(Ok(budget)) => {
+            let per = orogen::eval::memory::estimate_peak_bytes(
+                graph,
+                side,
+                &orogen::eval::Targets::Outputs,
+            )
+            .unwrap_or(0);
+            usize::try_from(budget / per.max(1))
+                .unwrap_or(usize::MAX)
+                .max(1)
+        }
+        _ => 0,
     }
 }
 

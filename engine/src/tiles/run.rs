@@ -41,7 +41,10 @@ pub fn run_all(
                 skip.entry(si).or_insert_with(|| blended(si));
             }
         }
-        let group = if opts.side_by_side == 0 {
+        // The output tiles are what holds a tile's worth of every local node; pieces, stage
+        // tiles and water passes hold a few fields of a tile (or of a piece) and run freely.
+        let heavy = batch.iter().any(|t| t.id.starts_with("tile-"));
+        let group = if opts.side_by_side == 0 || !heavy {
             batch.len().max(1)
         } else {
             opts.side_by_side

@@ -73,8 +73,9 @@ pub struct RunOptions<'a> {
     /// name the tile's window and the coarse size), so a re-run after a late edit reuses
     /// every upstream tile result.
     pub cache: Option<std::sync::Arc<crate::eval::DiskCache>>,
-    /// At most this many tasks side by side in [`super::run_all`] (0: as many as the thread
-    /// pool runs): what keeps a run under a memory limit when one task holds a sizeable share.
+    /// At most this many output tiles side by side in [`super::run_all`] (0: as many as the
+    /// thread pool runs): what keeps a run under a memory limit when one tile holds a
+    /// sizeable share of it (the other tasks hold a few fields of a tile or a piece).
     pub side_by_side: usize,
 }
 

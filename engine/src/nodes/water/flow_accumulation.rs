@@ -8,7 +8,7 @@
 //! strips gives no order to accumulate in; counting and walking cost about what the old pass in
 //! reverse flood order did, and the strips save more than that in the flood (docs/perf-log.md).
 
-use super::{for_each_lake, priority_flood, Flood, Grid, NONE};
+use super::{for_each_lake, priority_flood, unit_area, units, Flood, Grid, NONE};
 use crate::field::Field;
 use crate::node::{unit, EvalCtx, Node, NodeError};
 use crate::nodes::erosion::flow::D8;
@@ -369,34 +369,6 @@ fn direction(t: &Targets) -> (f32, f32) {
         (0.5 + 0.5 * x / len, 0.5 + 0.5 * y / len)
     } else {
         (0.5, 0.5)
-    }
-}
-
-/// Rain's fixed point in single-direction accumulation: a cell under rain 1 counts this many
-/// units. Integer sums do not depend on the order they are added in, so a drainage area
-/// accumulated tile by tile (`super::tiled`) has the very bits of the whole map's.
-pub const RAIN_ONE: f64 = (1u64 << 24) as f64;
-
-/// Each cell's own water in integer units: 1 a cell without a rain mask, rain × [`RAIN_ONE`]
-/// (rounded, rain clamped to [0, 10⁶]) with one.
-#[must_use]
-pub fn units(rain: Option<&[f32]>, cells: usize) -> Vec<u64> {
-    match rain {
-        Some(r) => r
-            .iter()
-            .map(|&v| (f64::from(v).clamp(0.0, 1.0e6) * RAIN_ONE).round() as u64)
-            .collect(),
-        None => vec![1; cells],
-    }
-}
-
-/// The area, in m², of one unit of [`units`] on cells of `cell_area` m².
-#[must_use]
-pub fn unit_area(cell_area: f64, rain: bool) -> f64 {
-    if rain {
-        cell_area / RAIN_ONE
-    } else {
-        cell_area
     }
 }
 

@@ -99,6 +99,34 @@ pub fn run_tiled(
     }
 }
 
+/// Rain's fixed point in single-direction accumulation: a cell under rain 1 counts this many
+/// units. Integer sums do not depend on the order they are added in, so a drainage area
+/// accumulated tile by tile ([`tiled`]) has the very bits of the whole map's.
+pub const RAIN_ONE: f64 = (1u64 << 24) as f64;
+
+/// Each cell's own water in integer units: 1 a cell without a rain mask, rain × [`RAIN_ONE`]
+/// (rounded, rain clamped to [0, 10⁶]) with one.
+#[must_use]
+pub fn units(rain: Option<&[f32]>, cells: usize) -> Vec<u64> {
+    match rain {
+        Some(r) => r
+            .iter()
+            .map(|&v| (f64::from(v).clamp(0.0, 1.0e6) * RAIN_ONE).round() as u64)
+            .collect(),
+        None => vec![1; cells],
+    }
+}
+
+/// The area, in m², of one unit of [`units`] on cells of `cell_area` m².
+#[must_use]
+pub fn unit_area(cell_area: f64, rain: bool) -> f64 {
+    if rain {
+        cell_area / RAIN_ONE
+    } else {
+        cell_area
+    }
+}
+
 /// "No cell".
 pub const NONE: u32 = u32::MAX;
 

@@ -22,7 +22,7 @@
 //!    row order as the whole map seeds it (each flat's routing depends on that flat alone).
 //! 3. **Drainage area** (Barnes 2017, "Parallel non-divergent flow accumulation for trillion
 //!    cell digital elevation models on desktops or clusters", §2): each tile accumulates what
-//!    falls on it, in integer units ([`super::flow_accumulation::units`]); it sends where water
+//!    falls on it, in integer units ([`super::units`]); it sends where water
 //!    leaving it goes and how much (its exits), and, for each perimeter cell, where water
 //!    entering there leaves the tile (its link). The global step resolves what enters each
 //!    perimeter cell in topological order over those links; a second local pass adds it on
@@ -33,8 +33,7 @@
 //! cross a tile border. Fields between passes live in a [`Scratch`]: in memory or in files.
 
 use super::flood::{flood_window, solve, steepest, OCEAN};
-use super::flow_accumulation::units;
-use super::{Grid, NONE};
+use super::{units, Grid, NONE};
 use crate::node::Window;
 use crate::nodes::erosion::flow::D8;
 use rayon::prelude::*;
@@ -376,7 +375,7 @@ pub fn hydrology(
     fill(t, scratch, read, &check)?;
     route(t, scratch, &check)?;
     let (rain, max_units) = accumulate(t, scratch, read, &check)?;
-    let unit_m2 = super::flow_accumulation::unit_area(cell_area, rain);
+    let unit_m2 = super::unit_area(cell_area, rain);
     Ok(Hydrology {
         unit_m2,
         max_area_m2: max_units as f64 * unit_m2,
