@@ -784,6 +784,40 @@ fn water_over_erosion(dir: &Path, rel: &str, erode: Option<&str>) -> (std::path:
     (path, g)
 }
 
+/// Node `id` of `flat` run whole-map at `n`² on `under` (its first input's terrain, as a tiled
+/// build stitched it): its output fields.
+fn run_on_stitched(
+    flat: &Graph,
+    id: &str,
+    under: Vec<f32>,
+    n: usize,
+) -> Vec<std::sync::Arc<orogen::field::Field>> {
+    let node = flat.node(id).expect("node");
+    let Some(Some(r)) = node.inputs.first() else {
+        panic!("{id} has no input")
+    };
+    let src = flat.node(&r.node).expect("source");
+    let mut fields = vec![orogen::field::Field::filled(n, n, 0.0); src.def.spec.outputs.len()];
+    fields[src.def.output_index(&r.output).expect("port")] =
+        orogen::field::Field::from_vec(n, n, under).expect("field");
+    let store = Stitched {
+        id: r.node.clone(),
+        fields,
+    };
+    let mut whole = orogen::eval::Evaluator::new()
+        .evaluate(
+            flat,
+            &orogen::eval::EvalOptions {
+                resolution: Some(n),
+                targets: orogen::eval::Targets::Nodes(vec![id.to_owned()]),
+                stored: Some(&store),
+                ..orogen::eval::EvalOptions::default()
+            },
+        )
+        .expect("whole map");
+    whole.fields.remove(id).expect("the node's fields").to_vec()
+}
+
 /// The water of a tiled build is exact: every output of every water node equals, bit for bit,
 /// the same node run whole-map on the terrain the tiles stitched together under it — lakes,
 /// sea, MFD and D8 flow, rivers and snow over thermal erosion refined in pieces for tile sizes
@@ -843,36 +877,17 @@ fn tiled_water_equals_the_water_nodes_run_whole_map_on_the_stitched_terrain() {
                 .iter()
                 .filter(|x| x.def.spec.category == orogen::node::Category::Water)
             {
-                let Some(Some(r)) = w.inputs.first() else {
+                let Some(Some(_)) = w.inputs.first() else {
                     continue;
                 };
-                let under = orogen::field::Field::from_vec(
-                    n,
-                    n,
+                let whole = run_on_stitched(
+                    &flat,
+                    &w.id,
                     stitched[&format!("under_{}", w.id)].clone(),
-                )
-                .expect("field");
-                let src = flat.node(&r.node).expect("source");
-                let mut fields =
-                    vec![orogen::field::Field::filled(n, n, 0.0); src.def.spec.outputs.len()];
-                fields[src.def.output_index(&r.output).expect("port")] = under;
-                let store = Stitched {
-                    id: r.node.clone(),
-                    fields,
-                };
-                let whole = orogen::eval::Evaluator::new()
-                    .evaluate(
-                        &flat,
-                        &orogen::eval::EvalOptions {
-                            resolution: Some(n),
-                            targets: orogen::eval::Targets::Nodes(vec![w.id.clone()]),
-                            stored: Some(&store),
-                            ..orogen::eval::EvalOptions::default()
-                        },
-                    )
-                    .expect("whole map");
+                    n,
+                );
                 for (k, p) in w.def.spec.outputs.iter().enumerate() {
-                    let want = &whole.fields[&w.id][k];
+                    let want = &whole[k];
                     let got = &stitched[&format!("{}_{}", w.id, p.name)];
                     let same = want
                         .data()
@@ -997,32 +1012,9 @@ fn water_run_tile_by_tile_equals_the_whole_map_run() {
     let flat = g.flattened();
     let (_, last) = &runs[2];
     for (id, ports) in nodes {
-        let node = flat.node(id).expect("node");
-        let Some(Some(r)) = node.inputs.first() else {
-            panic!("{id} has no input")
-        };
-        let src = flat.node(&r.node).expect("source");
-        let mut fields = vec![orogen::field::Field::filled(n, n, 0.0); src.def.spec.outputs.len()];
-        fields[src.def.output_index(&r.output).expect("port")] =
-            orogen::field::Field::from_vec(n, n, last[&format!("under_{id}")].clone())
-                .expect("field");
-        let store = Stitched {
-            id: r.node.clone(),
-            fields,
-        };
-        let whole = orogen::eval::Evaluator::new()
-            .evaluate(
-                &flat,
-                &orogen::eval::EvalOptions {
-                    resolution: Some(n),
-                    targets: orogen::eval::Targets::Nodes(vec![id.into()]),
-                    stored: Some(&store),
-                    ..orogen::eval::EvalOptions::default()
-                },
-            )
-            .expect("whole map");
+        let whole = run_on_stitched(&flat, id, last[&format!("under_{id}")].clone(), n);
         for (k, p) in ports.iter().enumerate() {
-            let want = whole.fields[id][k].data();
+            let want = whole[k].data();
             assert!(
                 bits(want) == bits(&last[&format!("{id}_{p}")]),
                 "{id}.{p} run tile by tile is not the node run whole-map on the stitched terrain"

@@ -615,29 +615,19 @@ fn fill(
         );
         seam.extend(f.perimeter.iter().map(|&(i, l, z)| (i, (global(k, l), z))));
     }
-    // The seams: a perimeter cell and its 8-neighbours in other tiles (their perimeters).
+    // The seams: a perimeter cell and its 8-neighbours in other tiles (their perimeters),
+    // at the higher of their heights.
     for (k, f) in floods.iter().enumerate() {
-        for &(a, la, za) in &f.perimeter {
-            let la = global(k, la);
-            let (x, y) = (a % n, a / n);
-            for &(dx, dy) in &D8 {
-                let (nx, ny) = (x as isize + dx as isize, y as isize + dy as isize);
-                if nx < 0 || ny < 0 || nx >= n as isize || ny >= n as isize {
-                    continue;
-                }
-                let (nx, ny) = (nx as usize, ny as usize);
-                let b = ny * n + nx;
-                if b < a || t.tile_of(nx, ny) == k {
-                    continue;
-                }
-                let &(lb, zb) = seam
-                    .get(&b)
-                    .ok_or("internal error: a seam cell is not on its tile's perimeter")?;
-                if la != lb {
-                    edges.push((la, lb, za.max(zb)));
-                }
+        let mine: Vec<(usize, (u32, f32))> = f
+            .perimeter
+            .iter()
+            .map(|&(a, l, z)| (a, (global(k, l), z)))
+            .collect();
+        across_seams(t, k, &mine, &seam, |(la, za), (lb, zb)| {
+            if la != lb {
+                edges.push((la, lb, za.max(zb)));
             }
-        }
+        });
     }
     drop(seam);
     let spill = solve(&edges, total as usize);
