@@ -35,6 +35,8 @@ struct Job {
     resolutions: Vec<usize>,
     cancel: CancelToken,
     sent: Instant,
+    /// The node the preview shows, evaluated first at each resolution.
+    focus: Option<String>,
 }
 
 /// A finished evaluation pass.
@@ -49,6 +51,9 @@ pub struct Snapshot {
     pub latency: Duration,
     /// True when the job was cancelled by a newer one during this pass.
     pub cancelled: bool,
+    /// True for the pass of the previewed node alone (and what it needs), sent before the
+    /// whole graph's at the same resolution: other nodes are missing from its result.
+    pub partial: bool,
     /// The graph's sea level, if it floods one (for the terrain colours), found once here
     /// rather than at every frame that draws the preview.
     pub sea_m: Option<f32>,
@@ -107,6 +112,18 @@ impl Worker {
         base_dir: Option<PathBuf>,
         resolutions: &[usize],
     ) -> u64 {
+        self.submit_focused(graph, base_dir, resolutions, None)
+    }
+
+    /// As [`Worker::submit`], with node `focus` (the one the preview shows) evaluated first at
+    /// each resolution and sent as a partial snapshot before the rest of the graph.
+    pub fn submit_focused(
+        &mut self,
+        graph: &Graph,
+        base_dir: Option<PathBuf>,
+        resolutions: &[usize],
+        focus: Option<&str>,
+    ) -> u64 {
         if let Some(c) = self.current.take() {
             c.cancel();
         }
@@ -121,6 +138,7 @@ impl Worker {
             resolutions: resolutions.to_vec(),
             cancel,
             sent: Instant::now(),
+            focus: focus.map(str::to_owned),
         };
         // A closed channel means the thread is gone; the UI then simply shows no new results.
         let _ = self.jobs.send(job);
@@ -244,54 +262,52 @@ fn run(
             }
         };
         for &resolution in &job.resolutions {
-            if job.cancel.is_cancelled() {
-                break;
-            }
-            let opts = EvalOptions {
-                resolution: Some(resolution),
-                targets: Targets::All,
-                cancel: job.cancel.clone(),
-                progress: Some(&on_progress),
-                base_dir: job.base_dir.as_deref(),
-                allow_outside: &job.allow_outside,
-                keep_all: true,
-                window: None,
-                coarse: None,
-                arrays: None,
-                stored: None,
-            };
-            let run = |ev: &mut Evaluator| ev.evaluate(graph, &opts);
-            let result = match &pool {
-                Ok(pool) => pool.install(|| run(&mut evaluator)),
-                Err(_) => run(&mut evaluator),
-            };
-            let result = result.unwrap_or_else(|diags| {
-                // Graph-wide errors (a cycle, which the canvas refuses to wire): shown per node.
-                let mut r = EvalResult::default();
-                for d in diags {
-                    r.status.insert(
-                        d.node.clone().unwrap_or_default(),
-                        orogen::eval::NodeStatus::Failed(orogen::node::NodeError::Failed(
-                            d.to_string(),
-                        )),
-                    );
+            // The node the preview shows first, on its own (it and what it needs), so its
+            // picture does not wait for the rest of the graph; then everything (the focus's
+            // results come from the cache).
+            let focus = job.focus.as_ref().filter(|f| graph.node(f).is_some());
+            let passes = focus
+                .map(|f| Targets::Nodes(vec![f.clone()]))
+                .into_iter()
+                .chain(std::iter::once(Targets::All));
+            for targets in passes {
+                if job.cancel.is_cancelled() {
+                    break;
                 }
-                r
-            });
-            let snapshot = Snapshot {
-                generation: job.generation,
-                resolution,
-                graph: graph.clone(),
-                result,
-                latency: job.sent.elapsed(),
-                cancelled: job.cancel.is_cancelled(),
-                sea_m: graph.sea_level_m(),
-            };
-            if done.send(snapshot).is_err() {
-                return;
-            }
-            if let Some(ctx) = repaint {
-                ctx.request_repaint();
+                let partial = !matches!(targets, Targets::All);
+                let opts = EvalOptions {
+                    resolution: Some(resolution),
+                    targets,
+                    cancel: job.cancel.clone(),
+                    progress: Some(&on_progress),
+                    base_dir: job.base_dir.as_deref(),
+                    allow_outside: &job.allow_outside,
+                    keep_all: true,
+                    window: None,
+                    coarse: None,
+                    arrays: None,
+                    stored: None,
+                };
+                let result = match &pool {
+                    Ok(pool) => pool.install(|| evaluator.evaluate(graph, &opts)),
+                    Err(_) => evaluator.evaluate(graph, &opts),
+                };
+                let snapshot = Snapshot {
+                    generation: job.generation,
+                    resolution,
+                    graph: graph.clone(),
+                    result: result.unwrap_or_else(failed_per_node),
+                    latency: job.sent.elapsed(),
+                    cancelled: job.cancel.is_cancelled(),
+                    partial,
+                    sea_m: graph.sea_level_m(),
+                };
+                if done.send(snapshot).is_err() {
+                    return;
+                }
+                if let Some(ctx) = repaint {
+                    ctx.request_repaint();
+                }
             }
         }
         progress
@@ -308,6 +324,18 @@ fn run(
             }
         }
     }
+}
+
+/// Graph-wide errors (a cycle, which the canvas refuses to wire) as a result: shown per node.
+fn failed_per_node(diags: Vec<orogen::graph::Diagnostic>) -> EvalResult {
+    let mut r = EvalResult::default();
+    for d in diags {
+        r.status.insert(
+            d.node.clone().unwrap_or_default(),
+            orogen::eval::NodeStatus::Failed(orogen::node::NodeError::Failed(d.to_string())),
+        );
+    }
+    r
 }
 
 /// Updates `running` (node id → fraction done) with one progress event; true when a node

@@ -1657,19 +1657,56 @@ fn a_comment_frame_moves_its_nodes() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// The flagship opens readable (text at least 11 px) and larger than the canvas, so the
-/// minimap shows; a click at the minimap's far end moves the view there.
+/// The flagship opens whole: every node in view, and since its own titles are then too small
+/// to read, the overview's title over each node. Zoomed in past the canvas the minimap shows;
+/// a click at its far end moves the view there.
 #[test]
-fn the_flagship_opens_readable_and_the_minimap_moves_the_view() {
+fn the_flagship_opens_whole_and_the_minimap_moves_the_view() {
     let dir = temp_dir("minimap");
     let flagship = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../graphs/alpine_valley.json");
     let mut h = harness(&dir, Some(flagship));
     settle(&mut h);
+    let view = h.state().canvas.view().expect("view");
+    let rects = h.state().canvas.node_rects();
+    assert_eq!(rects.len(), h.state().doc.graph().nodes.len());
     let zoom = h.state().canvas.zoom();
+    for (id, r) in &rects {
+        assert!(
+            view.expand(1.0).contains_rect(*r),
+            "{id} {r:?} outside {view:?} at zoom {zoom}: {rects:?}"
+        );
+    }
     assert!(
-        zoom * orogen_editor::canvas::BODY_TEXT_PX >= 11.0,
+        orogen_editor::canvas::overview::titles_shown(zoom),
         "opens at zoom {zoom}"
     );
+    let titles = h.state().canvas.overview_titles();
+    assert_eq!(titles.len(), rects.len(), "a title over every node");
+    for (id, t) in titles {
+        assert_eq!(t.min, rects[id].min, "{id}'s title starts at its node");
+    }
+    assert!(
+        h.state().canvas.minimap().is_none(),
+        "nothing outside the view"
+    );
+    // Zoomed in at the graph's left, most of it leaves the canvas: the minimap shows.
+    h.hover_at(view.left_center() + Vec2::new(20.0, 0.0));
+    h.run_steps(1);
+    for _ in 0..6 {
+        h.event(Event::MouseWheel {
+            unit: egui::MouseWheelUnit::Point,
+            delta: Vec2::new(0.0, 300.0),
+            phase: egui::TouchPhase::Move,
+            modifiers: Modifiers::NONE,
+        });
+        h.run_steps(6);
+    }
+    let zoom = h.state().canvas.zoom();
+    assert!(
+        !orogen_editor::canvas::overview::titles_shown(zoom),
+        "zoomed in to {zoom}"
+    );
+    assert!(h.state().canvas.overview_titles().is_empty());
     let map = h
         .state()
         .canvas

@@ -38,12 +38,19 @@ impl EditorApp {
     /// Takes finished evaluations from the worker.
     pub(super) fn receive(&mut self, ctx: &egui::Context) {
         for mut s in self.worker.poll() {
-            if s.cancelled {
-                // Keep showing what the stale run did not get to.
+            if s.cancelled || s.partial {
+                // Keep showing what the stale run, or the previewed node's pass, did not get
+                // to (a partial pass's other nodes come with the whole graph's pass next).
                 if let Some(old) = &self.snapshot {
                     for (id, f) in &old.result.fields {
                         if s.graph.node(id).is_some() && !s.result.fields.contains_key(id) {
                             s.result.fields.insert(id.clone(), f.clone());
+                            if let Some(st) = old.result.status.get(id) {
+                                s.result
+                                    .status
+                                    .entry(id.clone())
+                                    .or_insert_with(|| st.clone());
+                            }
                         }
                     }
                 }
@@ -81,10 +88,13 @@ impl EditorApp {
         if refine && self.options.refine_resolution != self.options.preview_resolution {
             res.push(self.options.refine_resolution);
         }
-        self.worker.submit(
+        // The previewed node first: its picture need not wait for the rest of the graph.
+        let focus = self.previewed().cloned();
+        self.worker.submit_focused(
             self.doc.graph(),
             self.doc.base_dir().map(Path::to_path_buf),
             &res,
+            focus.as_deref(),
         );
         self.submitted = Some((rev, refine));
     }
@@ -97,6 +107,7 @@ impl EditorApp {
             let done = self.snapshot.as_ref().is_some_and(|s| {
                 s.generation == target
                     && !s.cancelled
+                    && !s.partial
                     && s.resolution == self.options.refine_resolution
             });
             if done {

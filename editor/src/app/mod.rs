@@ -718,11 +718,23 @@ impl EditorApp {
             .into_iter()
             .map(|(id, rect)| (id, r(rect)))
             .collect();
+        let titles: serde_json::Map<String, serde_json::Value> = self
+            .canvas
+            .overview_titles()
+            .iter()
+            .map(|(id, rect)| (id.clone(), r(*rect)))
+            .collect();
         serde_json::json!({
             "canvas": self.canvas.view().map(r),
             "framed": self.snapshot.is_some() && !self.canvas.framing(),
             "zoom": self.canvas.zoom(),
-            "text_px": self.canvas.zoom() * crate::canvas::BODY_TEXT_PX,
+            // Zoomed out, names are the overview's titles, drawn at body size.
+            "text_px": if titles.is_empty() {
+                self.canvas.zoom() * crate::canvas::BODY_TEXT_PX
+            } else {
+                crate::canvas::BODY_TEXT_PX
+            },
+            "titles": titles,
             "minimap": self.canvas.minimap().map(r),
             "nodes": nodes,
         })

@@ -9,6 +9,7 @@
 pub mod arrange;
 pub mod frames;
 mod framing;
+pub mod overview;
 pub(crate) mod picker;
 mod sync;
 mod viewer;
@@ -71,10 +72,12 @@ pub enum Dragging {
 
 /// Zoom limits of the canvas: far enough out that Frame all shows a long graph whole.
 const MIN_ZOOM: f32 = 0.05;
-/// The least zoom a graph opens at: node titles and port labels (egui's body text, 12.5 px at
-/// zoom 1) stay at least 11 px tall. A graph larger than the canvas at this zoom opens showing
-/// where it starts, and the minimap shows the rest.
-pub const READABLE_ZOOM: f32 = 0.9;
+/// The least zoom a graph opens at: the whole graph in view down to this zoom (the flagship's
+/// 22 nodes in a 1280×800 window), with the overview's titles ([`overview`]) keeping every name legible once the
+/// nodes' own text (egui's body text, 12.5 px at zoom 1) falls below 11 px. A graph larger
+/// than the canvas even at this zoom opens showing where it starts; the minimap shows the
+/// rest.
+pub const OPEN_ZOOM: f32 = 0.1;
 /// Body text height at zoom 1 (egui's default body font).
 pub const BODY_TEXT_PX: f32 = 12.5;
 const MAX_ZOOM: f32 = 2.0;
@@ -122,6 +125,9 @@ pub struct Canvas {
     minimap: Option<Rect>,
     /// When and how the view fits the graph by itself.
     framing: Framing,
+    /// The overview's titles painted in the last frame (node id, screen rectangle); empty
+    /// when the nodes' own titles are legible.
+    overview: Vec<(String, Rect)>,
 }
 
 impl Default for Canvas {
@@ -143,6 +149,7 @@ impl Default for Canvas {
             dragging: None,
             minimap: None,
             framing: Framing::default(),
+            overview: Vec::new(),
         }
     }
 }
@@ -308,7 +315,7 @@ impl Canvas {
             least_zoom: if self.framing.fit_all {
                 MIN_ZOOM
             } else {
-                READABLE_ZOOM
+                OPEN_ZOOM
             },
             moved: false,
         };
@@ -378,13 +385,13 @@ impl Canvas {
             );
         }
         self.space_menu_ui(ui, doc, view);
-        self.over_nodes_ui(ui, doc, view);
+        self.over_nodes_ui(ui, doc, view, looks);
         self.notice_ui(ui, view);
     }
 
     /// What lies over the nodes: the frames' title bars, the minimap; and a node waiting to
     /// be brought into view.
-    fn over_nodes_ui(&mut self, ui: &mut Ui, doc: &mut Document, view: Rect) {
+    fn over_nodes_ui(&mut self, ui: &mut Ui, doc: &mut Document, view: Rect, looks: &Looks) {
         // The frames' title bars and the minimap take input (and the minimap is drawn) above
         // the nodes: in a layer of their own over egui-snarl's (which is a sublayer of this
         // one, named by the canvas id).
@@ -394,6 +401,7 @@ impl Canvas {
         ui.ctx().set_sublayer(snarl_layer, over_layer);
         let over = ui.new_child(egui::UiBuilder::new().layer_id(over_layer).max_rect(view));
         frames::interact(&over, doc, self.transform, view, &sizes, self.id());
+        self.overview_ui(&over, doc, view, looks);
         self.minimap_ui(&over, view);
         if let Some(id) = self
             .framing
@@ -408,6 +416,49 @@ impl Canvas {
                 ui.ctx().request_repaint();
             }
         }
+    }
+
+    /// Zoomed out below legible text: every node's name and id over it at a legible size.
+    fn overview_ui(&mut self, ui: &Ui, doc: &Document, view: Rect, looks: &Looks) {
+        self.overview.clear();
+        if !overview::titles_shown(self.zoom()) {
+            return;
+        }
+        let nodes: Vec<Rect> = self
+            .rects
+            .values()
+            .map(|r| self.transform.mul_rect(*r))
+            .collect();
+        let titles: Vec<overview::Title> = self
+            .snarl
+            .nodes_ids_data()
+            .filter_map(|(n, node)| {
+                let rect = self.transform.mul_rect(*self.rects.get(&n)?);
+                let inst = doc.graph().node(&node.value)?;
+                Some(overview::Title {
+                    rect,
+                    id: inst.id.clone(),
+                    name: if inst.label.is_empty() {
+                        inst.id.clone()
+                    } else {
+                        inst.label.clone()
+                    },
+                    bypassed: inst.bypass,
+                    previewed: looks.previewed == Some(inst.id.as_str()),
+                })
+            })
+            .filter(|t| t.rect.intersects(view))
+            .collect();
+        let painter = ui.painter().with_clip_rect(view);
+        let painted = overview::paint(&painter, ui.visuals(), &titles, &nodes);
+        self.overview = titles.into_iter().map(|t| t.id).zip(painted).collect();
+    }
+
+    /// The overview's titles drawn in the last frame: node id and screen rectangle (none
+    /// when the canvas is zoomed in enough for the nodes' own titles).
+    #[must_use]
+    pub fn overview_titles(&self) -> &[(String, Rect)] {
+        &self.overview
     }
 
     /// Brings node `id` into view (centred) when it is not wholly on the canvas: the node a

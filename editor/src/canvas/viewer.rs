@@ -598,7 +598,7 @@ impl SnarlViewer<String> for Viewer<'_> {
 }
 
 /// The view of graph bounds `bb` in canvas `view` when a graph opens: all of it if it fits at
-/// a zoom where text stays readable ([`READABLE_ZOOM`]), else at that zoom, showing where the
+/// a zoom where the overview keeps names legible ([`OPEN_ZOOM`](super::OPEN_ZOOM)), else at that zoom, showing where the
 /// graph starts (its left, and its top when too tall); the minimap shows the rest. `least` is
 /// that zoom (far less for View › Frame all: all of it, however small).
 pub(super) fn fit(bb: Rect, view: Rect, least: f32) -> TSTransform {
