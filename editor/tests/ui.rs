@@ -1523,6 +1523,78 @@ fn bypass_rename_and_the_shortcut_list() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Text typed right after a click, arriving in the same frame as the click (a busy machine
+/// delivers them together), lands in the field clicked: none of it is lost or reaches the
+/// canvas.
+#[test]
+fn text_typed_in_the_frame_of_the_click_is_kept() {
+    let dir = temp_dir("typed-with-click");
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let text = std::fs::read_to_string(repo.join("graphs/island.json")).expect("island");
+    let file = write_graph(&dir, "island.json", &text);
+    let mut h = harness(&dir, Some(file));
+    select_node(&mut h, "shaped");
+    let field = h
+        .get_all_by_role(Role::TextInput)
+        .find(|n| n.accesskit_node().label().as_deref() == Some("Name"))
+        .expect("the Name field")
+        .rect();
+    let nodes = h.state().doc.graph().nodes.len();
+    h.hover_at(field.center());
+    press(&mut h, PointerButton::Primary, field.center(), true);
+    press(&mut h, PointerButton::Primary, field.center(), false);
+    h.event(Event::Text("Soft hills".to_owned()));
+    h.run_steps(1);
+    h.event(Event::Text(" east".to_owned()));
+    h.run_steps(3);
+    let label = h
+        .state()
+        .doc
+        .graph()
+        .node("shaped")
+        .expect("shaped")
+        .label
+        .clone();
+    assert_eq!(label, "Soft hills east");
+    assert_eq!(
+        h.state().doc.graph().nodes.len(),
+        nodes,
+        "no key reached the canvas"
+    );
+    assert!(
+        !h.state().canvas.space_search_open(),
+        "Space did not open the search"
+    );
+    h.key_press(Key::Escape);
+    h.run_steps(2);
+    // A parameter's number: the click turns it into a text field, the typing replaces it.
+    let number = h
+        .get_all_by(|n| {
+            n.value()
+                .and_then(|v| v.split_whitespace().next()?.parse::<f64>().ok())
+                .is_some_and(|v| (v - 0.85).abs() < 1e-9)
+        })
+        .next()
+        .expect("the `high` parameter's number")
+        .rect();
+    h.hover_at(number.center());
+    press(&mut h, PointerButton::Primary, number.center(), true);
+    press(&mut h, PointerButton::Primary, number.center(), false);
+    h.key_press_modifiers(Modifiers::COMMAND, Key::A);
+    h.event(Event::Text("0.5".to_owned()));
+    h.key_press(Key::Enter);
+    h.run_steps(4);
+    let high = h
+        .state()
+        .doc
+        .graph()
+        .node("shaped")
+        .and_then(|n| n.param("high").cloned());
+    assert_eq!(high, Some(ParamValue::Float(0.5)));
+    settle(&mut h);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// "Browse…" on a node that reads a file opens the file chooser (listing images) and writes
 /// the chosen file relative to the graph's folder.
 #[test]
