@@ -53,7 +53,7 @@ fn time_to_pictures(
         if !s.partial {
             if s.resolution == 512 {
                 times[2] = t.elapsed();
-                ran.sort_by(|a, b| b.1.cmp(&a.1));
+                ran.sort_by_key(|r| std::cmp::Reverse(r.1));
                 return (times, ran);
             }
             continue;

@@ -1523,6 +1523,108 @@ fn bypass_rename_and_the_shortcut_list() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A plain click selects the clicked node alone (an earlier Shift selection goes), so Delete
+/// deletes the node the panel shows; Shift+click adds; a click on the background clears.
+/// (A walkthrough once deleted `scree` after a plain click on `rivers`.)
+#[test]
+fn a_plain_click_selects_one_node_and_delete_deletes_it() {
+    let dir = temp_dir("click-select");
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let text = std::fs::read_to_string(repo.join("graphs/island.json")).expect("island");
+    let file = write_graph(&dir, "island.json", &text);
+    let mut h = harness(&dir, Some(file));
+    settle(&mut h);
+    let ids: Vec<String> = h
+        .state()
+        .doc
+        .graph()
+        .nodes
+        .iter()
+        .map(|n| n.id.clone())
+        .collect();
+    assert!(ids.len() >= 3, "{ids:?}");
+    let (a, b, c) = (&ids[0], &ids[1], &ids[2]);
+    let spot = |h: &Harness<'static, EditorApp>, id: &str| {
+        h.state().canvas.node_rect(id).expect("drawn").left_top() + Vec2::new(12.0, 6.0)
+    };
+    let selected = |h: &Harness<'static, EditorApp>| {
+        let mut s = h.state().canvas.selected(&h.ctx);
+        s.sort();
+        s
+    };
+    let shift_click = |h: &mut Harness<'static, EditorApp>, at: Pos2| {
+        h.hover_at(at);
+        h.event(Event::ModifiersChanged(Modifiers::SHIFT));
+        h.run_steps(1);
+        for pressed in [true, false] {
+            h.event(Event::PointerButton {
+                pos: at,
+                button: PointerButton::Primary,
+                pressed,
+                modifiers: Modifiers::SHIFT,
+            });
+            h.run_steps(1);
+        }
+        h.event(Event::ModifiersChanged(Modifiers::NONE));
+        h.run_steps(1);
+    };
+    let at = spot(&h, a);
+    click_at(&mut h, at);
+    assert_eq!(selected(&h), vec![a.clone()]);
+    let at = spot(&h, b);
+    shift_click(&mut h, at);
+    let mut ab = vec![a.clone(), b.clone()];
+    ab.sort();
+    assert_eq!(selected(&h), ab, "Shift+click adds");
+    let at = spot(&h, c);
+    click_at(&mut h, at);
+    assert_eq!(
+        selected(&h),
+        vec![c.clone()],
+        "a plain click selects one node"
+    );
+    assert_eq!(h.state().selected.as_deref(), Some(c.as_str()));
+    h.key_press(Key::Delete);
+    h.run_steps(3);
+    let left: Vec<String> = h
+        .state()
+        .doc
+        .graph()
+        .nodes
+        .iter()
+        .map(|n| n.id.clone())
+        .collect();
+    assert!(!left.contains(c), "the clicked node went: {left:?}");
+    assert!(
+        left.contains(a) && left.contains(b),
+        "the others stay: {left:?}"
+    );
+    let at = spot(&h, a);
+    click_at(&mut h, at);
+    let view = h.state().canvas.view().expect("view");
+    let empty = (0..40)
+        .flat_map(|i| (0..40).map(move |j| (i, j)))
+        .map(|(i, j)| {
+            view.min
+                + Vec2::new(
+                    view.width() * (i as f32 + 0.5) / 40.0,
+                    view.height() * (j as f32 + 0.5) / 40.0,
+                )
+        })
+        .find(|p| {
+            h.state().canvas.node_at(*p).is_none()
+                && h.state()
+                    .canvas
+                    .minimap()
+                    .is_none_or(|m| !m.expand(8.0).contains(*p))
+        })
+        .expect("some background");
+    click_at(&mut h, empty);
+    assert!(selected(&h).is_empty(), "a click on the background clears");
+    settle(&mut h);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Text typed right after a click, arriving in the same frame as the click (a busy machine
 /// delivers them together), lands in the field clicked: none of it is lost or reaches the
 /// canvas.
@@ -1755,7 +1857,12 @@ fn the_flagship_opens_whole_and_the_minimap_moves_the_view() {
     let titles = h.state().canvas.overview_titles();
     assert_eq!(titles.len(), rects.len(), "a title over every node");
     for (id, t) in titles {
-        assert_eq!(t.min, rects[id].min, "{id}'s title starts at its node");
+        let node = rects[id];
+        assert_eq!(t.min, node.min, "{id}'s title starts at its node");
+        assert!(
+            view.expand(0.5).contains_rect(*t),
+            "{id}'s title {t:?} inside {view:?}"
+        );
     }
     assert!(
         h.state().canvas.minimap().is_none(),

@@ -22,6 +22,16 @@ pub fn rect(f: &Frame) -> Rect {
     )
 }
 
+/// A frame's title as drawn: "Comment" until the user names it.
+#[must_use]
+pub fn title(f: &Frame) -> &str {
+    if f.title.is_empty() {
+        "Comment"
+    } else {
+        &f.title
+    }
+}
+
 /// Draws the frames in canvas units (behind the nodes: snarl's background painter).
 pub fn draw(frames: &[Frame], painter: &egui::Painter, style: &egui::Style) {
     let fill = Color32::from_rgba_unmultiplied(90, 120, 170, 28);
@@ -45,11 +55,7 @@ pub fn draw(frames: &[Frame], painter: &egui::Painter, style: &egui::Style) {
         painter.text(
             header.left_center() + Vec2::new(12.0, 0.0),
             egui::Align2::LEFT_CENTER,
-            if f.title.is_empty() {
-                "Comment"
-            } else {
-                &f.title
-            },
+            title(f),
             egui::FontId::proportional(17.0),
             style.visuals.strong_text_color(),
         );

@@ -289,6 +289,7 @@ impl Canvas {
             self.framing.request = self.framing.request.max(1);
         }
         self.track_wire_drag(ui, view);
+        let modifiers = self.plain_click_selects(ui, doc, view);
         let zoom = self.take_wheel_zoom(ui, view);
         // Selectable labels would swallow drags meant to move nodes.
         ui.style_mut().interaction.selectable_labels = false;
@@ -323,6 +324,9 @@ impl Canvas {
             .id(id)
             .style(style)
             .show(&mut self.snarl, &mut viewer, ui);
+        if let Some(m) = modifiers {
+            ui.ctx().input_mut(|i| i.modifiers = m);
+        }
         let Viewer {
             search_shown,
             refusal,
@@ -362,7 +366,11 @@ impl Canvas {
         self.view = Some(view);
         let unedited =
             *self.framing.opened_revision.get_or_insert(doc.revision()) == doc.revision();
-        self.framing.refit_on_resized_nodes(&self.rects, unedited);
+        // Nor while the user holds a button down (dragging a frame or a node): the view must
+        // not move under the pointer when a thumbnail arrives mid-drag.
+        let holding = ui.input(|i| i.pointer.any_down());
+        self.framing
+            .refit_on_resized_nodes(&self.rects, unedited && !holding);
         let (pressed, at) = ui.input(|i| (i.pointer.primary_pressed(), i.pointer.interact_pos()));
         if let Some(p) = at.filter(|p| pressed && view.contains(*p)) {
             // A press that closes a menu (or picks from it) is not a click on the canvas.
@@ -387,6 +395,50 @@ impl Canvas {
         self.space_menu_ui(ui, doc, view);
         self.over_nodes_ui(ui, doc, view, looks);
         self.notice_ui(ui, view);
+    }
+
+    /// A plain click on a node selects that node alone, and on the canvas's background
+    /// clears the selection, as in other node editors. egui-snarl only changes its selection
+    /// with Shift (add) and Ctrl (remove, or clear on the background), and keeps it private,
+    /// so a plain click left an older Shift selection in place and Delete or G then acted on
+    /// nodes other than the one the panel showed. In the frame where a plain click is released
+    /// the click is handed to egui-snarl as Ctrl+Shift on a node (select it alone) and as Ctrl
+    /// on the background (clear): a click frame has no drag, so nothing else reads them. Returns
+    /// the modifiers to put back once egui-snarl has run (egui keeps them for later frames).
+    fn plain_click_selects(&self, ui: &Ui, doc: &Document, view: Rect) -> Option<egui::Modifiers> {
+        let (clicked, at, m) = ui.input(|i| {
+            (
+                i.pointer.primary_clicked(),
+                i.pointer.interact_pos(),
+                i.modifiers,
+            )
+        });
+        let p = at.filter(|p| clicked && view.contains(*p))?;
+        if m.shift || m.command || m.ctrl || m.alt || egui::Popup::is_any_open(ui.ctx()) {
+            return None;
+        }
+        // Only what lands on the nodes or the background: not the minimap, a frame's title
+        // bar (both above the nodes) or a window over the canvas.
+        let on_minimap = self.minimap.is_some_and(|r| r.expand(4.0).contains(p));
+        let graph_p = self.transform.inverse() * p;
+        let on_frame_title = doc.graph().frames.iter().any(|f| {
+            let r = frames::rect(f);
+            Rect::from_min_size(r.min, Vec2::new(r.width(), frames::HEADER)).contains(graph_p)
+        });
+        let over_window = ui
+            .ctx()
+            .layer_id_at(p)
+            .is_some_and(|l| l.order != ui.layer_id().order);
+        if on_minimap || on_frame_title || over_window {
+            return None;
+        }
+        let on_node = self.node_at(p).is_some();
+        ui.ctx().input_mut(|i| {
+            i.modifiers.command = true;
+            i.modifiers.ctrl = true;
+            i.modifiers.shift = on_node;
+        });
+        Some(m)
     }
 
     /// What lies over the nodes: the frames' title bars, the minimap; and a node waiting to
@@ -450,7 +502,20 @@ impl Canvas {
             .filter(|t| t.rect.intersects(view))
             .collect();
         let painter = ui.painter().with_clip_rect(view);
-        let painted = overview::paint(&painter, ui.visuals(), &titles, &nodes);
+        let frames: Vec<(String, Rect)> = doc
+            .graph()
+            .frames
+            .iter()
+            .map(|f| {
+                (
+                    frames::title(f).to_owned(),
+                    self.transform.mul_rect(frames::rect(f)),
+                )
+            })
+            .filter(|(_, r)| r.intersects(view))
+            .collect();
+        overview::paint_frames(&painter, ui.visuals(), &frames);
+        let painted = overview::paint(&painter, ui.visuals(), &titles, &nodes, self.zoom());
         self.overview = titles.into_iter().map(|t| t.id).zip(painted).collect();
     }
 

@@ -14,6 +14,9 @@ pub const LEGIBLE_PX: f32 = 11.0;
 /// The overview's text height: the legible size, a little more.
 const TITLE_PX: f32 = 11.5;
 
+/// Height of a node's title and id rows at zoom 1, in canvas units.
+const HEADER_UNITS: f32 = 40.0;
+
 /// The widest a title gets when nothing lies to its right.
 const MAX_WIDTH: f32 = 160.0;
 
@@ -36,16 +39,18 @@ pub(super) struct Title {
 }
 
 /// The width title `t` may take before it is cut short with an ellipsis: up to the next node
-/// to its right whose top band it would cross (never less than its own node's width, never
-/// more than [`MAX_WIDTH`]).
-fn width(t: &Title, nodes: &[Rect], height: f32) -> f32 {
+/// to its right whose top band it would cross, and the canvas's right edge `view` (never less
+/// than its own node's width, never more than [`MAX_WIDTH`]).
+fn width(t: &Title, nodes: &[Rect], height: f32, view: Rect) -> f32 {
     let band = (t.rect.top(), t.rect.top() + height);
     let room = nodes
         .iter()
         .filter(|r| r.left() > t.rect.left() + 1.0 && r.top() < band.1 && r.bottom() > band.0)
         .map(|r| r.left() - t.rect.left() - 3.0)
         .fold(MAX_WIDTH, f32::min);
-    room.max(t.rect.width())
+    // Nor past the canvas's right edge, where the node itself fits.
+    let edge = (view.right() - t.rect.left()).max(t.rect.width());
+    room.max(t.rect.width()).min(edge)
 }
 
 fn line(text: &str, px: f32, color: Color32, max_width: f32) -> LayoutJob {
@@ -64,9 +69,11 @@ pub(super) fn paint(
     visuals: &Visuals,
     titles: &[Title],
     nodes: &[Rect],
+    zoom: f32,
 ) -> Vec<Rect> {
     let mut painted = Vec::with_capacity(titles.len());
     let pad = Vec2::new(3.0, 1.0);
+    let view = painter.clip_rect();
     for t in titles {
         let name_color = if t.bypassed {
             BYPASSED
@@ -74,9 +81,14 @@ pub(super) fn paint(
             visuals.strong_text_color()
         };
         let probe = painter.layout_job(line("Ag", TITLE_PX, name_color, f32::INFINITY));
-        let w = width(t, nodes, probe.size().y + pad.y * 2.0) - pad.x * 2.0;
+        let w = width(t, nodes, probe.size().y + pad.y * 2.0, view) - pad.x * 2.0;
         let name = painter.layout_job(line(&t.name, TITLE_PX, name_color, w));
-        let size = name.size() + pad * 2.0;
+        // The box covers the node's own title and id rows (about 40 units tall) across the
+        // node's width, so no smaller text shows around it at middling zooms.
+        let size = Vec2::new(
+            (name.size().x + pad.x * 2.0).max(t.rect.width().min(w + pad.x * 2.0)),
+            (name.size().y + pad.y * 2.0).max((HEADER_UNITS * zoom).min(t.rect.height())),
+        );
         let at = t.rect.left_top();
         let back = Rect::from_min_size(at, size);
         let fill = visuals.window_fill.gamma_multiply(0.94);
@@ -93,4 +105,19 @@ pub(super) fn paint(
         painted.push(back);
     }
     painted
+}
+
+/// Paints comment frames' titles legibly above their frames (a frame's own title bar is a
+/// few pixels tall when zoomed out): `frames` are (title, frame rectangle on screen).
+pub(super) fn paint_frames(painter: &Painter, visuals: &Visuals, frames: &[(String, Rect)]) {
+    let pad = Vec2::new(4.0, 1.0);
+    for (title, r) in frames {
+        let color = visuals.strong_text_color();
+        let job = line(title, TITLE_PX, color, r.width().max(60.0) - pad.x * 2.0);
+        let galley = painter.layout_job(job);
+        let size = galley.size() + pad * 2.0;
+        let back = Rect::from_min_size(r.left_top() - Vec2::new(0.0, size.y), size);
+        painter.rect_filled(back, 3.0, Color32::from_rgb(58, 78, 112));
+        painter.galley(back.min + pad, galley, color);
+    }
 }
