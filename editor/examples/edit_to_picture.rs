@@ -5,8 +5,8 @@
 //! draws, made from the worker's field), and until the whole graph's 512² pass is done (every
 //! thumbnail). Each cell: 256² / 512² / whole graph at 512², the best of RUNS edits.
 //!
-//! Three starts: *in session* (the editor evaluated the graph before the edit: memory cache
-//! warm), *disk cache warm* (a fresh editor whose disk cache holds an earlier session's
+//! Three starts: *while editing* (the editor evaluated the graph before the edit: memory cache
+//! warm), *disk cache warm* (a fresh editor whose disk cache holds an earlier run's
 //! results of the unedited graph) and *cold* (a fresh editor, no cache). Prints a markdown
 //! table for docs/editor.md.
 //!
@@ -74,7 +74,7 @@ fn time_to_pictures(
     }
 }
 
-/// Evaluates `graph` until its 512² pass is done (the session before the edit).
+/// Evaluates `graph` until its 512² pass is done (the editing before the edit).
 fn settle(worker: &mut Worker, graph: &Graph) {
     let generation = worker.submit(graph, None, &[256, 512]);
     while let Some(s) = worker.wait(Duration::from_secs(600)) {
@@ -114,12 +114,12 @@ fn main() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../graphs/alpine_valley.json");
     let graph = orogen::document::graph_file::load_file(&path).expect("the flagship loads");
     let scratch = tempfile::tempdir().expect("a temporary folder");
-    println!("| edit | in session | disk cache warm | cold |");
+    println!("| edit | while editing | disk cache warm | cold |");
     println!("|---|---|---|---|");
     let mut breakdown = Vec::new();
     for (node, param, label) in EDITS {
         let mut cells = Vec::new();
-        // In session: the unedited graph evaluated first, then each edit.
+        // While editing: the unedited graph evaluated first, then each edit.
         let mut worker = Worker::spawn(None, None);
         settle(&mut worker, &graph);
         let mut best = [Duration::MAX; 3];
@@ -136,11 +136,11 @@ fn main() {
             .map(|(n, d)| format!("{n} {:.0} ms", d.as_secs_f64() * 1e3))
             .collect();
         breakdown.push(format!(
-            "- {label}, in session, 512² passes ({} nodes ran): {}",
+            "- {label}, while editing, 512² passes ({} nodes ran): {}",
             ran.len(),
             slowest.join(", ")
         ));
-        // Disk cache warm: an earlier session evaluated the unedited graph into the cache;
+        // Disk cache warm: an earlier run evaluated the unedited graph into the cache;
         // a fresh editor (empty memory cache) opens it and makes the edit.
         let mut best = [Duration::MAX; 3];
         for run in 0..runs {
