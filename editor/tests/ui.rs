@@ -1625,6 +1625,40 @@ fn a_plain_click_selects_one_node_and_delete_deletes_it() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// In the editor, `coast_range`'s coast node previews its sea as water: every cell at or below
+/// the graph's sea level (420 m) is drawn blue, the land above it not (the 2D preview once drew
+/// the sea's surface, exactly at the level, as beach).
+#[test]
+fn the_coast_node_previews_its_sea_below_the_sea_level_as_water() {
+    let dir = temp_dir("coast-preview");
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut h = harness(&dir, Some(repo.join("graphs/coast_range.json")));
+    select_node(&mut h, "coast");
+    settle(&mut h);
+    let shown = h.state().shown().expect("the coast node is previewed");
+    let sea = shown.sea_m.expect("the graph's sea level");
+    assert!((sea - 420.0).abs() < 1e-3, "sea level {sea}");
+    let look = orogen_editor::preview::Look {
+        hillshade: false,
+        ..h.state().look
+    };
+    let img = orogen_editor::preview::picture(&shown, look);
+    let (mut water, mut land) = (0, 0);
+    for (v, px) in shown.field.data().iter().zip(&img.pixels) {
+        let blue = px.b() > px.g() && px.b() > px.r();
+        if *v <= sea {
+            assert!(blue, "{v} m at or below the sea is drawn as water: {px:?}");
+            water += 1;
+        } else {
+            assert!(!blue, "{v} m above the sea is drawn as land: {px:?}");
+            land += 1;
+        }
+    }
+    assert!(water > 1000 && land > 1000, "{water} water, {land} land");
+    settle(&mut h);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Text typed right after a click, arriving in the same frame as the click (a busy machine
 /// delivers them together), lands in the field clicked: none of it is lost or reaches the
 /// canvas.
