@@ -423,6 +423,99 @@ fn dem_source(dir: &std::path::Path) -> Vec<f32> {
     z
 }
 
+/// A GeoTIFF GDAL wrote with SPARSE_OK leaves out the blocks that are all no-data (offset and
+/// byte count 0): they read as no-data and are filled like any hole; without a no-data value
+/// (a file that is all left out) they read as 0 m, as GDAL reads them. Both were refused as
+/// "corrupt deflate stream".
+#[test]
+fn sparse_dems_gdal_wrote_read_their_missing_blocks_as_no_data() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    let (w, h) = (64, 48);
+    let mut text = format!(
+        "ncols {w}\nnrows {h}\nxllcorner 500000\nyllcorner 4100000\ncellsize 30\nNODATA_value -9999\n"
+    );
+    // No-data over the 16 × 16 blocks of columns 32..64, rows 16..32: two whole blocks.
+    let missing = |x: usize, y: usize| x >= 32 && (16..32).contains(&y);
+    for y in 0..h {
+        for x in 0..w {
+            let v = if missing(x, y) {
+                -9999.0
+            } else {
+                100.0 + (x + 2 * y) as f32
+            };
+            text += &v.to_string();
+            text.push(' ');
+        }
+        text.push('\n');
+    }
+    std::fs::write(d.join("src.asc"), text).expect("write");
+    let sparse = [
+        "-q",
+        "-a_srs",
+        "EPSG:32633",
+        "-ot",
+        "Float32",
+        "-co",
+        "TILED=YES",
+        "-co",
+        "BLOCKXSIZE=16",
+        "-co",
+        "BLOCKYSIZE=16",
+        "-co",
+        "COMPRESS=DEFLATE",
+        "-co",
+        "SPARSE_OK=TRUE",
+    ];
+    let mut a = sparse.to_vec();
+    a.extend_from_slice(&["src.asc", "sparse.tif"]);
+    gdal("gdal_translate", &a, d);
+    let bytes = std::fs::read(d.join("sparse.tif")).expect("read");
+    let dem = orogen::io::geotiff::read(&bytes, None).unwrap_or_else(|e| panic!("sparse: {e}"));
+    assert_eq!(dem.filled, 32 * 16, "the left-out blocks are holes");
+    for y in 0..h {
+        for x in 0..w {
+            let got = dem.field.data()[y * w + x];
+            if missing(x, y) {
+                assert!((100.0..=300.0).contains(&got), "({x}, {y}) filled: {got}");
+            } else {
+                assert_eq!(got, 100.0 + (x + 2 * y) as f32, "({x}, {y})");
+            }
+        }
+    }
+    // Every block left out, no no-data value: 0 m everywhere (GDAL's reading).
+    gdal(
+        "gdal_create",
+        &[
+            "-q",
+            "-outsize",
+            "64",
+            "64",
+            "-ot",
+            "Float32",
+            "-a_srs",
+            "EPSG:32633",
+            "-a_ullr",
+            "500000",
+            "4101920",
+            "501920",
+            "4100000",
+            "-co",
+            "TILED=YES",
+            "-co",
+            "COMPRESS=DEFLATE",
+            "-co",
+            "SPARSE_OK=TRUE",
+            "empty.tif",
+        ],
+        d,
+    );
+    let bytes = std::fs::read(d.join("empty.tif")).expect("read");
+    let dem = orogen::io::geotiff::read(&bytes, None).unwrap_or_else(|e| panic!("empty: {e}"));
+    assert_eq!(dem.filled, 0);
+    assert!(dem.field.data().iter().all(|&v| v == 0.0));
+}
+
 /// GeoTIFFs written by GDAL — float32 tiled (Deflate), int16 striped (LZW) with no-data,
 /// uint16 with a scale and offset, geographic float32 — read as metres with their no-data
 /// filled, and with GDAL's extent (projected: exactly; geographic: degrees at the DEM's

@@ -174,65 +174,13 @@ pub fn read(bytes: &[u8], cancel: Option<&CancelToken>) -> Result<Dem, String> {
     }
     let mut valid = vec![true; w * h];
     let mut data = vec![0.0f32; w * h];
-    let (cw, ch) = d.chunk_dimensions();
-    let (cw, ch) = (cw as usize, ch as usize);
-    let tiled = d.get_chunk_type() == tiff::decoder::ChunkType::Tile;
-    let across = if tiled { w.div_ceil(cw.max(1)) } else { 1 };
-    let per_plane = if tiled {
-        across * h.div_ceil(ch.max(1))
-    } else {
-        h.div_ceil(ch.max(1))
+    let values = Band {
+        bands,
+        nodata,
+        scale,
+        offset,
     };
-    for k in 0..per_plane {
-        if cancel.is_some_and(CancelToken::is_cancelled) {
-            return Err("cancelled".into());
-        }
-        let (x0, y0) = if tiled {
-            ((k % across) * cw, (k / across) * ch)
-        } else {
-            (0, k * ch)
-        };
-        let index = u32::try_from(k).map_err(|_| "too many chunks".to_owned())?;
-        let chunk = d.read_chunk(index).map_err(|e| e.to_string())?;
-        let (dw, dh) = (cw.min(w - x0), ch.min(h - y0));
-        let mut put = |i: usize, s: f64| {
-            let (x, y) = (x0 + i % dw, y0 + i / dw);
-            if i >= dw * dh || x >= w || y >= h {
-                return;
-            }
-            // GDAL compares no-data as the band's own type: a float32 band's -3.4028235e38
-            // is the f32 rounding of the tag's text.
-            let missing =
-                !s.is_finite() || nodata.is_some_and(|n| s == n || (s as f32) == (n as f32));
-            let at = y * w + x;
-            valid[at] = !missing;
-            data[at] = if missing {
-                0.0
-            } else {
-                (s * scale + offset) as f32
-            };
-        };
-        let n =
-            match &chunk {
-                DecodingResult::U8(v) => first_band(v, bands, f64::from, &mut put),
-                DecodingResult::U16(v) => first_band(v, bands, f64::from, &mut put),
-                DecodingResult::U32(v) => first_band(v, bands, f64::from, &mut put),
-                DecodingResult::I8(v) => first_band(v, bands, f64::from, &mut put),
-                DecodingResult::I16(v) => first_band(v, bands, f64::from, &mut put),
-                DecodingResult::I32(v) => first_band(v, bands, f64::from, &mut put),
-                DecodingResult::F32(v) => first_band(v, bands, f64::from, &mut put),
-                DecodingResult::F64(v) => first_band(v, bands, |x| x, &mut put),
-                _ => return Err(
-                    "unsupported sample type (expected 8/16/32-bit integers or 32/64-bit floats)"
-                        .into(),
-                ),
-            };
-        if n != dw * dh {
-            return Err(format!(
-                "{n} samples in a {dw} × {dh} chunk (planar bands are not supported)"
-            ));
-        }
-    }
+    read_chunks(&mut d, (w, h), &values, cancel, &mut valid, &mut data)?;
     let filled = valid.iter().filter(|&&v| !v).count();
     if filled == w * h {
         return Err("every cell is no-data".into());
@@ -246,6 +194,109 @@ pub fn read(bytes: &[u8], cancel: Option<&CancelToken>) -> Result<Dem, String> {
         georef,
         filled,
     })
+}
+
+/// How a DEM's first band becomes metres: interleaved bands, GDAL's no-data value, scale and
+/// offset.
+struct Band {
+    bands: usize,
+    nodata: Option<f64>,
+    scale: f64,
+    offset: f64,
+}
+
+/// Decodes the image chunk by chunk (a strip or a tile at a time) into `data` (metres) and
+/// `valid` (false for no-data), `w × h` row-major.
+fn read_chunks<R: io::Read + io::Seek>(
+    d: &mut Decoder<R>,
+    (w, h): (usize, usize),
+    v: &Band,
+    cancel: Option<&CancelToken>,
+    valid: &mut [bool],
+    data: &mut [f32],
+) -> Result<(), String> {
+    let (cw, ch) = d.chunk_dimensions();
+    let (cw, ch) = (cw as usize, ch as usize);
+    let tiled = d.get_chunk_type() == tiff::decoder::ChunkType::Tile;
+    let across = if tiled { w.div_ceil(cw.max(1)) } else { 1 };
+    let per_plane = if tiled {
+        across * h.div_ceil(ch.max(1))
+    } else {
+        h.div_ceil(ch.max(1))
+    };
+    // GDAL writes a file with SPARSE_OK leaving out the blocks that are all no-data (or all 0
+    // without a no-data value): offset and byte count 0, which GDAL reads as that value.
+    let counts = d
+        .get_tag_u64_vec(if tiled {
+            Tag::TileByteCounts
+        } else {
+            Tag::StripByteCounts
+        })
+        .map_err(|e| format!("no chunk byte counts: {e}"))?;
+    for k in 0..per_plane {
+        if cancel.is_some_and(CancelToken::is_cancelled) {
+            return Err("cancelled".into());
+        }
+        let (x0, y0) = if tiled {
+            ((k % across) * cw, (k / across) * ch)
+        } else {
+            (0, k * ch)
+        };
+        let (dw, dh) = (cw.min(w - x0), ch.min(h - y0));
+        if counts.get(k) == Some(&0) {
+            // Without a no-data value the left-out samples are 0, in metres the offset.
+            let zero = if v.nodata.is_some() {
+                0.0
+            } else {
+                v.offset as f32
+            };
+            for y in y0..y0 + dh {
+                valid[y * w + x0..y * w + x0 + dw].fill(v.nodata.is_none());
+                data[y * w + x0..y * w + x0 + dw].fill(zero);
+            }
+            continue;
+        }
+        let index = u32::try_from(k).map_err(|_| "too many chunks".to_owned())?;
+        let chunk = d.read_chunk(index).map_err(|e| e.to_string())?;
+        let mut put = |i: usize, s: f64| {
+            let (x, y) = (x0 + i % dw, y0 + i / dw);
+            if i >= dw * dh || x >= w || y >= h {
+                return;
+            }
+            // GDAL compares no-data as the band's own type: a float32 band's -3.4028235e38
+            // is the f32 rounding of the tag's text.
+            let missing =
+                !s.is_finite() || v.nodata.is_some_and(|n| s == n || (s as f32) == (n as f32));
+            let at = y * w + x;
+            valid[at] = !missing;
+            data[at] = if missing {
+                0.0
+            } else {
+                (s * v.scale + v.offset) as f32
+            };
+        };
+        let n =
+            match &chunk {
+                DecodingResult::U8(x) => first_band(x, v.bands, f64::from, &mut put),
+                DecodingResult::U16(x) => first_band(x, v.bands, f64::from, &mut put),
+                DecodingResult::U32(x) => first_band(x, v.bands, f64::from, &mut put),
+                DecodingResult::I8(x) => first_band(x, v.bands, f64::from, &mut put),
+                DecodingResult::I16(x) => first_band(x, v.bands, f64::from, &mut put),
+                DecodingResult::I32(x) => first_band(x, v.bands, f64::from, &mut put),
+                DecodingResult::F32(x) => first_band(x, v.bands, f64::from, &mut put),
+                DecodingResult::F64(x) => first_band(x, v.bands, |s| s, &mut put),
+                _ => return Err(
+                    "unsupported sample type (expected 8/16/32-bit integers or 32/64-bit floats)"
+                        .into(),
+                ),
+            };
+        if n != dw * dh {
+            return Err(format!(
+                "{n} samples in a {dw} × {dh} chunk (planar bands are not supported)"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Gives `put` the first of `bands` interleaved samples of each pixel, as f64, with the
