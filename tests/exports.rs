@@ -368,7 +368,7 @@ fn normal_maps_previews_and_splats_have_the_right_shape() {
 }
 
 /// Runs `orogen ARGS` in `dir` and fails the test with its stderr unless it succeeds.
-fn orogen_ok(dir: &std::path::Path, args: &[&str]) {
+fn orogen_ok(dir: &std::path::Path, args: &[&str]) -> String {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_orogen"))
         .args(args)
         .current_dir(dir)
@@ -379,6 +379,7 @@ fn orogen_ok(dir: &std::path::Path, args: &[&str]) {
         "orogen {args:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// Runs a GDAL tool (gdal-bin, installed by `.ci/run`), failing with what to install.
@@ -421,6 +422,49 @@ fn dem_source(dir: &std::path::Path) -> Vec<f32> {
     }
     std::fs::write(dir.join("src.asc"), text).expect("write");
     z
+}
+
+/// A DEM whose ground is not square (403 × 344 pixels of 10 m; a geographic one whose degrees
+/// are not square metres) gets a note from `orogen new --from-dem` saying how much import
+/// stretches it and the GDAL command that keeps its shape; the command as given makes a DEM
+/// that needs no note.
+#[test]
+fn a_dem_that_is_not_square_gets_the_command_that_keeps_its_shape() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    let create = |size: [&str; 2], srs: &str, ullr: [&str; 4], file: &str| {
+        let mut a = vec![
+            "-q", "-outsize", size[0], size[1], "-ot", "Float32", "-burn", "100",
+        ];
+        a.extend_from_slice(&["-a_srs", srs, "-a_ullr"]);
+        a.extend_from_slice(&ullr);
+        a.push(file);
+        gdal("gdal_create", &a, d);
+    };
+    let ullr = ["500000", "5000000", "504030", "4996560"];
+    create(["403", "344"], "EPSG:32633", ullr, "ns.tif");
+    let out = orogen_ok(d, &["new", "--from-dem", "ns.tif", "-o", "ns.json"]);
+    assert!(out.contains("4030 × 3440 m on 403 × 344 pixels"), "{out}");
+    assert!(out.contains("width to height of 1.172 becomes 1"), "{out}");
+    let fix = "gdal_translate -srcwin 29 0 344 344 ns.tif dem_square.tif";
+    assert!(out.contains(fix), "{out}");
+    let words: Vec<&str> = fix.split(' ').collect();
+    gdal(words[0], &words[1..], d);
+    let out = orogen_ok(d, &["new", "--from-dem", "dem_square.tif", "-o", "sq.json"]);
+    assert!(!out.contains("note:"), "{out}");
+    // Geographic: 0.1° × 0.075° at 46° N is 7.75 × 8.34 km.
+    create(
+        ["120", "90"],
+        "EPSG:4326",
+        ["10.0", "46.0", "10.1", "45.925"],
+        "geo.tif",
+    );
+    let out = orogen_ok(d, &["new", "--from-dem", "geo.tif", "-o", "geo.json"]);
+    assert!(out.contains("width to height of 0.930 becomes 1"), "{out}");
+    assert!(
+        out.contains("gdalwarp -t_srs EPSG:32632 -tr 65 65 geo.tif dem_utm.tif"),
+        "{out}"
+    );
 }
 
 /// A GeoTIFF GDAL wrote with SPARSE_OK leaves out the blocks that are all no-data (offset and
