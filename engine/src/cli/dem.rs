@@ -155,25 +155,22 @@ fn shape_note(dem: &geotiff::Dem, path: &Path) -> Option<String> {
         return None;
     }
     let file = orogen::io::owned::escape_path(path);
-    let fix = match dem.georef.filter(|g| g.geographic) {
-        Some(g) => {
-            let lon = g.origin.0 + g.pixel.0 * w as f64 / 2.0;
-            let lat = g.origin.1 - g.pixel.1.abs() * h as f64 / 2.0;
-            let zone = (((lon + 180.0) / 6.0).floor() as i64).clamp(0, 59) + 1;
-            let epsg = if lat >= 0.0 { 32600 } else { 32700 } + zone;
-            let cell = (sy / h as f64).min(sx / w as f64);
-            format!(
-                "reproject it to its UTM zone with square cells, then crop it square: gdalwarp -t_srs EPSG:{epsg} -tr {cell:.0} {cell:.0} {file} dem_utm.tif"
-            )
-        }
-        None => {
-            let side = w.min(h);
-            format!(
-                "crop it square first (the middle {side} × {side} pixels): gdal_translate -srcwin {} {} {side} {side} {file} dem_square.tif",
-                (w - side) / 2,
-                (h - side) / 2
-            )
-        }
+    let fix = if let Some(g) = dem.georef.filter(|g| g.geographic) {
+        let lon = g.origin.0 + g.pixel.0 * w as f64 / 2.0;
+        let lat = g.origin.1 - g.pixel.1.abs() * h as f64 / 2.0;
+        let zone = (((lon + 180.0) / 6.0).floor() as i64).clamp(0, 59) + 1;
+        let epsg = if lat >= 0.0 { 32600 } else { 32700 } + zone;
+        let cell = (sy / h as f64).min(sx / w as f64);
+        format!(
+            "reproject it to its UTM zone with square cells, then crop it square: gdalwarp -t_srs EPSG:{epsg} -tr {cell:.0} {cell:.0} {file} dem_utm.tif"
+        )
+    } else {
+        let side = w.min(h);
+        format!(
+            "crop it square first (the middle {side} × {side} pixels): gdal_translate -srcwin {} {} {side} {side} {file} dem_square.tif",
+            (w - side) / 2,
+            (h - side) / 2
+        )
     };
     Some(format!(
         "note: the DEM's ground is {sx:.0} × {sy:.0} m on {w} × {h} pixels, not square: the world is square, and import stretches the DEM over all of it (its ground's width to height of {:.3} becomes 1), so erosion runs on stretched ground (GeoTIFF exports are placed back on the DEM's extent). To keep its shape, {fix}",
