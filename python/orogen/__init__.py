@@ -27,7 +27,37 @@ OrogenError = _orogen.OrogenError
 __version__: str = _orogen.__version__
 """The Orogen version this package was built from (the same as ``orogen --version``)."""
 
-__all__ = ["Graph", "OrogenError", "World", "__version__", "node_types", "nodes"]
+__all__ = ["Graph", "OrogenError", "Progress", "World", "__version__", "node_types", "nodes"]
+
+
+class Progress(float):
+    """How far an evaluation or build has come, as a fraction in 0..1 (a ``float``: a callback
+    written for plain fractions works unchanged), never going back; ``stage`` names the nodes
+    running now (empty once done). The fraction is the nodes finished plus the fractions of
+    those running, over the nodes the outputs need; it reaches 1.0 only when the work is done."""
+
+    stage: str
+
+    def __new__(cls, fraction: float, stage: str = "") -> "Progress":
+        p = super().__new__(cls, fraction)
+        p.stage = stage
+        return p
+
+    def __repr__(self) -> str:
+        return f"Progress({float(self):.3f}, stage={self.stage!r})"
+
+
+def _progress(
+    callback: Optional[Callable[[Progress], None]],
+) -> Optional[Callable[[float, str], None]]:
+    if callback is None:
+        return None
+    call: Callable[[Progress], None] = callback
+
+    def report(fraction: float, stage: str) -> None:
+        call(Progress(fraction, stage))
+
+    return report
 
 
 class World:
@@ -157,16 +187,17 @@ class Graph:
         size: Optional[int] = None,
         seed: Optional[int] = None,
         outputs: Optional[Iterable[str]] = None,
-        progress: Optional[Callable[[float], None]] = None,
+        progress: Optional[Callable[[Progress], None]] = None,
         arrays: Optional[Dict[str, npt.ArrayLike]] = None,
     ) -> Dict[str, "npt.NDArray[np.float32]"]:
         """Evaluates the named outputs (all, or ``outputs``) at ``size``² samples and returns
         them by name: float32 metres for heights, 0..1 for masks, H×W×3 linear RGB for
-        colour, the port's unit for scalars. ``progress`` is called with fractions in 0..1.
+        colour, the port's unit for scalars. ``progress`` is called with a :class:`Progress` (a
+        fraction in 0..1 that never goes back, with the running nodes' names as ``stage``).
         ``arrays`` (name → array) are supplied first, as :meth:`set_array` does."""
         self._supply(arrays)
         names = list(self.outputs) if outputs is None else list(outputs)
-        raw = self._g.evaluate_raw(names, size, seed, progress)
+        raw = self._g.evaluate_raw(names, size, seed, _progress(progress))
         return {name: _array(data, shape) for name, data, shape in raw}
 
     def evaluate(
@@ -175,14 +206,14 @@ class Graph:
         size: Optional[int] = None,
         seed: Optional[int] = None,
         region: Optional[Sequence[int]] = None,
-        progress: Optional[Callable[[float], None]] = None,
+        progress: Optional[Callable[[Progress], None]] = None,
         arrays: Optional[Dict[str, npt.ArrayLike]] = None,
     ) -> "npt.NDArray[np.float32]":
         """One node output (``"node.port"``, ``"node"`` for its first output, or a named
         output) at ``size``². ``region`` = (x0, y0, width, height) in samples returns that part
         (the whole map is evaluated). ``arrays`` as in :meth:`build`."""
         self._supply(arrays)
-        (_, data, shape), = self._g.evaluate_raw([port], size, seed, progress)
+        (_, data, shape), = self._g.evaluate_raw([port], size, seed, _progress(progress))
         a = _array(data, shape)
         if region is not None:
             x0, y0, w, h = region
@@ -202,7 +233,7 @@ class Graph:
         size: Optional[int] = None,
         seed: Optional[int] = None,
         preview: bool = False,
-        progress: Optional[Callable[[float], None]] = None,
+        progress: Optional[Callable[[Progress], None]] = None,
         arrays: Optional[Dict[str, npt.ArrayLike]] = None,
     ) -> Dict[str, Any]:
         """Writes every named output into ``out_dir`` as ``orogen build`` does (the same bytes,
@@ -212,7 +243,11 @@ class Graph:
         self._supply(arrays)
         return cast(
             Dict[str, Any],
-            json.loads(self._g.write(str(out_dir), list(formats), size, seed, preview, progress)),
+            json.loads(
+                self._g.write(
+                    str(out_dir), list(formats), size, seed, preview, _progress(progress)
+                )
+            ),
         )
 
     def __repr__(self) -> str:

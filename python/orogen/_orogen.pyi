@@ -32,7 +32,7 @@ class Graph:
         names: Sequence[str],
         size: Optional[int] = None,
         seed: Optional[int] = None,
-        progress: Optional[Callable[[float], None]] = None,
+        progress: Optional[Callable[[float, str], None]] = None,
     ) -> List[Tuple[str, bytes, List[int]]]: ...
     def write(
         self,
@@ -41,7 +41,7 @@ class Graph:
         size: Optional[int] = None,
         seed: Optional[int] = None,
         preview: bool = False,
-        progress: Optional[Callable[[float], None]] = None,
+        progress: Optional[Callable[[float, str], None]] = None,
     ) -> str: ...
 
 def catalogue_json() -> str: ...

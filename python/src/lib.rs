@@ -131,6 +131,64 @@ fn seeded(graph: &orogen::Graph, seed: Option<u64>) -> std::borrow::Cow<'_, orog
     }
 }
 
+/// One progress for a whole evaluation or build: the nodes finished plus the fractions of
+/// those running, over the nodes the targets need (in the flattened graph), never going back
+/// (a build evaluates some nodes twice: its previews, its exports) and below 1 until the work
+/// has returned; with the names of the nodes running.
+struct Overall {
+    total: usize,
+    state: std::sync::Mutex<OverallState>,
+}
+
+#[derive(Default)]
+struct OverallState {
+    finished: usize,
+    running: std::collections::BTreeMap<String, f32>,
+    last: f32,
+}
+
+impl Overall {
+    fn new<'a>(graph: &orogen::Graph, targets: impl Iterator<Item = &'a str>) -> Self {
+        let flat = graph.flattened();
+        let mut needed = std::collections::BTreeSet::new();
+        for t in targets {
+            let ups = flat.upstream(t);
+            if ups.is_empty() {
+                // A subgraph node's id is gone once flattened: count every node.
+                needed.extend(flat.nodes.iter().map(|n| n.id.clone()));
+            }
+            needed.extend(ups);
+        }
+        Self {
+            total: needed.len().max(1),
+            state: std::sync::Mutex::default(),
+        }
+    }
+
+    /// The overall fraction and stage after event `e`, when it moved.
+    fn on(&self, e: &ProgressEvent) -> Option<(f32, String)> {
+        let mut s = self.state.lock().ok()?;
+        match e {
+            ProgressEvent::Started { node } => {
+                s.running.insert((*node).to_owned(), 0.0);
+            }
+            ProgressEvent::Progress { node, fraction } => {
+                s.running
+                    .insert((*node).to_owned(), fraction.clamp(0.0, 1.0));
+            }
+            ProgressEvent::Finished { node, .. } => {
+                s.running.remove(*node);
+                s.finished += 1;
+            }
+        }
+        let done = s.finished as f32 + s.running.values().sum::<f32>();
+        let f = (done / self.total as f32).min(0.999).max(s.last);
+        s.last = f;
+        let stage = s.running.keys().cloned().collect::<Vec<_>>().join(", ");
+        Some((f, stage))
+    }
+}
+
 /// Runs `work` on a worker thread with the GIL released; meanwhile checks for Ctrl-C (which
 /// cancels `cancel` and raises `KeyboardInterrupt` once the work has stopped) and hands
 /// progress fractions to `progress`.
@@ -138,18 +196,25 @@ fn run_released<T: Send>(
     py: Python<'_>,
     cancel: &CancelToken,
     progress: Option<&Bound<'_, PyAny>>,
-    work: impl FnOnce(&(dyn Fn(f32) + Sync)) -> T + Send,
+    overall: &Overall,
+    work: impl FnOnce(&(dyn Fn(ProgressEvent) + Sync)) -> T + Send,
 ) -> PyResult<T> {
-    let (tx, rx) = mpsc::channel::<f32>();
+    let (tx, rx) = mpsc::channel::<(f32, String)>();
     let (tx, rx) = (std::sync::Mutex::new(tx), std::sync::Mutex::new(rx));
     std::thread::scope(|s| {
         let worker = s.spawn(|| {
-            let report = |f: f32| {
-                if let Ok(tx) = tx.lock() {
-                    let _ = tx.send(f);
+            let report = |e: ProgressEvent| {
+                if let Some(p) = overall.on(&e) {
+                    if let Ok(tx) = tx.lock() {
+                        let _ = tx.send(p);
+                    }
                 }
             };
-            work(&report)
+            let out = work(&report);
+            if let Ok(tx) = tx.lock() {
+                let _ = tx.send((1.0, String::new()));
+            }
+            out
         });
         let mut interrupted = None;
         loop {
@@ -167,8 +232,8 @@ fn run_released<T: Send>(
                 }
                 (worker.is_finished(), last)
             });
-            if let (Some(cb), Some(f)) = (progress, finished.1) {
-                if let Err(e) = cb.call1((f,)) {
+            if let (Some(cb), Some((f, stage))) = (progress, finished.1) {
+                if let Err(e) = cb.call1((f, stage)) {
                     cancel.cancel();
                     interrupted.get_or_insert(e);
                 }
@@ -432,19 +497,15 @@ impl Graph {
         let evaluator = &mut self.evaluator;
         let arrays = &self.arrays;
         let g: &orogen::Graph = &graph;
-        let result = run_released(py, &cancel, progress.as_ref(), |report| {
-            let on_progress = |e: ProgressEvent| {
-                if let ProgressEvent::Progress { fraction, .. } = e {
-                    report(fraction);
-                }
-            };
+        let overall = Overall::new(g, refs.iter().map(|(_, r)| r.node.as_str()));
+        let result = run_released(py, &cancel, progress.as_ref(), &overall, |on_progress| {
             evaluator.evaluate(
                 g,
                 &EvalOptions {
                     resolution: size,
                     targets,
                     cancel: cancel.clone(),
-                    progress: Some(&on_progress),
+                    progress: Some(on_progress),
                     base_dir: base.as_deref(),
                     arrays: Some(arrays),
                     ..EvalOptions::default()
@@ -510,12 +571,8 @@ impl Graph {
         };
         let cancel = CancelToken::new();
         let g: &orogen::Graph = &graph;
-        let report = run_released(py, &cancel, progress.as_ref(), |report| {
-            let on_progress = |e: ProgressEvent| {
-                if let ProgressEvent::Progress { fraction, .. } = e {
-                    report(fraction);
-                }
-            };
+        let overall = Overall::new(g, g.outputs.values().map(|r| r.node.as_str()));
+        let report = run_released(py, &cancel, progress.as_ref(), &overall, |on_progress| {
             orogen::build::build(
                 g,
                 &BuildOptions {
@@ -526,7 +583,7 @@ impl Graph {
                     allow_outside: &[],
                     keep_going: false,
                     cancel: cancel.clone(),
-                    progress: Some(&on_progress),
+                    progress: Some(on_progress),
                     cache: None,
                     arrays: Some(&self.arrays),
                 },

@@ -189,11 +189,23 @@ def test_arrays_in_and_out(tmp_path):
     assert g.remove_array("dem") and g.arrays == []
 
 
-def test_progress_is_reported():
+def test_progress_is_one_monotone_fraction_with_stage_names(tmp_path):
     g = orogen.Graph.load(REPO / "graphs" / "droplets.json")
     seen = []
     g.build(size=256, progress=seen.append)
     assert seen and all(0.0 <= f <= 1.0 for f in seen)
+    assert all(a <= b for a, b in zip(seen, seen[1:])), "never goes back"
+    assert seen[-1] == 1.0 and all(f < 1.0 for f in seen[:-1]), "1.0 once, at the end"
+    assert isinstance(seen[0], orogen.Progress) and isinstance(seen[0], float)
+    stages = {p.stage for p in seen}
+    assert "rain" in stages, stages
+    # A build with exports (evaluations, previews, files): still one monotone progress.
+    flagship = orogen.Graph.load(REPO / "graphs" / "alpine_valley.json")
+    seen = []
+    flagship.write(tmp_path / "out", size=128, preview=True, progress=seen.append)
+    assert all(a <= b for a, b in zip(seen, seen[1:])), seen
+    assert seen[-1] == 1.0
+    assert {"rain", "scree"} <= {n for p in seen for n in p.stage.split(", ")}, "named stages"
 
 
 def test_ctrl_c_stops_a_build_within_a_second_and_writes_nothing(tmp_path):
