@@ -112,6 +112,7 @@ class Graph:
 
     @property
     def name(self) -> str:
+        """The graph's name (its file's, without the extension)."""
         return self._g.name
 
     @property
@@ -126,6 +127,7 @@ class Graph:
 
     @property
     def world(self) -> World:
+        """The graph's physical frame: size in metres, height range, place on the Earth."""
         return World(**json.loads(self._g.world_json()))
 
     @property

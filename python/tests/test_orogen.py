@@ -358,3 +358,16 @@ def test_the_contact_sheet_example_builds_variants_in_processes(tmp_path):
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     w, h = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
     assert (w, h) == (2 * 48 + 4, 2 * 48 + 4)
+
+
+def test_the_api_page_is_current():
+    """docs/python.md is what python/tools/api_page.py makes of the docstrings now
+    (regenerate: PYTHONPATH=python python3 python/tools/api_page.py)."""
+    sys.path.insert(0, str(REPO / "python" / "tools"))
+    try:
+        import api_page
+    finally:
+        sys.path.pop(0)
+    assert (REPO / "docs" / "python.md").read_text() == api_page.page(), (
+        "docs/python.md is stale: PYTHONPATH=python python3 python/tools/api_page.py"
+    )
