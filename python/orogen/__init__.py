@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from os import PathLike
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union, cast
+from typing import Any, Callable, Dict, Iterable, List, Literal, Optional, Sequence, Union, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -237,17 +237,46 @@ class Graph:
         preview: bool = False,
         progress: Optional[Callable[[Progress], None]] = None,
         arrays: Optional[Dict[str, npt.ArrayLike]] = None,
+        *,
+        preset: Optional[Literal["unity", "unreal", "godot"]] = None,
+        range: Optional[Literal["graph", "data"]] = None,
+        normal_map: Optional[Literal[8, 16]] = None,
+        normal_y: Optional[Literal["opengl", "directx"]] = None,
+        mesh: Optional[Literal["obj", "glb"]] = None,
+        mesh_step: int = 1,
+        mesh_error_m: Optional[float] = None,
+        splats: Optional[Dict[str, Sequence[str]]] = None,
+        splat_normalize: bool = False,
     ) -> Dict[str, Any]:
         """Writes every named output into ``out_dir`` as ``orogen build`` does (the same bytes,
         atomically, with manifest.json), in ``formats`` (``png16``, ``tiff16``, ``geotiff``,
         ``exr``, ``r16``, ``f32``, ``png8``). Returns the manifest. ``arrays`` as in
-        :meth:`build`."""
+        :meth:`build`. The keyword-only arguments are ``orogen build``'s other exports:
+        ``preset`` (a game engine's size, format and numbers; overrides ``formats``),
+        ``range`` (``"data"``: 16-bit formats over each output's own min…max),
+        ``normal_map`` (8 or 16 bits, ``normal_y`` ``"opengl"`` or ``"directx"``), ``mesh``
+        (``"obj"`` or ``"glb"``: every ``mesh_step``-th sample, or simplified to
+        ``mesh_error_m`` metres), ``splats`` (file name → up to four mask outputs, packed as
+        RGBA; ``splat_normalize`` makes their weights sum to 1)."""
         self._supply(arrays)
+        extras = json.dumps(
+            {
+                "preset": preset,
+                "range": range,
+                "normal_map": normal_map,
+                "normal_y": normal_y,
+                "mesh": mesh,
+                "mesh_step": mesh_step,
+                "mesh_error_m": mesh_error_m,
+                "splats": None if splats is None else {k: list(v) for k, v in splats.items()},
+                "splat_normalize": splat_normalize,
+            }
+        )
         return cast(
             Dict[str, Any],
             json.loads(
                 self._g.write(
-                    str(out_dir), list(formats), size, seed, preview, _progress(progress)
+                    str(out_dir), list(formats), size, seed, preview, _progress(progress), extras
                 )
             ),
         )

@@ -42,6 +42,7 @@ class Graph:
         seed: Optional[int] = None,
         preview: bool = False,
         progress: Optional[Callable[[float, str], None]] = None,
+        extras: Optional[str] = None,
     ) -> str: ...
 
 def catalogue_json() -> str: ...

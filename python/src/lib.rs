@@ -536,7 +536,7 @@ impl Graph {
 
     /// Writes every named output as `orogen build` does (the same files, byte for byte) into
     /// `out_dir`, in `formats` (names as `--format` takes them). Returns the manifest as JSON.
-    #[pyo3(signature = (out_dir, formats=None, size=None, seed=None, preview=false, progress=None))]
+    #[pyo3(signature = (out_dir, formats=None, size=None, seed=None, preview=false, progress=None, extras=None))]
     #[expect(
         clippy::too_many_arguments,
         reason = "Python keyword arguments, as `orogen build` flags"
@@ -550,6 +550,7 @@ impl Graph {
         seed: Option<u64>,
         preview: bool,
         progress: Option<Bound<'py, PyAny>>,
+        extras: Option<String>,
     ) -> PyResult<String> {
         let size = checked_size(size)?;
         let formats = formats
@@ -563,6 +564,9 @@ impl Graph {
         };
         if !preview {
             exports.preview = None;
+        }
+        if let Some(json) = extras {
+            extra_exports(&mut exports, &json).map_err(error)?;
         }
         let graph = seeded(&self.loaded, seed);
         let file = match &self.source {
@@ -592,6 +596,74 @@ impl Graph {
         let report = report.map_err(error)?;
         serde_json::to_string(&report.manifest).map_err(error)
     }
+}
+
+/// The exports beyond the formats, from `write`'s keyword arguments as JSON (`null` for one
+/// left out): `preset`, `range`, `normal_map` (8 or 16 bits), `normal_y`, `mesh`, `mesh_step`,
+/// `mesh_error_m`, `splats` (name → mask outputs) and `splat_normalize`, checked as
+/// `orogen build` checks its flags, with the argument's name in the message.
+fn extra_exports(ex: &mut Exports, json: &str) -> Result<(), String> {
+    use orogen::node::choice_from_name;
+    let v: serde_json::Value = serde_json::from_str(json).map_err(|e| e.to_string())?;
+    let text = |k: &str| -> Result<Option<&str>, String> {
+        match &v[k] {
+            serde_json::Value::Null => Ok(None),
+            serde_json::Value::String(s) => Ok(Some(s)),
+            other => Err(format!("{k}={other}: expected a string")),
+        }
+    };
+    let named = |k: &str, e: String| format!("{k}: {e}");
+    if let Some(p) = text("preset")? {
+        ex.preset = Some(choice_from_name(p).map_err(|e| named("preset", e))?);
+    }
+    if let Some(r) = text("range")? {
+        ex.range = choice_from_name(r).map_err(|e| named("range", e))?;
+    }
+    if let Some(bits) = v["normal_map"].as_u64() {
+        if bits != 8 && bits != 16 {
+            return Err(format!("normal_map={bits}: expected 8 or 16 (bits)"));
+        }
+        let y = match text("normal_y")? {
+            Some(y) => choice_from_name(y).map_err(|e| named("normal_y", e))?,
+            None => orogen::io::render::NormalY::Opengl,
+        };
+        ex.normal_map = Some((bits as u8, y));
+    }
+    let step = v["mesh_step"].as_u64().unwrap_or(1);
+    if step == 0 {
+        return Err("mesh_step=0: expected 1 or more".into());
+    }
+    if let Some(m) = text("mesh")? {
+        let format = choice_from_name(m).map_err(|e| named("mesh", e))?;
+        ex.mesh = Some((format, step as usize));
+    }
+    if let Some(e) = v["mesh_error_m"].as_f64() {
+        if !(e.is_finite() && e >= 0.0) {
+            return Err(format!("mesh_error_m={e}: expected metres, 0 or more"));
+        }
+        if ex.mesh.is_none() {
+            return Err("mesh_error_m needs mesh=\"obj\" or mesh=\"glb\"".into());
+        }
+        if step != 1 {
+            return Err("mesh_error_m and mesh_step are alternatives: the simplified mesh starts from every sample".into());
+        }
+        ex.mesh_error_m = Some(e as f32);
+    }
+    if let Some(splats) = v["splats"].as_object() {
+        for (name, masks) in splats {
+            let masks: Vec<String> = masks
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|m| m.as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default();
+            ex.splats.push((name.clone(), masks));
+        }
+    }
+    ex.splat_normalize = v["splat_normalize"].as_bool().unwrap_or(false);
+    Ok(())
 }
 
 /// The node catalogue as JSON (what `orogen nodes --json` prints).

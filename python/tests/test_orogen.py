@@ -51,6 +51,37 @@ def test_write_gives_the_command_lines_files(tmp_path):
             assert (tmp_path / "py" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes()
 
 
+def test_write_gives_the_command_lines_meshes_normal_and_splat_maps(tmp_path):
+    flagship = REPO / "graphs" / "alpine_valley.json"
+    g = orogen.Graph.load(flagship)
+    manifest = g.write(tmp_path / "py", formats=["f32"], size=96, normal_map=16,
+                       normal_y="directx", mesh="glb", mesh_error_m=2.0,
+                       splats={"ground": ["snow", "scree", "lakes"]}, splat_normalize=True)
+    r = cli("build", flagship, "--size", 96, "--format", "f32", "--no-preview", "--no-cache",
+            "--normal-map", "--normal-bits", 16, "--normal-y", "directx", "--mesh", "glb",
+            "--mesh-error-m", 2.0, "--splat", "ground=snow,scree,lakes", "--splat-normalize",
+            "-o", tmp_path / "cli")
+    assert r.returncode == 0, r.stderr
+    py = sorted(p.name for p in (tmp_path / "py").iterdir())
+    assert py == sorted(p.name for p in (tmp_path / "cli").iterdir())
+    assert "height.glb" in py and "height.normal.png" in py and "ground.splat.png" in py, py
+    for name in py:
+        if name != "manifest.json":
+            assert (tmp_path / "py" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes(), name
+    assert manifest["outputs"]
+    # A preset: Unity's 2^n + 1 samples, RAW16.
+    m = g.write(tmp_path / "unity", size=96, preset="unity")
+    assert any(f.endswith(".raw") for o in m["outputs"] for f in o.get("files", [])) or any(
+        p.suffix == ".raw" for p in (tmp_path / "unity").iterdir()
+    ), m
+    with pytest.raises(orogen.OrogenError, match="mesh_error_m needs mesh"):
+        g.write(tmp_path / "bad", mesh_error_m=1.0)
+    with pytest.raises(orogen.OrogenError, match="normal_map=12: expected 8 or 16"):
+        g.write(tmp_path / "bad", normal_map=12)  # type: ignore[arg-type]
+    with pytest.raises(orogen.OrogenError, match='preset: "unit" is not one of'):
+        g.write(tmp_path / "bad", preset="unit")  # type: ignore[arg-type]
+
+
 def test_errors_raise_with_the_command_lines_message(tmp_path):
     g = orogen.Graph.load(ALPS)
     node = next(n["id"] for n in json.loads(ALPS.read_text())["nodes"] if n["type"] == "noise")

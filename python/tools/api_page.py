@@ -8,6 +8,7 @@ Run with ``PYTHONPATH=python`` and the extension module built (scripts/python-te
 from __future__ import annotations
 
 import inspect
+import re
 import sys
 from pathlib import Path
 from typing import Any, List
@@ -30,8 +31,10 @@ def _doc(obj: Any) -> str:
 
 
 def _annotation(a: Any) -> str:
+    """The annotation as written, without the quotes of forward references ("Graph",
+    "PathLike[str]"); a Literal's strings keep theirs."""
     text = a if isinstance(a, str) else inspect.formatannotation(a)
-    return text.replace('"', "").replace("'", "")
+    return re.sub(r"""["']((?:[A-Z]|npt\.)[\w.]*(?:\[[^\]"']*\])?)["']""", r"\1", text)
 
 
 def _signature(name: str, obj: Any, drop_first: bool = False) -> str:
