@@ -15,6 +15,7 @@ per :class:`Graph`: building again after an edit recomputes only what the edit c
 from __future__ import annotations
 
 import json
+import warnings
 from os import PathLike
 from typing import Any, Callable, Dict, Iterable, List, Literal, Optional, Sequence, Union, cast
 
@@ -27,7 +28,16 @@ OrogenError = _orogen.OrogenError
 __version__: str = _orogen.__version__
 """The Orogen version this package was built from (the same as ``orogen --version``)."""
 
-__all__ = ["Graph", "OrogenError", "Progress", "World", "__version__", "node_types", "nodes"]
+__all__ = [
+    "Graph",
+    "OrogenError",
+    "Progress",
+    "World",
+    "__version__",
+    "from_dem",
+    "node_types",
+    "nodes",
+]
 
 
 class Progress(float):
@@ -283,6 +293,28 @@ class Graph:
 
     def __repr__(self) -> str:
         return f"<orogen.Graph {self.name!r}: {len(self.outputs)} outputs>"
+
+
+def from_dem(
+    dem: Union[str, "PathLike[str]"],
+    graph: Union[str, "PathLike[str]", None] = None,
+    resolution: Optional[int] = None,
+) -> Graph:
+    """A graph whose world is a GeoTIFF DEM's, as ``orogen new --from-dem`` makes it: the
+    world's size, height range and place on the Earth are the DEM's, and one ``import`` node
+    (output ``height``) reads it, at ``resolution`` samples per side (default: the DEM's longer
+    side). With ``graph`` the graph file is written there (the DEM must lie inside its folder)
+    and loaded from it; without, the graph belongs in the DEM's folder and nothing is written.
+    A DEM whose ground is not square gives a ``UserWarning`` saying how much import stretches
+    it and the GDAL command that keeps its shape."""
+    text, note, folder = _orogen.from_dem(
+        str(dem), None if graph is None else str(graph), resolution
+    )
+    if note is not None:
+        warnings.warn(note, stacklevel=2)
+    if graph is not None:
+        return Graph.load(graph)
+    return Graph.from_json(text, base_dir=folder)
 
 
 def node_types() -> List[Dict[str, Any]]:

@@ -667,6 +667,42 @@ fn extra_exports(ex: &mut Exports, json: &str) -> Result<(), String> {
 }
 
 /// The node catalogue as JSON (what `orogen nodes --json` prints).
+/// The graph of a GeoTIFF DEM (`orogen new --from-dem`): `(text, note, folder)`, the graph's
+/// JSON, the note when the DEM's ground is not square, and the folder the graph belongs in.
+/// With `out` the graph is written there atomically (the DEM must lie inside its folder);
+/// without, it belongs in the DEM's folder and nothing is written.
+#[pyfunction]
+#[pyo3(signature = (dem, out=None, resolution=None))]
+fn from_dem(
+    dem: PathBuf,
+    out: Option<PathBuf>,
+    resolution: Option<i64>,
+) -> PyResult<(String, Option<String>, PathBuf)> {
+    let resolution = checked_size(resolution)?;
+    let folder = match &out {
+        Some(o) => o
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+            .to_path_buf(),
+        None => dem
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+            .to_path_buf(),
+    };
+    let label = out.as_deref().map_or_else(
+        || "the DEM's graph".to_owned(),
+        orogen::io::owned::escape_path,
+    );
+    let made = orogen::document::dem::from_dem(&dem, &folder, resolution, &label).map_err(error)?;
+    if let Some(o) = &out {
+        orogen::io::atomic::write_atomic(o, |f| std::io::Write::write_all(f, made.text.as_bytes()))
+            .map_err(|e| error(format!("{}: {e}", orogen::io::owned::escape_path(o))))?;
+    }
+    Ok((made.text, made.note, folder))
+}
+
 #[pyfunction]
 fn catalogue_json() -> String {
     serde_json::to_string(&orogen::document::catalogue::to_json(
@@ -681,5 +717,6 @@ fn _orogen(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("OrogenError", m.py().get_type::<OrogenError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(catalogue_json, m)?)?;
+    m.add_function(wrap_pyfunction!(from_dem, m)?)?;
     Ok(())
 }

@@ -402,3 +402,30 @@ def test_the_api_page_is_current():
     assert (REPO / "docs" / "python.md").read_text() == api_page.page(), (
         "docs/python.md is stale: PYTHONPATH=python python3 python/tools/api_page.py"
     )
+
+
+def test_from_dem_makes_the_command_lines_graph(tmp_path):
+    """orogen.from_dem writes the graph ``orogen new --from-dem`` writes, byte for byte, and
+    builds it; without a graph path nothing is written; a DEM that is not square warns."""
+    dem = tmp_path / "ns.tif"
+    r = subprocess.run(
+        ["gdal_create", "-q", "-outsize", "60", "50", "-ot", "Float32", "-burn", "250",
+         "-a_srs", "EPSG:32633", "-a_ullr", "500000", "5000000", "500600", "4999500", str(dem)],
+        capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    with pytest.warns(UserWarning, match="gdal_translate -srcwin 5 0 50 50"):
+        g = orogen.from_dem(dem, tmp_path / "py.json")
+    r = cli("new", "--from-dem", dem, "-o", tmp_path / "cli.json")
+    assert r.returncode == 0, r.stderr
+    py = json.loads((tmp_path / "py.json").read_text())
+    want = json.loads((tmp_path / "cli.json").read_text())
+    assert py == want
+    assert g.world.size_m == 600.0 and g.resolution == 60
+    assert g.build(size=32)["height"].mean() == pytest.approx(250.0, abs=1.0)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    with pytest.warns(UserWarning):
+        g2 = orogen.from_dem(dem, resolution=40)
+    assert sorted(p.name for p in tmp_path.iterdir()) == before, "nothing written"
+    assert g2.resolution == 40
+    with pytest.raises(orogen.OrogenError, match="not a GeoTIFF DEM"):
+        orogen.from_dem(tmp_path / "py.json")

@@ -5,6 +5,7 @@
 pub mod bundle;
 pub mod catalogue;
 pub mod coarse_file;
+pub mod dem;
 pub mod diff;
 pub mod explain;
 pub mod graph_file;
