@@ -127,6 +127,7 @@ fn graph_json(dem: &geotiff::Dem, rel: &str, resolution: usize, name: &str) -> s
 /// so import stretches the DEM over it, and erosion runs on the stretched ground. Says by how
 /// much and gives the GDAL command that makes it square without stretching: a centred crop of a
 /// projected DEM, a reprojection to its UTM zone with square cells for a geographic one.
+#[must_use]
 pub fn shape_note(dem: &geotiff::Dem, path: &Path) -> Option<String> {
     let (w, h) = (dem.field.width(), dem.field.height());
     let (sx, sy) = dem.size_m().unwrap_or((w as f64, h as f64));
