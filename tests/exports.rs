@@ -1143,3 +1143,188 @@ fn geotiff_exports_colour_outputs_as_rgb_with_the_pngs_values() {
         "the tiles mosaic to the whole map's values"
     );
 }
+
+/// Checks a heightfield mesh independently of the engine's measurement: every vertex on a
+/// sample of the grid (`cell` metres apart, the first at half a cell, the part's first sample
+/// `origin`), no triangle without an area in plan nor facing down, every edge used once each
+/// way inside and the border one closed loop (a 2-manifold disk, no T-junction), every sample
+/// of `part` inside some triangle, and the largest vertical distance between a sample and any
+/// triangle over it. Returns that distance.
+fn independent_mesh_error(
+    positions: &[[f32; 3]],
+    indices: &[u32],
+    part: &orogen::Field,
+    cell: f32,
+    origin: (usize, usize),
+    what: &str,
+) -> f32 {
+    use std::collections::HashMap;
+    let (w, h) = (part.width(), part.height());
+    let grid: Vec<(i64, i64)> = positions
+        .iter()
+        .map(|p| {
+            let (x, z) = (
+                p[0] / cell - 0.5 - origin.0 as f32,
+                p[2] / cell - 0.5 - origin.1 as f32,
+            );
+            assert!(
+                (x - x.round()).abs() < 1e-2 && (z - z.round()).abs() < 1e-2,
+                "{what}: vertex off the grid"
+            );
+            (x.round() as i64, z.round() as i64)
+        })
+        .collect();
+    let mut edges: HashMap<(u32, u32), usize> = HashMap::new();
+    let mut worst = vec![f32::NAN; w * h];
+    for t in indices.chunks_exact(3) {
+        let (a, b, c) = (
+            grid[t[0] as usize],
+            grid[t[1] as usize],
+            grid[t[2] as usize],
+        );
+        let cross = (b.0 - a.0) * (c.1 - a.1) - (b.1 - a.1) * (c.0 - a.0);
+        assert!(
+            cross != 0,
+            "{what}: a triangle without area (a sliver) at {a:?} {b:?} {c:?}"
+        );
+        assert!(
+            cross < 0,
+            "{what}: a triangle facing down at {a:?} {b:?} {c:?}"
+        );
+        for e in 0..3 {
+            *edges.entry((t[e], t[(e + 1) % 3])).or_default() += 1;
+        }
+        let z = [
+            positions[t[0] as usize][1],
+            positions[t[1] as usize][1],
+            positions[t[2] as usize][1],
+        ];
+        let (x0, x1) = (a.0.min(b.0).min(c.0), a.0.max(b.0).max(c.0));
+        let (y0, y1) = (a.1.min(b.1).min(c.1), a.1.max(b.1).max(c.1));
+        for j in y0.max(0)..=y1.min(h as i64 - 1) {
+            for i in x0.max(0)..=x1.min(w as i64 - 1) {
+                // Exact barycentric numerators (all ≤ 0 inside, as the area).
+                let wa = (b.0 - i) * (c.1 - j) - (b.1 - j) * (c.0 - i);
+                let wb = (c.0 - i) * (a.1 - j) - (c.1 - j) * (a.0 - i);
+                let wc = cross - wa - wb;
+                if wa > 0 || wb > 0 || wc > 0 {
+                    continue;
+                }
+                let at = (wa as f64 * f64::from(z[0])
+                    + wb as f64 * f64::from(z[1])
+                    + wc as f64 * f64::from(z[2]))
+                    / cross as f64;
+                let k = j as usize * w + i as usize;
+                let e = (at as f32 - part.data()[k]).abs();
+                worst[k] = if worst[k].is_nan() {
+                    e
+                } else {
+                    worst[k].max(e)
+                };
+            }
+        }
+    }
+    assert!(
+        edges.values().all(|&n| n == 1),
+        "{what}: an edge used twice the same way"
+    );
+    let border: Vec<(u32, u32)> = edges
+        .keys()
+        .filter(|(a, b)| !edges.contains_key(&(*b, *a)))
+        .copied()
+        .collect();
+    let next: HashMap<u32, u32> = border.iter().copied().collect();
+    assert_eq!(
+        next.len(),
+        border.len(),
+        "{what}: a border vertex starts two border edges"
+    );
+    let start = border[0].0;
+    let (mut v, mut steps) = (start, 0);
+    loop {
+        v = next[&v];
+        steps += 1;
+        if v == start || steps > border.len() {
+            break;
+        }
+    }
+    assert_eq!(steps, border.len(), "{what}: the border is not one loop");
+    assert!(
+        worst.iter().all(|e| !e.is_nan()),
+        "{what}: a sample under no triangle"
+    );
+    worst.iter().copied().fold(0.0, f32::max)
+}
+
+/// Error-bounded meshes of the flagship, whole-map and tiled, checked independently of the
+/// engine's own measurement: no sliver nor T-junction, one border loop per mesh, and every
+/// sample within the bound of every triangle over it (the manifest's max_error_m no smaller
+/// than what is found). Slivers along locked borders once carried errors of 2.95 m past a
+/// 0.5 m bound.
+#[test]
+fn error_bounded_meshes_hold_their_bound_with_no_slivers() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    let n = 256;
+    let g = common::load("graphs/alpine_valley.json");
+    let cell = (g.world.size_m / n as f64) as f32;
+    for (bound, tiles) in [("0.5", None), ("5", None), ("5", Some("2x2"))] {
+        let out = d.join(format!("m{bound}-{}", tiles.unwrap_or("whole")));
+        let out_s = out.to_str().expect("utf-8").to_owned();
+        let size = n.to_string();
+        let mut args = vec![
+            "build",
+            "graphs/alpine_valley.json",
+            "--size",
+            &size,
+            "--format",
+            "f32",
+            "--no-preview",
+            "--no-cache",
+            "--mesh",
+            "obj",
+            "--mesh-error-m",
+            bound,
+            "-o",
+            &out_s,
+        ];
+        if let Some(t) = tiles {
+            args.extend_from_slice(&["--tiles", t, "--stitch", "f32"]);
+        }
+        orogen_ok(&common::repo(), &args);
+        let whole = read_f32(&out.join("height.f32"), n);
+        let bound: f32 = bound.parse().expect("number");
+        let meshes: Vec<std::path::PathBuf> = match tiles {
+            None => vec![out.join("height.obj")],
+            Some(_) => (0..2)
+                .flat_map(|i| (0..2).map(move |j| (i, j)))
+                .map(|(i, j)| out.join(format!("tiles/height_x{i}_y{j}.obj")))
+                .collect(),
+        };
+        for m in meshes {
+            let (positions, indices, _) = read_obj(&m);
+            let sample = |v: f32| (v / cell - 0.5).round() as usize;
+            let (x0, x1) = positions.iter().fold((usize::MAX, 0), |(a, b), p| {
+                (a.min(sample(p[0])), b.max(sample(p[0])))
+            });
+            let (y0, y1) = positions.iter().fold((usize::MAX, 0), |(a, b), p| {
+                (a.min(sample(p[2])), b.max(sample(p[2])))
+            });
+            let part = orogen::Field::from_fn(x1 - x0 + 1, y1 - y0 + 1, |x, y| {
+                whole.data()[(y0 + y) * n + x0 + x]
+            });
+            let what = m.display().to_string();
+            let e = independent_mesh_error(&positions, &indices, &part, cell, (x0, y0), &what);
+            // The OBJ's text rounds heights to its printed digits.
+            assert!(e <= bound + 2e-3, "{what}: {e} m past the {bound} m bound");
+            // Fewer triangles than the grid's (at 5 m, under half of them).
+            let grid = 2 * (x1 - x0) * (y1 - y0);
+            let most = if bound >= 5.0 { grid / 2 } else { grid };
+            assert!(
+                indices.len() / 3 < most,
+                "{what}: {} of {grid} triangles",
+                indices.len() / 3
+            );
+        }
+    }
+}

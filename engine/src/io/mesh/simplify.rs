@@ -4,11 +4,19 @@
 //!
 //! meshoptimizer bounds a 3D distance to the original surface; what an engine's terrain needs
 //! is the vertical error at every sample. So each result is measured: every sample of the
-//! field is located in its simplified triangle (triangles cover the map exactly once: each
-//! faces up and their areas add up to the map's) and the height interpolated there compared
-//! with the sample's. A result above the bound is redone with half the target error, until it
-//! holds (at worst the full mesh, error 0). The border vertices are the full mesh's, so two
-//! meshes of neighbouring parts that share their border samples meet without cracks.
+//! field is located in the simplified triangles that hold it (each triangle must face up with
+//! an area, and every sample must be held) and the height interpolated there compared with the
+//! sample's, the largest difference over the triangles holding it (on a shared edge they agree;
+//! where they did not, that was a crack the importer would show). A result above the bound
+//! keeps the vertices of the samples above it and is redone, until it holds (at worst the full
+//! mesh, error 0). The border vertices are the full mesh's, so two meshes of neighbouring parts
+//! that share their border samples meet without cracks.
+//!
+//! A locked border vertex can be left by meshoptimizer in a zero-area triangle (the vertex
+//! between two neighbours on the border, the triangle inside spanning both): a vertical sliver
+//! with a T-junction, which importers that drop degenerate triangles open into a crack. Each
+//! such sliver is removed by splitting the triangle across its long edge at the middle vertex
+//! ([`split_slivers`]), so the mesh is conforming and every triangle has an area.
 
 use super::Mesh;
 use crate::field::Field;
@@ -24,8 +32,9 @@ pub struct Simplified {
 
 /// The largest vertical error of triangles `indices` over `positions` (vertices at the
 /// world's samples, `cell` metres apart, the first at half a cell) against `f` (whose first
-/// sample is the world's sample `origin`), each sample's error the least of the triangles that
-/// hold it; `None` when a triangle faces down (a fold) or a sample of `f` is in none (a gap).
+/// sample is the world's sample `origin`), each sample's error the largest of the triangles that
+/// hold it; `None` when a triangle faces down (a fold) or has no area (a sliver), or a sample of
+/// `f` is in none (a gap).
 #[must_use]
 pub fn vertical_error(
     f: &Field,
@@ -38,6 +47,9 @@ pub fn vertical_error(
     Some(e.par_iter().copied().reduce(|| 0.0f32, f32::max))
 }
 
+/// A sample no triangle has held yet (no error's bits are all ones: that is a NaN).
+const UNSEEN: u32 = u32::MAX;
+
 /// Each sample's vertical error (see [`vertical_error`]), row-major like `f`.
 fn sample_errors(
     f: &Field,
@@ -48,8 +60,9 @@ fn sample_errors(
 ) -> Option<Vec<f32>> {
     use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
     let (w, h) = (f.width(), f.height());
-    // Each sample's least error so far, as bits (non-negative floats order as their bits).
-    let least: Vec<AtomicU32> = (0..w * h).map(|_| AtomicU32::new(u32::MAX)).collect();
+    // Each sample's largest error so far, as bits (non-negative floats order as their bits);
+    // `UNSEEN` until a triangle holds it.
+    let most: Vec<AtomicU32> = (0..w * h).map(|_| AtomicU32::new(UNSEEN)).collect();
     let folded = AtomicBool::new(false);
     // Sample (i, j) of the map sits at ((i + 0.5)·cell, (j + 0.5)·cell); `f` starts at
     // sample (ox, oy). Grid units of `f` from here on.
@@ -62,29 +75,18 @@ fn sample_errors(
         )
     };
     let put = |i: usize, j: usize, e: f32| {
-        least[j * w + i].fetch_min(e.to_bits(), Ordering::Relaxed);
+        let cell = &most[j * w + i];
+        let _ = cell.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |old| {
+            (old == UNSEEN || e.to_bits() > old).then_some(e.to_bits())
+        });
     };
     indices.par_chunks_exact(3).for_each(|t| {
         let (a, b, c) = (at(t[0]), at(t[1]), at(t[2]));
         // Seen from above (+Y) with +Z south, counter-clockwise is a negative cross in (x, z).
         let area = (b.0 - a.0) * (c.1 - a.1) - (b.1 - a.1) * (c.0 - a.0);
-        if area > 1e-6 {
-            folded.store(true, Ordering::Relaxed);
-            return;
-        }
+        // Facing down (a fold), or upright in plan (a sliver: no area).
         if area > -1e-6 {
-            // Upright in plan (three collinear border vertices, locked, whose middle one the
-            // neighbouring triangle skips): a sliver of wall that closes the border to the
-            // full mesh's. It passes through its vertices' samples exactly.
-            for v in [a, b, c] {
-                let (i, j) = (v.0.round(), v.1.round());
-                if (v.0 - i).abs() < 1e-3 && (v.1 - j).abs() < 1e-3 && i >= 0.0 && j >= 0.0 {
-                    let (i, j) = (i as usize, j as usize);
-                    if i < w && j < h {
-                        put(i, j, (v.2 - f.data()[j * w + i]).abs());
-                    }
-                }
-            }
+            folded.store(true, Ordering::Relaxed);
             return;
         }
         let (x0, x1) = (a.0.min(b.0).min(c.0), a.0.max(b.0).max(c.0));
@@ -108,11 +110,10 @@ fn sample_errors(
     if folded.load(Ordering::Relaxed) {
         return None;
     }
-    least
-        .par_iter()
+    most.par_iter()
         .map(|e| {
             let e = e.load(Ordering::Relaxed);
-            (e != u32::MAX).then(|| f32::from_bits(e))
+            (e != UNSEEN).then(|| f32::from_bits(e))
         })
         .collect()
 }
@@ -198,9 +199,10 @@ fn simplify_block(
         let indices = meshopt::simplify_with_locks_decoder(
             &grid, &positions, &lock, 0, target, options, None,
         );
+        let indices = split_slivers(bw, indices);
         let Some(errors) = sample_errors(&local, cell, (ox + x0, oy + y0), &positions, &indices)
         else {
-            // A fold (a collapse that turned a triangle over): simplify less.
+            // A fold (a collapse that turned a triangle over) or a sliver left: simplify less.
             target *= 0.5;
             continue;
         };
@@ -217,6 +219,82 @@ fn simplify_block(
         }
     }
     (grid.iter().map(|&i| global(i as usize)).collect(), 0.0)
+}
+
+/// Removes the slivers of `indices` (triangles of a block `bw` samples wide, vertex `k` its
+/// sample `(k % bw, k / bw)`): a triangle whose three vertices lie on a line, one between the
+/// other two, is dropped and the triangle on the other side of its long edge split at that
+/// middle vertex (its winding kept), so no vertex lies inside another triangle's edge. Integer
+/// plan coordinates: the test is exact. A sliver with nothing across its long edge (or a chain
+/// that does not resolve) is left, and the measurement then refuses the result.
+fn split_slivers(bw: usize, mut indices: Vec<u32>) -> Vec<u32> {
+    use std::collections::HashMap;
+    let xy = |v: u32| ((v as usize % bw) as i64, (v as usize / bw) as i64);
+    let cross = |a: u32, b: u32, c: u32| {
+        let (a, b, c) = (xy(a), xy(b), xy(c));
+        (b.0 - a.0) * (c.1 - a.1) - (b.1 - a.1) * (c.0 - a.0)
+    };
+    // Strictly between p and q on their segment (given collinear).
+    let between = |v: u32, p: u32, q: u32| {
+        let (v, p, q) = (xy(v), xy(p), xy(q));
+        let d = (v.0 - p.0) * (q.0 - p.0) + (v.1 - p.1) * (q.1 - p.1);
+        let len = (q.0 - p.0).pow(2) + (q.1 - p.1).pow(2);
+        d > 0 && d < len
+    };
+    for _ in 0..64 {
+        let slivers: Vec<usize> = (0..indices.len() / 3)
+            .filter(|&t| {
+                let k = &indices[3 * t..3 * t + 3];
+                k[0] != k[1] && cross(k[0], k[1], k[2]) == 0
+            })
+            .collect();
+        if slivers.is_empty() {
+            break;
+        }
+        // Directed edge → the triangle it belongs to.
+        let mut edge: HashMap<(u32, u32), usize> = HashMap::with_capacity(indices.len());
+        for (t, k) in indices.chunks_exact(3).enumerate() {
+            for e in 0..3 {
+                edge.insert((k[e], k[(e + 1) % 3]), t);
+            }
+        }
+        let mut changed = false;
+        let mut dead = vec![false; indices.len() / 3];
+        for t in slivers {
+            if dead[t] {
+                continue;
+            }
+            let k = [indices[3 * t], indices[3 * t + 1], indices[3 * t + 2]];
+            // The long edge p → q (in this triangle's winding) and the vertex v inside it.
+            let Some((p, q, v)) = (0..3)
+                .map(|e| (k[e], k[(e + 1) % 3], k[(e + 2) % 3]))
+                .find(|&(p, q, v)| between(v, p, q))
+            else {
+                continue;
+            };
+            let Some(&n) = edge.get(&(q, p)) else {
+                continue;
+            };
+            if dead[n] || n == t {
+                continue;
+            }
+            // Triangle n has the edge q → p; its third vertex c. Split it at v: q → v → c and
+            // v → p → c.
+            let m = [indices[3 * n], indices[3 * n + 1], indices[3 * n + 2]];
+            let Some(c) = m.iter().copied().find(|&x| x != p && x != q) else {
+                continue;
+            };
+            indices[3 * n..3 * n + 3].copy_from_slice(&[q, v, c]);
+            indices[3 * t..3 * t + 3].copy_from_slice(&[v, p, c]);
+            dead[n] = true;
+            dead[t] = true;
+            changed = true;
+        }
+        if !changed {
+            break;
+        }
+    }
+    indices
 }
 
 /// The mesh of `indices` into `full`'s vertices, with only the vertices they use (in their
