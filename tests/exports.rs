@@ -1004,16 +1004,8 @@ fn tiled_meshes_keep_the_bound_and_share_their_border_vertices() {
         for j in 0..3 {
             let (positions, indices, lines) =
                 read_obj(&d.join(format!("tiles/height_x{i}_y{j}.obj")));
+            let (part, (x0, x1), (y0, y1)) = mesh_part(&positions, cell, &whole);
             let sample = |v: f32| (v / cell - 0.5).round() as usize;
-            let (x0, x1) = positions.iter().fold((usize::MAX, 0), |(a, b), p| {
-                (a.min(sample(p[0])), b.max(sample(p[0])))
-            });
-            let (y0, y1) = positions.iter().fold((usize::MAX, 0), |(a, b), p| {
-                (a.min(sample(p[2])), b.max(sample(p[2])))
-            });
-            let part = orogen::Field::from_fn(x1 - x0 + 1, y1 - y0 + 1, |x, y| {
-                whole.data()[(y0 + y) * 300 + x0 + x]
-            });
             let e = orogen::io::mesh::simplify::vertical_error(
                 &part,
                 cell,
@@ -1142,6 +1134,27 @@ fn geotiff_exports_colour_outputs_as_rgb_with_the_pngs_values() {
         png.as_raw(),
         "the tiles mosaic to the whole map's values"
     );
+}
+
+/// The part of `whole` a mesh covers (its vertices at samples `cell` metres apart, the first
+/// at half a cell): the heights there, and its first and last sample column and row.
+fn mesh_part(
+    positions: &[[f32; 3]],
+    cell: f32,
+    whole: &orogen::Field,
+) -> (orogen::Field, (usize, usize), (usize, usize)) {
+    let sample = |v: f32| (v / cell - 0.5).round() as usize;
+    let span = |axis: usize| {
+        positions.iter().fold((usize::MAX, 0), |(a, b), p| {
+            (a.min(sample(p[axis])), b.max(sample(p[axis])))
+        })
+    };
+    let ((x0, x1), (y0, y1)) = (span(0), span(2));
+    let w = whole.width();
+    let part = orogen::Field::from_fn(x1 - x0 + 1, y1 - y0 + 1, |x, y| {
+        whole.data()[(y0 + y) * w + x0 + x]
+    });
+    (part, (x0, x1), (y0, y1))
 }
 
 /// Checks a heightfield mesh independently of the engine's measurement: every vertex on a
@@ -1303,16 +1316,7 @@ fn error_bounded_meshes_hold_their_bound_with_no_slivers() {
         };
         for m in meshes {
             let (positions, indices, _) = read_obj(&m);
-            let sample = |v: f32| (v / cell - 0.5).round() as usize;
-            let (x0, x1) = positions.iter().fold((usize::MAX, 0), |(a, b), p| {
-                (a.min(sample(p[0])), b.max(sample(p[0])))
-            });
-            let (y0, y1) = positions.iter().fold((usize::MAX, 0), |(a, b), p| {
-                (a.min(sample(p[2])), b.max(sample(p[2])))
-            });
-            let part = orogen::Field::from_fn(x1 - x0 + 1, y1 - y0 + 1, |x, y| {
-                whole.data()[(y0 + y) * n + x0 + x]
-            });
+            let (part, (x0, x1), (y0, y1)) = mesh_part(&positions, cell, &whole);
             let what = m.display().to_string();
             let e = independent_mesh_error(&positions, &indices, &part, cell, (x0, y0), &what);
             // The OBJ's text rounds heights to its printed digits.

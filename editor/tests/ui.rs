@@ -1467,16 +1467,23 @@ fn a_new_graph_starts_at_the_default_zoom() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A copy of `graphs/island.json` in a fresh folder (`temp_dir(name)`), opened in the editor:
+/// the folder, the file and the harness.
+fn island_copy(name: &str) -> (PathBuf, PathBuf, Harness<'static, EditorApp>) {
+    let dir = temp_dir(name);
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let text = std::fs::read_to_string(repo.join("graphs/island.json")).expect("island");
+    let file = write_graph(&dir, "island.json", &text);
+    let h = harness(&dir, Some(file.clone()));
+    (dir, file, h)
+}
+
 /// B bypasses the selected node (greyed, "⏸ bypassed", saved in the file; B again turns it
 /// on); the side panel's Name field renames it on the canvas and in the file; Help › Keyboard
 /// shortcuts lists the keys.
 #[test]
 fn bypass_rename_and_the_shortcut_list() {
-    let dir = temp_dir("bypass");
-    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let text = std::fs::read_to_string(repo.join("graphs/island.json")).expect("island");
-    let file = write_graph(&dir, "island.json", &text);
-    let mut h = harness(&dir, Some(file.clone()));
+    let (dir, file, mut h) = island_copy("bypass");
     select_node(&mut h, "shaped");
     let node = |h: &Harness<'static, EditorApp>| {
         h.state()
@@ -1528,11 +1535,7 @@ fn bypass_rename_and_the_shortcut_list() {
 /// (A walkthrough once deleted `scree` after a plain click on `rivers`.)
 #[test]
 fn a_plain_click_selects_one_node_and_delete_deletes_it() {
-    let dir = temp_dir("click-select");
-    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let text = std::fs::read_to_string(repo.join("graphs/island.json")).expect("island");
-    let file = write_graph(&dir, "island.json", &text);
-    let mut h = harness(&dir, Some(file));
+    let (dir, _, mut h) = island_copy("click-select");
     settle(&mut h);
     let ids: Vec<String> = h
         .state()
@@ -1664,11 +1667,7 @@ fn the_coast_node_previews_its_sea_below_the_sea_level_as_water() {
 /// canvas.
 #[test]
 fn text_typed_in_the_frame_of_the_click_is_kept() {
-    let dir = temp_dir("typed-with-click");
-    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let text = std::fs::read_to_string(repo.join("graphs/island.json")).expect("island");
-    let file = write_graph(&dir, "island.json", &text);
-    let mut h = harness(&dir, Some(file));
+    let (dir, _, mut h) = island_copy("typed-with-click");
     select_node(&mut h, "shaped");
     let field = h
         .get_all_by_role(Role::TextInput)
