@@ -1332,3 +1332,42 @@ fn error_bounded_meshes_hold_their_bound_with_no_slivers() {
         }
     }
 }
+
+/// The independent mesh check on a build folder made by hand (large sizes, not run by
+/// `cargo test`): `OROGEN_MESH_DIR=out OROGEN_MESH_SIZE=1024 OROGEN_MESH_BOUND=0.5 cargo test
+/// -p orogen --test exports -- --ignored build_folder_meshes`, after `orogen build
+/// graphs/alpine_valley.json --size 1024 --format f32 --no-preview --mesh obj --mesh-error-m
+/// 0.5 [--tiles AxB --stitch f32] -o out`. Prints each mesh's largest error.
+#[test]
+#[ignore = "needs a build folder: see the doc comment"]
+fn build_folder_meshes_hold_their_bound() {
+    let var = |k: &str| std::env::var(k).unwrap_or_else(|_| panic!("{k} is not set"));
+    let dir = std::path::PathBuf::from(var("OROGEN_MESH_DIR"));
+    let n: usize = var("OROGEN_MESH_SIZE").parse().expect("size");
+    let bound: f32 = var("OROGEN_MESH_BOUND").parse().expect("bound");
+    let g = common::load("graphs/alpine_valley.json");
+    let cell = (g.world.size_m / n as f64) as f32;
+    let whole = read_f32(&dir.join("height.f32"), n);
+    let mut meshes = vec![dir.join("height.obj")];
+    if let Ok(tiles) = std::fs::read_dir(dir.join("tiles")) {
+        meshes = tiles
+            .map(|e| e.expect("entry").path())
+            .filter(|p| {
+                p.extension().is_some_and(|x| x == "obj")
+                    && p.to_string_lossy().contains("height_x")
+            })
+            .collect();
+        meshes.sort();
+    }
+    for m in meshes {
+        let (positions, indices, _) = read_obj(&m);
+        let (part, (x0, _), (y0, _)) = mesh_part(&positions, cell, &whole);
+        let what = m.display().to_string();
+        let e = independent_mesh_error(&positions, &indices, &part, cell, (x0, y0), &what);
+        eprintln!(
+            "{what}: {} triangles, largest error {e} m",
+            indices.len() / 3
+        );
+        assert!(e <= bound + 2e-3, "{what}: {e} m past the {bound} m bound");
+    }
+}
