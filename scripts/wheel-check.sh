@@ -18,8 +18,9 @@ TOOLS=$(mktemp -d)
 trap 'rm -rf "$TOOLS"' EXIT
 python3 -m venv "$TOOLS/build"
 "$TOOLS/build/bin/pip" install -q "maturin>=1.5,<2" ziglang
-"$TOOLS/build/bin/maturin" build --release --strip --zig --compatibility manylinux2014 \
-  -m python/Cargo.toml -o "$OUT"
+# maturin finds zig through the Python on PATH (ziglang is installed in the build venv).
+PATH="$TOOLS/build/bin:$PATH" maturin build --release --strip --zig \
+  --compatibility manylinux2014 -m python/Cargo.toml -o "$OUT"
 wheel=$(ls -t "$OUT"/orogen-*manylinux*2014*.whl | head -n 1)
 echo "wheel: $wheel ($(du -h "$wheel" | cut -f1))"
 # The command line's heights to compare with (release build).

@@ -100,6 +100,21 @@ def test_errors_raise_with_the_command_lines_message(tmp_path):
         g.evaluate("nope.out", size=16)
 
 
+def _load_in_a_worker(path):
+    orogen.Graph.load(path)
+
+
+def test_a_failure_in_a_process_pool_worker_reaches_the_caller_whole():
+    """The pattern contact_sheet.py uses: the worker's OrogenError arrives in the parent as
+    an OrogenError with its message (it once arrived as a PicklingError)."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=1) as pool:
+        future = pool.submit(_load_in_a_worker, str(REPO / "no-such-graph.json"))
+        with pytest.raises(orogen.OrogenError, match="no-such-graph.json"):
+            future.result(timeout=120)
+
+
 def test_an_error_pickles_whole_and_the_version_is_the_command_lines():
     # A failure in a worker process (ProcessPoolExecutor) reaches the parent by pickle.
     import pickle
