@@ -24,8 +24,9 @@ fail when it is out of date. The node types and their parameters are in
 [nodes.md](nodes.md) (also `orogen.node_types()` and the typed `orogen.nodes` module).
 
 **A wheel to install without Rust**: `scripts/wheel-check.sh` builds
-`target/wheels/orogen-0.1.0-cp38-abi3-manylinux2014_x86_64.whl` (maturin linked by zig
-against glibc 2.17: any x86-64 Linux since 2014, CPython ≥ 3.8), installs it into a fresh venv
+`target/wheels/orogen-0.1.0-cp38-abi3-manylinux2014_x86_64.manylinux_2_17_x86_64.whl` (2.9 MB;
+maturin linked by zig against glibc 2.17: any x86-64 Linux since 2014, CPython ≥ 3.8; about
+6 minutes on 2 cores), installs it into a fresh venv
 with no Rust on PATH and builds the flagship from it. Its output (Intel Xeon, 2026-11-28):
 `orogen 0.1.0 from the wheel: the flagship at 256² in 0.6 s, 12 outputs, heights
 bit-identical to the command line's`. Hand the `.whl` on; `pip install` it anywhere.
