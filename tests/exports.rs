@@ -708,6 +708,9 @@ fn dems_written_by_gdal_read_with_their_heights_holes_and_extent() {
         Some(utm33),
         "the georeference survives a save"
     );
+    let valid = Some(orogen::graph::PortRef::new("dem", "valid"));
+    assert_eq!(g.nodata, valid, "the DEM's holes name the no-data cells");
+    assert_eq!(again.nodata, valid, "the no-data mask survives a save");
     // GeoTIFF exports, whole and tiled, lie where the DEM lies, in its CRS: GDAL says so. The
     // world is square, so the 120 × 90 DEM's extent gives 15 × 11.25 m cells at 240².
     orogen_ok(d, &["new", "--from-dem", "geo.tif", "-o", "geo.json"]);
@@ -775,6 +778,46 @@ fn dems_written_by_gdal_read_with_their_heights_holes_and_extent() {
                     "{file}: {got:?} vs {gt:?}"
                 );
             }
+            assert_eq!(
+                json["bands"][0]["noDataValue"].as_str(),
+                Some("NaN"),
+                "{file}: the DEM's holes are no data"
+            );
+            // The no-data cells are the DEM's hole (columns 50–59, rows 40–44 of 120 × 90,
+            // stretched over 240²: x 100–119, y 106.7–120), whole and tiled alike.
+            let xyz = d.join(format!("{stem}.xyz"));
+            gdal(
+                "gdal_translate",
+                &["-q", "-of", "XYZ", &file, xyz.to_str().expect("path")],
+                d,
+            );
+            let text = std::fs::read_to_string(&xyz).expect("xyz");
+            let values: Vec<f64> = text
+                .lines()
+                .map(|l| {
+                    l.split_whitespace()
+                        .nth(2)
+                        .expect("z")
+                        .parse()
+                        .expect("number")
+                })
+                .collect();
+            assert_eq!(values.len(), 240 * 240, "{file}");
+            let holes: Vec<(usize, usize)> = (0..values.len())
+                .filter(|&i| values[i].is_nan())
+                .map(|i| (i % 240, i / 240))
+                .collect();
+            assert!(
+                (200..=320).contains(&holes.len()),
+                "{file}: {} holes",
+                holes.len()
+            );
+            assert!(
+                holes
+                    .iter()
+                    .all(|&(x, y)| (99..=120).contains(&x) && (105..=121).contains(&y)),
+                "{file}: a no-data cell outside the hole: {holes:?}"
+            );
         }
     }
     // A DEM outside the graph's folder is refused, saying why.

@@ -17,7 +17,19 @@ from __future__ import annotations
 import json
 import warnings
 from os import PathLike
-from typing import Any, Callable, Dict, Iterable, List, Literal, Optional, Sequence, Union, cast
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    Iterable,
+    List,
+    Literal,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+    cast,
+)
 
 import numpy as np
 import numpy.typing as npt
@@ -257,6 +269,9 @@ class Graph:
         mesh_error_m: Optional[float] = None,
         splats: Optional[Dict[str, Sequence[str]]] = None,
         splat_normalize: bool = False,
+        tiles: Optional[Tuple[int, int]] = None,
+        tile_size: Optional[int] = None,
+        stitch: Sequence[Literal["r16", "f32"]] = (),
     ) -> Dict[str, Any]:
         """Writes every named output into ``out_dir`` as ``orogen build`` does (the same bytes,
         atomically, with manifest.json), in ``formats`` (``png16``, ``tiff16``, ``geotiff``,
@@ -267,7 +282,11 @@ class Graph:
         ``normal_map`` (8 or 16 bits, ``normal_y`` ``"opengl"`` or ``"directx"``), ``mesh``
         (``"obj"`` or ``"glb"``: every ``mesh_step``-th sample, or simplified to
         ``mesh_error_m`` metres), ``splats`` (file name → up to four mask outputs, packed as
-        RGBA; ``splat_normalize`` makes their weights sum to 1)."""
+        RGBA; ``splat_normalize`` makes their weights sum to 1). ``tiles`` ``(across, down)``
+        or ``tile_size`` (samples) builds in tiles as ``orogen build --tiles`` does, into
+        ``out_dir/tiles/`` with the plan beside them (run it again to resume), ``stitch``
+        adding whole-map ``r16`` or ``f32`` files streamed from the tiles; progress is then
+        by task, its stage the task's name (``s0.piece-3``, ``tile-5``)."""
         self._supply(arrays)
         extras = json.dumps(
             {
@@ -280,6 +299,9 @@ class Graph:
                 "mesh_error_m": mesh_error_m,
                 "splats": None if splats is None else {k: list(v) for k, v in splats.items()},
                 "splat_normalize": splat_normalize,
+                "tiles": None if tiles is None else list(tiles),
+                "tile_size": tile_size,
+                "stitch": list(stitch),
             }
         )
         return cast(

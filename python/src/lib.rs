@@ -145,9 +145,19 @@ struct OverallState {
     finished: usize,
     running: std::collections::BTreeMap<String, f32>,
     last: f32,
+    /// The step that finished last.
+    latest: String,
 }
 
 impl Overall {
+    /// Progress over `n` tasks of a tiled build.
+    fn tasks(n: usize) -> Self {
+        Self {
+            total: n.max(1),
+            state: std::sync::Mutex::default(),
+        }
+    }
+
     fn new<'a>(graph: &orogen::Graph, targets: impl Iterator<Item = &'a str>) -> Self {
         let flat = graph.flattened();
         let mut needed = std::collections::BTreeSet::new();
@@ -179,12 +189,17 @@ impl Overall {
             ProgressEvent::Finished { node, .. } => {
                 s.running.remove(*node);
                 s.finished += 1;
+                (*node).clone_into(&mut s.latest);
             }
         }
         let done = s.finished as f32 + s.running.values().sum::<f32>();
         let f = (done / self.total as f32).min(0.999).max(s.last);
         s.last = f;
-        let stage = s.running.keys().cloned().collect::<Vec<_>>().join(", ");
+        let mut stage = s.running.keys().cloned().collect::<Vec<_>>().join(", ");
+        if stage.is_empty() {
+            // Between steps (and in tiled builds, by task): the one that just finished.
+            stage.clone_from(&s.latest);
+        }
         Some((f, stage))
     }
 }
@@ -220,22 +235,32 @@ fn run_released<T: Send>(
         loop {
             let finished = py.allow_threads(|| {
                 // Wait a slice of time for the worker, draining progress meanwhile.
+                // Of each run of events with one stage name, the last: every stage is seen
+                // however fast it went, and the callback is not flooded by one stage's steps.
                 let until = std::time::Instant::now() + Duration::from_millis(50);
-                let mut last = None;
+                let mut latest: Vec<(f32, String)> = Vec::new();
                 if let Ok(rx) = rx.lock() {
                     while let Some(left) = until.checked_duration_since(std::time::Instant::now()) {
                         match rx.recv_timeout(left) {
-                            Ok(f) => last = Some(f),
+                            Ok(f) => match latest.last_mut() {
+                                Some(last) if last.1 == f.1 => *last = f,
+                                _ => latest.push(f),
+                            },
                             Err(_) => break,
                         }
                     }
                 }
-                (worker.is_finished(), last)
+                (worker.is_finished(), latest)
             });
-            if let (Some(cb), Some((f, stage))) = (progress, finished.1) {
-                if let Err(e) = cb.call1((f, stage)) {
-                    cancel.cancel();
-                    interrupted.get_or_insert(e);
+            if let Some(cb) = progress {
+                for (f, stage) in finished.1 {
+                    if interrupted.is_some() {
+                        break;
+                    }
+                    if let Err(e) = cb.call1((f, stage)) {
+                        cancel.cancel();
+                        interrupted.get_or_insert(e);
+                    }
                 }
             }
             if finished.0 {
@@ -565,10 +590,16 @@ impl Graph {
         if !preview {
             exports.preview = None;
         }
+        let mut tiled = None;
         if let Some(json) = extras {
             extra_exports(&mut exports, &json).map_err(error)?;
+            tiled = tiling(&json).map_err(error)?;
         }
         let graph = seeded(&self.loaded, seed);
+        if let Some((req, stitch)) = tiled {
+            let at = (out_dir.as_path(), size);
+            return self.write_tiled(py, &graph, at, &exports, (req, &stitch), progress.as_ref());
+        }
         let file = match &self.source {
             Source::File(p) => Some(p.clone()),
             Source::Text { .. } => None,
@@ -595,6 +626,114 @@ impl Graph {
         })?;
         let report = report.map_err(error)?;
         serde_json::to_string(&report.manifest).map_err(error)
+    }
+}
+
+impl Graph {
+    /// `write` in tiles (`orogen build --tiles`): the plan written into `out_dir` and every
+    /// task of it run in order; progress by task. Returns the manifest as JSON.
+    fn write_tiled(
+        &self,
+        py: Python<'_>,
+        graph: &orogen::Graph,
+        (out_dir, size): (&Path, Option<usize>),
+        exports: &Exports,
+        (req, stitch): (orogen::tiles::TileRequest, &[Format]),
+        progress: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<String> {
+        use orogen::tiles::{Plan, RunOptions, Staging};
+        let array = <orogen::nodes::io::array_input::ArrayInput as orogen::node::NodeDecl>::SPEC.id;
+        if let Some(n) = graph.nodes.iter().find(|n| n.def.spec.id == array) {
+            return Err(error(format!(
+                "node \"{}\" reads an array: a tiled build's tasks read the plan folder only, so array inputs cannot be tiled (write the array to a file and import it)",
+                n.id
+            )));
+        }
+        // A graph given as text resolves its files in its base folder, as the plan's tasks will.
+        let file = match &self.source {
+            Source::File(p) => Some(p.clone()),
+            Source::Text { base, .. } => base.as_ref().map(|b| b.join("graph.json")),
+        };
+        let n = size.unwrap_or(graph.resolution);
+        let plan = Plan::for_build(
+            graph,
+            file.as_deref(),
+            n,
+            req,
+            exports,
+            stitch,
+            Staging::default(),
+        )
+        .map_err(error)?;
+        plan.write(out_dir, graph).map_err(error)?;
+        let cancel = CancelToken::new();
+        let overall = Overall::tasks(plan.tasks.len());
+        let run = run_released(py, &cancel, progress, &overall, |on_progress| {
+            let opts = RunOptions {
+                cancel: cancel.clone(),
+                progress: None,
+                cache: None,
+                side_by_side: 0,
+            };
+            orogen::tiles::run_all(out_dir, &opts, |id, _, _| {
+                on_progress(ProgressEvent::Finished { node: id, ok: true });
+            })
+        })?;
+        run.map_err(|e| error(format!("tiled build in {}: {e}", out_dir.display())))?;
+        let manifest = out_dir.join("manifest.json");
+        std::fs::read_to_string(&manifest)
+            .map_err(|e| error(format!("{}: {e}", manifest.display())))
+    }
+}
+
+/// The tiling asked for in `write`'s keyword arguments as JSON: `tiles` `[across, down]` or
+/// `tile_size`, and `stitch` (formats of whole-map files streamed from the tiles); `None`
+/// without either.
+fn tiling(json: &str) -> Result<Option<(orogen::tiles::TileRequest, Vec<Format>)>, String> {
+    use orogen::tiles::TileRequest;
+    let v: serde_json::Value = serde_json::from_str(json).map_err(|e| e.to_string())?;
+    let count = |x: &serde_json::Value, what: &str| -> Result<usize, String> {
+        x.as_u64()
+            .filter(|&c| (1..=4096).contains(&c))
+            .map(|c| c as usize)
+            .ok_or_else(|| format!("{what}={x}: expected a whole number in [1, 4096]"))
+    };
+    let req = match (&v["tiles"], &v["tile_size"]) {
+        (serde_json::Value::Null, serde_json::Value::Null) => None,
+        (t, serde_json::Value::Null) => match t.as_array().map(Vec::as_slice) {
+            Some([a, b]) => Some(TileRequest::Count(count(a, "tiles")?, count(b, "tiles")?)),
+            _ => {
+                return Err(format!(
+                    "tiles={t}: expected (across, down), such as (4, 4)"
+                ))
+            }
+        },
+        (serde_json::Value::Null, t) => {
+            let t = count(t, "tile_size")?;
+            if t < 16 {
+                return Err(format!("tile_size={t}: expected 16 samples or more"));
+            }
+            Some(TileRequest::Size(t))
+        }
+        _ => return Err("tiles and tile_size are alternatives: give one".into()),
+    };
+    let stitch = v["stitch"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|f| {
+                    let name = f.as_str().unwrap_or_default();
+                    orogen::node::choice_from_name::<Format>(name)
+                        .map_err(|e| format!("stitch: {e}"))
+                })
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .transpose()?
+        .unwrap_or_default();
+    match req {
+        Some(r) => Ok(Some((r, stitch))),
+        None if stitch.is_empty() => Ok(None),
+        None => Err("stitch needs tiles=(across, down) or tile_size".into()),
     }
 }
 

@@ -51,6 +51,43 @@ def test_write_gives_the_command_lines_files(tmp_path):
             assert (tmp_path / "py" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes()
 
 
+def test_write_in_tiles_gives_the_command_lines_tiles_and_the_whole_maps_bits(tmp_path):
+    g = orogen.Graph.load(ALPS)
+    seen = []
+    manifest = g.write(tmp_path / "py", formats=["png16"], size=96, tiles=(3, 3),
+                       stitch=["f32"], progress=seen.append)
+    r = cli("build", ALPS, "--size", 96, "--format", "png16", "--tiles", "3x3", "--stitch",
+            "f32", "--no-cache", "-o", tmp_path / "cli")
+    assert r.returncode == 0, r.stderr
+    tiles = sorted(p.name for p in (tmp_path / "cli" / "tiles").iterdir())
+    assert len(tiles) == 9 * len(manifest["outputs"]), tiles
+    assert sorted(p.name for p in (tmp_path / "py" / "tiles").iterdir()) == tiles
+    for name in tiles:
+        assert (tmp_path / "py" / "tiles" / name).read_bytes() == (
+            tmp_path / "cli" / "tiles" / name).read_bytes(), name
+    # A graph of local nodes: the stitched tiles are the whole map's bits.
+    whole = g.build(size=96)
+    for out in manifest["outputs"]:
+        stitched = np.fromfile(tmp_path / "py" / f"{out['name']}.f32", dtype="<f4")
+        assert np.array_equal(stitched.reshape(96, 96), whole[out["name"]]), out["name"]
+    assert all(a <= b for a, b in zip(seen, seen[1:])) and seen[-1] == 1.0
+    assert {"tile-0", "tile-8"} <= {p.stage for p in seen}, {p.stage for p in seen}
+    for kwargs, message in [
+        ({"tiles": (2, 2), "tile_size": 64}, "tiles and tile_size are alternatives"),
+        ({"stitch": ["f32"]}, "stitch needs tiles=(across, down) or tile_size"),
+        ({"tiles": (0, 2)}, "tiles=0: expected a whole number in [1, 4096]"),
+        ({"tiles": (2, 2), "stitch": ["jpeg"]}, "stitch: "),
+    ]:
+        with pytest.raises(orogen.OrogenError) as e:
+            g.write(tmp_path / "bad", size=96, **kwargs)
+        assert message in str(e.value), str(e.value)
+    fed = orogen.Graph.from_json(json.dumps(ARRAY_GRAPH))
+    with pytest.raises(orogen.OrogenError) as e:
+        fed.write(tmp_path / "fed", size=64, tiles=(2, 2),
+                  arrays={"dem": np.zeros((64, 64))})
+    assert 'node "dem" reads an array' in str(e.value)
+
+
 def test_write_gives_the_command_lines_meshes_normal_and_splat_maps(tmp_path):
     flagship = REPO / "graphs" / "alpine_valley.json"
     g = orogen.Graph.load(flagship)

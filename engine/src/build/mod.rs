@@ -214,6 +214,7 @@ fn buildable(graph: &Graph, blocked: &[Blocked]) -> Targets {
                 .iter()
                 .filter(|(name, _)| !blocked.contains(&name.as_str()))
                 .map(|(_, r)| r.node.clone())
+                .chain(graph.nodata.as_ref().map(|r| r.node.clone()))
                 .collect(),
         )
     }

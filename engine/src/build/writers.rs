@@ -24,6 +24,7 @@ pub(super) fn write_outputs(
     let ex = &opts.exports;
     let mut outputs = Vec::new();
     let mut failed_outputs = Vec::new();
+    let nodata = graph.nodata.as_ref().and_then(|r| eval.field(graph, r));
     for (name, r) in &graph.outputs {
         match eval.field(graph, r) {
             Some(field) if !opts.cancel.is_cancelled() => {
@@ -37,6 +38,7 @@ pub(super) fn write_outputs(
                     kind,
                     field: &field,
                     ground: ground.as_deref(),
+                    nodata: nodata.as_deref(),
                 };
                 outputs.push(write_output(stage, graph, &out, ex, formats)?);
             }
@@ -65,6 +67,8 @@ struct Output<'a> {
     field: &'a Field,
     /// Colour outputs: the terrain under them, which lights their preview.
     ground: Option<&'a Field>,
+    /// The graph's no-data mask (GeoTIFF writes no data where it is below one half).
+    nodata: Option<&'a Field>,
 }
 
 /// Writes one output's heightmaps, preview, normal map and mesh; returns its manifest entry.
@@ -94,7 +98,7 @@ fn write_output(
             // Placed on the graph's georeference, if it has one (heights, masks and colour).
             let at =
                 crate::io::geotiff::Frame::of(&graph.world, graph.georef, field.width(), (0, 0));
-            let bytes = heightmap::encode_geotiff(field, &at).map_err(write_err)?;
+            let bytes = heightmap::encode_geotiff(field, &at, out.nodata).map_err(write_err)?;
             (format!("{name}.{}", format.extension()), bytes)
         } else {
             let bytes = heightmap::encode(field, &frame, format).map_err(write_err)?;

@@ -39,7 +39,10 @@ pub(super) fn run_new_from_dem(dem_path: &Path, out: &Path, resolution: Option<u
         world["height_min_m"],
         world["height_max_m"],
         if dem.filled > 0 {
-            format!("; {} no-data cells filled", dem.filled)
+            format!(
+                "; {} no-data cells filled (GeoTIFF exports mark them no data: the graph's \"nodata\")",
+                dem.filled
+            )
         } else {
             String::new()
         }

@@ -105,7 +105,7 @@ fn graph_json(dem: &geotiff::Dem, rel: &str, resolution: usize, name: &str) -> s
         }
         w.insert("georef".into(), geo);
     }
-    serde_json::json!({
+    let mut graph = serde_json::json!({
         "format": "orogen-graph",
         "version": 2,
         "name": name,
@@ -120,7 +120,12 @@ fn graph_json(dem: &geotiff::Dem, rel: &str, resolution: usize, name: &str) -> s
             "position": [0, 0]
         }],
         "outputs": { "height": "dem.out" }
-    })
+    });
+    if let (true, Some(o)) = (dem.filled > 0, graph.as_object_mut()) {
+        // GeoTIFF exports say where the DEM had no data (its holes are filled to build on).
+        o.insert("nodata".into(), "dem.valid".into());
+    }
+    graph
 }
 
 /// A note when the DEM's ground is not square (pixels or cells in metres): the world is square,

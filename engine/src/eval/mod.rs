@@ -62,7 +62,7 @@ pub type NodeFields = Arc<[Arc<Field>]>;
 /// Which nodes an evaluation must produce.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Targets {
-    /// The nodes behind the graph's named outputs.
+    /// The nodes behind the graph's named outputs and its no-data mask.
     Outputs,
     /// Every node.
     All,
@@ -77,8 +77,7 @@ impl Targets {
         match self {
             Targets::All => graph.nodes.iter().map(|n| n.id.clone()).collect(),
             Targets::Outputs => graph
-                .outputs
-                .values()
+                .export_roots()
                 .flat_map(|r| graph.upstream(&r.node))
                 .collect(),
             Targets::Nodes(ids) => ids.iter().flat_map(|id| graph.upstream(id)).collect(),

@@ -222,7 +222,7 @@ impl Demand {
         };
         match targets {
             Targets::All => target.iter_mut().for_each(|t| *t = true),
-            Targets::Outputs => graph.outputs.values().for_each(|r| mark(&r.node)),
+            Targets::Outputs => graph.export_roots().for_each(|r| mark(&r.node)),
             Targets::Nodes(ids) => ids.iter().for_each(|id| mark(id)),
         }
         let mut needed = vec![false; count];

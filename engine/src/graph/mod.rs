@@ -113,6 +113,10 @@ pub struct Graph {
     /// Where the world lies on the Earth (from `orogen new --from-dem`): GeoTIFF exports carry
     /// it. Metadata only: nothing evaluates it.
     pub georef: Option<Georef>,
+    /// A mask output (`import`'s `valid`, from `orogen new --from-dem`): GeoTIFF exports of
+    /// heights, masks and quantities write no data (NaN, GDAL's no-data tag) where it is below
+    /// one half — the cells a DEM had no data for. Builds evaluate its node with the outputs.
+    pub nodata: Option<PortRef>,
 }
 
 /// The world's square mapped onto a rectangle of a coordinate reference system: its bounds in
@@ -226,7 +230,14 @@ impl Graph {
             outputs: BTreeMap::new(),
             frames: Vec::new(),
             georef: None,
+            nodata: None,
         }
+    }
+
+    /// The nodes a build evaluates for its files: those behind the named outputs, and the
+    /// node of the no-data mask.
+    pub fn export_roots(&self) -> impl Iterator<Item = &PortRef> {
+        self.outputs.values().chain(self.nodata.as_ref())
     }
 
     /// Index of a node by id.
@@ -405,6 +416,16 @@ impl Graph {
         }
         for (name, r) in &self.outputs {
             check_ref(r, &mut out, None, format!("outputs.{name}"));
+        }
+        if let Some(r) = &self.nodata {
+            let kind = check_ref(r, &mut out, None, "nodata".into());
+            if kind.is_some_and(|k| k != crate::node::PortKind::Mask) {
+                out.push(Diagnostic::warning(
+                    None,
+                    "nodata".into(),
+                    format!("\"{r}\" is not a mask output: no-data cells are named by a mask, such as an import node's \"valid\""),
+                ));
+            }
         }
         if let Err(cycles) = self.plan() {
             out.extend(cycles);

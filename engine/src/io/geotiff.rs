@@ -78,6 +78,8 @@ pub struct Dem {
     pub georef: Option<GeoRef>,
     /// How many cells had no data (filled; see [`crate::field::holes::fill_holes`]).
     pub filled: usize,
+    /// Which cells had data, row-major; `None` when every cell had.
+    pub valid: Option<Vec<bool>>,
 }
 
 impl Dem {
@@ -193,6 +195,7 @@ pub fn read(bytes: &[u8], cancel: Option<&CancelToken>) -> Result<Dem, String> {
         field,
         georef,
         filled,
+        valid: (filled > 0).then_some(valid),
     })
 }
 
@@ -476,6 +479,27 @@ pub fn encode(field: &Field, frame: &Frame) -> io::Result<Vec<u8>> {
     })
 }
 
+/// [`encode`], with no data (NaN, named by GDAL's no-data tag) where `mask` is below one half.
+///
+/// # Errors
+/// The writer's, or a mask of another size than `field`.
+pub fn encode_with_nodata(field: &Field, mask: &Field, frame: &Frame) -> io::Result<Vec<u8>> {
+    let (w, data, m) = (field.width(), field.data(), mask.data());
+    if (mask.width(), mask.height()) != (w, field.height()) {
+        return Err(io::Error::other(format!(
+            "no-data mask of {}×{} for a {w}×{} raster",
+            mask.width(),
+            mask.height(),
+            field.height()
+        )));
+    }
+    encode_tiled(w, field.height(), Samples::F32Nodata, frame, |x, y, raw| {
+        let i = y * w + x;
+        let v = if m[i] < 0.5 { f32::NAN } else { data[i] };
+        raw.extend_from_slice(&v.to_le_bytes());
+    })
+}
+
 /// A colour raster as a GeoTIFF on `frame`: RGB, 16 bits per channel, from `rgb` — the
 /// sRGB-encoded samples of `width × height` pixels interleaved (`r, g, b` per pixel, rows
 /// north to south), the very values a 16-bit PNG of the same colour output holds.
@@ -505,6 +529,8 @@ pub fn encode_rgb16(
 enum Samples {
     /// One float32 band: heights, masks, quantities.
     F32,
+    /// One float32 band with NaN for no data.
+    F32Nodata,
     /// Three 16-bit bands, RGB: colour.
     Rgb16,
 }
@@ -550,7 +576,7 @@ fn encode_tiled(
             }
         }
         let (bands, photometric) = match samples {
-            Samples::F32 => (1, 1),
+            Samples::F32 | Samples::F32Nodata => (1, 1),
             Samples::Rgb16 => (3, 2),
         };
         let tags: [(Tag, u32); 8] = [
@@ -567,9 +593,12 @@ fn encode_tiled(
             dir.write_tag(t, v).map_err(err)?;
         }
         match samples {
-            Samples::F32 => {
+            Samples::F32 | Samples::F32Nodata => {
                 dir.write_tag(Tag::BitsPerSample, 32u16).map_err(err)?;
                 dir.write_tag(Tag::SampleFormat, 3u16).map_err(err)?;
+                if samples == Samples::F32Nodata {
+                    dir.write_tag(Tag::GdalNodata, "nan").map_err(err)?;
+                }
             }
             Samples::Rgb16 => {
                 dir.write_tag(Tag::BitsPerSample, &[16u16, 16, 16][..])
@@ -592,17 +621,29 @@ fn encode_tiled(
     Ok(out.into_inner())
 }
 
+/// What the tiles a VRT mosaics hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VrtBands {
+    /// One float32 band.
+    Values,
+    /// One float32 band, NaN for no data (the graph's no-data mask).
+    ValuesWithNodata,
+    /// Three 16-bit bands, RGB.
+    Colour,
+}
+
 /// A GDAL virtual raster (VRT) that mosaics `tiles` — `(file name, x offset, y offset,
-/// width, height)` in cells — into one `width × height` float32 raster placed by `frame` (the
-/// whole map's).
+/// width, height)` in cells — into one `width × height` raster of `bands` placed by `frame`
+/// (the whole map's).
 #[must_use]
 pub fn vrt(
     width: usize,
     height: usize,
     frame: &Frame,
     tiles: &[(String, usize, usize, usize, usize)],
-    colour: bool,
+    bands: VrtBands,
 ) -> String {
+    let colour = bands == VrtBands::Colour;
     let srs = frame
         .georef
         .and_then(|g| g.epsg)
@@ -612,17 +653,17 @@ pub fn vrt(
         frame.corner.0, frame.pixel.0, frame.corner.1, -frame.pixel.1
     );
     // Colour tiles hold three 16-bit bands (red, green, blue), the rest one float32 band.
-    let (bands, data_type) = if colour {
+    let (count, data_type) = if colour {
         (3, "UInt16")
     } else {
         (1, "Float32")
     };
     let colours = ["Red", "Green", "Blue"];
-    for band in 1..=bands {
-        let interp = if colour {
-            format!("    <ColorInterp>{}</ColorInterp>\n", colours[band - 1])
-        } else {
-            String::new()
+    for band in 1..=count {
+        let interp = match bands {
+            VrtBands::Colour => format!("    <ColorInterp>{}</ColorInterp>\n", colours[band - 1]),
+            VrtBands::Values => String::new(),
+            VrtBands::ValuesWithNodata => "    <NoDataValue>nan</NoDataValue>\n".to_owned(),
         };
         let _ = write!(
             s,

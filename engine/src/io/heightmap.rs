@@ -197,7 +197,7 @@ fn encode_into(w: &mut impl Write, field: &Field, world: &World, format: Format)
             // The whole map in the local metric frame (a build places it on the graph's
             // georeference with `encode_geotiff`).
             let frame = super::geotiff::Frame::of(world, None, field.width(), (0, 0));
-            w.write_all(&encode_geotiff(field, &frame)?)
+            w.write_all(&encode_geotiff(field, &frame, None)?)
         }
         Format::Exr => {
             use exr::prelude::{Image, SpecificChannels};
@@ -269,18 +269,26 @@ fn encode_color(
         Format::GeoTiff => w.write_all(&encode_geotiff(
             field,
             &super::geotiff::Frame::of(world, None, width, (0, 0)),
+            None,
         )?),
     }
 }
 
-/// Any output as a GeoTIFF placed by `frame`: one float32 band of its values, or, for
-/// colour, three 16-bit bands of the sRGB values its 16-bit PNG holds.
-pub fn encode_geotiff(field: &Field, frame: &super::geotiff::Frame) -> io::Result<Vec<u8>> {
-    if field.channels() == 3 {
-        let rgb = interleaved(field, srgb_u16);
-        super::geotiff::encode_rgb16(field.width(), field.height(), &rgb, frame)
-    } else {
-        super::geotiff::encode(field, frame)
+/// Any output as a GeoTIFF placed by `frame`: one float32 band of its values (no data where
+/// `nodata` is below one half), or, for colour, three 16-bit bands of the sRGB values its
+/// 16-bit PNG holds.
+pub fn encode_geotiff(
+    field: &Field,
+    frame: &super::geotiff::Frame,
+    nodata: Option<&Field>,
+) -> io::Result<Vec<u8>> {
+    match nodata {
+        _ if field.channels() == 3 => {
+            let rgb = interleaved(field, srgb_u16);
+            super::geotiff::encode_rgb16(field.width(), field.height(), &rgb, frame)
+        }
+        Some(mask) => super::geotiff::encode_with_nodata(field, mask, frame),
+        None => super::geotiff::encode(field, frame),
     }
 }
 
@@ -354,6 +362,15 @@ pub fn read_with(
     path: &Path,
     cancel: Option<&CancelToken>,
 ) -> Result<(Field, SampleScale), HeightmapError> {
+    read_with_valid(path, cancel).map(|(f, s, _)| (f, s))
+}
+
+/// [`read_with`], and for a DEM with no-data cells which cells had data (1) and which were
+/// filled (0).
+pub fn read_with_valid(
+    path: &Path,
+    cancel: Option<&CancelToken>,
+) -> Result<(Field, SampleScale, Option<Field>), HeightmapError> {
     let p = path.display().to_string();
     let bytes =
         trust::read_file(path, trust::MAX_IMAGE_BYTES, cancel).map_err(HeightmapError::Refused)?;
@@ -363,21 +380,28 @@ pub fn read_with(
     };
     if bytes.starts_with(&[0x76, 0x2f, 0x31, 0x01]) {
         return read_exr(&bytes, cancel)
-            .map(|f| (f, SampleScale::Raw))
+            .map(|f| (f, SampleScale::Raw, None))
             .map_err(decode);
     }
     if super::geotiff::is_dem(&bytes) {
         // A DEM (GeoTIFF tags, or signed or float samples): metres, as stored.
-        return super::geotiff::read(&bytes, cancel)
-            .map(|d| (d.field, SampleScale::Raw))
-            .map_err(decode);
+        let dem = super::geotiff::read(&bytes, cancel).map_err(decode)?;
+        let (w, h) = (dem.field.width(), dem.field.height());
+        let valid = dem.valid.and_then(|v| {
+            Field::from_vec(
+                w,
+                h,
+                v.into_iter().map(|b| f32::from(u8::from(b))).collect(),
+            )
+        });
+        return Ok((dem.field, SampleScale::Raw, valid));
     }
     let img = decode_image(&bytes, cancel).map_err(decode)?;
     let luma = img.to_luma32f();
     let (w, h) = (luma.width() as usize, luma.height() as usize);
     let field = Field::from_vec(w, h, luma.into_raw())
         .ok_or_else(|| decode("image size mismatch".into()))?;
-    Ok((field, SampleScale::Normalized))
+    Ok((field, SampleScale::Normalized, None))
 }
 
 /// Decodes a PNG or TIFF after checking its size from the header, with the decoder's own

@@ -231,6 +231,12 @@ impl Ctx<'_> {
         };
         let mut ranges = BTreeMap::new();
         let mut previews = BTreeMap::new();
+        let nodata = self
+            .graph
+            .nodata
+            .as_ref()
+            .and_then(|r| eval.field(self.graph, r));
+        let nodata = nodata.map(|m| w.crop(&m, &tile));
         for (name, r) in &self.graph.outputs {
             let field = eval.field(self.graph, r).ok_or_else(|| {
                 format!(
@@ -276,7 +282,7 @@ impl Ctx<'_> {
                     heightmap::encode(&field.flipped_vertically(), &frame, f)
                 } else if f == Format::GeoTiff {
                     // Placed where the tile lies in the world's frame (see the VRT).
-                    heightmap::encode_geotiff(&field, &self.geo_frame(w.x0, w.y0))
+                    heightmap::encode_geotiff(&field, &self.geo_frame(w.x0, w.y0), nodata.as_ref())
                 } else {
                     heightmap::encode(&field, &frame, f)
                 }
@@ -379,7 +385,14 @@ impl Ctx<'_> {
             let mut primary = None;
             if formats.contains(&Format::GeoTiff) && parsed.layout == Layout::Plain {
                 // One raster for GDAL over the tiles' GeoTIFFs.
-                let (file, hash) = self.write_vrt(name, kind == PortKind::Color)?;
+                let bands = match kind {
+                    PortKind::Color => crate::io::geotiff::VrtBands::Colour,
+                    _ if self.graph.nodata.is_some() => {
+                        crate::io::geotiff::VrtBands::ValuesWithNodata
+                    }
+                    _ => crate::io::geotiff::VrtBands::Values,
+                };
+                let (file, hash) = self.write_vrt(name, bands)?;
                 files.push(FileEntry {
                     file: file.clone(),
                     role: "vrt (whole map over the tiles' GeoTIFFs)".into(),
@@ -446,7 +459,11 @@ impl Ctx<'_> {
     }
 
     /// `NAME.vrt`: a GDAL virtual raster mosaicking output `name`'s tile GeoTIFFs.
-    fn write_vrt(&self, name: &str, colour: bool) -> Result<(String, String), TaskError> {
+    fn write_vrt(
+        &self,
+        name: &str,
+        bands: crate::io::geotiff::VrtBands,
+    ) -> Result<(String, String), TaskError> {
         let grid = self.plan.grid;
         let mut tiles = Vec::with_capacity(grid.count());
         for k in 0..grid.count() {
@@ -456,7 +473,7 @@ impl Ctx<'_> {
             tiles.push((format!("tiles/{file}"), t.x0, t.y0, t.width, t.height));
         }
         let n = grid.resolution;
-        let text = crate::io::geotiff::vrt(n, n, &self.geo_frame(0, 0), &tiles, colour);
+        let text = crate::io::geotiff::vrt(n, n, &self.geo_frame(0, 0), &tiles, bands);
         let file = format!("{name}.vrt");
         let path = self.dir.join(&file);
         write_bytes_atomic(&path, text.as_bytes()).map_err(|e| TaskError::io("write", &path, e))?;

@@ -45,6 +45,7 @@ const TOP_KEYS: &[&str] = &[
     "resolution",
     "nodes",
     "outputs",
+    "nodata",
     "frames",
 ];
 const WORLD_KEYS: &[&str] = &["size_m", "height_min_m", "height_max_m", "georef"];

@@ -187,6 +187,9 @@ pub(super) fn to_value_as(g: &Graph, how: SubgraphsAs) -> Value {
         w.insert("georef".into(), georef_value(&r));
     }
     if let Some(o) = v.as_object_mut() {
+        if let Some(r) = &g.nodata {
+            o.insert("nodata".into(), Value::String(r.to_string()));
+        }
         if !g.doc.is_empty() {
             o.insert("doc".into(), Value::from(g.doc.as_str()));
         }

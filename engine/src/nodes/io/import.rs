@@ -1,6 +1,7 @@
 //! `import`: read a heightmap file (8/16-bit PNG, EXR or a GeoTIFF DEM) and resample it to the
 //! build resolution.
 
+use crate::field::Field;
 use crate::io::heightmap::{self, SampleScale};
 use crate::io::trust::Project;
 use crate::node::{EvalCtx, Node, NodeError};
@@ -40,6 +41,9 @@ crate::node! {
         outputs: ImportOut {
             /// The imported terrain, in metres.
             out: height,
+            /// 1 where the file had data, 0 where a DEM's no-data cells were filled;
+            /// everywhere 1 for a file without holes. Resampled like the terrain.
+            valid: mask,
         },
         traits: crate::node::Traits {
             file_param: Some("path"),
@@ -68,19 +72,24 @@ impl Node for Import {
         let path = project
             .resolve(base, &p.path)
             .map_err(|e| NodeError::Failed(format!("params.path: {e}")))?;
-        let read = heightmap::read_with(&path, Some(ctx.cancel));
+        let read = heightmap::read_with_valid(&path, Some(ctx.cancel));
         ctx.check_cancel()?;
-        let (field, scale) = read.map_err(|e| NodeError::Failed(e.to_string()))?;
+        let (field, scale, valid) = read.map_err(|e| NodeError::Failed(e.to_string()))?;
         let w = ctx.window;
-        let mut out =
-            field.resample_bilinear_window(ctx.resolution, (w.x0, w.y0, w.width, w.height));
+        let window = (w.x0, w.y0, w.width, w.height);
+        let mut out = field.resample_bilinear_window(ctx.resolution, window);
+        drop(field);
+        let valid = match valid {
+            Some(v) => v.resample_bilinear_window(ctx.resolution, window),
+            None => Field::filled(w.width, w.height, 1.0),
+        };
         let lo = ctx.world.height_min_m as f32;
         let span = ctx.world.height_span_m() as f32;
         match (scale, p.exr_values) {
             (SampleScale::Raw, ExrValues::Metres) => {}
             _ => out.map_in_place(|v| lo + v * span),
         }
-        Ok(ImportOut { out })
+        Ok(ImportOut { out, valid })
     }
 
     /// The file's resolved path, size and modification time: editing the file re-runs the node.

@@ -103,6 +103,9 @@ pub(super) fn from_value(
             .get("world")
             .and_then(|w| w.get("georef"))
             .and_then(|v| parse_georef(v, diags)),
+        nodata: root
+            .get("nodata")
+            .and_then(|v| parse_ref(v, None, "nodata", diags)),
     };
     graph.apply_parameters();
     diags.extend(graph.validate_refs(&|id| broken.contains(id)));
