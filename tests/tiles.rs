@@ -914,7 +914,7 @@ fn tiled_water_equals_the_water_nodes_run_whole_map_on_the_stitched_terrain() {
 
 /// Water run tile by tile, only the tiles' perimeters exchanged (Barnes 2016, 2017: what a
 /// stage does when the node's whole-map fields would not fit its memory), gives the very bits
-/// of the node run whole-map on the stitched terrain: `rivers`, `lakes` and d8 `flow_accumulation` over thermal
+/// of the node run whole-map on the stitched terrain: `rivers`, `lakes`, d8 and mfd `flow_accumulation` over thermal
 /// erosion refined in pieces, tiles of 128 (5 × 5) and 200 (4 × 4, the last column and row 40
 /// wide), against the same plan with whole-map stages and against the nodes run on the
 /// stitched terrain. The pieces are freed once blended, and a second run redoes nothing.
@@ -923,10 +923,11 @@ fn water_run_tile_by_tile_equals_the_whole_map_run() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (path, g) = water_over_erosion(dir.path(), "tests/data/water.json", Some("hills.out"));
     let n = 640;
-    let nodes: [(&str, &[&str]); 3] = [
+    let nodes: [(&str, &[&str]); 4] = [
         ("rivers", &["out", "river", "surface"]),
         ("lakes", &["surface", "depth", "mask"]),
         ("channels", &["flow", "dir_x", "dir_y", "wetness", "area"]),
+        ("flow", &["flow", "dir_x", "dir_y", "wetness", "area"]),
     ];
     let mut runs: Vec<(String, BTreeMap<String, Vec<f32>>)> = Vec::new();
     for (tile, budget) in [(128, None), (128, Some(1)), (200, Some(1))] {

@@ -171,6 +171,96 @@ fn distance((dx, dy): (i32, i32)) -> f64 {
     }
 }
 
+/// A cell's own water: `cell_area` times its rain (at least 0), or `cell_area` without rain.
+#[must_use]
+pub fn own_area(cell_area: f64, rain: Option<f32>) -> f64 {
+    rain.map_or(cell_area, |v| cell_area * f64::from(v.max(0.0)))
+}
+
+/// Freeman 1991's weights of every cell of a `w × h` window of levels, summed in [`D8`] order:
+/// Σ (drop ÷ distance)^`p` over its lower neighbours (0: none lower), rows in parallel.
+#[must_use]
+pub fn weight_totals(level: &[f32], w: usize, h: usize, p: f64) -> Vec<f64> {
+    use rayon::prelude::*;
+    let mut totals = vec![0.0f64; w * h];
+    totals
+        .par_chunks_mut(w.max(1))
+        .enumerate()
+        .for_each(|(y, row)| {
+            for (x, t) in row.iter_mut().enumerate() {
+                *t = weight_total(level, w, h, y * w + x, p);
+            }
+        });
+    totals
+}
+
+/// Cell `i`'s weights summed, as [`Routes::targets`] sums them (see [`weight_totals`]).
+fn weight_total(level: &[f32], w: usize, h: usize, i: usize, p: f64) -> f64 {
+    let (x, y) = ((i % w) as isize, (i / w) as isize);
+    let mut weights = [0.0f64; 8];
+    let mut len = 0;
+    for &(dx, dy) in &D8 {
+        let (nx, ny) = (x + dx as isize, y + dy as isize);
+        if nx < 0 || ny < 0 || nx >= w as isize || ny >= h as isize {
+            continue;
+        }
+        let drop = f64::from(level[i]) - f64::from(level[(ny * w as isize + nx) as usize]);
+        if drop > 0.0 {
+            weights[len] = (drop / distance((dx, dy))).powf(p);
+            len += 1;
+        }
+    }
+    weights[..len].iter().sum()
+}
+
+/// Multiple-direction drainage pulled by the cell that receives it: over a `w × h` window of
+/// filled levels and their weight totals ([`weight_totals`]), exponent `p`.
+pub struct Mfd<'a> {
+    pub level: &'a [f32],
+    pub totals: &'a [f64],
+    pub w: usize,
+    pub h: usize,
+    pub p: f64,
+}
+
+impl Mfd<'_> {
+    /// Cell `c`'s drainage area: `own`, plus, in [`D8`] order, each neighbour's share of its
+    /// area (`area(i)`): slope^p ÷ its total when it has lower neighbours, else all of it when
+    /// `flat(i)` (its receiver on a flat) is `c`. The same bits as [`Routes::targets`]'s shares
+    /// pushed, summed in this order; every neighbour of `c` must lie in the window (or off the
+    /// map).
+    #[inline]
+    pub fn pull(
+        &self,
+        c: usize,
+        own: f64,
+        flat: &impl Fn(usize) -> Option<usize>,
+        area: impl Fn(usize) -> f64,
+    ) -> f64 {
+        let (w, h) = (self.w as isize, self.h as isize);
+        let (x, y) = ((c % self.w) as isize, (c / self.w) as isize);
+        let mut a = own;
+        for &(dx, dy) in &D8 {
+            let (nx, ny) = (x + dx as isize, y + dy as isize);
+            if nx < 0 || ny < 0 || nx >= w || ny >= h {
+                continue;
+            }
+            let i = (ny * w + nx) as usize;
+            let total = self.totals[i];
+            if total > 0.0 {
+                let drop = f64::from(self.level[i]) - f64::from(self.level[c]);
+                if drop > 0.0 {
+                    let weight = (drop / distance((dx, dy))).powf(self.p);
+                    a += area(i) * (weight / total);
+                }
+            } else if flat(i) == Some(c) {
+                a += area(i) * 1.0;
+            }
+        }
+        a
+    }
+}
+
 impl<'a> Routes<'a> {
     #[must_use]
     pub fn new(flood: &'a Flood, w: usize, h: usize, exponent: Option<f64>) -> Self {
@@ -268,20 +358,29 @@ impl<'a> Routes<'a> {
             return acc.iter().map(|&a| a as f64 * unit).collect();
         }
         let mut area: Vec<f64> = match rain {
-            Some(r) => r
-                .iter()
-                .map(|&v| cell_area * f64::from(v.max(0.0)))
-                .collect(),
+            Some(r) => r.iter().map(|&v| own_area(cell_area, Some(v))).collect(),
             None => vec![cell_area; self.w * self.h],
         };
         // Several directions: a cell waits for every higher neighbour (each may send it a
-        // share) and, on a flat, for the flat cells whose parent it is.
+        // share) and, on a flat, for the flat cells whose parent it is; then it pulls their
+        // shares in D8 order (an order of its own, so that a tile computes the same sum).
+        let (w, h) = (self.w, self.h);
         let level = &self.flood.level;
         let receiver = &self.flood.receiver;
+        let p = self.exponent.unwrap_or(1.0);
+        let totals = weight_totals(level, w, h, p);
+        let flat = |i: usize| (receiver[i] != NONE).then_some(receiver[i] as usize);
+        let mfd = Mfd {
+            level,
+            totals: &totals,
+            w,
+            h,
+            p,
+        };
         // A flat cell's receiver is level with it; any other cell's is lower.
         let mut pending = self.senders(|i, j| level[i] > level[j] || receiver[i] == j as u32);
         let mut stack = Vec::new();
-        let grid = Grid::new(self.w, self.h);
+        let grid = Grid::new(w, h);
         for start in 0..area.len() {
             if pending[start] != 0 {
                 continue;
@@ -289,11 +388,7 @@ impl<'a> Routes<'a> {
             stack.push(start);
             while let Some(c) = stack.pop() {
                 pending[c] = DONE;
-                let a = area[c];
-                let t = self.targets(c);
-                for k in 0..t.len {
-                    area[t.cells[k] as usize] += a * t.shares[k];
-                }
+                area[c] = mfd.pull(c, area[c], &flat, |i| area[i]);
                 let mut release = |j: usize| {
                     pending[j] -= 1;
                     if pending[j] == 0 {
@@ -304,7 +399,7 @@ impl<'a> Routes<'a> {
                 if r != NONE && level[r as usize] == level[c] {
                     release(r as usize);
                 } else {
-                    let (cells, len) = grid.around(c % self.w, c / self.w);
+                    let (cells, len) = grid.around(c % w, c / w);
                     for &j in &cells[..len] {
                         if level[j] < level[c] {
                             release(j);
@@ -394,28 +489,45 @@ fn wetness_of(a: f64, deg: f32, cell: f64, (low, high): (f64, f64)) -> f32 {
     unit(((twi - low) / span) as f32)
 }
 
-/// `flow_accumulation` with d8 routing run tile by tile (`super::tiled`): the drainage of the
-/// tiled passes, each lake's largest area joined across the seams, the slope over the tile
-/// and one cell around it — the very bits of the whole-map run.
+/// `flow_accumulation` run tile by tile (`super::tiled`): d8 drainage from the tiled passes
+/// (integer units), mfd drainage from the sweeps (`super::sweep`), each lake's largest area
+/// joined across the seams, directions and slope over the tile and one cell around it — the
+/// very bits of the whole-map run.
 pub(super) fn tiled(
     run: &super::TileRun,
     emit: &mut dyn FnMut(usize, Vec<Field>) -> Result<(), String>,
 ) -> Result<(), String> {
-    use super::tiled::{hydrology, join_lakes, AREA, RECEIVER};
+    use super::sweep::{mfd_area, MFD_AREA};
+    use super::tiled::{hydrology, join_lakes, levels_and_receivers, AREA, LEVEL, RECEIVER};
     use crate::node::Params as _;
     let p = FlowAccumulationParams::from_values(run.values);
-    if p.routing != Routing::D8 {
-        return Err("only d8 routing runs tile by tile".into());
-    }
     let t = run.tiling;
     let n = t.n;
     let cell = run.cell_m;
-    let hyd = hydrology(t, run.scratch, run.read, cell * cell, run.cancelled)?;
-    // A lake reads everywhere as the flow leaving it: its largest area, over every tile.
+    let check = || run.check();
+    // Per tile: the drainage area as a u64 ordered as the area is (d8: integer units; mfd:
+    // the bits of a non-negative f64), and how to read it back in m².
+    let (name, to_m2): (&'static str, Box<dyn Fn(u64) -> f64>) = match p.routing {
+        Routing::D8 => {
+            let hyd = hydrology(t, run.scratch, run.read, cell * cell, run.cancelled)?;
+            (AREA, Box::new(move |u| u as f64 * hyd.unit_m2))
+        }
+        Routing::Mfd => {
+            levels_and_receivers(t, run.scratch, run.read, &check)?;
+            mfd_area(t, run.scratch, run.read, cell * cell, p.exponent, &check)?;
+            (MFD_AREA, Box::new(f64::from_bits))
+        }
+    };
+    // A lake reads everywhere as the flow leaving it: its largest area, over every tile. An
+    // area of 0 (or −0) counts as 0, as the whole map's fold from 0 takes it.
+    let ordered = |u: u64| match p.routing {
+        Routing::Mfd if f64::from_bits(u) <= 0.0 => 0,
+        _ => u,
+    };
     let lakes = join_lakes(
         run,
-        |k| run.scratch.get::<u64>(t, k, AREA),
-        |area, lake| lake.iter().map(|&c| area[c]).max().unwrap_or(0),
+        |k| run.scratch.get::<u64>(t, k, name),
+        |area, lake| lake.iter().map(|&c| ordered(area[c])).max().unwrap_or(0),
         u64::max,
     )?;
     let a0 = p.min_area_m2.max(1e-9);
@@ -427,30 +539,48 @@ pub(super) fn tiled(
         let (z1, _) = (run.read)(ring)?;
         let terrain = Field::from_vec(ring.width, ring.height, z1).ok_or("field size")?;
         let slope = ring.crop(&crate::field::derive::slope_deg(&terrain, cell), &win);
-        let units: Vec<u64> = run.scratch.get(t, k, AREA)?;
-        let rcv: Vec<u8> = run.scratch.get(t, k, RECEIVER)?;
+        let units: Vec<u64> = run.scratch.get(t, k, name)?;
         let lake = lakes.of_tile(run, k)?;
         let area: Vec<f64> = units
             .iter()
             .zip(&lake)
-            .map(|(&u, l)| l.unwrap_or(u) as f64 * hyd.unit_m2)
+            .map(|(&u, l)| to_m2(l.unwrap_or(u)))
             .collect();
         let flow = area
             .iter()
             .map(|&a| unit(((a.max(1e-30) / a0).ln() * scale) as f32))
             .collect();
-        let (dx, dy): (Vec<f32>, Vec<f32>) = rcv
-            .iter()
-            .map(|&c| {
-                let mut t = Targets::default();
-                if let Some(&(ox, oy)) = D8.get(c as usize) {
-                    t.shares[0] = 1.0;
-                    t.offsets[0] = (ox, oy);
-                    t.len = 1;
-                }
-                direction(&t)
-            })
-            .unzip();
+        let (dx, dy) = match p.routing {
+            Routing::D8 => {
+                let rcv: Vec<u8> = run.scratch.get(t, k, RECEIVER)?;
+                rcv.iter()
+                    .map(|&c| {
+                        let mut t = Targets::default();
+                        if let Some(&(ox, oy)) = D8.get(c as usize) {
+                            t.shares[0] = 1.0;
+                            t.offsets[0] = (ox, oy);
+                            t.len = 1;
+                        }
+                        direction(&t)
+                    })
+                    .unzip()
+            }
+            Routing::Mfd => {
+                let flood = ring_flood(
+                    ring,
+                    run.scratch.window(t, LEVEL, ring)?,
+                    &run.scratch.window::<u8>(t, RECEIVER, ring)?,
+                );
+                let routes = Routes::new(&flood, ring.width, ring.height, Some(p.exponent));
+                (0..win.width * win.height)
+                    .map(|i| {
+                        let (x, y) = (win.x0 + i % win.width, win.y0 + i / win.width);
+                        let at = (y - ring.y0) * ring.width + (x - ring.x0);
+                        direction(&routes.targets(at))
+                    })
+                    .unzip()
+            }
+        };
         let wet = area
             .iter()
             .zip(slope.data())
@@ -472,4 +602,28 @@ pub(super) fn tiled(
         )?;
     }
     Ok(())
+}
+
+/// The flood over a window `ring` from the tile passes' levels and receiver codes (receivers
+/// leading out of the window: none; only the window's inner cells are asked for targets).
+fn ring_flood(ring: crate::node::Window, level: Vec<f32>, codes: &[u8]) -> super::Flood {
+    let (w, h) = (ring.width as isize, ring.height as isize);
+    let receiver = codes
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| {
+            D8.get(c as usize).map_or(NONE, |&(dx, dy)| {
+                let (x, y) = (
+                    (i as isize % w) + dx as isize,
+                    (i as isize / w) + dy as isize,
+                );
+                if x < 0 || y < 0 || x >= w || y >= h {
+                    NONE
+                } else {
+                    (y * w + x) as u32
+                }
+            })
+        })
+        .collect();
+    super::Flood { level, receiver }
 }

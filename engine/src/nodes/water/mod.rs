@@ -20,6 +20,7 @@ pub mod lakes;
 pub mod rivers;
 pub mod sea;
 pub mod snow;
+pub mod sweep;
 pub mod tiled;
 
 pub use flood::{priority_flood, Flood};
@@ -39,16 +40,8 @@ pub fn register(reg: &mut Registry) {
 /// Whether a tiled build can run node type `id` tile by tile with only the tiles' perimeters
 /// exchanged ([`tiled`]), giving the very bits of its whole-map run.
 #[must_use]
-pub fn tiles_exactly(id: &str, values: &[crate::node::ParamValue]) -> bool {
-    use crate::node::Params as _;
-    match id {
-        "rivers" | "lakes" => true,
-        "flow_accumulation" => {
-            flow_accumulation::FlowAccumulationParams::from_values(values).routing
-                == flow_accumulation::Routing::D8
-        }
-        _ => false,
-    }
+pub fn tiles_exactly(id: &str, _values: &[crate::node::ParamValue]) -> bool {
+    matches!(id, "rivers" | "lakes" | "flow_accumulation")
 }
 
 /// What a water node run tile by tile reads: the tiling, where its fields live between

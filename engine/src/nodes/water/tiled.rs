@@ -382,6 +382,21 @@ pub fn hydrology(
     })
 }
 
+/// Passes 1 and 2: [`LEVEL`] and [`RECEIVER`] for every tile (what multiple-direction
+/// drainage, [`super::sweep`], starts from).
+///
+/// # Errors
+/// A scratch field that cannot be read or written, or cancellation.
+pub fn levels_and_receivers(
+    t: &Tiling,
+    scratch: &Scratch,
+    read: &Reader,
+    check: &(dyn Fn() -> Result<(), String> + Sync),
+) -> Result<(), String> {
+    fill(t, scratch, read, check)?;
+    route(t, scratch, check)
+}
+
 /// Pass 1 alone: [`LEVEL`] for every tile (what `lakes` needs).
 pub fn fill_levels(
     t: &Tiling,
