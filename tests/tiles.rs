@@ -822,19 +822,38 @@ fn run_on_stitched(
 /// the same node run whole-map on the terrain the tiles stitched together under it — lakes,
 /// sea, MFD and D8 flow, rivers and snow over thermal erosion refined in pieces for tile sizes
 /// of 512, 256 and 128 (3 × 3, 5 × 5 and 10 × 10 tiles), and the flagship's rivers, flow,
-/// lakes and snow over its three erosion nodes (640², 4 × 4 tiles) — and the whole result
-/// does not depend on the tile size (the pieces are the world's, not the tiles').
+/// lakes and snow over its three erosion nodes (640², 4 × 4 tiles; and run tile by tile,
+/// perimeters exchanged and sweeps, in tiles of 200) — and the whole result does not depend on
+/// the tile size (the pieces are the world's, not the tiles').
 #[test]
 fn tiled_water_equals_the_water_nodes_run_whole_map_on_the_stitched_terrain() {
-    for (rel, erode, n, tiles, coarse) in [
+    // A budget of one byte: every water node runs tile by tile (the stage kind a world too
+    // large for whole-map water takes), tiles of 200 leaving a last column and row of 40.
+    for (rel, erode, n, tiles, coarse, budget) in [
         (
             "tests/data/water.json",
             Some("hills.out"),
             1280,
             &[512, 256, 128][..],
             64,
+            None,
         ),
-        ("graphs/alpine_valley.json", None, 640, &[160][..], 128),
+        (
+            "graphs/alpine_valley.json",
+            None,
+            640,
+            &[160][..],
+            128,
+            None,
+        ),
+        (
+            "graphs/alpine_valley.json",
+            None,
+            640,
+            &[200][..],
+            128,
+            Some(1),
+        ),
     ] {
         let dir = tempfile::tempdir().expect("tempdir");
         let (path, g) = water_over_erosion(dir.path(), rel, erode);
@@ -842,8 +861,25 @@ fn tiled_water_equals_the_water_nodes_run_whole_map_on_the_stitched_terrain() {
         for &tile in tiles {
             let out = dir.path().join(format!("t{tile}"));
             let grid = Grid::new(n, Layout::Plain, TileRequest::Size(tile)).expect("grid");
-            let plan =
-                Plan::new(&g, &path, grid, coarse, exports("plain", &[], &["f32"])).expect("plan");
+            let ex = exports("plain", &[], &["f32"]);
+            let plan = Plan::new_with_budget(&g, &path, grid, coarse, ex, budget).expect("plan");
+            if budget.is_some() {
+                let water: Vec<_> = plan
+                    .stages
+                    .iter()
+                    .filter(|s| {
+                        g.node(&s.node)
+                            .is_some_and(|x| x.def.spec.category == orogen::node::Category::Water)
+                    })
+                    .map(|s| (s.node.as_str(), s.kind))
+                    .collect();
+                assert!(
+                    water
+                        .iter()
+                        .all(|(_, k)| *k == orogen::tiles::StageKind::Water),
+                    "{rel}: water not run tile by tile: {water:?}"
+                );
+            }
             assert!(
                 plan.stages
                     .iter()
@@ -914,7 +950,7 @@ fn tiled_water_equals_the_water_nodes_run_whole_map_on_the_stitched_terrain() {
 
 /// Water run tile by tile, only the tiles' perimeters exchanged (Barnes 2016, 2017: what a
 /// stage does when the node's whole-map fields would not fit its memory), gives the very bits
-/// of the node run whole-map on the stitched terrain: `rivers`, `lakes`, d8 and mfd `flow_accumulation` over thermal
+/// of the node run whole-map on the stitched terrain: `rivers`, `lakes`, d8 and mfd `flow_accumulation` and `snow` over thermal
 /// erosion refined in pieces, tiles of 128 (5 × 5) and 200 (4 × 4, the last column and row 40
 /// wide), against the same plan with whole-map stages and against the nodes run on the
 /// stitched terrain. The pieces are freed once blended, and a second run redoes nothing.
@@ -923,11 +959,12 @@ fn water_run_tile_by_tile_equals_the_whole_map_run() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (path, g) = water_over_erosion(dir.path(), "tests/data/water.json", Some("hills.out"));
     let n = 640;
-    let nodes: [(&str, &[&str]); 4] = [
+    let nodes: [(&str, &[&str]); 5] = [
         ("rivers", &["out", "river", "surface"]),
         ("lakes", &["surface", "depth", "mask"]),
         ("channels", &["flow", "dir_x", "dir_y", "wetness", "area"]),
         ("flow", &["flow", "dir_x", "dir_y", "wetness", "area"]),
+        ("snow", &["out", "depth", "mask"]),
     ];
     let mut runs: Vec<(String, BTreeMap<String, Vec<f32>>)> = Vec::new();
     for (tile, budget) in [(128, None), (128, Some(1)), (200, Some(1))] {

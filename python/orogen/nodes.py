@@ -409,8 +409,7 @@ class Import(TypedDict, total=False):
     Loads a heightmap from a file, such as a painted PNG or a real-world elevation model (GeoTIFF). Reads an 8/16-bit PNG (luma), an OpenEXR heightmap (channel Y, else R) or a GeoTIFF DEM (float32/64, int8/16/32, uint8/16/32; striped or tiled; no-data cells filled from the data around them by a push–pull pyramid; GDAL's band scale and offset applied) and resamples it bilinearly to the build resolution, stretched over the whole world. PNG values map 0..max onto the graph's height range. orogen new --from-dem makes a graph whose world matches a DEM.
 
     Output ``out`` (height): The imported terrain, in metres.
-    Output ``valid`` (mask): 1 where the file had data, 0 where a DEM's no-data cells were filled (1
- everywhere for a file without holes); resampled like the terrain.
+    Output ``valid`` (mask): 1 where the file had data, 0 where a DEM's no-data cells were filled.
     """
     path: str
     """Path: default ""; a string. Path of the heightmap (PNG, EXR or GeoTIFF DEM), relative to the graph file's folder (absolute paths work too); it must be inside the graph's project folder (docs/security.md)."""

@@ -41,8 +41,7 @@ crate::node! {
         outputs: ImportOut {
             /// The imported terrain, in metres.
             out: height,
-            /// 1 where the file had data, 0 where a DEM's no-data cells were filled;
-            /// everywhere 1 for a file without holes. Resampled like the terrain.
+            /// 1 where the file had data, 0 where a DEM's no-data cells were filled.
             valid: mask,
         },
         traits: crate::node::Traits {

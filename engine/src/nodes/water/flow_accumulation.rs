@@ -497,7 +497,7 @@ pub(super) fn tiled(
     run: &super::TileRun,
     emit: &mut dyn FnMut(usize, Vec<Field>) -> Result<(), String>,
 ) -> Result<(), String> {
-    use super::sweep::{mfd_area, MFD_AREA};
+    use super::sweep::sweep;
     use super::tiled::{hydrology, join_lakes, levels_and_receivers, AREA, LEVEL, RECEIVER};
     use crate::node::Params as _;
     let p = FlowAccumulationParams::from_values(run.values);
@@ -514,7 +514,14 @@ pub(super) fn tiled(
         }
         Routing::Mfd => {
             levels_and_receivers(t, run.scratch, run.read, &check)?;
-            mfd_area(t, run.scratch, run.read, cell * cell, p.exponent, &check)?;
+            let rule = MfdRule {
+                t,
+                scratch: run.scratch,
+                read: run.read,
+                cell_area: cell * cell,
+                p: p.exponent,
+            };
+            sweep(t, run.scratch, MFD_AREA, &rule, &check)?;
             (MFD_AREA, Box::new(f64::from_bits))
         }
     };
@@ -626,4 +633,147 @@ fn ring_flood(ring: crate::node::Window, level: Vec<f32>, codes: &[u8]) -> super
         })
         .collect();
     super::Flood { level, receiver }
+}
+
+/// Each cell's multiple-direction drainage area in m² (the bits of an f64, as a u64), swept
+/// tile by tile.
+pub const MFD_AREA: &str = "mfd-area";
+
+/// Multiple-direction drainage area (m²): `cell_area` a cell (times the reader's rain, if
+/// any), Freeman 1991's routing with exponent `p` over the [`LEVEL`] and [`RECEIVER`] the tile
+/// passes left ([`super::tiled::levels_and_receivers`]).
+pub struct MfdRule<'a> {
+    pub t: &'a super::tiled::Tiling,
+    pub scratch: &'a super::tiled::Scratch,
+    pub read: &'a super::tiled::Reader<'a>,
+    pub cell_area: f64,
+    pub p: f64,
+}
+
+/// What [`MfdRule`] reads over a window.
+pub struct MfdData {
+    level: Vec<f32>,
+    codes: Vec<u8>,
+    totals: Vec<f64>,
+    rain: Option<Vec<f32>>,
+    w: usize,
+    h: usize,
+}
+
+impl MfdData {
+    /// Where cell `i`'s receiver code leads, inside the window (or nowhere).
+    fn flat(&self, i: usize) -> Option<usize> {
+        let (w, h) = (self.w, self.h);
+        let (dx, dy) = *D8.get(self.codes[i] as usize)?;
+        let (x, y) = (
+            (i % w) as isize + dx as isize,
+            (i / w) as isize + dy as isize,
+        );
+        (x >= 0 && y >= 0 && x < w as isize && y < h as isize).then(|| y as usize * w + x as usize)
+    }
+}
+
+impl super::sweep::Pull for MfdRule<'_> {
+    type Data = MfdData;
+
+    fn load(&self, e: crate::node::Window) -> Result<MfdData, String> {
+        let level: Vec<f32> = self.scratch.window(self.t, super::tiled::LEVEL, e)?;
+        let codes = self.scratch.window(self.t, super::tiled::RECEIVER, e)?;
+        let (_, rain) = (self.read)(e)?;
+        let totals = weight_totals(&level, e.width, e.height, self.p);
+        Ok(MfdData {
+            level,
+            codes,
+            totals,
+            rain,
+            w: e.width,
+            h: e.height,
+        })
+    }
+
+    /// Every higher neighbour, and on a flat the cells whose receiver it is (as the whole map
+    /// waits for them).
+    fn sends(&self, d: &MfdData, i: usize, j: usize) -> bool {
+        d.level[i] > d.level[j] || d.flat(i) == Some(j)
+    }
+
+    fn pull(&self, d: &MfdData, c: usize, known: impl Fn(usize) -> f64) -> f64 {
+        let own = own_area(self.cell_area, d.rain.as_ref().map(|r| r[c]));
+        let mfd = Mfd {
+            level: &d.level,
+            totals: &d.totals,
+            w: d.w,
+            h: d.h,
+            p: self.p,
+        };
+        mfd.pull(c, own, &|i| d.flat(i), known)
+    }
+}
+
+#[cfg(test)]
+mod sweep_tests {
+    use super::*;
+    use crate::node::Window;
+    use crate::nodes::water::priority_flood;
+    use crate::nodes::water::sweep::sweep;
+    use crate::nodes::water::tiled::{Scratch, Tiling};
+
+    /// A terrain with valleys, pits, flats and a lake, `n × n`.
+    fn terrain(n: usize) -> Vec<f32> {
+        (0..n * n)
+            .map(|i| {
+                let (x, y) = ((i % n) as f32, (i / n) as f32);
+                let v = 40.0 * (x / 9.0).sin() * (y / 13.0).cos() + 0.3 * x + 0.2 * y
+                    - 25.0 * (-((x - 30.0).powi(2) + (y - 40.0).powi(2)) / 90.0).exp();
+                // Terraces: flats of equal heights.
+                (v / 3.0).round() * 3.0
+            })
+            .collect()
+    }
+
+    /// Tile by tile, for several tile sizes (odd counts and narrow last tiles included) and
+    /// with and without rain, the areas are the whole map's, bit for bit.
+    #[test]
+    fn swept_areas_equal_the_whole_maps() {
+        let n = 97;
+        let z = terrain(n);
+        let rain: Vec<f32> = (0..n * n).map(|i| ((i * 7) % 11) as f32 / 10.0).collect();
+        let flood = priority_flood(&z, n, n);
+        for with_rain in [false, true] {
+            let r = with_rain.then_some(&rain[..]);
+            let whole = Routes::new(&flood, n, n, Some(1.1)).accumulate(4.0, r);
+            for size in [97, 40, 33, 16, 9] {
+                let t = Tiling::uniform(n, size);
+                let scratch = Scratch::in_memory();
+                let read = |w: Window| -> Result<(Vec<f32>, Option<Vec<f32>>), String> {
+                    let cut = |f: &[f32]| {
+                        (w.y0..w.y0 + w.height)
+                            .flat_map(|y| f[y * n + w.x0..y * n + w.x0 + w.width].to_vec())
+                            .collect::<Vec<f32>>()
+                    };
+                    Ok((cut(&z), with_rain.then(|| cut(&rain))))
+                };
+                let ok = || Ok(());
+                crate::nodes::water::tiled::levels_and_receivers(&t, &scratch, &read, &ok)
+                    .expect("passes");
+                let rule = MfdRule {
+                    t: &t,
+                    scratch: &scratch,
+                    read: &read,
+                    cell_area: 4.0,
+                    p: 1.1,
+                };
+                let sweeps = sweep(&t, &scratch, MFD_AREA, &rule, &ok).expect("sweeps");
+                let got: Vec<u64> = scratch
+                    .window(&t, MFD_AREA, Window::full(n))
+                    .expect("areas");
+                let want: Vec<u64> = whole.iter().map(|a| a.to_bits()).collect();
+                let wrong = got.iter().zip(&want).filter(|(a, b)| a != b).count();
+                assert_eq!(
+                    wrong, 0,
+                    "tiles of {size}, rain {with_rain}: {sweeps} sweeps"
+                );
+            }
+        }
+    }
 }

@@ -41,7 +41,7 @@ pub fn register(reg: &mut Registry) {
 /// exchanged ([`tiled`]), giving the very bits of its whole-map run.
 #[must_use]
 pub fn tiles_exactly(id: &str, _values: &[crate::node::ParamValue]) -> bool {
-    matches!(id, "rivers" | "lakes" | "flow_accumulation")
+    matches!(id, "rivers" | "lakes" | "flow_accumulation" | "snow")
 }
 
 /// What a water node run tile by tile reads: the tiling, where its fields live between
@@ -88,6 +88,7 @@ pub fn run_tiled(
         }
         "lakes" => lakes::tiled(run, emit),
         "flow_accumulation" => flow_accumulation::tiled(run, emit),
+        "snow" => snow::tiled(run, emit),
         _ => Err(format!("node type \"{id}\" does not run tile by tile")),
     }
 }

@@ -168,7 +168,6 @@ fn slide(
     cap: f64,
 ) -> Vec<f64> {
     use crate::nodes::erosion::flow::order_key;
-    use crate::nodes::water::neighbours;
     let n = w * h;
     let mut order: Vec<u32> = (0..n as u32).collect();
     order.sort_unstable_by_key(|&i| (std::cmp::Reverse(order_key(z[i as usize])), i));
@@ -180,24 +179,8 @@ fn slide(
         if l <= 0.0 {
             continue;
         }
-        let (x, y) = (i % w, i / w);
-        let steepest = neighbours(i, w, h)
-            .filter(|&j| z[j] < z[i])
-            .map(|j| {
-                let diagonal = j % w != x && j / w != y;
-                let d = if diagonal {
-                    std::f32::consts::SQRT_2
-                } else {
-                    1.0
-                };
-                (j, (z[i] - z[j]) / d)
-            })
-            .fold(None, |best: Option<(usize, f32)>, c| match best {
-                Some(b) if b.1 >= c.1 => Some(b),
-                _ => Some(c),
-            });
-        match steepest {
-            Some((j, _)) => {
+        match steepest(z, i, w, h) {
+            Some(j) => {
                 let keep = (l * stays[i]).min(cap);
                 kept[i] = keep;
                 load[j] += (l - keep) * survives[j];
@@ -206,6 +189,182 @@ fn slide(
         }
     }
     kept
+}
+
+/// Where snow leaving cell `i` of a `w × h` window of heights `z` slides: its steepest lower
+/// neighbour (drop over distance; the first in D8 order on a tie), if any.
+fn steepest(z: &[f32], i: usize, w: usize, h: usize) -> Option<usize> {
+    use crate::nodes::water::neighbours;
+    let (x, y) = (i % w, i / w);
+    neighbours(i, w, h)
+        .filter(|&j| z[j] < z[i])
+        .map(|j| {
+            let diagonal = j % w != x && j / w != y;
+            let d = if diagonal {
+                std::f32::consts::SQRT_2
+            } else {
+                1.0
+            };
+            (j, (z[i] - z[j]) / d)
+        })
+        .fold(None, |best: Option<(usize, f32)>, c| match best {
+            Some(b) if b.1 >= c.1 => Some(b),
+            _ => Some(c),
+        })
+        .map(|(j, _)| j)
+}
+
+/// The snow sliding into each cell, pulled from the cells above it (`super::sweep`): the
+/// model over a window (slope and hollows read with their margin) and the slides, in the order
+/// [`slide`] takes the cells.
+struct SnowRule<'a> {
+    run: &'a super::TileRun<'a>,
+    p: &'a SnowParams,
+    model: Model,
+    /// How far past a window the slope and hollow measures read.
+    margin: usize,
+    cap: f64,
+}
+
+/// What [`SnowRule`] reads over a window: heights, snowfall, the share that stays and the share
+/// that survives, and where each cell's snow slides (`usize::MAX`: nowhere).
+struct SnowData {
+    e: crate::node::Window,
+    z: Vec<f32>,
+    fall: Vec<f64>,
+    stays: Vec<f64>,
+    survives: Vec<f64>,
+    to: Vec<usize>,
+}
+
+impl super::sweep::Pull for SnowRule<'_> {
+    type Data = SnowData;
+
+    fn load(&self, e: crate::node::Window) -> Result<SnowData, String> {
+        let cell = self.run.cell_m;
+        let big = e.expand(self.margin, self.run.tiling.n);
+        let (z, _) = (self.run.read)(big)?;
+        let terrain = Field::from_vec(big.width, big.height, z).ok_or("field size")?;
+        let origin = (big.x0, big.y0);
+        let (gx, gy) = if self.p.scale_m > 0.0 {
+            let smooth = gaussian_at(&terrain, self.p.scale_m / 2.0 / cell, origin);
+            crate::field::derive::gradient4(&smooth, cell)
+        } else {
+            crate::field::derive::gradient(&terrain, cell)
+        };
+        let around = gaussian_at(&terrain, self.p.hollow_radius_m / 2.0 / cell, origin);
+        let cells = e.width * e.height;
+        let mut d = SnowData {
+            e,
+            z: Vec::with_capacity(cells),
+            fall: Vec::with_capacity(cells),
+            stays: Vec::with_capacity(cells),
+            survives: Vec::with_capacity(cells),
+            to: Vec::with_capacity(cells),
+        };
+        for i in 0..cells {
+            let (x, y) = (e.x0 + i % e.width, e.y0 + i / e.width);
+            let b = (y - big.y0) * big.width + (x - big.x0);
+            let z = terrain.data()[b];
+            let g = (f64::from(gx.data()[b]), f64::from(gy.data()[b]));
+            let hollow = f64::from(around.data()[b]) - f64::from(z);
+            let (fall, stays, survives) = self.model.fall(f64::from(z), g, hollow);
+            d.z.push(z);
+            d.fall.push(fall);
+            d.stays.push(stays);
+            d.survives.push(survives);
+        }
+        d.to = (0..cells)
+            .map(|i| steepest(&d.z, i, e.width, e.height).unwrap_or(usize::MAX))
+            .collect();
+        Ok(d)
+    }
+
+    fn sends(&self, d: &SnowData, i: usize, j: usize) -> bool {
+        d.to[i] == j
+    }
+
+    /// What fell on `c` plus, from the highest sender down (ties by the map's index, as
+    /// [`slide`] orders them), what each passes on and survives at `c`.
+    fn pull(&self, d: &SnowData, c: usize, known: impl Fn(usize) -> f64) -> f64 {
+        use crate::nodes::erosion::flow::order_key;
+        use crate::nodes::water::neighbours;
+        let (w, h, n) = (d.e.width, d.e.height, self.run.tiling.n);
+        let global = |i: usize| (d.e.y0 + i / w) * n + d.e.x0 + i % w;
+        let mut from = [(0u32, 0usize, 0usize); 8];
+        let mut len = 0;
+        for i in neighbours(c, w, h).filter(|&i| d.to[i] == c) {
+            from[len] = (order_key(d.z[i]), global(i), i);
+            len += 1;
+        }
+        from[..len].sort_unstable_by_key(|&(key, g, _)| (std::cmp::Reverse(key), g));
+        let mut load = d.fall[c];
+        for &(_, _, i) in &from[..len] {
+            let l = known(i);
+            if l <= 0.0 {
+                continue;
+            }
+            let keep = (l * d.stays[i]).min(self.cap);
+            load += (l - keep) * d.survives[c];
+        }
+        load
+    }
+}
+
+/// Scratch field: the snow each cell holds before it keeps its share (f64 bits).
+const LOAD: &str = "snow-load";
+
+/// `snow` run tile by tile (`super::tiled`): the slides swept over the tiles
+/// (`super::sweep`), then each cell keeps what [`slide`] lets it — the very bits of the
+/// whole-map run.
+pub(super) fn tiled(
+    run: &super::TileRun,
+    emit: &mut dyn FnMut(usize, Vec<Field>) -> Result<(), String>,
+) -> Result<(), String> {
+    use super::sweep::Pull as _;
+    use crate::field::blur::support_px;
+    use crate::node::Params as _;
+    let p = SnowParams::from_values(run.values);
+    let (t, cell) = (run.tiling, run.cell_m);
+    let margin =
+        support_px(p.hollow_radius_m / 2.0 / cell).max(support_px(p.scale_m / 2.0 / cell) + 2) + 1;
+    let rule = SnowRule {
+        run,
+        p: &p,
+        model: Model::new(&p),
+        margin,
+        cap: 2.0 * p.depth_m,
+    };
+    super::sweep::sweep(t, run.scratch, LOAD, &rule, &|| run.check())?;
+    let full = p.depth_m.max(1e-9);
+    for k in 0..t.count() {
+        run.check()?;
+        let win = t.window(k);
+        let d = rule.load(win.expand(1, t.n))?;
+        let load: Vec<u64> = run.scratch.get(t, k, LOAD)?;
+        let (mut out, mut relative, mut mask) = (Vec::new(), Vec::new(), Vec::new());
+        for (i, &bits) in load.iter().enumerate() {
+            let (x, y) = (win.x0 + i % win.width, win.y0 + i / win.width);
+            let c = (y - d.e.y0) * d.e.width + (x - d.e.x0);
+            let l = f64::from_bits(bits);
+            let kept = if l <= 0.0 {
+                0.0
+            } else if d.to[c] == usize::MAX {
+                l
+            } else {
+                (l * d.stays[c]).min(rule.cap)
+            };
+            out.push((f64::from(d.z[c]) + kept) as f32);
+            relative.push(unit((kept / full) as f32));
+            mask.push(smooth01(kept / (0.1 * full)) as f32);
+        }
+        let field = |v: Vec<f32>| {
+            Field::from_vec(win.width, win.height, v).ok_or_else(|| "field size".to_owned())
+        };
+        emit(k, vec![field(out)?, field(relative)?, field(mask)?])?;
+    }
+    run.scratch.remove(t, LOAD);
+    Ok(())
 }
 
 impl Node for Snow {

@@ -26,15 +26,10 @@
 //! areas, weight totals, counts, rain); between visits the areas are kept per tile in the
 //! [`Scratch`] (8 bytes a cell).
 
-use super::flow_accumulation::{own_area, weight_totals, Mfd};
-use super::tiled::{Reader, Scratch, Tiling, LEVEL, RECEIVER};
+use super::tiled::{Scratch, Tiling};
 use super::Grid;
 use crate::node::Window;
-use crate::nodes::erosion::flow::D8;
 use rayon::prelude::*;
-
-/// Each cell's multiple-direction drainage area in m² (the bits of an f64, as a u64).
-pub const MFD_AREA: &str = "mfd-area";
 
 /// An area not known yet (a NaN's bits: no area is NaN).
 const UNKNOWN: u64 = u64::MAX;
@@ -42,25 +37,39 @@ const UNKNOWN: u64 = u64::MAX;
 /// The cells a visit computes around its tile, past the tile's border, at most.
 const HALO: usize = 32;
 
-/// Fills [`MFD_AREA`] for every tile: the drainage area (`cell_area` m² a cell, times the rain
-/// the reader gives, if any) under Freeman 1991's routing with exponent `p`, over the
-/// [`LEVEL`] and [`RECEIVER`] the tile passes left ([`super::tiled::levels_and_receivers`]).
-/// Returns how many sweeps it took.
+/// A value each cell pulls from the neighbours that send it theirs, the senders forming a
+/// directed acyclic graph (water or snow going downhill).
+pub trait Pull: Sync {
+    /// What the rule reads over a window.
+    type Data;
+    /// The data over window `e` (a tile's region grown by two cells).
+    ///
+    /// # Errors
+    /// A field that cannot be read.
+    fn load(&self, e: Window) -> Result<Self::Data, String>;
+    /// Whether cell `i` sends to its neighbour `j` (indices into the window).
+    fn sends(&self, d: &Self::Data, i: usize, j: usize) -> bool;
+    /// Cell `c`'s value from the values of its senders (`known(i)`), every neighbour of `c`
+    /// inside the window or off the map.
+    fn pull(&self, d: &Self::Data, c: usize, known: impl Fn(usize) -> f64) -> f64;
+}
+
+/// Fills scratch field `name` of every tile with the values `rule` pulls, tile by tile in
+/// sweeps (see the module's comment). Returns how many sweeps it took.
 ///
 /// # Errors
 /// A scratch field that cannot be read or written, or cancellation.
-pub fn mfd_area(
+pub fn sweep<R: Pull>(
     t: &Tiling,
     scratch: &Scratch,
-    read: &Reader,
-    cell_area: f64,
-    p: f64,
+    name: &'static str,
+    rule: &R,
     check: &(dyn Fn() -> Result<(), String> + Sync),
 ) -> Result<usize, String> {
     let count = t.count();
     for k in 0..count {
         let w = t.window(k);
-        scratch.put(k, MFD_AREA, &vec![UNKNOWN; w.width * w.height])?;
+        scratch.put(k, name, &vec![UNKNOWN; w.width * w.height])?;
     }
     // A halo of at most a quarter of the smallest full tile: a visit then reads only its own
     // tile and its neighbours', never a tile of its own colour.
@@ -85,7 +94,7 @@ pub fn mfd_area(
                 .par_iter()
                 .map(|&k| {
                     check()?;
-                    visit(t, scratch, read, k, halo, (cell_area, p))
+                    visit(t, scratch, name, rule, k, halo)
                 })
                 .collect();
             for (&k, r) in ks.iter().zip(done) {
@@ -95,66 +104,45 @@ pub fn mfd_area(
             }
         }
         if !moved && complete.contains(&false) {
-            return Err("internal error: multiple-direction drainage stopped short".into());
+            return Err(format!(
+                "internal error: the sweeps of {name} stopped short"
+            ));
         }
     }
     Ok(sweeps)
 }
 
 /// One visit of tile `k`: every cell within `halo` of it whose senders are known gets its
-/// area; the tile's own are stored. Returns whether the tile is complete and whether any of
+/// value; the tile's own are stored. Returns whether the tile is complete and whether any of
 /// its cells became known.
-fn visit(
+fn visit<R: Pull>(
     t: &Tiling,
     scratch: &Scratch,
-    read: &Reader,
+    name: &'static str,
+    rule: &R,
     k: usize,
     halo: usize,
-    (cell_area, p): (f64, f64),
 ) -> Result<(bool, bool), String> {
     let n = t.n;
     let tile = t.window(k);
     let region = tile.expand(halo, n);
-    // Levels two cells past the region: a sender's weights need its own neighbours.
+    // Two cells past the region: a sender's own rule may read its neighbours.
     let e = region.expand(2, n);
-    let level: Vec<f32> = scratch.window(t, LEVEL, e)?;
-    let codes: Vec<u8> = scratch.window(t, RECEIVER, e)?;
-    let mut area: Vec<u64> = scratch.window(t, MFD_AREA, e)?;
-    let (_, rain) = read(region)?;
+    let d = rule.load(e)?;
+    let mut value: Vec<u64> = scratch.window(t, name, e)?;
     let (w, h) = (e.width, e.height);
-    let local = |x: usize, y: usize| (y - e.y0) * w + (x - e.x0);
     let inside = |r: &Window, i: usize| {
         let (x, y) = (e.x0 + i % w, e.y0 + i / w);
         x >= r.x0 && y >= r.y0 && x < r.x0 + r.width && y < r.y0 + r.height
     };
-    // A receiver code leads to a neighbour inside the window (or nowhere).
-    let flat = |i: usize| -> Option<usize> {
-        let (dx, dy) = *D8.get(codes[i] as usize)?;
-        let (x, y) = (
-            (i % w) as isize + dx as isize,
-            (i / w) as isize + dy as isize,
-        );
-        (x >= 0 && y >= 0 && x < w as isize && y < h as isize).then(|| y as usize * w + x as usize)
-    };
-    let totals = weight_totals(&level, w, h, p);
-    let mfd = Mfd {
-        level: &level,
-        totals: &totals,
-        w,
-        h,
-        p,
-    };
     let grid = Grid::new(w, h);
-    // Which neighbours a cell waits for: every higher one, and on a flat the cells whose
-    // receiver it is (as the whole map counts them).
-    let sends = |i: usize, j: usize| level[i] > level[j] || flat(i) == Some(j);
     let mut pending = vec![0u8; w * h];
     let mut ready = Vec::new();
-    for i in (0..w * h).filter(|&i| inside(&region, i) && area[i] == UNKNOWN) {
+    for i in (0..w * h).filter(|&i| inside(&region, i) && value[i] == UNKNOWN) {
         let (cells, len) = grid.around(i % w, i / w);
         pending[i] = cells[..len]
             .iter()
-            .filter(|&&s| sends(s, i) && area[s] == UNKNOWN)
+            .filter(|&&s| value[s] == UNKNOWN && rule.sends(&d, s, i))
             .count() as u8;
         if pending[i] == 0 {
             ready.push(i);
@@ -162,15 +150,12 @@ fn visit(
     }
     let mut gained = 0usize;
     while let Some(c) = ready.pop() {
-        let (x, y) = (e.x0 + c % w, e.y0 + c / w);
-        let at = (y - region.y0) * region.width + (x - region.x0);
-        let own = own_area(cell_area, rain.as_ref().map(|r| r[at]));
-        let a = mfd.pull(c, own, &flat, |i| f64::from_bits(area[i]));
-        area[c] = a.to_bits();
+        let v = rule.pull(&d, c, |i| f64::from_bits(value[i]));
+        value[c] = v.to_bits();
         gained += usize::from(inside(&tile, c));
         let (cells, len) = grid.around(c % w, c / w);
         for &j in &cells[..len] {
-            if sends(c, j) && inside(&region, j) && area[j] == UNKNOWN {
+            if inside(&region, j) && value[j] == UNKNOWN && rule.sends(&d, c, j) {
                 pending[j] -= 1;
                 if pending[j] == 0 {
                     ready.push(j);
@@ -180,71 +165,12 @@ fn visit(
     }
     let mut mine = Vec::with_capacity(tile.width * tile.height);
     for y in tile.y0..tile.y0 + tile.height {
-        let row = local(tile.x0, y);
-        mine.extend_from_slice(&area[row..row + tile.width]);
+        let row = (y - e.y0) * w + (tile.x0 - e.x0);
+        mine.extend_from_slice(&value[row..row + tile.width]);
     }
     let complete = !mine.contains(&UNKNOWN);
     if gained > 0 {
-        scratch.put(k, MFD_AREA, &mine)?;
+        scratch.put(k, name, &mine)?;
     }
     Ok((complete, gained > 0))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::nodes::water::flow_accumulation::Routes;
-    use crate::nodes::water::priority_flood;
-
-    /// A terrain with valleys, pits, flats and a lake, `n × n`.
-    fn terrain(n: usize) -> Vec<f32> {
-        (0..n * n)
-            .map(|i| {
-                let (x, y) = ((i % n) as f32, (i / n) as f32);
-                let v = 40.0 * (x / 9.0).sin() * (y / 13.0).cos() + 0.3 * x + 0.2 * y
-                    - 25.0 * (-((x - 30.0).powi(2) + (y - 40.0).powi(2)) / 90.0).exp();
-                // Terraces: flats of equal heights.
-                (v / 3.0).round() * 3.0
-            })
-            .collect()
-    }
-
-    /// Tile by tile, for several tile sizes (odd counts and narrow last tiles included) and
-    /// with and without rain, the areas are the whole map's, bit for bit.
-    #[test]
-    fn swept_areas_equal_the_whole_maps() {
-        let n = 97;
-        let z = terrain(n);
-        let rain: Vec<f32> = (0..n * n).map(|i| ((i * 7) % 11) as f32 / 10.0).collect();
-        let flood = priority_flood(&z, n, n);
-        for with_rain in [false, true] {
-            let r = with_rain.then_some(&rain[..]);
-            let whole = Routes::new(&flood, n, n, Some(1.1)).accumulate(4.0, r);
-            for size in [97, 40, 33, 16, 9] {
-                let t = Tiling::uniform(n, size);
-                let scratch = Scratch::in_memory();
-                let read = |w: Window| -> Result<(Vec<f32>, Option<Vec<f32>>), String> {
-                    let cut = |f: &[f32]| {
-                        (w.y0..w.y0 + w.height)
-                            .flat_map(|y| f[y * n + w.x0..y * n + w.x0 + w.width].to_vec())
-                            .collect::<Vec<f32>>()
-                    };
-                    Ok((cut(&z), with_rain.then(|| cut(&rain))))
-                };
-                let ok = || Ok(());
-                crate::nodes::water::tiled::levels_and_receivers(&t, &scratch, &read, &ok)
-                    .expect("passes");
-                let sweeps = mfd_area(&t, &scratch, &read, 4.0, 1.1, &ok).expect("sweeps");
-                let got: Vec<u64> = scratch
-                    .window(&t, MFD_AREA, Window::full(n))
-                    .expect("areas");
-                let want: Vec<u64> = whole.iter().map(|a| a.to_bits()).collect();
-                let wrong = got.iter().zip(&want).filter(|(a, b)| a != b).count();
-                assert_eq!(
-                    wrong, 0,
-                    "tiles of {size}, rain {with_rain}: {sweeps} sweeps"
-                );
-            }
-        }
-    }
 }
