@@ -227,14 +227,14 @@ struct SnowRule<'a> {
 }
 
 /// What [`SnowRule`] reads over a window: heights, snowfall, the share that stays and the share
-/// that survives, and where each cell's snow slides (`usize::MAX`: nowhere).
+/// that survives, and where each cell's snow slides (`u32::MAX`: nowhere).
 struct SnowData {
     e: crate::node::Window,
     z: Vec<f32>,
     fall: Vec<f64>,
     stays: Vec<f64>,
     survives: Vec<f64>,
-    to: Vec<usize>,
+    to: Vec<u32>,
 }
 
 impl super::sweep::Pull for SnowRule<'_> {
@@ -275,13 +275,13 @@ impl super::sweep::Pull for SnowRule<'_> {
             d.survives.push(survives);
         }
         d.to = (0..cells)
-            .map(|i| steepest(&d.z, i, e.width, e.height).unwrap_or(usize::MAX))
+            .map(|i| steepest(&d.z, i, e.width, e.height).map_or(u32::MAX, |j| j as u32))
             .collect();
         Ok(d)
     }
 
     fn sends(&self, d: &SnowData, i: usize, j: usize) -> bool {
-        d.to[i] == j
+        d.to[i] == j as u32
     }
 
     /// What fell on `c` plus, from the highest sender down (ties by the map's index, as
@@ -293,7 +293,7 @@ impl super::sweep::Pull for SnowRule<'_> {
         let global = |i: usize| (d.e.y0 + i / w) * n + d.e.x0 + i % w;
         let mut from = [(0u32, 0usize, 0usize); 8];
         let mut len = 0;
-        for i in neighbours(c, w, h).filter(|&i| d.to[i] == c) {
+        for i in neighbours(c, w, h).filter(|&i| d.to[i] == c as u32) {
             from[len] = (order_key(d.z[i]), global(i), i);
             len += 1;
         }
@@ -349,7 +349,7 @@ pub(super) fn tiled(
             let l = f64::from_bits(bits);
             let kept = if l <= 0.0 {
                 0.0
-            } else if d.to[c] == usize::MAX {
+            } else if d.to[c] == u32::MAX {
                 l
             } else {
                 (l * d.stays[c]).min(rule.cap)
