@@ -313,7 +313,7 @@ pub fn set_bypass(g: &mut Graph, ids: &[String], on: bool) {
     }
 }
 
-/// Removes nodes and every wire and output that refers to them.
+/// Removes nodes and every wire, output and no-data mask that refers to them.
 pub fn remove_nodes(graph: &mut Graph, ids: &[String]) {
     graph.nodes.retain(|n| !ids.contains(&n.id));
     for n in &mut graph.nodes {
@@ -324,6 +324,9 @@ pub fn remove_nodes(graph: &mut Graph, ids: &[String]) {
         }
     }
     graph.outputs.retain(|_, r| !ids.contains(&r.node));
+    if graph.nodata.as_ref().is_some_and(|r| ids.contains(&r.node)) {
+        graph.nodata = None;
+    }
 }
 
 /// Copies of `ids` for the clipboard (wires to nodes outside the selection are dropped).

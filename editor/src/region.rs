@@ -1,6 +1,8 @@
 //! Region preview: a rectangle dragged on the 2D preview is evaluated at the build
-//! resolution — only that region, by the same region evaluation a tiled build runs
-//! ([`orogen::tiles::evaluate_region`]) — so an artist checks fine detail without a build.
+//! resolution as a tiled build computes it ([`orogen::tiles::evaluate_region_as_built`]: the
+//! global nodes in their stages over the whole world, erosion on its pieces and water exact,
+//! then only the region) — so an artist checks fine detail, and the rivers the build will
+//! have, without writing a build.
 
 use crate::preview::{Look, Picture, Shown};
 use orogen::eval::{EvalOptions, Targets};
@@ -45,7 +47,7 @@ impl Region {
     /// output `output` at the graph's resolution, on a thread of its own.
     pub fn start(
         graph: &Graph,
-        base_dir: Option<PathBuf>,
+        graph_file: Option<PathBuf>,
         (node, output, revision): (&str, usize, u64),
         uv: [f32; 4],
         repaint: Option<egui::Context>,
@@ -82,19 +84,28 @@ impl Region {
         std::thread::Builder::new()
             .name("orogen-region".into())
             .spawn(move || {
+                let base_dir = graph_file.as_deref().and_then(std::path::Path::parent);
                 let opts = EvalOptions {
                     targets: Targets::Nodes(vec![id.clone()]),
                     cancel: c,
-                    base_dir: base_dir.as_deref(),
+                    base_dir,
                     ..EvalOptions::default()
                 };
-                let result = orogen::tiles::evaluate_region(
-                    &g,
-                    g.resolution,
-                    window,
-                    orogen::tiles::COARSE_MAX,
-                    &opts,
-                );
+                // The stages' plan folder, removed with `work` when the region is done.
+                let result = tempfile::Builder::new()
+                    .prefix("orogen-region-")
+                    .tempdir()
+                    .map_err(|e| format!("cannot make a folder for the region's stages: {e}"))
+                    .and_then(|work| {
+                        orogen::tiles::evaluate_region_as_built(
+                            &g,
+                            graph_file.as_deref(),
+                            g.resolution,
+                            window,
+                            work.path(),
+                            &opts,
+                        )
+                    });
                 let out = result.and_then(|res| {
                     let n = g.node(&id).ok_or("the node was deleted")?;
                     let port = n.def.spec.outputs.get(output).ok_or("no such output")?;

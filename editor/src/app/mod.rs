@@ -558,6 +558,7 @@ impl EditorApp {
             let g = orogen::Graph {
                 nodes: self.clipboard.clone(),
                 outputs: BTreeMap::new(),
+                nodata: None,
                 ..self.doc.graph().clone()
             };
             ctx.copy_text(orogen::document::graph_file::to_string(&g));

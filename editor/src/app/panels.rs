@@ -126,14 +126,9 @@ impl EditorApp {
         let Some(node) = self.previewed().cloned() else {
             return;
         };
-        let base_dir = self
-            .doc
-            .path()
-            .and_then(|p| p.parent())
-            .map(std::path::Path::to_path_buf);
         let made = crate::region::Region::start(
             self.doc.graph(),
-            base_dir,
+            self.doc.path().map(std::path::Path::to_path_buf),
             (&node, self.output, self.doc.revision()),
             uv,
             self.repaint.clone(),

@@ -317,6 +317,109 @@ pub fn evaluate_region(
         .map_err(|d| crate::graph::diagnostic_lines(&d))
 }
 
+/// [`evaluate_region`] as a tiled build at `n` computes it: every global node the targets need
+/// runs in a stage of its own over the whole world — erosion on the world's pieces, water over
+/// the whole map or tile by tile — in the plan folder `work` (the caller's; a plan already there
+/// for the same graph and size is reused, its finished tasks skipped), and the window is then
+/// evaluated from those stages, as an output tile is: the values a build at `n` has there,
+/// rivers included. Without a global node this is [`evaluate_region`]. `graph_file` names the
+/// graph's file (relative paths in parameters resolve beside it).
+///
+/// # Errors
+/// The plan's or a task's message, naming the task.
+pub fn evaluate_region_as_built(
+    graph: &Graph,
+    graph_file: Option<&Path>,
+    n: usize,
+    window: Window,
+    work: &Path,
+    opts: &crate::eval::EvalOptions,
+) -> Result<crate::eval::EvalResult, String> {
+    use rayon::prelude::*;
+    let flat = graph.flattened();
+    let needed = opts.targets.node_set(&flat);
+    let cell = graph.world.cell_size_m(n);
+    let global = flat.nodes.iter().any(|x| {
+        needed.contains(&x.id) && x.def.footprint(&x.params, cell, n) == Footprint::Global
+    });
+    if !global {
+        return evaluate_region(graph, n, window, COARSE_MAX, opts);
+    }
+    // The plan is made for the targets: a graph whose outputs are their first ports.
+    let mut g = graph.clone();
+    if let crate::eval::Targets::Nodes(ids) = &opts.targets {
+        g.outputs = ids
+            .iter()
+            .filter_map(|id| {
+                let port = graph.node(id)?.def.spec.outputs.first()?;
+                Some(crate::graph::PortRef::new(id.clone(), port.name))
+            })
+            .enumerate()
+            .map(|(k, r)| (format!("t{k}"), r))
+            .collect();
+    }
+    let grid = Grid::new(n, Layout::Plain, TileRequest::Size(n.min(1024)))?;
+    let exports = TileExports {
+        layout: "plain".into(),
+        formats: vec!["f32".into()],
+        stitch: Vec::new(),
+        preview: None,
+        normal_map: None,
+        mesh: None,
+    };
+    let file = graph_file.map_or_else(
+        || PathBuf::from(format!("{}.json", g.name)),
+        Path::to_path_buf,
+    );
+    let mut plan = Plan::new(&g, &file, grid, COARSE_MAX, exports)?;
+    plan.allow_outside = opts.allow_outside.to_vec();
+    plan.write(work, &g)?;
+    let run = RunOptions {
+        cancel: opts.cancel.clone(),
+        progress: opts.progress,
+        cache: None,
+        side_by_side: 0,
+    };
+    // Every task but the output tiles and the stitch: the stages the window reads.
+    for batch in plan::batches(&plan.tasks) {
+        let stage: Vec<&Task> = batch
+            .into_iter()
+            .filter(|t| !t.id.starts_with("tile-") && t.id != "stitch")
+            .collect();
+        let done: Vec<Result<TaskOutcome, TaskError>> = stage
+            .par_iter()
+            .map(|t| run_task(work, &t.id, &run))
+            .collect();
+        for (t, r) in stage.iter().zip(done) {
+            r.map_err(|e| format!("{}: {e}", t.id))?;
+        }
+        if opts.cancel.is_cancelled() {
+            return Err("cancelled".into());
+        }
+    }
+    let built = Graph { resolution: n, ..g };
+    let flat = built.flattened();
+    let store = store::Store::new(&plan, &flat, &plan.work_dir(work), plan.stages.len())?;
+    crate::eval::Evaluator::new()
+        .evaluate(
+            &flat,
+            &crate::eval::EvalOptions {
+                resolution: Some(n),
+                window: Some(window),
+                stored: Some(&store),
+                targets: opts.targets.clone(),
+                cancel: opts.cancel.clone(),
+                progress: opts.progress,
+                base_dir: opts.base_dir,
+                allow_outside: opts.allow_outside,
+                keep_all: opts.keep_all,
+                arrays: opts.arrays,
+                coarse: None,
+            },
+        )
+        .map_err(|d| crate::graph::diagnostic_lines(&d))
+}
+
 /// [`TileExports`] as the engine's types.
 pub(crate) struct Parsed {
     pub layout: Layout,

@@ -500,6 +500,7 @@ pub(super) fn tiled(
     use super::sweep::sweep;
     use super::tiled::{hydrology, join_lakes, levels_and_receivers, AREA, LEVEL, RECEIVER};
     use crate::node::Params as _;
+    use rayon::prelude::*;
     let p = FlowAccumulationParams::from_values(run.values);
     let t = run.tiling;
     let n = t.n;
@@ -507,7 +508,7 @@ pub(super) fn tiled(
     let check = || run.check();
     // Per tile: the drainage area as a u64 ordered as the area is (d8: integer units; mfd:
     // the bits of a non-negative f64), and how to read it back in m².
-    let (name, to_m2): (&'static str, Box<dyn Fn(u64) -> f64>) = match p.routing {
+    let (name, to_m2): (&'static str, Box<dyn Fn(u64) -> f64 + Sync>) = match p.routing {
         Routing::D8 => {
             let hyd = hydrology(t, run.scratch, run.read, cell * cell, run.cancelled)?;
             (AREA, Box::new(move |u| u as f64 * hyd.unit_m2))
@@ -548,19 +549,20 @@ pub(super) fn tiled(
         let slope = ring.crop(&crate::field::derive::slope_deg(&terrain, cell), &win);
         let units: Vec<u64> = run.scratch.get(t, k, name)?;
         let lake = lakes.of_tile(run, k)?;
+        // Cell by cell, rows of cells in parallel.
         let area: Vec<f64> = units
-            .iter()
+            .par_iter()
             .zip(&lake)
             .map(|(&u, l)| to_m2(l.unwrap_or(u)))
             .collect();
         let flow = area
-            .iter()
+            .par_iter()
             .map(|&a| unit(((a.max(1e-30) / a0).ln() * scale) as f32))
             .collect();
         let (dx, dy) = match p.routing {
             Routing::D8 => {
                 let rcv: Vec<u8> = run.scratch.get(t, k, RECEIVER)?;
-                rcv.iter()
+                rcv.par_iter()
                     .map(|&c| {
                         let mut t = Targets::default();
                         if let Some(&(ox, oy)) = D8.get(c as usize) {
@@ -580,6 +582,7 @@ pub(super) fn tiled(
                 );
                 let routes = Routes::new(&flood, ring.width, ring.height, Some(p.exponent));
                 (0..win.width * win.height)
+                    .into_par_iter()
                     .map(|i| {
                         let (x, y) = (win.x0 + i % win.width, win.y0 + i / win.width);
                         let at = (y - ring.y0) * ring.width + (x - ring.x0);
@@ -589,7 +592,7 @@ pub(super) fn tiled(
             }
         };
         let wet = area
-            .iter()
+            .par_iter()
             .zip(slope.data())
             .map(|(&a, &deg)| wetness_of(a, deg, cell, (p.wetness_low, p.wetness_high)))
             .collect();
