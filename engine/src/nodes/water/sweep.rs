@@ -1,30 +1,32 @@
-//! Multiple-direction drainage over a map too large to hold at once, computed tile by tile in
-//! sweeps — bit for bit what [`super::flow_accumulation::Routes::accumulate`] gives the whole
-//! map with mfd routing.
+//! Values that flow downhill and spread — multiple-direction drainage, sliding snow — over a
+//! map too large to hold at once, computed tile by tile in sweeps: bit for bit what the
+//! whole-map functions give (`flow_accumulation::Routes::accumulate` with mfd routing,
+//! `snow`'s slides), through a [`Pull`] rule each of them supplies.
 //!
 //! Barnes 2017 ("Parallel non-divergent flow accumulation for trillion cell digital elevation
 //! models on desktops or clusters", §2) exchanges only the tiles' perimeters because D8 water
 //! entering a tile leaves it by one cell, so a tile's effect is a set of links and integer sums
 //! add up in any order. Multiple-direction water spreads: what enters a tile leaves it over many
-//! cells in shares, and the sums are floating point. So each cell *pulls* its area — its own
-//! plus each higher neighbour's share, in D8 order ([`super::flow_accumulation::Mfd`]): the sum
-//! depends on the cell's neighbours alone, not on the order cells are visited, and the whole
-//! map sums the same way.
+//! cells in shares, and the sums are floating point. So each cell *pulls* its value from the
+//! neighbours that send it theirs, in an order of its own (mfd: D8 order; snow: from the
+//! highest sender down): the sum depends on the cell's neighbours alone, not on the order cells
+//! are visited, and the whole map sums the same way.
 //!
 //! A cell is known once every neighbour that sends it water is. Each sweep visits every tile
-//! not yet complete: it reads the levels and receivers over the tile grown by a halo (and two
-//! cells more), the areas known so far there (its own and its neighbours', from the earlier
+//! not yet complete: it reads what the rule needs over the tile grown by a halo (and two
+//! cells more), the values known so far there (its own and its neighbours', from the earlier
 //! visits), and computes every cell of that region whose senders are known, in topological
 //! order; it keeps its own cells. A river that wanders back and forth across a tile border
 //! within the halo is resolved in one visit; one that leaves the halo and comes back waits for
 //! the next sweep. Tiles are visited in four colours (column and row parity), the tiles of a
 //! colour in parallel: no tile reads what another of its colour writes. Each sweep completes
-//! at least the cells whose senders the previous one completed, so the sweeps end; on the
-//! examples two or three do.
+//! at least the cells whose senders the previous one completed, so the sweeps end (the unit
+//! test's 97² map takes 3 sweeps in tiles of 40, 8 in tiles of 9).
 //!
-//! Memory per visit: about 30 bytes a cell over the tile and its halo (levels, receivers,
-//! areas, weight totals, counts, rain); between visits the areas are kept per tile in the
-//! [`Scratch`] (8 bytes a cell).
+//! Memory per visit: what the rule reads over the tile and its halo (mfd ≈ 25 bytes a cell:
+//! levels, receivers, weight totals; snow ≈ 45 with its model's fields), and 9 bytes a cell of
+//! values and counts; between visits the values are kept per tile in the [`Scratch`] (8 bytes
+//! a cell).
 
 use super::tiled::{Scratch, Tiling};
 use super::Grid;
