@@ -822,13 +822,10 @@ fn run_on_stitched(
 /// the same node run whole-map on the terrain the tiles stitched together under it — lakes,
 /// sea, MFD and D8 flow, rivers and snow over thermal erosion refined in pieces for tile sizes
 /// of 512, 256 and 128 (3 × 3, 5 × 5 and 10 × 10 tiles), and the flagship's rivers, flow,
-/// lakes and snow over its three erosion nodes (640², 4 × 4 tiles; and run tile by tile,
-/// perimeters exchanged and sweeps, in tiles of 200) — and the whole result does not depend on
-/// the tile size (the pieces are the world's, not the tiles').
+/// lakes and snow over its three erosion nodes (640², 4 × 4 tiles) — and the whole result
+/// does not depend on the tile size (the pieces are the world's, not the tiles').
 #[test]
 fn tiled_water_equals_the_water_nodes_run_whole_map_on_the_stitched_terrain() {
-    // A budget of one byte: every water node runs tile by tile (the stage kind a world too
-    // large for whole-map water takes), tiles of 200 leaving a last column and row of 40.
     for (rel, erode, n, tiles, coarse, budget) in [
         (
             "tests/data/water.json",
@@ -846,105 +843,127 @@ fn tiled_water_equals_the_water_nodes_run_whole_map_on_the_stitched_terrain() {
             128,
             None,
         ),
-        (
-            "graphs/alpine_valley.json",
-            None,
-            640,
-            &[200][..],
-            128,
-            Some(1),
-        ),
     ] {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let (path, g) = water_over_erosion(dir.path(), rel, erode);
-        let mut first: Option<BTreeMap<String, Vec<f32>>> = None;
-        for &tile in tiles {
-            let out = dir.path().join(format!("t{tile}"));
-            let grid = Grid::new(n, Layout::Plain, TileRequest::Size(tile)).expect("grid");
-            let ex = exports("plain", &[], &["f32"]);
-            let plan = Plan::new_with_budget(&g, &path, grid, coarse, ex, budget).expect("plan");
-            if budget.is_some() {
-                let water: Vec<_> = plan
-                    .stages
-                    .iter()
-                    .filter(|s| {
-                        g.node(&s.node)
-                            .is_some_and(|x| x.def.spec.category == orogen::node::Category::Water)
-                    })
-                    .map(|s| (s.node.as_str(), s.kind))
-                    .collect();
-                assert!(
-                    water
-                        .iter()
-                        .all(|(_, k)| *k == orogen::tiles::StageKind::Water),
-                    "{rel}: water not run tile by tile: {water:?}"
-                );
-            }
-            assert!(
-                plan.stages
-                    .iter()
-                    .any(|s| s.kind == orogen::tiles::StageKind::Pieces),
-                "{rel}: nothing refined in pieces: {:?}",
-                plan.stages
-            );
-            plan.write(&out, &g).expect("write plan");
-            run_all(&out, &RunOptions::default(), |_, _, _| {}).expect("run");
-            let stitched: BTreeMap<String, Vec<f32>> = g
-                .outputs
-                .keys()
-                .map(|k| (k.clone(), read_f32(&out.join(format!("{k}.f32")))))
-                .collect();
-            if let Some(f) = &first {
-                for (k, v) in f {
-                    assert!(
-                        v.iter()
-                            .map(|x| x.to_bits())
-                            .eq(stitched[k].iter().map(|x| x.to_bits())),
-                        "{rel}: {k} differs between tiles of 512 and {tile}"
-                    );
-                }
-                continue;
-            }
-            // Each water node run whole-map on the stitched terrain under it.
-            let flat = g.flattened();
-            let mut checked = 0;
-            for w in flat
-                .nodes
+        water_is_exact(rel, erode, n, tiles, coarse, budget);
+    }
+}
+
+/// The flagship at 1024² with every water node run tile by tile (a stage memory of one byte:
+/// the stage kind a world too large for whole-map water takes), in tiles of 512, 256 and 200
+/// (2 × 2, 4 × 4, and 6 × 6 with a last column and row of 24): its rivers, lakes, MFD flow and
+/// snow equal the nodes run whole-map on the stitched terrain, whatever the tile size.
+#[test]
+fn flagship_water_tile_by_tile_is_exact_at_1024() {
+    water_is_exact(
+        "graphs/alpine_valley.json",
+        None,
+        1024,
+        &[512, 256, 200],
+        128,
+        Some(1),
+    );
+}
+
+/// Plans and runs `rel` (with thermal erosion under `erode`, if given) at `n`² in each tile
+/// size of `tiles`, with the stage memory `budget`, and checks every water output against the
+/// node run whole-map on the stitched terrain (and each tile size's against the first's).
+fn water_is_exact(
+    rel: &str,
+    erode: Option<&str>,
+    n: usize,
+    tiles: &[usize],
+    coarse: usize,
+    budget: Option<u64>,
+) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (path, g) = water_over_erosion(dir.path(), rel, erode);
+    let mut first: Option<BTreeMap<String, Vec<f32>>> = None;
+    for &tile in tiles {
+        let out = dir.path().join(format!("t{tile}"));
+        let grid = Grid::new(n, Layout::Plain, TileRequest::Size(tile)).expect("grid");
+        let ex = exports("plain", &[], &["f32"]);
+        let plan = Plan::new_with_budget(&g, &path, grid, coarse, ex, budget).expect("plan");
+        if budget.is_some() {
+            let water: Vec<_> = plan
+                .stages
                 .iter()
-                .filter(|x| x.def.spec.category == orogen::node::Category::Water)
-            {
-                let Some(Some(_)) = w.inputs.first() else {
-                    continue;
-                };
-                let whole = run_on_stitched(
-                    &flat,
-                    &w.id,
-                    stitched[&format!("under_{}", w.id)].clone(),
-                    n,
-                );
-                for (k, p) in w.def.spec.outputs.iter().enumerate() {
-                    let want = &whole[k];
-                    let got = &stitched[&format!("{}_{}", w.id, p.name)];
-                    let same = want
-                        .data()
-                        .iter()
-                        .map(|x| x.to_bits())
-                        .eq(got.iter().map(|x| x.to_bits()));
-                    assert!(
-                        same,
-                        "{rel}: {}.{} is not the node run whole-map on the stitched terrain",
-                        w.id, p.name
-                    );
-                    checked += 1;
-                }
-            }
-            eprintln!("{rel}: {checked} water outputs bit-identical to the whole-map nodes on the stitched terrain");
+                .filter(|s| {
+                    g.node(&s.node)
+                        .is_some_and(|x| x.def.spec.category == orogen::node::Category::Water)
+                })
+                .map(|s| (s.node.as_str(), s.kind))
+                .collect();
             assert!(
-                checked >= 14,
-                "{rel}: only {checked} water outputs compared"
+                water
+                    .iter()
+                    .all(|(_, k)| *k == orogen::tiles::StageKind::Water),
+                "{rel}: water not run tile by tile: {water:?}"
             );
-            first = Some(stitched);
         }
+        assert!(
+            plan.stages
+                .iter()
+                .any(|s| s.kind == orogen::tiles::StageKind::Pieces),
+            "{rel}: nothing refined in pieces: {:?}",
+            plan.stages
+        );
+        plan.write(&out, &g).expect("write plan");
+        run_all(&out, &RunOptions::default(), |_, _, _| {}).expect("run");
+        let stitched: BTreeMap<String, Vec<f32>> = g
+            .outputs
+            .keys()
+            .map(|k| (k.clone(), read_f32(&out.join(format!("{k}.f32")))))
+            .collect();
+        if let Some(f) = &first {
+            for (k, v) in f {
+                assert!(
+                    v.iter()
+                        .map(|x| x.to_bits())
+                        .eq(stitched[k].iter().map(|x| x.to_bits())),
+                    "{rel}: {k} differs between tiles of 512 and {tile}"
+                );
+            }
+            continue;
+        }
+        // Each water node run whole-map on the stitched terrain under it.
+        let flat = g.flattened();
+        let mut checked = 0;
+        for w in flat
+            .nodes
+            .iter()
+            .filter(|x| x.def.spec.category == orogen::node::Category::Water)
+        {
+            let Some(Some(_)) = w.inputs.first() else {
+                continue;
+            };
+            let whole = run_on_stitched(
+                &flat,
+                &w.id,
+                stitched[&format!("under_{}", w.id)].clone(),
+                n,
+            );
+            for (k, p) in w.def.spec.outputs.iter().enumerate() {
+                let want = &whole[k];
+                let got = &stitched[&format!("{}_{}", w.id, p.name)];
+                let same = want
+                    .data()
+                    .iter()
+                    .map(|x| x.to_bits())
+                    .eq(got.iter().map(|x| x.to_bits()));
+                assert!(
+                    same,
+                    "{rel}: {}.{} is not the node run whole-map on the stitched terrain",
+                    w.id, p.name
+                );
+                checked += 1;
+            }
+        }
+        eprintln!("{rel}: {checked} water outputs bit-identical to the whole-map nodes on the stitched terrain");
+        assert!(
+            checked >= 14,
+            "{rel}: only {checked} water outputs compared"
+        );
+        first = Some(stitched);
     }
 }
 
