@@ -48,6 +48,7 @@ impl Region {
     pub fn start(
         graph: &Graph,
         graph_file: Option<PathBuf>,
+        work: Option<Arc<tempfile::TempDir>>,
         (node, output, revision): (&str, usize, u64),
         uv: [f32; 4],
         repaint: Option<egui::Context>,
@@ -91,21 +92,26 @@ impl Region {
                     base_dir,
                     ..EvalOptions::default()
                 };
-                // The stages' plan folder, removed with `work` when the region is done.
-                let result = tempfile::Builder::new()
-                    .prefix("orogen-region-")
-                    .tempdir()
-                    .map_err(|e| format!("cannot make a folder for the region's stages: {e}"))
-                    .and_then(|work| {
-                        orogen::tiles::evaluate_region_as_built(
-                            &g,
-                            graph_file.as_deref(),
-                            g.resolution,
-                            window,
-                            work.path(),
-                            &opts,
-                        )
-                    });
+                // The stages' plan folder: the app's for this revision (shared by its
+                // regions, removed when the graph changes), else one for this region alone.
+                let own = match work {
+                    Some(w) => Ok(w),
+                    None => tempfile::Builder::new()
+                        .prefix("orogen-region-")
+                        .tempdir()
+                        .map(Arc::new)
+                        .map_err(|e| format!("cannot make a folder for the region's stages: {e}")),
+                };
+                let result = own.and_then(|work| {
+                    orogen::tiles::evaluate_region_as_built(
+                        &g,
+                        graph_file.as_deref(),
+                        g.resolution,
+                        window,
+                        work.path(),
+                        &opts,
+                    )
+                });
                 let out = result.and_then(|res| {
                     let n = g.node(&id).ok_or("the node was deleted")?;
                     let port = n.def.spec.outputs.get(output).ok_or("no such output")?;

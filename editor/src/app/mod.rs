@@ -120,6 +120,9 @@ pub struct EditorApp {
     pub picture: Picture,
     /// A region of the previewed output at the build resolution, while one is shown.
     pub region: Option<crate::region::Region>,
+    /// The plan folder of the region preview's stages, and the graph revision it was made for:
+    /// the next region of the same revision reuses the stages already computed.
+    region_work: Option<(u64, std::sync::Arc<tempfile::TempDir>)>,
     /// Asks for a frame when background work (a region) finishes.
     repaint: Option<egui::Context>,
     /// The small pictures on the canvas's nodes.
@@ -239,6 +242,7 @@ impl EditorApp {
             mode: Mode::TwoD,
             picture: Picture::default(),
             region: None,
+            region_work: None,
             repaint: Some(ctx.clone()),
             thumbnails: crate::preview::Thumbnails::default(),
             frame_on_preview: false,

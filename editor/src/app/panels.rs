@@ -126,9 +126,24 @@ impl EditorApp {
         let Some(node) = self.previewed().cloned() else {
             return;
         };
+        let revision = self.doc.revision();
+        if self
+            .region_work
+            .as_ref()
+            .is_none_or(|(r, _)| *r != revision)
+        {
+            self.region_work = tempfile::Builder::new()
+                .prefix("orogen-region-")
+                .tempdir()
+                .ok()
+                .map(|d| (revision, std::sync::Arc::new(d)));
+        }
         let made = crate::region::Region::start(
             self.doc.graph(),
             self.doc.path().map(std::path::Path::to_path_buf),
+            self.region_work
+                .as_ref()
+                .map(|(_, d)| std::sync::Arc::clone(d)),
             (&node, self.output, self.doc.revision()),
             uv,
             self.repaint.clone(),
