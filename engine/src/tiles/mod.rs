@@ -297,13 +297,29 @@ pub fn evaluate_region(
     } else {
         None
     };
+    evaluate_window(graph, n, window, opts, (coarse.as_ref(), None))
+}
+
+/// `opts` over `window` of the `n × n` grid, global nodes from the coarse pass or from the
+/// stored stages given.
+fn evaluate_window(
+    graph: &Graph,
+    n: usize,
+    window: Window,
+    opts: &crate::eval::EvalOptions,
+    (coarse, stored): (
+        Option<&crate::eval::Coarse>,
+        Option<&dyn crate::eval::StoredFields>,
+    ),
+) -> Result<crate::eval::EvalResult, String> {
     crate::eval::Evaluator::new()
         .evaluate(
             graph,
             &crate::eval::EvalOptions {
                 resolution: Some(n),
                 window: Some(window),
-                coarse: coarse.as_ref(),
+                coarse,
+                stored,
                 targets: opts.targets.clone(),
                 cancel: opts.cancel.clone(),
                 progress: opts.progress,
@@ -311,7 +327,6 @@ pub fn evaluate_region(
                 allow_outside: opts.allow_outside,
                 keep_all: opts.keep_all,
                 arrays: opts.arrays,
-                stored: None,
             },
         )
         .map_err(|d| crate::graph::diagnostic_lines(&d))
@@ -400,24 +415,7 @@ pub fn evaluate_region_as_built(
     let built = Graph { resolution: n, ..g };
     let flat = built.flattened();
     let store = store::Store::new(&plan, &flat, &plan.work_dir(work), plan.stages.len())?;
-    crate::eval::Evaluator::new()
-        .evaluate(
-            &flat,
-            &crate::eval::EvalOptions {
-                resolution: Some(n),
-                window: Some(window),
-                stored: Some(&store),
-                targets: opts.targets.clone(),
-                cancel: opts.cancel.clone(),
-                progress: opts.progress,
-                base_dir: opts.base_dir,
-                allow_outside: opts.allow_outside,
-                keep_all: opts.keep_all,
-                arrays: opts.arrays,
-                coarse: None,
-            },
-        )
-        .map_err(|d| crate::graph::diagnostic_lines(&d))
+    evaluate_window(&flat, n, window, opts, (None, Some(&store)))
 }
 
 /// [`TileExports`] as the engine's types.
