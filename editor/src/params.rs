@@ -201,6 +201,14 @@ fn resolution_badge(ui: &mut Ui, r: orogen::node::ResolutionBehaviour) {
                 .to_owned(),
             egui::Color32::from_rgb(230, 170, 60),
         ),
+        R::PerCell => (
+            "⚠ measured over the grid's cells (scale 0)".to_owned(),
+            "Slopes are measured over the grid's own cells, so a finer build resolves steeper small \
+             faces than the preview's cells hold, and the mask changes with the resolution. Set the \
+             scale to −1 (auto: a fixed share of the world) for a mask the preview predicts."
+                .to_owned(),
+            egui::Color32::from_rgb(230, 170, 60),
+        ),
     };
     ui.add(egui::Label::new(egui::RichText::new(text).small().color(colour)).wrap())
         .on_hover_text(tip);
@@ -345,12 +353,33 @@ fn value_widget(
     let resp = match (spec.kind, value) {
         (ParamKind::Float { soft, hard, .. }, ParamValue::Float(v)) => {
             let mut x = *v;
-            let r = ui.add(
-                egui::Slider::new(&mut x, soft.0..=soft.1)
-                    .clamping(egui::SliderClamping::Never)
-                    .suffix(suffix(spec.unit))
-                    .logarithmic(soft.0 > 0.0 && soft.1 / soft.0 > 100.0),
-            );
+            let slider = egui::Slider::new(&mut x, soft.0..=soft.1)
+                .clamping(egui::SliderClamping::Never)
+                .logarithmic(soft.0 > 0.0 && soft.1 / soft.0 > 100.0);
+            // A measuring scale whose negative values mean "auto" (a share of the world):
+            // shown and typed as the word, the unit only beside a distance.
+            let slider = if spec.name == "scale_m" && hard.0 < 0.0 {
+                let unit = suffix(spec.unit);
+                slider
+                    .custom_formatter(move |v, decimals| {
+                        if v < 0.0 {
+                            "auto".to_owned()
+                        } else {
+                            let v = egui::emath::format_with_decimals_in_range(v, decimals);
+                            format!("{v}{unit}")
+                        }
+                    })
+                    .custom_parser(|t| {
+                        let t = t.trim();
+                        if t.eq_ignore_ascii_case("auto") {
+                            return Some(-1.0);
+                        }
+                        t.trim_end_matches('m').trim().parse().ok()
+                    })
+            } else {
+                slider.suffix(suffix(spec.unit))
+            };
+            let r = ui.add(slider);
             if !(hard.0..=hard.1).contains(&x) {
                 refused = Some(format!(
                     "{x} is outside the allowed range [{}, {}]",

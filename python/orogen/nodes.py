@@ -41,7 +41,7 @@ class ArrayInput(TypedDict, total=False):
 class AspectMask(TypedDict, total=False):
     """``aspect_mask`` — Aspect mask (mask).
 
-    Selects slopes facing one compass direction, such as sunny south faces or shaded north faces. Slopes facing a direction (the downhill direction, clockwise from north = top of the map): 1 when facing direction_deg, falling linearly to 0 at ± spread_deg, and faded in between 0 and min_slope_deg of slope so flats are not selected. With scale_m > 0 the aspect is measured after smoothing the terrain over that distance (as slope_mask), the same stretch of land at every resolution; with 0, over the grid's own cells, where a finer build resolves small faces its preview cannot see.
+    Selects slopes facing one compass direction, such as sunny south faces or shaded north faces. Slopes facing a direction (the downhill direction, clockwise from north = top of the map): 1 when facing direction_deg, falling linearly to 0 at ± spread_deg, and faded in between 0 and min_slope_deg of slope so flats are not selected. The aspect is measured after smoothing the terrain over scale_m (as slope_mask; by default a 32nd of the world's side), the same stretch of land at every resolution; with 0, over the grid's own cells, where a finer build resolves small faces its preview cannot see.
 
     Input ``in`` (height): Terrain to measure.
     Output ``out`` (mask): Aspect selection, in [0, 1].
@@ -53,7 +53,7 @@ class AspectMask(TypedDict, total=False):
     min_slope_deg: float
     """Min slope: default 2 °; a number in [0, 90]. Slopes flatter than this are ignored (their aspect is noise), in degrees."""
     scale_m: float
-    """Scale: default 0 m; a number in [0, 10000000]. The distance the aspect is measured over, in metres (a Gaussian of σ = scale_m / 2 first); 0 = the grid's own cells."""
+    """Scale: default -1 m; a number in [-1, 10000000]. The distance the aspect is measured over, in metres (a Gaussian of σ = scale_m / 2 first). −1 (auto, the default): a 32nd of the world's side; 0: the grid's own cells."""
 
 class Blend(TypedDict, total=False):
     """``blend`` — Weighted blend (combine).
@@ -160,7 +160,7 @@ class Constant(TypedDict, total=False):
 class CurvatureMask(TypedDict, total=False):
     """``curvature_mask`` — Curvature mask (mask).
 
-    Picks out ridges and crests (convex) or hollows and valley floors (concave). Convex or concave areas: the Laplacian of the terrain blurred with radius scale_m (in 1/m: change of slope per metre), negative on crests and positive in hollows, scaled so that full_deg_per_100m degrees of slope change per 100 m gives 1, clamped to [0, 1].
+    Picks out ridges and crests (convex) or hollows and valley floors (concave). Convex or concave areas: the Laplacian of the terrain blurred with radius scale_m (in 1/m: change of slope per metre), negative on crests and positive in hollows, scaled so that full_deg_per_100m degrees of slope change per 100 m gives 1, clamped to [0, 1]. By default (−1, auto) the radius is a 32nd of the world's side, eight cells of a 256² preview, so the preview predicts the build.
 
     Input ``in`` (height): Terrain to measure.
     Output ``out`` (mask): Curvature selection, in [0, 1].
@@ -168,7 +168,7 @@ class CurvatureMask(TypedDict, total=False):
     kind: Literal["convex", "concave"]
     """Kind: default convex; one of "convex" or "concave". Convex (crests, ridges) or concave (hollows, valleys)."""
     scale_m: float
-    """Scale: default 50 m; a number in [0, 10000000]. Radius of the smoothing applied before measuring, in metres (the scale of the features measured)."""
+    """Scale: default -1 m; a number in [-1, 10000000]. Radius of the smoothing applied before measuring, in metres (the scale of the features measured). −1 (auto, the default): a 32nd of the world's side, so the preview predicts the build; 0: the grid's own cells."""
     full_deg_per_100m: float
     """Full at (° per 100 m): default 10 °; a number in [0.001, 100000]. Curvature, in degrees of slope change per 100 m, that maps to a full mask."""
 
@@ -831,7 +831,7 @@ class SedimentDepth(TypedDict, total=False):
 class Select(TypedDict, total=False):
     """``select`` — Select (combine).
 
-    Takes one terrain where a control is low or gentle, and another where it is high or steep. Chooses b where the control terrain is above the threshold (height as a fraction of the height range, or slope in degrees computed with the real cell size, measured over scale_m metres when it is above 0) and a below it, with a smoothstep transition `falloff` wide centred on the threshold. The control defaults to a.
+    Takes one terrain where a control is low or gentle, and another where it is high or steep. Chooses b where the control terrain is above the threshold (height as a fraction of the height range, or slope in degrees computed with the real cell size, measured over scale_m metres, by default a 48th of the world's side, or over the grid's own cells at 0) and a below it, with a smoothstep transition `falloff` wide centred on the threshold. The control defaults to a.
 
     Input ``a`` (height): Terrain below the threshold.
     Input ``b`` (height): Terrain above the threshold.
@@ -847,7 +847,7 @@ class Select(TypedDict, total=False):
     falloff: float
     """Falloff: default 0.05; a number in [0, 100]. Width of the transition: fraction of the height range (height) or degrees (slope)."""
     scale_m: float
-    """Slope scale: default 0 m; a number in [0, 10000000]. Slope criterion: distance the slope is measured over, in metres (the control is smoothed over about this distance first, as in slope_mask; 0 = the grid's own cells). At least the preview's cell size lets the preview predict the build. Only when criterion is "slope"."""
+    """Slope scale: default -1 m; a number in [-1, 10000000]. Slope criterion: distance the slope is measured over, in metres (the control is smoothed over about this distance first, as in slope_mask). −1 (auto, the default): a 48th of the world's side, so the preview predicts the build; 0: the grid's own cells. Only when criterion is "slope"."""
 
 class Sharpen(TypedDict, total=False):
     """``sharpen`` — Sharpen (filter).
@@ -882,7 +882,7 @@ class SkyView(TypedDict, total=False):
 class SlopeMask(TypedDict, total=False):
     """``slope_mask`` — Slope mask (mask).
 
-    Selects ground by steepness, such as cliffs for rock or gentle slopes for grass. The mask is 1 where the slope angle lies in [min_deg, max_deg], fading over falloff_deg. Slopes come from central differences of metres over the real cell size (world size / resolution), so a 30° hillside reads 30° at every resolution; with scale_m > 0 the terrain is first smoothed over that distance (a Gaussian of σ = scale_m / 2, as curvature_mask), so the slope is measured over the same stretch of land at every resolution — set it to at least the preview's cell size and the preview predicts the build (with 0, a finer build resolves steeper detail the preview cannot see).
+    Selects ground by steepness, such as cliffs for rock or gentle slopes for grass. The mask is 1 where the slope angle lies in [min_deg, max_deg], fading over falloff_deg. Slopes come from central differences of metres over the real cell size (world size / resolution), so a 30° hillside reads 30° at every resolution; the terrain is first smoothed over scale_m (a Gaussian of σ = scale_m / 2, as curvature_mask), so the slope is measured over the same stretch of land at every resolution. By default (−1, auto) that is a 48th of the world's side, five cells of a 256² preview, and the preview predicts the build; with 0 the grid's own cells, where a finer build resolves steeper detail the preview cannot see.
 
     Input ``in`` (height): Terrain to measure.
     Output ``out`` (mask): Slope selection, in [0, 1].
@@ -894,7 +894,7 @@ class SlopeMask(TypedDict, total=False):
     falloff_deg: float
     """Falloff: default 5 °; a number in [0, 90]. Width of the fade outside [min_deg, max_deg], in degrees."""
     scale_m: float
-    """Scale: default 0 m; a number in [0, 10000000]. Distance the slope is measured over, in metres: the terrain is smoothed over about this distance first (0 = the grid's own cells). At least the preview's cell size lets the preview predict the build; 0 reads finer, steeper detail at finer resolutions."""
+    """Scale: default -1 m; a number in [-1, 10000000]. Distance the slope is measured over, in metres: the terrain is smoothed over about this distance first. −1 (auto, the default): a 48th of the world's side, so the preview predicts the build; 0: the grid's own cells (crisper, but finer builds read steeper detail)."""
 
 class SlopeWarp(TypedDict, total=False):
     """``slope_warp`` — Slope warp (warp).
@@ -913,7 +913,7 @@ class SlopeWarp(TypedDict, total=False):
 class Snow(TypedDict, total=False):
     """``snow`` — Snow (water).
 
-    Covers the terrain in snow above a snow line, shedding it from steep faces and gathering it in hollows. By altitude: none below the snow line, building up (smoothstep) over fade_m above it to depth_m. By aspect: the line rises by aspect_m · sin(slope) on slopes facing the sun (sun_azimuth_deg, clockwise from north) and falls as much on slopes facing away, so shaded faces hold snow lower. By slope: snow slides off slopes of max_slope_deg and more (none stays there) and only part of it stays over the slope_fade_deg below (smoothstep); what cannot stay slides down the steepest descent, cell by cell from the highest down, and settles where the ground lets it, up to twice depth_m per cell (the rest slides on; what slides below the snow line melts): avalanche cones at the foot of steep faces and filled gullies. Hollows gather snow: where snow falls, hollow_gain metres of snow per metre the cell lies below its surroundings' mean (a Gaussian over hollow_radius_m), up to twice depth_m of snowfall. Slopes come from the real cell size and every distance is in metres; with scale_m > 0 slope and aspect are measured after smoothing the terrain over that distance (a Gaussian of σ = scale_m / 2), the same stretch of land at every resolution — set it to a few of the preview's cells and the preview's snow predicts the build's (with 0, a finer grid resolves steep detail, and sheds snow from it, that the preview cannot see). Outputs: out = terrain + snow, depth = snow depth ÷ depth_m (at most 1), mask = 1 where the snow is at least a tenth of depth_m deep (smoothstep from 0).
+    Covers the terrain in snow above a snow line, shedding it from steep faces and gathering it in hollows. By altitude: none below the snow line, building up (smoothstep) over fade_m above it to depth_m. By aspect: the line rises by aspect_m · sin(slope) on slopes facing the sun (sun_azimuth_deg, clockwise from north) and falls as much on slopes facing away, so shaded faces hold snow lower. By slope: snow slides off slopes of max_slope_deg and more (none stays there) and only part of it stays over the slope_fade_deg below (smoothstep); what cannot stay slides down the steepest descent, cell by cell from the highest down, and settles where the ground lets it, up to twice depth_m per cell (the rest slides on; what slides below the snow line melts): avalanche cones at the foot of steep faces and filled gullies. Hollows gather snow: where snow falls, hollow_gain metres of snow per metre the cell lies below its surroundings' mean (a Gaussian over hollow_radius_m), up to twice depth_m of snowfall. Slopes come from the real cell size and every distance is in metres; slope and aspect are measured after smoothing the terrain over scale_m (a Gaussian of σ = scale_m / 2; by default a 48th of the world's side, five cells of a 256² preview), the same stretch of land at every resolution, so the preview's snow predicts the build's (with 0, a finer grid resolves steep detail, and sheds snow from it, that the preview cannot see). Outputs: out = terrain + snow, depth = snow depth ÷ depth_m (at most 1), mask = 1 where the snow is at least a tenth of depth_m deep (smoothstep from 0).
 
     Input ``in`` (height): Terrain.
     Output ``out`` (height): The terrain with its snow (m).
@@ -939,7 +939,7 @@ class Snow(TypedDict, total=False):
     hollow_gain: float
     """Hollow gain: default 0.5; a number in [0, 100]. Extra snow per metre a cell lies below its surroundings (averaged over hollow_radius_m), in metres of snow; at most twice the full depth in all."""
     scale_m: float
-    """Slope scale: default 0 m; a number in [0, 10000000]. The distance slope and aspect are measured over, in metres: the terrain is first smoothed by a Gaussian of σ = scale_m / 2. 0 measures over the grid's own cells (crisper, but a finer build then resolves steep detail its preview cannot see)."""
+    """Slope scale: default -1 m; a number in [-1, 10000000]. The distance slope and aspect are measured over, in metres: the terrain is first smoothed by a Gaussian of σ = scale_m / 2. −1 (auto, the default): a 48th of the world's side, as slope_mask; 0 measures over the grid's own cells (crisper, but a finer build then resolves steep detail its preview cannot see)."""
 
 class SolidColor(TypedDict, total=False):
     """``solid_color`` — Solid colour (color).

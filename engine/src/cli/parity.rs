@@ -145,8 +145,23 @@ pub(super) fn run_parity(
              a slope of detail finer than the preview's cells. What you see in the preview moves by that much in the build."
         );
     }
+    let per_cell: Vec<&str> = graph
+        .nodes
+        .iter()
+        .filter(|n| rows.iter().any(|r| r.node == n.id))
+        .filter(|n| n.def.resolution(&n.params) == orogen::node::ResolutionBehaviour::PerCell)
+        .map(|n| n.id.as_str())
+        .collect();
+    if !per_cell.is_empty() {
+        println!(
+            "per cell: {} measure(s) over the grid's own cells (scale_m 0): a finer build reads steeper \
+             detail than the preview's cells hold. scale_m −1 (auto) measures over a fixed share of the world, \
+             which the preview predicts.",
+            per_cell.join(", ")
+        );
+    }
     println!(
-        "tolerances (tol): mean|Δ| ≤ 0.25% of the range (sky view 1%, erosion heights, water and snow masks, sediment depth 1.5%; \
+        "tolerances (tol): mean|Δ| ≤ 0.25% of the range (sky view 1%, erosion heights, water and snow masks, slope, aspect and curvature masks, sediment depth 1.5%; \
          anything computed from an eroded terrain 1.5% at least); erosion amount 0.85–1.15, Δcorr ≥ 0.9 (droplets 0.85); \
          info: masks whose definition depends on the grid (flow accumulation, erosion state) and anything computed from them"
     );

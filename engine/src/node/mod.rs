@@ -148,6 +148,9 @@ pub enum ResolutionBehaviour {
     CoarseToFine { base: usize },
     /// The process runs at the resolution evaluated: a preview and a build differ.
     Dependent,
+    /// A derivative (slope, aspect, curvature) measured over the grid's own cells (`scale_m`
+    /// 0): a finer build resolves steeper small faces than its preview's cells hold.
+    PerCell,
 }
 
 /// A registered node type, with its parameters erased to `ParamValue`s.
@@ -285,10 +288,18 @@ impl NodeDef {
 
     /// How this node's output relates to the resolution it is evaluated at, with these
     /// parameter values: erosion nodes declare a `detail` choice (`consistent`, `native`);
-    /// every other node samples functions of world coordinates and is independent of it
-    /// (checked for every example graph by `orogen parity` and the tests).
+    /// a derivative mask whose `scale_m` is 0 measures over the grid's own cells; every other
+    /// node samples functions of world coordinates and is independent of it (checked for
+    /// every example graph by `orogen parity` and the tests).
     #[must_use]
     pub fn resolution(&self, values: &[ParamValue]) -> ResolutionBehaviour {
+        let per_cell = self.param_index("scale_m").is_some_and(|k| {
+            self.params[k].applies(self.params, values)
+                && matches!(values.get(k), Some(ParamValue::Float(v)) if *v == 0.0)
+        });
+        if per_cell {
+            return ResolutionBehaviour::PerCell;
+        }
         let Some(i) = self
             .param_index("detail")
             .filter(|&i| matches!(self.params[i].kind, ParamKind::Choice { .. }))

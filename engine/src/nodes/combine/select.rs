@@ -21,9 +21,9 @@ crate::params! {
         /// Width of the transition: fraction of the height range (height) or degrees (slope).
         falloff: f64 = float(0.05, [0.0, 0.5], [0.0, 100.0], ""),
         /// Slope criterion: distance the slope is measured over, in metres (the control is
-        /// smoothed over about this distance first, as in slope_mask; 0 = the grid's own
-        /// cells). At least the preview's cell size lets the preview predict the build.
-        scale_m: f64 = float(0.0, [0.0, 500.0], [0.0, 10_000_000.0], "m") as "Slope scale" if criterion in ["slope"],
+        /// smoothed over about this distance first, as in slope_mask). −1 (auto, the default): a
+        /// 48th of the world's side, so the preview predicts the build; 0: the grid's own cells.
+        scale_m: f64 = float(-1.0, [-1.0, 500.0], [-1.0, 10_000_000.0], "m") as "Slope scale" if criterion in ["slope"],
     }
 }
 
@@ -31,7 +31,8 @@ crate::node! {
     /// Takes one terrain where a control is low or gentle, and another where it is high or steep.
     /// Chooses b where the control terrain is above the threshold (height as a fraction of the
     /// height range, or slope in degrees computed with the real cell size, measured over scale_m
-    /// metres when it is above 0) and a below it, with a smoothstep transition `falloff` wide
+    /// metres, by default a 48th of the world's side, or over the grid's own cells at 0) and a
+    /// below it, with a smoothstep transition `falloff` wide
     /// centred on the threshold. The control defaults to a.
     pub struct Select {
         id: "select",
@@ -55,11 +56,17 @@ crate::node! {
 }
 
 impl Node for Select {
-    fn footprint(p: &SelectParams, cell_m: f64, _n: usize) -> crate::node::Footprint {
+    fn footprint(p: &SelectParams, cell_m: f64, n: usize) -> crate::node::Footprint {
         match p.criterion {
-            Criterion::Slope if p.scale_m > 0.0 => crate::node::Footprint::Stencil(
-                crate::field::blur::support_px(p.scale_m / 2.0 / cell_m) + 2,
-            ),
+            Criterion::Slope if p.scale_m != 0.0 => {
+                crate::nodes::mask::terrain_masks::footprint_over(
+                    p.scale_m,
+                    crate::nodes::mask::terrain_masks::SLOPE_AUTO_PARTS,
+                    cell_m,
+                    n,
+                    2,
+                )
+            }
             _ => crate::node::Footprint::Stencil(1),
         }
     }
@@ -74,7 +81,7 @@ impl Node for Select {
                 ctx.world.relative_to_m(p.threshold) as f32,
                 (p.falloff * ctx.world.height_span_m()) as f32,
             ),
-            Criterion::Slope if p.scale_m > 0.0 => (
+            Criterion::Slope if p.scale_m != 0.0 => (
                 crate::nodes::mask::terrain_masks::slope_over(ctx, control, p.scale_m),
                 p.threshold_deg as f32,
                 p.falloff as f32,

@@ -40,12 +40,54 @@ pub(crate) fn band(v: f32, lo: f32, hi: f32, falloff: f32) -> f32 {
     (up * down).clamp(0.0, 1.0)
 }
 
-/// The gradient (m/m) of `terrain` measured over `scale_m` metres: after a Gaussian of
-/// σ = `scale_m` / 2, four-point central differences ([`gradient4`]: smooth at the grid's
-/// scale, they read the same slope on a coarse preview as on a fine build); at 0, the grid's
-/// own cells (two-point differences over the real cell size).
-pub(crate) fn gradient_over(ctx: &EvalCtx, terrain: &Field, scale_m: f64) -> (Field, Field) {
+/// What a negative `scale_m` (the default, "auto") measures slope and aspect over: a 48th of
+/// the world's side, five cells of a 256² preview. A mask then reads what the preview's
+/// terrain holds, so the preview predicts the build; over the grid's own cells a finer build
+/// resolves steeper small faces, which erosion multiplies (the figures: docs/engines.md).
+pub(crate) const SLOPE_AUTO_PARTS: f64 = 48.0;
+/// The same for aspect (a direction: on gentle ground it turns with the least detail) and
+/// curvature (a second derivative: it amplifies fine detail more): a 32nd of the world's side.
+pub(crate) const ASPECT_AUTO_PARTS: f64 = 32.0;
+/// See [`ASPECT_AUTO_PARTS`].
+pub(crate) const CURVATURE_AUTO_PARTS: f64 = 32.0;
+
+/// A derivative mask's `scale_m` in metres: as set when ≥ 0 (0: the grid's own cells), and
+/// when negative ("auto") the world's side (`world_m`) ÷ `parts`.
+#[must_use]
+pub(crate) fn measured_over(scale_m: f64, world_m: f64, parts: f64) -> f64 {
+    if scale_m < 0.0 {
+        world_m / parts
+    } else {
+        scale_m
+    }
+}
+
+/// The footprint of a derivative measured over `scale_m` ([`measured_over`]), in cells of
+/// `cell_m` on an `n`-cell side, plus `extra` cells of the differences.
+pub(crate) fn footprint_over(
+    scale_m: f64,
+    parts: f64,
+    cell_m: f64,
+    n: usize,
+    extra: usize,
+) -> crate::node::Footprint {
+    let scale = measured_over(scale_m, cell_m * n as f64, parts);
+    crate::node::Footprint::Stencil(crate::field::blur::support_px(scale / 2.0 / cell_m) + extra)
+}
+
+/// The gradient (m/m) of `terrain` measured over `scale_m` metres ([`measured_over`]): after
+/// a Gaussian of σ = `scale_m` / 2, four-point central differences ([`gradient4`]: smooth at
+/// the grid's scale, they read the same slope on a coarse preview as on a fine build); at 0,
+/// the grid's own cells (two-point differences over the real cell size).
+/// `parts`: what a negative `scale_m` divides the world's side by.
+pub(crate) fn gradient_over(
+    ctx: &EvalCtx,
+    terrain: &Field,
+    scale_m: f64,
+    parts: f64,
+) -> (Field, Field) {
     let cell = ctx.cell_size_m();
+    let scale_m = measured_over(scale_m, ctx.world.size_m, parts);
     if scale_m > 0.0 {
         gradient4(
             &gaussian_at(terrain, scale_m / 2.0 / cell, ctx.origin()),
@@ -58,7 +100,7 @@ pub(crate) fn gradient_over(ctx: &EvalCtx, terrain: &Field, scale_m: f64) -> (Fi
 
 /// Slope angles in degrees of `terrain` measured over `scale_m` metres ([`gradient_over`]).
 pub(crate) fn slope_over(ctx: &EvalCtx, terrain: &Field, scale_m: f64) -> Field {
-    let (gx, gy) = gradient_over(ctx, terrain, scale_m);
+    let (gx, gy) = gradient_over(ctx, terrain, scale_m, SLOPE_AUTO_PARTS);
     angle(&gx, &gy)
 }
 
@@ -120,8 +162,8 @@ crate::params! {
         max_deg: f64 = float(90.0, [0.0, 90.0], [0.0, 90.0], "°") as "Max slope",
         /// Width of the fade outside [min_deg, max_deg], in degrees.
         falloff_deg: f64 = float(5.0, [0.0, 30.0], [0.0, 90.0], "°"),
-        /// Distance the slope is measured over, in metres: the terrain is smoothed over about this distance first (0 = the grid's own cells). At least the preview's cell size lets the preview predict the build; 0 reads finer, steeper detail at finer resolutions.
-        scale_m: f64 = float(0.0, [0.0, 500.0], [0.0, 10_000_000.0], "m") as "Scale",
+        /// Distance the slope is measured over, in metres: the terrain is smoothed over about this distance first. −1 (auto, the default): a 48th of the world's side, so the preview predicts the build; 0: the grid's own cells (crisper, but finer builds read steeper detail).
+        scale_m: f64 = float(-1.0, [-1.0, 500.0], [-1.0, 10_000_000.0], "m") as "Scale",
     }
 }
 
@@ -129,11 +171,11 @@ crate::node! {
     /// Selects ground by steepness, such as cliffs for rock or gentle slopes for grass.
     /// The mask is 1 where the slope angle lies in [min_deg, max_deg], fading over falloff_deg.
     /// Slopes come from central differences of metres over the real cell size (world size /
-    /// resolution), so a 30° hillside reads 30° at every resolution; with scale_m > 0 the terrain
-    /// is first smoothed over that distance (a Gaussian of σ = scale_m / 2, as curvature_mask), so
-    /// the slope is measured over the same stretch of land at every resolution — set it to at least
-    /// the preview's cell size and the preview predicts the build (with 0, a finer build resolves
-    /// steeper detail the preview cannot see).
+    /// resolution), so a 30° hillside reads 30° at every resolution; the terrain is first smoothed
+    /// over scale_m (a Gaussian of σ = scale_m / 2, as curvature_mask), so the slope is measured
+    /// over the same stretch of land at every resolution. By default (−1, auto) that is a 48th of
+    /// the world's side, five cells of a 256² preview, and the preview predicts the build; with 0
+    /// the grid's own cells, where a finer build resolves steeper detail the preview cannot see.
     pub struct SlopeMask {
         id: "slope_mask",
         label: "Slope mask",
@@ -148,14 +190,18 @@ crate::node! {
             /// Slope selection, in [0, 1].
             out: mask,
         },
+        // A derivative resolves the finer octaves a build adds even after smoothing: held to
+        // what a terrain computed from erosion is held to.
+        traits: crate::node::Traits {
+            parity: crate::node::Parity::Within(0.015),
+            ..crate::node::Traits::DEFAULT
+        },
     }
 }
 
 impl Node for SlopeMask {
-    fn footprint(p: &SlopeMaskParams, cell_m: f64, _n: usize) -> crate::node::Footprint {
-        crate::node::Footprint::Stencil(
-            crate::field::blur::support_px(p.scale_m / 2.0 / cell_m) + 2,
-        )
+    fn footprint(p: &SlopeMaskParams, cell_m: f64, n: usize) -> crate::node::Footprint {
+        footprint_over(p.scale_m, SLOPE_AUTO_PARTS, cell_m, n, 2)
     }
 
     fn eval(
@@ -180,8 +226,8 @@ crate::params! {
     pub struct CurvatureMaskParams {
         /// Convex (crests, ridges) or concave (hollows, valleys).
         kind: CurvatureKind = choice(CurvatureKind::Convex),
-        /// Radius of the smoothing applied before measuring, in metres (the scale of the features measured).
-        scale_m: f64 = float(50.0, [5.0, 500.0], [0.0, 10_000_000.0], "m"),
+        /// Radius of the smoothing applied before measuring, in metres (the scale of the features measured). −1 (auto, the default): a 32nd of the world's side, so the preview predicts the build; 0: the grid's own cells.
+        scale_m: f64 = float(-1.0, [-1.0, 500.0], [-1.0, 10_000_000.0], "m"),
         /// Curvature, in degrees of slope change per 100 m, that maps to a full mask.
         full_deg_per_100m: f64 = float(10.0, [1.0, 90.0], [0.001, 100_000.0], "°") as "Full at (° per 100 m)",
     }
@@ -191,7 +237,9 @@ crate::node! {
     /// Picks out ridges and crests (convex) or hollows and valley floors (concave).
     /// Convex or concave areas: the Laplacian of the terrain blurred with radius scale_m (in 1/m:
     /// change of slope per metre), negative on crests and positive in hollows, scaled so that
-    /// full_deg_per_100m degrees of slope change per 100 m gives 1, clamped to [0, 1].
+    /// full_deg_per_100m degrees of slope change per 100 m gives 1, clamped to [0, 1]. By default
+    /// (−1, auto) the radius is a 32nd of the world's side, eight cells of a 256² preview, so the
+    /// preview predicts the build.
     pub struct CurvatureMask {
         id: "curvature_mask",
         label: "Curvature mask",
@@ -206,14 +254,18 @@ crate::node! {
             /// Curvature selection, in [0, 1].
             out: mask,
         },
+        // A derivative resolves the finer octaves a build adds even after smoothing: held to
+        // what a terrain computed from erosion is held to.
+        traits: crate::node::Traits {
+            parity: crate::node::Parity::Within(0.015),
+            ..crate::node::Traits::DEFAULT
+        },
     }
 }
 
 impl Node for CurvatureMask {
-    fn footprint(p: &CurvatureMaskParams, cell_m: f64, _n: usize) -> crate::node::Footprint {
-        crate::node::Footprint::Stencil(
-            crate::field::blur::support_px(p.scale_m / 2.0 / cell_m) + 1,
-        )
+    fn footprint(p: &CurvatureMaskParams, cell_m: f64, n: usize) -> crate::node::Footprint {
+        footprint_over(p.scale_m, CURVATURE_AUTO_PARTS, cell_m, n, 1)
     }
 
     fn eval(
@@ -222,7 +274,8 @@ impl Node for CurvatureMask {
         p: &CurvatureMaskParams,
     ) -> Result<CurvatureMaskOut, NodeError> {
         let cell = ctx.cell_size_m();
-        let smooth = gaussian_at(inputs.r#in, p.scale_m / 2.0 / cell, ctx.origin());
+        let scale = measured_over(p.scale_m, ctx.world.size_m, CURVATURE_AUTO_PARTS);
+        let smooth = gaussian_at(inputs.r#in, scale / 2.0 / cell, ctx.origin());
         let lap = laplacian(&smooth, cell);
         // Slope change per metre that maps to 1.
         let full = (libm::tan(p.full_deg_per_100m.to_radians()) / 100.0) as f32;
@@ -245,8 +298,8 @@ crate::params! {
         /// Slopes flatter than this are ignored (their aspect is noise), in degrees.
         min_slope_deg: f64 = float(2.0, [0.0, 20.0], [0.0, 90.0], "°"),
         /// The distance the aspect is measured over, in metres (a Gaussian of σ = scale_m / 2
-        /// first); 0 = the grid's own cells.
-        scale_m: f64 = float(0.0, [0.0, 500.0], [0.0, 10_000_000.0], "m") as "Scale",
+        /// first). −1 (auto, the default): a 32nd of the world's side; 0: the grid's own cells.
+        scale_m: f64 = float(-1.0, [-1.0, 500.0], [-1.0, 10_000_000.0], "m") as "Scale",
     }
 }
 
@@ -255,10 +308,10 @@ crate::node! {
     /// faces.
     /// Slopes facing a direction (the downhill direction, clockwise from north = top of the map): 1
     /// when facing direction_deg, falling linearly to 0 at ± spread_deg, and faded in between 0 and
-    /// min_slope_deg of slope so flats are not selected. With scale_m > 0 the aspect is measured
-    /// after smoothing the terrain over that distance (as slope_mask), the same stretch of land at
-    /// every resolution; with 0, over the grid's own cells, where a finer build resolves small
-    /// faces its preview cannot see.
+    /// min_slope_deg of slope so flats are not selected. The aspect is measured after smoothing the
+    /// terrain over scale_m (as slope_mask; by default a 32nd of the world's side), the same
+    /// stretch of land at every resolution; with 0, over the grid's own cells, where a finer
+    /// build resolves small faces its preview cannot see.
     pub struct AspectMask {
         id: "aspect_mask",
         label: "Aspect mask",
@@ -273,14 +326,18 @@ crate::node! {
             /// Aspect selection, in [0, 1].
             out: mask,
         },
+        // A derivative resolves the finer octaves a build adds even after smoothing: held to
+        // what a terrain computed from erosion is held to.
+        traits: crate::node::Traits {
+            parity: crate::node::Parity::Within(0.015),
+            ..crate::node::Traits::DEFAULT
+        },
     }
 }
 
 impl Node for AspectMask {
-    fn footprint(p: &AspectMaskParams, cell_m: f64, _n: usize) -> crate::node::Footprint {
-        crate::node::Footprint::Stencil(
-            crate::field::blur::support_px(p.scale_m / 2.0 / cell_m) + 2,
-        )
+    fn footprint(p: &AspectMaskParams, cell_m: f64, n: usize) -> crate::node::Footprint {
+        footprint_over(p.scale_m, ASPECT_AUTO_PARTS, cell_m, n, 2)
     }
 
     fn eval(
@@ -288,7 +345,7 @@ impl Node for AspectMask {
         inputs: AspectMaskIn,
         p: &AspectMaskParams,
     ) -> Result<AspectMaskOut, NodeError> {
-        let (gx, gy) = gradient_over(ctx, inputs.r#in, p.scale_m);
+        let (gx, gy) = gradient_over(ctx, inputs.r#in, p.scale_m, ASPECT_AUTO_PARTS);
         let dir = p.direction_deg as f32;
         let spread = p.spread_deg.max(1e-6) as f32;
         let min_t = libm::tan(p.min_slope_deg.to_radians()) as f32;

@@ -3,7 +3,7 @@
 use crate::field::blur::gaussian_at;
 use crate::field::Field;
 use crate::node::{unit, EvalCtx, Node, NodeError};
-use crate::nodes::mask::terrain_masks::gradient_over;
+use crate::nodes::mask::terrain_masks::{gradient_over, measured_over, SLOPE_AUTO_PARTS};
 
 crate::params! {
     pub struct SnowParams {
@@ -31,9 +31,10 @@ crate::params! {
         /// hollow_radius_m), in metres of snow; at most twice the full depth in all.
         hollow_gain: f64 = float(0.5, [0.0, 2.0], [0.0, 100.0], "") as "Hollow gain",
         /// The distance slope and aspect are measured over, in metres: the terrain is first
-        /// smoothed by a Gaussian of σ = scale_m / 2. 0 measures over the grid's own cells
-        /// (crisper, but a finer build then resolves steep detail its preview cannot see).
-        scale_m: f64 = float(0.0, [0.0, 500.0], [0.0, 10_000_000.0], "m") as "Slope scale",
+        /// smoothed by a Gaussian of σ = scale_m / 2. −1 (auto, the default): a 48th of the
+        /// world's side, as slope_mask; 0 measures over the grid's own cells (crisper, but a
+        /// finer build then resolves steep detail its preview cannot see).
+        scale_m: f64 = float(-1.0, [-1.0, 500.0], [-1.0, 10_000_000.0], "m") as "Slope scale",
     }
 }
 
@@ -51,10 +52,11 @@ crate::node! {
     /// gullies. Hollows gather snow: where snow falls, hollow_gain metres of snow per metre the
     /// cell lies below its surroundings' mean (a Gaussian over hollow_radius_m), up to twice
     /// depth_m of snowfall. Slopes come from the real cell size and every distance is in metres;
-    /// with scale_m > 0 slope and aspect are measured after smoothing the terrain over that
-    /// distance (a Gaussian of σ = scale_m / 2), the same stretch of land at every resolution — set
-    /// it to a few of the preview's cells and the preview's snow predicts the build's (with 0, a
-    /// finer grid resolves steep detail, and sheds snow from it, that the preview cannot see).
+    /// slope and aspect are measured after smoothing the terrain over scale_m (a Gaussian of
+    /// σ = scale_m / 2; by default a 48th of the world's side, five cells of a 256² preview), the
+    /// same stretch of land at every resolution, so the preview's snow predicts the build's (with
+    /// 0, a finer grid resolves steep detail, and sheds snow from it, that the preview cannot
+    /// see).
     /// Outputs: out = terrain + snow, depth = snow depth ÷ depth_m (at most 1), mask = 1 where the
     /// snow is at least a tenth of depth_m deep (smoothstep from 0).
     pub struct Snow {
@@ -246,8 +248,10 @@ impl super::sweep::Pull for SnowRule<'_> {
         let (z, _) = (self.run.read)(big)?;
         let terrain = Field::from_vec(big.width, big.height, z).ok_or("field size")?;
         let origin = (big.x0, big.y0);
-        let (gx, gy) = if self.p.scale_m > 0.0 {
-            let smooth = gaussian_at(&terrain, self.p.scale_m / 2.0 / cell, origin);
+        let world = cell * self.run.tiling.n as f64;
+        let scale = measured_over(self.p.scale_m, world, SLOPE_AUTO_PARTS);
+        let (gx, gy) = if scale > 0.0 {
+            let smooth = gaussian_at(&terrain, scale / 2.0 / cell, origin);
             crate::field::derive::gradient4(&smooth, cell)
         } else {
             crate::field::derive::gradient(&terrain, cell)
@@ -326,8 +330,9 @@ pub(super) fn tiled(
     use crate::node::Params as _;
     let p = SnowParams::from_values(run.values);
     let (t, cell) = (run.tiling, run.cell_m);
+    let scale = measured_over(p.scale_m, cell * t.n as f64, SLOPE_AUTO_PARTS);
     let margin =
-        support_px(p.hollow_radius_m / 2.0 / cell).max(support_px(p.scale_m / 2.0 / cell) + 2) + 1;
+        support_px(p.hollow_radius_m / 2.0 / cell).max(support_px(scale / 2.0 / cell) + 2) + 1;
     let rule = SnowRule {
         run,
         p: &p,
@@ -376,7 +381,7 @@ impl Node for Snow {
         let src = inputs.r#in;
         let cell = ctx.cell_size_m();
         let model = Model::new(p);
-        let (gx, gy) = gradient_over(ctx, src, p.scale_m);
+        let (gx, gy) = gradient_over(ctx, src, p.scale_m, SLOPE_AUTO_PARTS);
         let around = gaussian_at(src, p.hollow_radius_m / 2.0 / cell, ctx.origin());
         ctx.check_cancel()?;
         let n = src.data().len();
