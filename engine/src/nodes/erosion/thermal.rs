@@ -19,8 +19,10 @@ use rayon::prelude::*;
 crate::choice_enum! {
     /// Which neighbours receive material: `classic` = every neighbour steeper than the talus,
     /// in proportion to its drop (Olsen 2004's formula); `olsen` = only the steepest neighbour,
-    /// half the excess (Olsen 2004's speed-optimised version).
-    pub enum Variant { Classic = "classic", Olsen = "olsen" }
+    /// half the excess (Olsen 2004's speed-optimised version); `isotropic` = Olsen's classic
+    /// exchange with the excess read from the slope in any direction, so talus slopes settle
+    /// at the same angle whichever way they face (no planar facets along the grid).
+    pub enum Variant { Classic = "classic", Olsen = "olsen", Isotropic = "isotropic" }
 }
 
 levels::erosion_params! {
@@ -31,7 +33,7 @@ levels::erosion_params! {
         strength: f64 = float(0.5, [0.1, 1.0], [0.0, 1.0], ""),
         /// Number of iterations (at the base resolution, and again, in consistent mode, at a quarter and half of the build's resolution where those are finer than the base, and a quarter of them at the build's resolution, where they settle the build's own detail).
         iterations: u32 = int(50, [1, 500], [0, 100_000], ""),
-        /// classic (Olsen 2004: all steeper neighbours, in proportion) or olsen (only the steepest neighbour).
+        /// classic (Olsen 2004: all steeper neighbours, in proportion), olsen (only the steepest neighbour) or isotropic (classic's exchange, the excess from the slope in any direction: no grid-aligned facets).
         variant: Variant = choice(Variant::Classic),
     }
     native: "Olsen 2004's rule run once at the resolution being built (iterations count cells, so the result depends on the resolution).",
@@ -45,7 +47,15 @@ crate::node! {
     /// neighbour (tan(talus_deg) · cell size, ×√2 diagonally), d_max the largest excess d_i − T and
     /// d_total the sum of the d_i > T, each such neighbour receives h_i += c·(d_max −
     /// T)·d_i/d_total and the cell loses the same. The olsen variant (Olsen 2004's speed-optimised
-    /// version, only named in Olsen 2004) sends half the excess to the steepest neighbour only. All
+    /// version, only named in Olsen 2004) sends half the excess to the steepest neighbour only. The
+    /// isotropic variant (not in Olsen 2004) takes the excess from the cell's slope instead —
+    /// the larger of its steepest directional drop and its downhill (upwind) gradient √(g_x² +
+    /// g_y²), g_x the larger drop to its left and right neighbours and g_y likewise, both per
+    /// cell, minus T per cell — and shares c times it among every lower neighbour in proportion to
+    /// its drop: Olsen's rule holds a slope once each of the eight drops is within the talus, which
+    /// lets a slope facing between two grid directions stand 8% steeper and relaxes a cone to an
+    /// octagonal pyramid of planar facets; this one holds it once the slope is, whichever way it
+    /// faces. All
     /// cells update together (two parallel passes) in sub-steps of at most c = 1/8 (a larger
     /// simultaneous step overshoots and leaves ripples on every talus slope); material is
     /// conserved, nothing leaves the map. Resolution: by default (detail = consistent) the rule
@@ -287,8 +297,11 @@ fn send_row(
         let rs = rows.map(|r| &r[x0..]);
         let (sh, ou) = (&mut share[x0..], &mut out[x0..]);
         match variant {
-            Variant::Classic => send_blocks::<false>(rs, count, talus, c, sh, ou, &mut []),
-            Variant::Olsen => send_blocks::<true>(rs, count, talus, c, sh, ou, &mut dir[x0..]),
+            Variant::Classic => send_blocks::<CLASSIC>(rs, count, talus, c, sh, ou, &mut []),
+            Variant::Olsen => send_blocks::<OLSEN>(rs, count, talus, c, sh, ou, &mut dir[x0..]),
+            Variant::Isotropic => {
+                send_blocks::<ISOTROPIC>(rs, count, talus, c, sh, ou, &mut []);
+            }
         }
         if b1 == nb {
             // Cells past the map edge send nothing.
@@ -309,12 +322,24 @@ fn send_row(
     });
 }
 
-/// [`send_row`]'s block loop for one run of `count` blocks and one variant (inlined into each
-/// of its target clones): rows start one cell left of the run, branch-free over blocks of
-/// `LANES` cells kept in registers across the eight directions.
+/// [`send_blocks`]' variants ([`Variant`]).
+const CLASSIC: u8 = 0;
+/// See [`CLASSIC`].
+const OLSEN: u8 = 1;
+/// See [`CLASSIC`].
+const ISOTROPIC: u8 = 2;
+/// Directions (indices into [`NEIGHBOURS`]) of the left and right, and the upper and lower,
+/// neighbours: the isotropic variant's gradient.
+const ACROSS_X: [usize; 2] = [3, 4];
+/// See [`ACROSS_X`].
+const ACROSS_Y: [usize; 2] = [1, 6];
+
+/// [`send_row`]'s block loop for one run of `count` blocks and one variant (`MODE`, inlined
+/// into each of its target clones): rows start one cell left of the run, branch-free over
+/// blocks of `LANES` cells kept in registers across the eight directions.
 #[expect(clippy::inline_always)]
 #[inline(always)]
-fn send_blocks<const OLSEN: bool>(
+fn send_blocks<const MODE: u8>(
     rows: [&[f32]; 3],
     count: usize,
     talus: &[f32; 8],
@@ -328,23 +353,43 @@ fn send_blocks<const OLSEN: bool>(
         blocks_mut(&mut share[1..], count),
         blocks_mut(&mut out[1..], count),
     );
-    let dir = if OLSEN {
+    let dir = if MODE == OLSEN {
         blocks_mut(&mut dir[1..], count)
     } else {
         &mut []
     };
+    // Isotropic: the talus drop per cell, and each direction's cells of distance inverted.
+    let per_cell = talus[ACROSS_X[0]];
+    let inv: [f32; 8] = std::array::from_fn(|k| per_cell / talus[k]);
     for b in 0..count {
         let centre = centres[b];
         let mut total = [0.0f32; LANES];
         let mut most = [0.0f32; LANES];
         let mut steepest = [-1.0f32; LANES];
+        let (mut gx, mut gy) = ([0.0f32; LANES], [0.0f32; LANES]);
         for (k, rows) in nbrs.iter().enumerate() {
             let nb = rows[b];
             let (t, kf) = (talus[k], k as f32);
+            if MODE == ISOTROPIC {
+                let (across_x, across_y) = (ACROSS_X.contains(&k), ACROSS_Y.contains(&k));
+                for l in 0..LANES {
+                    let d = centre[l] - nb[l];
+                    total[l] += if d > 0.0 { d } else { 0.0 };
+                    let slope = d * inv[k];
+                    most[l] = if slope > most[l] { slope } else { most[l] };
+                    if across_x {
+                        gx[l] = if d > gx[l] { d } else { gx[l] };
+                    }
+                    if across_y {
+                        gy[l] = if d > gy[l] { d } else { gy[l] };
+                    }
+                }
+                continue;
+            }
             for l in 0..LANES {
                 let d = centre[l] - nb[l];
                 let e = d - t;
-                if OLSEN {
+                if MODE == OLSEN {
                     // The first strictly largest excess wins, as in the scalar rule.
                     let larger = e > most[l];
                     steepest[l] = if larger { kf } else { steepest[l] };
@@ -356,8 +401,17 @@ fn send_blocks<const OLSEN: bool>(
                 }
             }
         }
+        if MODE == ISOTROPIC {
+            // The excess: the slope per cell (the steeper of the largest directional drop
+            // and the downhill gradient) above the talus drop per cell.
+            for l in 0..LANES {
+                let g = (gx[l] * gx[l] + gy[l] * gy[l]).sqrt();
+                let e = (if g > most[l] { g } else { most[l] }) - per_cell;
+                most[l] = if e > 0.0 { e } else { 0.0 };
+            }
+        }
         let (sh, ou) = (&mut share[b], &mut out[b]);
-        if OLSEN {
+        if MODE == OLSEN {
             let di = &mut dir[b];
             for l in 0..LANES {
                 let amount = 0.5 * c * most[l];
@@ -444,18 +498,23 @@ fn receive_run(
         let at = (x0 as isize + 1 + dx) as usize;
         let r = (dy + 1) as usize;
         let sh = &share[r][at..at + n];
-        if variant == Variant::Classic {
-            let t = talus[k];
-            let nb = &rows[r][at..at + n];
-            for (((o, &n), &c), &s) in dst.iter_mut().zip(nb).zip(centre).zip(sh) {
-                let d = n - c;
-                *o += if d - t > 0.0 { d * s } else { 0.0 };
-            }
-        } else {
+        if variant == Variant::Olsen {
             let towards = (7 - k) as f32;
             let di = &dir[r][at..at + n];
             for ((o, &d), &s) in dst.iter_mut().zip(di).zip(sh) {
                 *o += if d == towards { s } else { 0.0 };
+            }
+        } else {
+            // Isotropic: every lower neighbour takes its share.
+            let t = if variant == Variant::Isotropic {
+                0.0
+            } else {
+                talus[k]
+            };
+            let nb = &rows[r][at..at + n];
+            for (((o, &n), &c), &s) in dst.iter_mut().zip(nb).zip(centre).zip(sh) {
+                let d = n - c;
+                *o += if d - t > 0.0 { d * s } else { 0.0 };
             }
         }
     }
@@ -633,6 +692,39 @@ mod tests {
                         Some((j, d, d - talus[k]))
                     })
                     .collect();
+                if v == Variant::Isotropic {
+                    // The slope per cell: the steepest directional drop, or the downhill
+                    // gradient from the larger drop across x and across y.
+                    let per_cell = talus[3];
+                    let drop = |k: usize| {
+                        let (dx, dy, _) = NEIGHBOURS[k];
+                        let (nx, ny) = (x as isize + dx, y as isize + dy);
+                        let inside = nx >= 0 && ny >= 0 && nx < w as isize && ny < rows as isize;
+                        if inside {
+                            (h[i] - h[ny as usize * w + nx as usize]).max(0.0)
+                        } else {
+                            0.0
+                        }
+                    };
+                    let gx = drop(3).max(drop(4));
+                    let gy = drop(1).max(drop(6));
+                    let steepest = (0..8)
+                        .map(|k| drop(k) * per_cell / talus[k])
+                        .fold(0.0f32, f32::max);
+                    let e = (gx * gx + gy * gy).sqrt().max(steepest) - per_cell;
+                    if e <= 0.0 {
+                        continue;
+                    }
+                    let total: f32 = nbs.iter().filter(|n| n.1 > 0.0).map(|n| n.1).sum();
+                    for &(j, d, _) in &nbs {
+                        if d > 0.0 {
+                            let amount = c * e * d / total;
+                            next[i] -= amount;
+                            next[j] += amount;
+                        }
+                    }
+                    continue;
+                }
                 let most = nbs.iter().map(|n| n.2).fold(0.0f32, f32::max);
                 if most <= 0.0 {
                     continue;
@@ -648,6 +740,7 @@ mod tests {
                             }
                         }
                     }
+                    Variant::Isotropic => unreachable!("handled above"),
                     Variant::Olsen => {
                         // The first strictly largest excess.
                         let mut best = None;
@@ -670,7 +763,7 @@ mod tests {
         next
     }
 
-    /// The kernel is Olsen 2004's rule cell for cell (both variants, a map whose width is not
+    /// The kernel is Olsen 2004's rule cell for cell (every variant, a map whose width is not
     /// a multiple of the block), within float rounding.
     #[test]
     fn the_kernel_is_the_rule_cell_for_cell() {
@@ -683,7 +776,7 @@ mod tests {
             })
             .collect();
         let talus: [f32; 8] = std::array::from_fn(|k| 3.0 * NEIGHBOURS[k].2);
-        for v in [Variant::Classic, Variant::Olsen] {
+        for v in [Variant::Classic, Variant::Olsen, Variant::Isotropic] {
             let mut state = State::new(&h, w, rows, v);
             state.step(&talus, 0.4, v);
             let got = state.h.to_vec(w);
@@ -705,7 +798,7 @@ mod tests {
     /// Skipping the blocks where nothing moves gives the same bits as computing every block
     /// every sub-step: a map with a few steep spots in flat ground (most blocks idle, spots
     /// on the map edges and on block and word boundaries, 70 blocks per row = two words),
-    /// over many sub-steps while the spots relax and spread, both variants.
+    /// over many sub-steps while the spots relax and spread, every variant.
     #[test]
     fn skipping_idle_blocks_changes_no_bit() {
         let (w, rows) = (70 * LANES - 5, 90);
@@ -728,7 +821,7 @@ mod tests {
             }
         }
         let talus: [f32; 8] = std::array::from_fn(|k| 2.0 * NEIGHBOURS[k].2);
-        for v in [Variant::Classic, Variant::Olsen] {
+        for v in [Variant::Classic, Variant::Olsen, Variant::Isotropic] {
             let mut sparse = State::new(&h, w, rows, v);
             let mut dense = State::new(&h, w, rows, v);
             dense.everywhere = true;
