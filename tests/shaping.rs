@@ -158,10 +158,6 @@ fn slope_of_a_tilted_plane_is_its_true_angle_at_256_and_2048() {
     }
 }
 
-/// `mask_grow` moves a hard edge by exactly distance_m at every resolution: a half-plane
-/// mask (its edge at the world's centre) grown or shrunk by 100 m covers 2148 m or 1948 m of
-/// the 4096 m world's width at 256² (16 m cells: 6.25 cells, the last covered by a quarter)
-/// and at 2048² (2 m cells: 50 cells) alike.
 /// Slope, aspect and curvature masks at their default scale (auto: a fixed share of the
 /// world) are the same masks in a 256² preview and a 1024² build of a seven-octave noise —
 /// within parity's 1.5%, correlated ≥ 0.95 — while a slope mask over the grid's own cells
@@ -221,6 +217,10 @@ fn derivative_masks_at_their_default_scale_hold_across_resolutions() {
     );
 }
 
+/// `mask_grow` moves a hard edge by exactly distance_m at every resolution: a half-plane
+/// mask (its edge at the world's centre) grown or shrunk by 100 m covers 2148 m or 1948 m of
+/// the 4096 m world's width at 256² (16 m cells: 6.25 cells, the last covered by a quarter)
+/// and at 2048² (2 m cells: 50 cells) alike.
 #[test]
 fn mask_grow_moves_an_edge_by_its_distance_at_every_resolution() {
     for (distance, width) in [(100.0, 2148.0), (-100.0, 1948.0)] {

@@ -374,7 +374,9 @@ fn value_widget(
                         if t.eq_ignore_ascii_case("auto") {
                             return Some(-1.0);
                         }
-                        t.trim_end_matches('m').trim().parse().ok()
+                        // The unit, and the minus sign the tooltips print (U+2212).
+                        let t = t.trim_end_matches('m').trim().replace('\u{2212}', "-");
+                        t.parse().ok()
                     })
             } else {
                 slider.suffix(suffix(spec.unit))

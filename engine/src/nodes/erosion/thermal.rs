@@ -360,7 +360,7 @@ fn send_blocks<const MODE: u8>(
     };
     // Isotropic: the talus drop per cell, and each direction's cells of distance inverted.
     let per_cell = talus[ACROSS_X[0]];
-    let inv: [f32; 8] = std::array::from_fn(|k| per_cell / talus[k]);
+    let inv: [f32; 8] = std::array::from_fn(|k| 1.0 / NEIGHBOURS[k].2);
     for b in 0..count {
         let centre = centres[b];
         let mut total = [0.0f32; LANES];
@@ -709,7 +709,7 @@ mod tests {
                     let gx = drop(3).max(drop(4));
                     let gy = drop(1).max(drop(6));
                     let steepest = (0..8)
-                        .map(|k| drop(k) * per_cell / talus[k])
+                        .map(|k| drop(k) / NEIGHBOURS[k].2)
                         .fold(0.0f32, f32::max);
                     let e = (gx * gx + gy * gy).sqrt().max(steepest) - per_cell;
                     if e <= 0.0 {
