@@ -53,12 +53,17 @@ fn graph(steps: &[Step], outputs: &[&str]) -> Graph {
 }
 
 fn noise() -> Step {
+    noise_of(6, 800.0)
+}
+
+/// A noise node `src` of `octaves` octaves and features of `feature_m` metres.
+fn noise_of(octaves: i64, feature_m: f64) -> Step {
     (
         "src",
         "noise",
         vec![
-            ("octaves", ParamValue::Int(6)),
-            ("feature_size_m", ParamValue::Float(800.0)),
+            ("octaves", ParamValue::Int(octaves)),
+            ("feature_size_m", ParamValue::Float(feature_m)),
         ],
         vec![],
     )
@@ -164,15 +169,7 @@ fn slope_of_a_tilted_plane_is_its_true_angle_at_256_and_2048() {
 /// (scale_m 0) reads the build's finer, steeper octaves, misses it, and is named per cell.
 #[test]
 fn derivative_masks_at_their_default_scale_hold_across_resolutions() {
-    let fine = (
-        "src",
-        "noise",
-        vec![
-            ("octaves", ParamValue::Int(7)),
-            ("feature_size_m", ParamValue::Float(1600.0)),
-        ],
-        vec![],
-    );
+    let fine = noise_of(7, 1600.0);
     let per_cell = vec![("scale_m", ParamValue::Float(0.0))];
     let g = graph(
         &[
