@@ -7,15 +7,17 @@
 # the engine so that the dependencies are resolved with the features `cargo test --workspace`
 # gave them (the engine alone turns fewer on, and ~40 s of dependencies would be rebuilt).
 #
-# Both variants compile the engine at opt-level 0 (`cargo test` uses 1): the hashes must not
+# Both variants compile the engine at opt-level 0 (`cargo test` uses 2): the hashes must not
 # depend on the optimiser either (a `max(−0, 0)` once did), and an unoptimised compile of the
 # crate takes a quarter of the time, more than the slower run gives back.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_PROFILE_DEV_OPT_LEVEL=0
+# The engine's own `[profile.dev.package.orogen]` level wins over the profile's: set it too.
+opt0=(--config 'profile.dev.package.orogen.opt-level=0')
 for feature in simd-max-avx2 simd-portable; do
   echo "== --features $feature, opt-level 0"
   # One compile of the crate per path: both checks are its unit tests.
-  cargo test -q -p orogen -p orogen-editor --features "orogen/$feature" --lib -- \
+  cargo test -q "${opt0[@]}" -p orogen -p orogen-editor --features "orogen/$feature" --lib -- \
     example_graph_outputs_are_pinned_to_the_byte dispatched_kernels_equal_portable_kernels_bit_for_bit
 done

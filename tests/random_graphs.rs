@@ -229,40 +229,65 @@ fn check_or_save(g: &Graph, edit: (f64, f64, bool)) -> Result<(), TestCaseError>
     })
 }
 
-/// Graphs per run (`OROGEN_RANDOM_GRAPHS` overrides, e.g. for a long local run).
+/// Graphs per run (`OROGEN_RANDOM_GRAPHS` overrides, e.g. for a long local run), split over
+/// two tests so that both of the test harness's threads explore graphs.
 const CASES: u32 = 64;
 
 /// CI explores the same graphs every run (a red CI is then about the change, not luck);
-/// `OROGEN_RANDOM_GRAPHS_SEED=random` (or a number) explores others.
-fn seed() -> proptest::test_runner::RngSeed {
+/// `OROGEN_RANDOM_GRAPHS_SEED=random` (or a number) explores others. Each half of the run
+/// draws from its own seed.
+fn config(half: u64) -> ProptestConfig {
     use proptest::test_runner::RngSeed;
-    match std::env::var("OROGEN_RANDOM_GRAPHS_SEED").ok().as_deref() {
+    let fixed = |n: u64| RngSeed::Fixed(n ^ (half * 0x9e37_79b9));
+    let rng_seed = match std::env::var("OROGEN_RANDOM_GRAPHS_SEED").ok().as_deref() {
         Some("random") => RngSeed::Random,
-        Some(n) => n
-            .parse()
-            .map_or(RngSeed::Fixed(0x0_0706_0e11), RngSeed::Fixed),
-        None => RngSeed::Fixed(0x0_0706_0e11),
+        Some(n) => n.parse().map_or(fixed(0x0_0706_0e11), fixed),
+        None => fixed(0x0_0706_0e11),
+    };
+    let cases = std::env::var("OROGEN_RANDOM_GRAPHS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(CASES);
+    ProptestConfig {
+        cases: cases.div_ceil(2),
+        max_shrink_iters: 400,
+        max_shrink_time: 180_000,
+        rng_seed,
+        ..ProptestConfig::default()
+    }
+}
+
+type Edit = (f64, f64, bool);
+
+/// A random graph's nodes, resolution and seed, and a parameter edit to make.
+fn random_graph() -> impl Strategy<Value = (Vec<Recipe>, usize, u64, Edit)> {
+    (
+        prop::collection::vec(recipe(), 1..=30),
+        prop::sample::select(vec![32usize, 48, 64]),
+        any::<u64>(),
+        (0.0f64..1.0, 0.0f64..1.0, any::<bool>()),
+    )
+}
+
+fn run_case(recipes: &[Recipe], res: usize, seed: u64, edit: Edit) -> Result<(), TestCaseError> {
+    let g = build(recipes, res, seed);
+    prop_assume!(!g.nodes.is_empty());
+    check_or_save(&g, edit)
+}
+
+proptest! {
+    #![proptest_config(config(0))]
+    #[test]
+    fn random_graphs_evaluate_deterministically_and_round_trip((recipes, res, seed, edit) in random_graph()) {
+        run_case(&recipes, res, seed, edit)?;
     }
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: std::env::var("OROGEN_RANDOM_GRAPHS").ok().and_then(|v| v.parse().ok()).unwrap_or(CASES),
-        max_shrink_iters: 400,
-        max_shrink_time: 180_000,
-        rng_seed: seed(),
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(config(1))]
     #[test]
-    fn random_graphs_evaluate_deterministically_and_round_trip(
-        recipes in prop::collection::vec(recipe(), 1..=30),
-        res in prop::sample::select(vec![32usize, 48, 64]),
-        seed in any::<u64>(),
-        edit in (0.0f64..1.0, 0.0f64..1.0, any::<bool>()),
-    ) {
-        let g = build(&recipes, res, seed);
-        prop_assume!(!g.nodes.is_empty());
-        check_or_save(&g, edit)?;
+    fn more_random_graphs_evaluate_deterministically_and_round_trip((recipes, res, seed, edit) in random_graph()) {
+        run_case(&recipes, res, seed, edit)?;
     }
 }
 
