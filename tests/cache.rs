@@ -18,13 +18,15 @@ use std::sync::Arc;
 const FLAGSHIP: &str = "graphs/alpine_valley.json";
 /// The flagship's erosion run in full at 64² rather than 256² (these tests are about what is
 /// recomputed, not about the terrain; a quarter of the time on a 2-core CI machine).
-const SMALL: [&str; 6] = [
+const SMALL: [&str; 8] = [
     "--set",
     "orogeny.base_resolution=64",
     "--set",
     "rain.base_resolution=64",
     "--set",
     "scree.base_resolution=64",
+    "--set",
+    "crags.base_resolution=64",
 ];
 
 fn orogen(args: &[&str]) -> Output {

@@ -7,7 +7,8 @@
 //! recomputing only what is downstream of the edit; and save → load → save byte-identically.
 //!
 //! A failing case is shrunk by proptest (fewer nodes, simpler draws) and the smallest failing
-//! graph is written to `target/random-graph-failure.json`; commit it under
+//! graph is written to `target/random-graph-failure-<half>.json` (the run is split in two
+//! tests, 0 and 1, each with its own seed); commit it under
 //! `tests/data/random_graphs/` and `committed_regressions_still_pass` keeps checking it.
 
 mod common;
@@ -131,7 +132,10 @@ fn bytes(r: &EvalResult) -> Vec<(String, Vec<Vec<u32>>)> {
         .collect()
 }
 
-fn check(g: &Graph, edit: (f64, f64, bool)) -> Result<(), String> {
+/// A parameter edit: which node, which parameter, and the draw of its new value.
+type Edit = (f64, f64, bool);
+
+fn check(g: &Graph, edit: Edit) -> Result<(), String> {
     // Save → load → save.
     let text = graph_file::to_string(g);
     let back = graph_file::load_str(&text, "random graph").map_err(|d| d.to_string())?;
@@ -220,9 +224,9 @@ fn check(g: &Graph, edit: (f64, f64, bool)) -> Result<(), String> {
     Ok(())
 }
 
-fn check_or_save(g: &Graph, edit: (f64, f64, bool)) -> Result<(), TestCaseError> {
+fn check_or_save(g: &Graph, edit: Edit, half: u64) -> Result<(), TestCaseError> {
     check(g, edit).map_err(|e| {
-        let path = repo().join("target/random-graph-failure.json");
+        let path = repo().join(format!("target/random-graph-failure-{half}.json"));
         let _ = std::fs::create_dir_all(path.parent().unwrap_or(&repo()));
         let _ = std::fs::write(&path, graph_file::to_string(g));
         TestCaseError::fail(format!("{e} (graph written to {})", path.display()))
@@ -257,8 +261,6 @@ fn config(half: u64) -> ProptestConfig {
     }
 }
 
-type Edit = (f64, f64, bool);
-
 /// A random graph's nodes, resolution and seed, and a parameter edit to make.
 fn random_graph() -> impl Strategy<Value = (Vec<Recipe>, usize, u64, Edit)> {
     (
@@ -269,17 +271,23 @@ fn random_graph() -> impl Strategy<Value = (Vec<Recipe>, usize, u64, Edit)> {
     )
 }
 
-fn run_case(recipes: &[Recipe], res: usize, seed: u64, edit: Edit) -> Result<(), TestCaseError> {
+fn run_case(
+    recipes: &[Recipe],
+    res: usize,
+    seed: u64,
+    edit: Edit,
+    half: u64,
+) -> Result<(), TestCaseError> {
     let g = build(recipes, res, seed);
     prop_assume!(!g.nodes.is_empty());
-    check_or_save(&g, edit)
+    check_or_save(&g, edit, half)
 }
 
 proptest! {
     #![proptest_config(config(0))]
     #[test]
     fn random_graphs_evaluate_deterministically_and_round_trip((recipes, res, seed, edit) in random_graph()) {
-        run_case(&recipes, res, seed, edit)?;
+        run_case(&recipes, res, seed, edit, 0)?;
     }
 }
 
@@ -287,7 +295,7 @@ proptest! {
     #![proptest_config(config(1))]
     #[test]
     fn more_random_graphs_evaluate_deterministically_and_round_trip((recipes, res, seed, edit) in random_graph()) {
-        run_case(&recipes, res, seed, edit)?;
+        run_case(&recipes, res, seed, edit, 1)?;
     }
 }
 

@@ -73,7 +73,7 @@ pub enum Dragging {
 /// Zoom limits of the canvas: far enough out that Frame all shows a long graph whole.
 const MIN_ZOOM: f32 = 0.05;
 /// The least zoom a graph opens at: the whole graph in view down to this zoom (the flagship's
-/// 22 nodes in a 1280×800 window), with the overview's titles ([`overview`]) keeping every name legible once the
+/// 25 nodes in a 1280×800 window), with the overview's titles ([`overview`]) keeping every name legible once the
 /// nodes' own text (egui's body text, 12.5 px at zoom 1) falls below 11 px. A graph larger
 /// than the canvas even at this zoom opens showing where it starts; the minimap shows the
 /// rest.
