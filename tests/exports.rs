@@ -1364,9 +1364,15 @@ fn error_bounded_meshes_hold_their_bound_with_no_slivers() {
             let e = independent_mesh_error(&positions, &indices, &part, cell, (x0, y0), &what);
             // The OBJ's text rounds heights to its printed digits.
             assert!(e <= bound + 2e-3, "{what}: {e} m past the {bound} m bound");
-            // Fewer triangles than the grid's (at 5 m, under half of them).
+            // Fewer triangles than the grid's: at 5 m under half of them for the whole map,
+            // under three quarters for a tile (its border kept whole, and the flagship's crags,
+            // 76 m a cell at 50° at this size, fill the eastern tiles).
             let grid = 2 * (x1 - x0) * (y1 - y0);
-            let most = if bound >= 5.0 { grid / 2 } else { grid };
+            let most = match (bound >= 5.0, tiles) {
+                (true, None) => grid / 2,
+                (true, Some(_)) => grid * 3 / 4,
+                (false, _) => grid,
+            };
             assert!(
                 indices.len() / 3 < most,
                 "{what}: {} of {grid} triangles",

@@ -1978,7 +1978,6 @@ fn the_flagship_opens_whole_and_the_minimap_moves_the_view() {
 /// rectangles overlap afterwards (checked in graph units, whatever part is in view).
 #[test]
 fn arrange_leaves_no_overlaps_in_any_example_graph() {
-    let dir = temp_dir("arrange");
     let graphs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../graphs");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&graphs)
         .expect("graphs")
@@ -1987,6 +1986,10 @@ fn arrange_leaves_no_overlaps_in_any_example_graph() {
         .collect();
     files.sort();
     for file in files {
+        // A session of its own per graph: Arrange edits the graph, and the recovery copy one
+        // session leaves would be offered (a modal) when the next one opens.
+        let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned());
+        let dir = temp_dir(&format!("arrange-{}", stem.unwrap_or_default()));
         // Node bodies have a fixed size whether or not their preview has arrived: no need to
         // wait for the evaluation.
         let mut h = harness(&dir, Some(file.clone()));
@@ -2021,8 +2024,9 @@ fn arrange_leaves_no_overlaps_in_any_example_graph() {
                 );
             }
         }
+        drop(h);
+        let _ = std::fs::remove_dir_all(&dir);
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The editor shares the disk cache with `orogen build`: after a first session evaluated a
