@@ -4,7 +4,7 @@
 //! flipped byte, another format version), a full disk and two builds sharing one cache at the
 //! same time each end in recomputation or a clean refusal, never in other bytes.
 
-mod common;
+use crate::common;
 
 use orogen::eval::disk::{Miss, Store};
 use orogen::eval::{DiskCache, EvalOptions, EvalResult, Evaluator, Targets};

@@ -2,7 +2,7 @@
 //! their formulas, RGB files read back what was written (PNG 8/16-bit, TIFF, EXR, F32),
 //! builds write colour outputs and their previews, golden images and preview–build parity.
 
-mod common;
+use crate::common;
 
 use orogen::build::{evaluate_outputs, Exports};
 use orogen::document::graph_file;

@@ -1,7 +1,7 @@
 //! `orogen diff`: edited pairs of graphs give the expected change lists, in words a reviewer
 //! reads; the same graph saved again is "the same graph"; git's diff-driver form works.
 
-mod common;
+use crate::common;
 
 use common::repo;
 use serde_json::{json, Value};

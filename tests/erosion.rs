@@ -1,6 +1,6 @@
 //! Erosion tests: conservation of material and convergence to the talus angle.
 
-mod common;
+use crate::common;
 
 use orogen::build::evaluate_outputs;
 use orogen::field::Field;

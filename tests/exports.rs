@@ -2,7 +2,7 @@
 //! precision), glTF parses back with matching vertex count and bounds, OBJ parses, presets
 //! have the engines' sizes and byte layouts, normal and splat maps have the right shape.
 
-mod common;
+use crate::common;
 
 use orogen::build::{
     build, evaluate_outputs, BuildOptions, BuildReport, Exports, MeshFormat, Preset,
@@ -1384,7 +1384,7 @@ fn error_bounded_meshes_hold_their_bound_with_no_slivers() {
 
 /// The independent mesh check on a build folder made by hand (large sizes, not run by
 /// `cargo test`): `OROGEN_MESH_DIR=out OROGEN_MESH_SIZE=1024 OROGEN_MESH_BOUND=0.5 cargo test
-/// -p orogen --test exports -- --ignored build_folder_meshes`, after `orogen build
+/// -p orogen --test integration -- --ignored build_folder_meshes`, after `orogen build
 /// graphs/alpine_valley.json --size 1024 --format f32 --no-preview --mesh obj --mesh-error-m
 /// 0.5 [--tiles AxB --stitch f32] -o out`. Prints each mesh's largest error.
 #[test]

@@ -3,10 +3,10 @@
 //!
 //! `corpus_inputs_give_ok_or_a_clear_error` replays the committed corpus
 //! (`tests/data/fuzz/`: one input per distinct kind of outcome found so far). To grow it,
-//! run `cargo test -p orogen --test fuzz_loader grow_corpus -- --ignored --nocapture`
+//! run `cargo test -p orogen --test integration fuzz_loader::grow_corpus -- --ignored --nocapture`
 //! (`OROGEN_FUZZ_CASES`, default 20 000); new kinds of outcome are written to the corpus.
 
-mod common;
+use crate::common;
 
 use common::repo;
 use orogen::document::graph_file;

@@ -1,7 +1,7 @@
 //! Generator tests: golden images, resolution consistency, output ranges, and the fractal
 //! dimension trend of Thorimbert & Chopard 2016 Fig. 15.
 
-mod common;
+use crate::common;
 
 use orogen::build::evaluate_outputs;
 use orogen::graph::{Graph, NodeInstance, PortRef};

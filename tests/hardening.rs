@@ -2,7 +2,7 @@
 //! an output folder that cannot be written, a build too big for the memory budget, hostile
 //! sizes and parameter values, a missing import file, a graph from a newer orogen.
 
-mod common;
+use crate::common;
 
 use common::repo;
 use std::path::{Path, PathBuf};

@@ -5,9 +5,7 @@
 //! (GNU time around the process), that a victim folder beside the project is byte-identical
 //! afterwards, and that the previous build in the output folder is untouched. Ctrl-C cases
 //! assert exit 130 within 1 s of the signal and no partial files. The table it prints is the
-//! one docs/security.md reports (`cargo test --test hostile -- --nocapture`).
-
-mod common;
+//! one docs/security.md reports (`cargo test -p orogen --test integration hostile:: -- --nocapture`).
 
 use std::collections::BTreeMap;
 use std::io::Write as _;

@@ -8,7 +8,7 @@ use orogen::node::{Category, NodeDef, PortKind, Registry};
 use orogen::World;
 use proptest::prelude::*;
 
-mod common;
+use crate::common;
 use common::random_param;
 
 fn graph_for(def: &'static NodeDef, draws: &[(f64, bool)], resolution: usize) -> Graph {

@@ -11,7 +11,7 @@
 //! tests, 0 and 1, each with its own seed); commit it under
 //! `tests/data/random_graphs/` and `committed_regressions_still_pass` keeps checking it.
 
-mod common;
+use crate::common;
 
 use common::{random_param, repo};
 use orogen::document::graph_file;

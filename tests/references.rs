@@ -2,7 +2,7 @@
 //! read. Every hostile reference ends in a clean refusal naming the node and the path, within
 //! 5 s and (where `/usr/bin/time` can measure it) under 512 MiB peak memory.
 
-mod common;
+use crate::common;
 
 use common::repo;
 use std::io::Write;

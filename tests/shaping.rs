@@ -3,7 +3,7 @@
 //! lerp endpoints, identity warps. Masks staying in [0, 1] for any parameters is checked for
 //! every mask node by `tests/node_properties.rs`.
 
-mod common;
+use crate::common;
 
 use orogen::build::evaluate_outputs;
 use orogen::field::Field;

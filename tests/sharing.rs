@@ -1,7 +1,7 @@
 //! Sharing graphs (issue 26): graph parameters, subgraphs, content hashes, the v1 → v2
 //! migration.
 
-mod common;
+use crate::common;
 
 use common::repo;
 use orogen::build::evaluate_outputs;

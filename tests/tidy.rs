@@ -278,7 +278,7 @@ fn first_sentence(text: &str) -> String {
 fn code_map() -> String {
     let mut out = String::from(
         "# Code map\n\nEvery module of the workspace and the first sentence of its docs, \
-         generated from the sources: `OROGEN_BLESS=1 cargo test -p orogen --test tidy` \
+         generated from the sources: `OROGEN_BLESS=1 cargo test -p orogen --test integration tidy::` \
          rewrites this page, and a test fails while it is stale. Where the layers are and why: \
          [ARCHITECTURE.md](../ARCHITECTURE.md).\n",
     );
@@ -313,7 +313,7 @@ fn the_code_map_names_every_module_and_nothing_else() {
         .collect();
     assert!(
         have == want,
-        "docs/code-map.md is stale (OROGEN_BLESS=1 cargo test -p orogen --test tidy rewrites \
+        "docs/code-map.md is stale (OROGEN_BLESS=1 cargo test -p orogen --test integration tidy:: rewrites \
          it)\nnot in the map: {missing:#?}\nin the map, not in the sources: {gone:#?}"
     );
 }

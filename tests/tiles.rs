@@ -2,7 +2,7 @@
 //! identical for every example graph, global nodes within the parity tolerance), resumable,
 //! and the same through `orogen plan` + `orogen run-task` as through `orogen build --tiles`.
 
-mod common;
+use crate::common;
 
 use common::{load, repo};
 use orogen::build::evaluate_outputs;
@@ -865,43 +865,23 @@ fn water_is_exact(
 ) {
     let dir = tempfile::tempdir().expect("tempdir");
     let (path, g) = water_over_erosion(dir.path(), rel, erode);
-    let mut first: Option<BTreeMap<String, Vec<f32>>> = None;
-    for &tile in tiles {
-        let out = dir.path().join(format!("t{tile}"));
-        let grid = Grid::new(n, Layout::Plain, TileRequest::Size(tile)).expect("grid");
-        let ex = exports("plain", &[], &["f32"]);
-        let plan = Plan::new_with_budget(&g, &path, grid, coarse, ex, budget).expect("plan");
-        if budget.is_some() {
-            let water: Vec<_> = plan
-                .stages
-                .iter()
-                .filter(|s| {
-                    g.node(&s.node)
-                        .is_some_and(|x| x.def.spec.category == orogen::node::Category::Water)
-                })
-                .map(|s| (s.node.as_str(), s.kind))
-                .collect();
-            assert!(
-                water
-                    .iter()
-                    .all(|(_, k)| *k == orogen::tiles::StageKind::Water),
-                "{rel}: water not run tile by tile: {water:?}"
-            );
-        }
-        assert!(
-            plan.stages
-                .iter()
-                .any(|s| s.kind == orogen::tiles::StageKind::Pieces),
-            "{rel}: nothing refined in pieces: {:?}",
-            plan.stages
-        );
-        plan.write(&out, &g).expect("write plan");
-        run_all(&out, &RunOptions::default(), |_, _, _| {}).expect("run");
-        let stitched: BTreeMap<String, Vec<f32>> = g
-            .outputs
-            .keys()
-            .map(|k| (k.clone(), read_f32(&out.join(format!("{k}.f32")))))
+    // The tile sizes build side by side (the tests' longest runs: on their own threads they use
+    // every core when the rest of the suite has finished), then are checked in order.
+    let builds: Vec<BTreeMap<String, Vec<f32>>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = tiles
+            .iter()
+            .map(|&tile| {
+                let (g, path, out) = (&g, &path, dir.path().join(format!("t{tile}")));
+                scope.spawn(move || build_in_tiles(rel, g, path, &out, (n, tile, coarse), budget))
+            })
             .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a tile size's build panicked"))
+            .collect()
+    });
+    let mut first: Option<BTreeMap<String, Vec<f32>>> = None;
+    for (&tile, stitched) in tiles.iter().zip(builds) {
         if let Some(f) = &first {
             for (k, v) in f {
                 assert!(
@@ -953,6 +933,52 @@ fn water_is_exact(
         );
         first = Some(stitched);
     }
+}
+
+/// Plans and runs `rel` at `n`² in tiles of `tile` into `out` (checking that the plan runs
+/// water in stages of its own when a `budget` is given, and refines erosion in pieces), and
+/// returns every output, stitched.
+fn build_in_tiles(
+    rel: &str,
+    g: &Graph,
+    path: &Path,
+    out: &Path,
+    (n, tile, coarse): (usize, usize, usize),
+    budget: Option<u64>,
+) -> BTreeMap<String, Vec<f32>> {
+    let grid = Grid::new(n, Layout::Plain, TileRequest::Size(tile)).expect("grid");
+    let ex = exports("plain", &[], &["f32"]);
+    let plan = Plan::new_with_budget(g, path, grid, coarse, ex, budget).expect("plan");
+    if budget.is_some() {
+        let water: Vec<_> = plan
+            .stages
+            .iter()
+            .filter(|s| {
+                g.node(&s.node)
+                    .is_some_and(|x| x.def.spec.category == orogen::node::Category::Water)
+            })
+            .map(|s| (s.node.as_str(), s.kind))
+            .collect();
+        assert!(
+            water
+                .iter()
+                .all(|(_, k)| *k == orogen::tiles::StageKind::Water),
+            "{rel}: water not run tile by tile: {water:?}"
+        );
+    }
+    assert!(
+        plan.stages
+            .iter()
+            .any(|s| s.kind == orogen::tiles::StageKind::Pieces),
+        "{rel}: nothing refined in pieces: {:?}",
+        plan.stages
+    );
+    plan.write(out, g).expect("write plan");
+    run_all(out, &RunOptions::default(), |_, _, _| {}).expect("run");
+    g.outputs
+        .keys()
+        .map(|k| (k.clone(), read_f32(&out.join(format!("{k}.f32")))))
+        .collect()
 }
 
 /// Water run tile by tile, only the tiles' perimeters exchanged (Barnes 2016, 2017: what a

@@ -2,7 +2,7 @@
 //! against an independent priority flood, the sea's masks, golden images, and preview–build
 //! parity.
 
-mod common;
+use crate::common;
 
 use orogen::field::Field;
 use orogen::node::{splitmix64, CancelToken, EvalCtx, ParamValue, Registry, Window};

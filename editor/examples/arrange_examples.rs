@@ -1,7 +1,7 @@
 //! Lays out every example and library graph with Edit › Arrange, at the sizes the editor
 //! draws their nodes (headless, through egui_kittest), and saves them in the writer's
 //! canonical form: `cargo run -p orogen-editor --example arrange_examples`. Run it after
-//! adding an example graph or changing how nodes are drawn; `tests/xvfb.rs` checks that
+//! adding an example graph or changing how nodes are drawn; `tests/integration/xvfb.rs` checks that
 //! every example opens without overlapping nodes.
 
 use egui_kittest::Harness;

@@ -1,9 +1,5 @@
 //! Helpers shared by the test files: repository paths and golden-image comparison.
 
-// Each test crate uses part of these helpers; `expect` would fail in the crates that use them
-// all, so this one exception stays an `allow`.
-#![allow(dead_code)]
-
 use orogen::build::{build, evaluate_outputs, BuildOptions, BuildReport, Exports};
 use orogen::document::graph_file;
 use orogen::graph::Graph;
