@@ -3,9 +3,9 @@
 # at AVX2 (`simd-max-avx2`) and at baseline x86-64 (`simd-portable`) and runs the pinned
 # hashes of every example and test graph (all node types) and the noise kernels' path test
 # with each. The default build (widest path the CPU has) is checked by `cargo test`.
-# Only the workspace's crates are rebuilt per variant: the editor's library is named beside
-# the engine so that the dependencies are resolved with the features `cargo test --workspace`
-# gave them (the engine alone turns fewer on, and ~40 s of dependencies would be rebuilt).
+# Only the engine's unit tests are rebuilt per variant: the engine alone resolves its
+# dependencies' features as `cargo test --workspace` did, so none is compiled again (the
+# editor's library, once named beside it for that, cost a compile of both crates per variant).
 #
 # Both variants compile the engine at opt-level 0 (`cargo test` uses 2): the hashes must not
 # depend on the optimiser either (a `max(−0, 0)` once did), and an unoptimised compile of the
@@ -14,11 +14,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # Only the workspace's crates drop to opt-level 0: the dependencies keep the level
 # `cargo test` built them at, so none is compiled again.
-opt0=(--config 'profile.dev.package.orogen.opt-level=0'
-  --config 'profile.dev.package.orogen-editor.opt-level=0')
+opt0=(--config 'profile.dev.package.orogen.opt-level=0')
 for feature in simd-max-avx2 simd-portable; do
   echo "== --features $feature, opt-level 0"
   # One compile of the crate per path: both checks are its unit tests.
-  cargo test "${opt0[@]}" -p orogen -p orogen-editor --features "orogen/$feature" --lib -- \
+  cargo test "${opt0[@]}" -p orogen --features "$feature" --lib -- \
     example_graph_outputs_are_pinned_to_the_byte dispatched_kernels_equal_portable_kernels_bit_for_bit
 done
