@@ -25,7 +25,7 @@ fn power_2d(field: &Field, prep: impl Fn(usize, usize, f64) -> f64 + Sync) -> Ve
         .enumerate()
         .map(|(i, &v)| Complex::new(prep(i % w, i / w, f64::from(v)), 0.0))
         .collect();
-    let mut planner = rustfft::FftPlanner::<f64>::new();
+    let mut planner = rustfft::FftPlannerScalar::<f64>::new();
     let fft_w = planner.plan_fft_forward(w);
     let fft_h = planner.plan_fft_forward(h);
     rows.par_chunks_mut(w).for_each(|r| fft_w.process(r));
@@ -230,7 +230,7 @@ mod spectrum_tests {
     /// A random surface whose power falls as k^−β: random phases, amplitudes k^(−β/2),
     /// transformed back.
     fn fractal(n: usize, beta: f64, seed: u64) -> Field {
-        let mut planner = rustfft::FftPlanner::<f64>::new();
+        let mut planner = rustfft::FftPlannerScalar::<f64>::new();
         let inv = planner.plan_fft_inverse(n);
         let mut spec = vec![Complex::new(0.0, 0.0); n * n];
         for y in 0..n {

@@ -66,6 +66,19 @@ fn zip3_row<F: Fn(f32, f32, f32) -> f32>(a: &[f32], b: &[f32], c: &[f32], dst: &
     }
 }
 
+/// Calls `row(y, data_row)` for every row of `data` (rows of `width` samples), rows in
+/// parallel.
+///
+/// Not generic on purpose: rayon's work-splitting code is compiled once, here, instead of once
+/// per caller's closure. Instantiated per closure it was a quarter of the engine's machine
+/// code, compiled twice by `cargo test` (docs/perf-log.md, 2026-11-29). The row closure is
+/// called through a pointer once per row, which costs nothing next to the row's work.
+pub fn for_each_row(data: &mut [f32], width: usize, row: &(dyn Fn(usize, &mut [f32]) + Sync)) {
+    data.par_chunks_mut(width.max(1))
+        .enumerate()
+        .for_each(|(y, r)| row(y, r));
+}
+
 /// A row-major grid of `f32` samples: `data[y * width + x]`.
 ///
 /// A field has one channel (heights, masks) or several (colour: linear R, G, B), stored as
@@ -186,7 +199,7 @@ impl Field {
     /// Builds a field by calling `f(x, y)` for every cell, rows in parallel.
     pub fn from_fn(width: usize, height: usize, f: impl Fn(usize, usize) -> f32 + Sync) -> Self {
         let mut field = Self::filled(width, height, 0.0);
-        field.rows_mut().for_each(|(y, row)| {
+        for_each_row(&mut field.data, width, &|y, row| {
             for (x, v) in row.iter_mut().enumerate() {
                 *v = f(x, y);
             }
@@ -263,7 +276,7 @@ impl Field {
 
     /// Applies `f` to every sample in place, rows in parallel.
     pub fn map_in_place(&mut self, f: impl Fn(f32) -> f32 + Sync) {
-        self.data.par_chunks_mut(self.width.max(1)).for_each(|row| {
+        for_each_row(&mut self.data, self.width, &|_, row| {
             for v in row {
                 *v = f(*v);
             }
@@ -275,10 +288,9 @@ impl Field {
     pub fn map(&self, f: impl Fn(f32) -> f32 + Sync) -> Field {
         let mut out = self.zeroed();
         let w = self.width.max(1);
-        out.data
-            .par_chunks_mut(w)
-            .zip(self.data.par_chunks(w))
-            .for_each(|(o, i)| map_row(i, o, &f));
+        for_each_row(&mut out.data, w, &|y, o| {
+            map_row(&self.data[y * w..][..o.len()], o, &f);
+        });
         out
     }
 
@@ -291,10 +303,10 @@ impl Field {
         );
         let mut out = a.zeroed();
         let w = a.width.max(1);
-        out.data
-            .par_chunks_mut(w)
-            .zip(a.data.par_chunks(w).zip(b.data.par_chunks(w)))
-            .for_each(|(o, (ra, rb))| zip_row(ra, rb, o, &f));
+        for_each_row(&mut out.data, w, &|y, o| {
+            let n = o.len();
+            zip_row(&a.data[y * w..][..n], &b.data[y * w..][..n], o, &f);
+        });
         out
     }
 
@@ -311,14 +323,11 @@ impl Field {
         debug_assert_eq!((a.channels, b.channels), (c.channels, c.channels));
         let mut out = a.zeroed();
         let w = a.width.max(1);
-        out.data
-            .par_chunks_mut(w)
-            .zip(
-                a.data
-                    .par_chunks(w)
-                    .zip(b.data.par_chunks(w).zip(c.data.par_chunks(w))),
-            )
-            .for_each(|(o, (ra, (rb, rc)))| zip3_row(ra, rb, rc, o, &f));
+        for_each_row(&mut out.data, w, &|y, o| {
+            let n = o.len();
+            let (ra, rb, rc) = (&a.data[y * w..], &b.data[y * w..], &c.data[y * w..]);
+            zip3_row(&ra[..n], &rb[..n], &rc[..n], o, &f);
+        });
         out
     }
 
