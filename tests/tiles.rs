@@ -983,7 +983,7 @@ fn build_in_tiles(
 
 /// Water run tile by tile, only the tiles' perimeters exchanged (Barnes 2016, 2017: what a
 /// stage does when the node's whole-map fields would not fit its memory), gives the very bits
-/// of the node run whole-map on the stitched terrain: `rivers`, `lakes`, d8 and mfd `flow_accumulation` and `snow` over thermal
+/// of the node run whole-map on the stitched terrain: `rivers`, `lakes`, d8 and mfd `flow_accumulation`, `snow` and `sea` over thermal
 /// erosion refined in pieces, tiles of 128 (5 × 5) and 200 (4 × 4, the last column and row 40
 /// wide), against the same plan with whole-map stages and against the nodes run on the
 /// stitched terrain. The pieces are freed once blended, and a second run redoes nothing.
@@ -992,12 +992,13 @@ fn water_run_tile_by_tile_equals_the_whole_map_run() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (path, g) = water_over_erosion(dir.path(), "tests/data/water.json", Some("hills.out"));
     let n = 640;
-    let nodes: [(&str, &[&str]); 5] = [
+    let nodes: [(&str, &[&str]); 6] = [
         ("rivers", &["out", "river", "surface"]),
         ("lakes", &["surface", "depth", "mask"]),
         ("channels", &["flow", "dir_x", "dir_y", "wetness", "area"]),
         ("flow", &["flow", "dir_x", "dir_y", "wetness", "area"]),
         ("snow", &["out", "depth", "mask"]),
+        ("sea", &["surface", "sea", "shore", "beach"]),
     ];
     let mut runs: Vec<(String, BTreeMap<String, Vec<f32>>)> = Vec::new();
     for (tile, budget) in [(128, None), (128, Some(1)), (200, Some(1))] {
@@ -1095,6 +1096,8 @@ fn water_run_tile_by_tile_equals_the_whole_map_run() {
     let wet = |k: &str| last[k].iter().filter(|&&v| v > 0.5).count();
     assert!(wet("rivers_river") > 1000, "the terrain has rivers");
     assert!(wet("lakes_mask") > 100, "the terrain has lakes");
+    assert!(wet("sea_sea") > 1000, "the terrain has a sea");
+    assert!(wet("sea_shore") > 1000, "the sea has a shore");
 }
 
 /// The editor's region preview computes a region as a tiled build does
@@ -1126,8 +1129,16 @@ fn a_region_evaluated_as_built_equals_the_tiled_build_there() {
         ..EvalOptions::default()
     };
     let work = dir.path().join("region");
-    let res = orogen::tiles::evaluate_region_as_built(&g, Some(&path), n, window, &work, &opts)
-        .expect("region");
+    let res = orogen::tiles::evaluate_region_as_built(
+        &g,
+        Some(&path),
+        n,
+        orogen::tiles::COARSE_MAX,
+        window,
+        &work,
+        &opts,
+    )
+    .expect("region");
     let mut compared = 0;
     for id in ids {
         let node = g.node(id).expect("node");
@@ -1151,4 +1162,71 @@ fn a_region_evaluated_as_built_equals_the_tiled_build_there() {
         }
     }
     assert_eq!(compared, 14);
+}
+
+/// `orogen parity --as-built` compares the preview against what a tiled build computes
+/// (`parity::Fine::AsBuilt`, the region preview's code over the whole world). Over a coarse
+/// pass of 64² (`--coarse-size 64`) droplet erosion is refined in 2 × 2 pieces at 1152², so a
+/// tiled build differs from the whole map; every output of the water nodes and of the terrains
+/// under them equals, bit for bit, a tiled build's in 3 × 3 tiles of 512 samples (the last
+/// ones cut short), and the eroded terrain is not the whole map's.
+#[test]
+fn parity_as_built_compares_against_the_tiled_build() {
+    use orogen::parity::{compare_with, evaluate_fine, Fine};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (path, _) = water_over_erosion(dir.path(), "tests/data/water.json", Some("hills.out"));
+    // Droplets instead of thermal erosion (whose pieces give the whole map's bits).
+    let mut json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).expect("graph")).expect("json");
+    for x in json["nodes"].as_array_mut().expect("nodes") {
+        if x["id"] == "scree" {
+            x["type"] = "droplet_erosion".into();
+            x["params"] = serde_json::json!({"base_resolution": 64});
+        }
+    }
+    std::fs::write(&path, serde_json::to_vec(&json).expect("json")).expect("write");
+    let g = load(path.to_str().expect("utf-8"));
+    let (n, coarse) = (1152, 64);
+    let grid = Grid::new(n, Layout::Plain, TileRequest::Size(512)).expect("grid");
+    let plan = Plan::new(&g, &path, grid, coarse, exports("plain", &[], &["f32"])).expect("plan");
+    let out = dir.path().join("built");
+    plan.write(&out, &g).expect("write plan");
+    run_all(&out, &RunOptions::default(), |_, _, _| {}).expect("run");
+    let work = dir.path().join("parity");
+    let fine = Fine::AsBuilt {
+        graph_file: Some(&path),
+        coarse,
+        work: &work,
+    };
+    let res = evaluate_fine(&g, path.parent(), n, &[], fine).expect("as built");
+    let mut compared = 0;
+    for (name, r) in &g.outputs {
+        let k = g
+            .node(&r.node)
+            .expect("node")
+            .def
+            .output_index(&r.output)
+            .expect("port");
+        let built = read_f32(&out.join(format!("{name}.f32")));
+        let got: Vec<u32> = res.fields[&r.node][k]
+            .data()
+            .iter()
+            .map(|v| v.to_bits())
+            .collect();
+        let want: Vec<u32> = built.iter().map(|v| v.to_bits()).collect();
+        assert!(got == want, "{name}: parity's build is not the tiled build");
+        compared += 1;
+    }
+    assert!(compared >= 18, "{compared} outputs compared");
+    let nodes = ["scree".to_owned()];
+    let whole = evaluate_fine(&g, path.parent(), n, &nodes, Fine::WholeMap).expect("whole");
+    assert!(
+        whole.fields["scree"][0] != res.fields["scree"][0],
+        "the pieces do not show"
+    );
+    // The report: the erosion's outputs, within their tolerances against the tiled build.
+    let rows = compare_with(&g, path.parent(), 288, n, &nodes, fine).expect("parity");
+    let outputs: Vec<&str> = rows.iter().map(|r| r.output).collect();
+    assert_eq!(outputs, ["out", "erosion", "deposition"]);
+    assert!(rows.iter().all(orogen::parity::Row::ok), "{rows:#?}");
 }

@@ -107,6 +107,7 @@ impl Region {
                         &g,
                         graph_file.as_deref(),
                         g.resolution,
+                        orogen::tiles::COARSE_MAX,
                         window,
                         work.path(),
                         &opts,

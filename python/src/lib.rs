@@ -218,9 +218,12 @@ fn run_released<T: Send>(
     let (tx, rx) = (std::sync::Mutex::new(tx), std::sync::Mutex::new(rx));
     std::thread::scope(|s| {
         let worker = s.spawn(|| {
+            // The sender's lock is held from computing the fraction to sending it: two nodes
+            // finishing on two threads must not send their fractions in the other order
+            // (the callback once saw the progress go back).
             let report = |e: ProgressEvent| {
-                if let Some(p) = overall.on(&e) {
-                    if let Ok(tx) = tx.lock() {
+                if let Ok(tx) = tx.lock() {
+                    if let Some(p) = overall.on(&e) {
                         let _ = tx.send(p);
                     }
                 }

@@ -190,6 +190,16 @@ enum Command {
         /// own mode ÷ with detail = native. Exit 1 when a node makes less than half.
         #[arg(long)]
         detail: bool,
+        /// Compute the build resolution as a tiled build (`build --tiles`) does: every
+        /// erosion and water node in a stage of its own over the whole world (erosion on the
+        /// world's pieces, water exact over the tiled terrain), as the editor's region
+        /// preview does. Any tile size gives the same values.
+        #[arg(long, conflicts_with = "detail")]
+        as_built: bool,
+        /// With --as-built: the build's coarse pass (`build --coarse-size`). Erosion is
+        /// refined in pieces above it; at or below it a tiled build is the whole map's.
+        #[arg(long, value_name = "SAMPLES", default_value_t = orogen::tiles::COARSE_MAX, requires = "as_built")]
+        coarse_size: usize,
     },
     /// What changed between two graph files: nodes added, removed, renamed, parameters
     /// (old → new, with units), wires, outputs, world and seed. Exit 0 when they are the same
@@ -324,8 +334,15 @@ pub fn main() -> ExitCode {
             to,
             nodes,
             detail,
+            as_built,
+            coarse_size,
         } => match open_bundle(&mut source.graph) {
-            Ok(_bundle) => run_parity(source, (from, to), &nodes, detail),
+            Ok(_bundle) => run_parity(
+                source,
+                (from, to),
+                &nodes,
+                (detail, as_built.then_some(coarse_size)),
+            ),
             Err(code) => code,
         },
     }

@@ -64,7 +64,7 @@ pub(super) fn run_parity(
     source: GraphSource,
     (from, to): (usize, usize),
     nodes: &[String],
-    detail: bool,
+    (detail, as_built): (bool, Option<usize>),
 ) -> ExitCode {
     if !(2..=graph_file::MAX_RESOLUTION as usize).contains(&from) || to <= from {
         eprintln!("error: --from {from} --to {to}: expected 2 ≤ from < to");
@@ -84,16 +84,16 @@ pub(super) fn run_parity(
         return run_detail(path, &graph, to, nodes);
     }
     let t0 = std::time::Instant::now();
-    let rows = match orogen::parity::compare(&graph, path.parent(), from, to, nodes) {
+    let rows = match rows_of(path, &graph, (from, to), nodes, as_built) {
         Ok(r) => r,
-        Err(e) => {
-            eprintln!("{}: {e}", orogen::io::owned::escape_path(path));
-            return ExitCode::from(EXIT_INVALID);
-        }
+        Err(code) => return code,
     };
     println!(
-        "{}: {from}² vs {to}² (brought down to {from}²), {:.1} s",
+        "{}: {from}² vs {to}²{} (brought down to {from}²), {:.1} s",
         orogen::io::owned::escape_path(path),
+        as_built.map_or(String::new(), |c| format!(
+            " as a tiled build over a {c}² coarse pass computes it"
+        )),
         t0.elapsed().as_secs_f64()
     );
     println!(
@@ -166,4 +166,40 @@ pub(super) fn run_parity(
          info: masks whose definition depends on the grid (flow accumulation, erosion state) and anything computed from them"
     );
     ExitCode::from(if all_ok { 0 } else { EXIT_FAILED })
+}
+
+/// The parity rows of `graph` (`--as-built`: against a tiled build over that coarse pass, its
+/// stages in a temporary folder), or the exit code after printing why not.
+fn rows_of(
+    path: &std::path::Path,
+    graph: &orogen::Graph,
+    (from, to): (usize, usize),
+    nodes: &[String],
+    as_built: Option<usize>,
+) -> Result<Vec<orogen::parity::Row>, ExitCode> {
+    // The stages of an as-built evaluation, deleted when parity is done.
+    let work = match as_built {
+        Some(_) => Some(
+            tempfile::Builder::new()
+                .prefix("orogen-parity-")
+                .tempdir()
+                .map_err(|e| {
+                    eprintln!("error: a folder for the tiled build's stages: {e}");
+                    ExitCode::from(EXIT_FAILED)
+                })?,
+        ),
+        None => None,
+    };
+    let fine = match (&work, as_built) {
+        (Some(w), Some(coarse)) => orogen::parity::Fine::AsBuilt {
+            graph_file: Some(path),
+            coarse,
+            work: w.path(),
+        },
+        _ => orogen::parity::Fine::WholeMap,
+    };
+    orogen::parity::compare_with(graph, path.parent(), from, to, nodes, fine).map_err(|e| {
+        eprintln!("{}: {e}", orogen::io::owned::escape_path(path));
+        ExitCode::from(EXIT_INVALID)
+    })
 }

@@ -298,6 +298,26 @@ fn handed_on<'g>(
     (node, k)
 }
 
+/// How [`compare_with`] computes the finer size.
+#[derive(Clone, Copy, Debug)]
+pub enum Fine<'a> {
+    /// The whole map in one evaluation, as `orogen build` without tiles computes it.
+    WholeMap,
+    /// As a tiled build computes it (`orogen parity --as-built`): every global node in a stage
+    /// of its own over the whole world — erosion refined on the world's pieces, water over the
+    /// tiled terrain — then the rest, through [`crate::tiles::evaluate_region_as_built`] over
+    /// the whole world, the code the editor's region preview runs. The pieces are anchored to
+    /// the world and the water is exact, so any tile size gives these values. At or below
+    /// `coarse` (the build's `--coarse-size`) erosion runs over the whole map and a tiled build
+    /// is the whole map's, bit for bit; above it erosion is refined in pieces. The stages are
+    /// written in `work`; `graph_file` names the graph's file (relative paths in parameters).
+    AsBuilt {
+        graph_file: Option<&'a Path>,
+        coarse: usize,
+        work: &'a Path,
+    },
+}
+
 /// Evaluates `graph` at `from`² and `to`² (`to` > `from`) and compares every output of the
 /// nodes in `nodes` (all nodes when empty), sorted by node and output.
 pub fn compare(
@@ -307,17 +327,90 @@ pub fn compare(
     to: usize,
     nodes: &[String],
 ) -> Result<Vec<Row>, String> {
+    compare_with(graph, base_dir, from, to, nodes, Fine::WholeMap)
+}
+
+/// `graph` at `resolution`² as `fine` computes it, for the nodes in `nodes` (all when empty),
+/// every field kept: what [`compare_with`] compares the preview against.
+pub fn evaluate_fine(
+    graph: &Graph,
+    base_dir: Option<&Path>,
+    resolution: usize,
+    nodes: &[String],
+    fine: Fine,
+) -> Result<EvalResult, String> {
     let flat = graph.flattened();
-    let graph: &Graph = &flat;
-    let targets = if nodes.is_empty() {
+    match fine {
+        Fine::WholeMap => evaluate_at(
+            &mut Evaluator::new(),
+            &flat,
+            base_dir,
+            resolution,
+            targets_of(nodes),
+        ),
+        Fine::AsBuilt {
+            graph_file,
+            coarse,
+            work,
+        } => {
+            // A stored node is read, not evaluated, so its inputs are only there when asked
+            // for: the own run and the erosion's change read them.
+            let mut asked = nodes.to_vec();
+            for id in nodes {
+                let inputs = flat
+                    .node(id)
+                    .into_iter()
+                    .flat_map(|x| x.inputs.iter().flatten());
+                asked.extend(inputs.map(|r| r.node.clone()));
+            }
+            asked.sort_unstable();
+            asked.dedup();
+            crate::tiles::evaluate_region_as_built(
+                &flat,
+                graph_file,
+                resolution,
+                coarse,
+                crate::node::Window::full(resolution),
+                work,
+                &EvalOptions {
+                    resolution: Some(resolution),
+                    targets: targets_of(&asked),
+                    base_dir,
+                    keep_all: true,
+                    ..EvalOptions::default()
+                },
+            )
+        }
+    }
+}
+
+fn targets_of(nodes: &[String]) -> Targets {
+    if nodes.is_empty() {
         Targets::All
     } else {
         Targets::Nodes(nodes.to_vec())
-    };
-    let run = |res: usize| -> Result<EvalResult, String> {
-        evaluate_at(&mut Evaluator::new(), graph, base_dir, res, targets.clone())
-    };
-    let (coarse, fine) = (run(from)?, run(to)?);
+    }
+}
+
+/// [`compare`] with the finer size computed as `fine` says.
+pub fn compare_with(
+    graph: &Graph,
+    base_dir: Option<&Path>,
+    from: usize,
+    to: usize,
+    nodes: &[String],
+    fine: Fine,
+) -> Result<Vec<Row>, String> {
+    let flat = graph.flattened();
+    let graph: &Graph = &flat;
+    let coarse = evaluate_at(
+        &mut Evaluator::new(),
+        graph,
+        base_dir,
+        from,
+        targets_of(nodes),
+    )?;
+    let fine = evaluate_fine(graph, base_dir, to, nodes, fine)?;
     let span = graph.world.height_span_m();
     let mut rows = Vec::new();
     let mut ids: Vec<&str> = if nodes.is_empty() {

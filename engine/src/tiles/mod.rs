@@ -338,7 +338,9 @@ fn evaluate_window(
 /// for the same graph and size is reused, its finished tasks skipped), and the window is then
 /// evaluated from those stages, as an output tile is: the values a build at `n` has there,
 /// rivers included. Without a global node this is [`evaluate_region`]. `graph_file` names the
-/// graph's file (relative paths in parameters resolve beside it).
+/// graph's file (relative paths in parameters resolve beside it); `coarse` is the build's
+/// coarse pass (`--coarse-size`, [`COARSE_MAX`] by default): erosion nodes are refined in pieces
+/// above it, and run over the whole map at or below it.
 ///
 /// # Errors
 /// The plan's or a task's message, naming the task.
@@ -346,6 +348,7 @@ pub fn evaluate_region_as_built(
     graph: &Graph,
     graph_file: Option<&Path>,
     n: usize,
+    coarse: usize,
     window: Window,
     work: &Path,
     opts: &crate::eval::EvalOptions,
@@ -358,7 +361,7 @@ pub fn evaluate_region_as_built(
         needed.contains(&x.id) && x.def.footprint(&x.params, cell, n) == Footprint::Global
     });
     if !global {
-        return evaluate_region(graph, n, window, COARSE_MAX, opts);
+        return evaluate_region(graph, n, window, coarse, opts);
     }
     // The plan is made for the targets: a graph whose outputs are their first ports.
     let mut g = graph.clone();
@@ -386,7 +389,7 @@ pub fn evaluate_region_as_built(
         || PathBuf::from(format!("{}.json", g.name)),
         Path::to_path_buf,
     );
-    let mut plan = Plan::new(&g, &file, grid, COARSE_MAX, exports)?;
+    let mut plan = Plan::new(&g, &file, grid, coarse, exports)?;
     plan.allow_outside = opts.allow_outside.to_vec();
     plan.write(work, &g)?;
     let run = RunOptions {

@@ -41,7 +41,10 @@ pub fn register(reg: &mut Registry) {
 /// exchanged ([`tiled`]), giving the very bits of its whole-map run.
 #[must_use]
 pub fn tiles_exactly(id: &str, _values: &[crate::node::ParamValue]) -> bool {
-    matches!(id, "rivers" | "lakes" | "flow_accumulation" | "snow")
+    matches!(
+        id,
+        "rivers" | "lakes" | "flow_accumulation" | "snow" | "sea"
+    )
 }
 
 /// What a water node run tile by tile reads: the tiling, where its fields live between
@@ -89,6 +92,7 @@ pub fn run_tiled(
         "lakes" => lakes::tiled(run, emit),
         "flow_accumulation" => flow_accumulation::tiled(run, emit),
         "snow" => snow::tiled(run, emit),
+        "sea" => sea::tiled(run, emit),
         _ => Err(format!("node type \"{id}\" does not run tile by tile")),
     }
 }

@@ -96,7 +96,7 @@ impl Tiling {
         j * self.cols() + i
     }
 
-    fn on_map_edge(&self, x: usize, y: usize) -> bool {
+    pub(super) fn on_map_edge(&self, x: usize, y: usize) -> bool {
         x == 0 || y == 0 || x + 1 == self.n || y + 1 == self.n
     }
 }
@@ -348,7 +348,7 @@ fn follow(x: usize, y: usize, c: u8) -> Option<(usize, usize)> {
 }
 
 /// The cells of a window's perimeter, as indices into the window.
-fn perimeter(w: usize, h: usize) -> impl Iterator<Item = usize> {
+pub(super) fn perimeter(w: usize, h: usize) -> impl Iterator<Item = usize> {
     (0..w * h).filter(move |&i| {
         let (x, y) = (i % w, i / w);
         x == 0 || y == 0 || x + 1 == w || y + 1 == h
@@ -416,7 +416,7 @@ pub fn fill_levels(
 /// Cells `(global index, value)` on tile `k`'s perimeter for which `value` gives one, and for
 /// each its 8-neighbours in other tiles: calls `f(a, b)` for every such pair that `seam`
 /// holds (`seam`: every tile's perimeter entries).
-fn across_seams<V: Copy>(
+pub(super) fn across_seams<V: Copy>(
     t: &Tiling,
     k: usize,
     mine: &[(usize, V)],
@@ -465,7 +465,7 @@ impl<V: Copy> Joined<V> {
 type Part<V> = (Vec<V>, Vec<(usize, u32)>);
 
 /// The root of `a`'s set in a union–find forest (halving the path on the way).
-fn root(parent: &mut [usize], mut a: usize) -> usize {
+pub(super) fn root(parent: &mut [usize], mut a: usize) -> usize {
     while parent[a] != a {
         parent[a] = parent[parent[a]];
         a = parent[a];
