@@ -1224,8 +1224,10 @@ fn parity_as_built_compares_against_the_tiled_build() {
         whole.fields["scree"][0] != res.fields["scree"][0],
         "the pieces do not show"
     );
-    // The report: the erosion's outputs, within their tolerances against the tiled build.
-    let rows = compare_with(&g, path.parent(), 288, n, &nodes, fine).expect("parity");
+    // The report: the erosion's outputs, within their tolerances against the tiled build (the
+    // same targets as above, so the plan's finished stages are reused, not run again).
+    let rows = compare_with(&g, path.parent(), 288, n, &[], fine).expect("parity");
+    let rows: Vec<_> = rows.into_iter().filter(|r| r.node == "scree").collect();
     let outputs: Vec<&str> = rows.iter().map(|r| r.output).collect();
     assert_eq!(outputs, ["out", "erosion", "deposition"]);
     assert!(rows.iter().all(orogen::parity::Row::ok), "{rows:#?}");
