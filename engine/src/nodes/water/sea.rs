@@ -350,7 +350,7 @@ pub(super) fn tiled(
 /// Each tile's sea flags ([`SEA`]) over a tiled map: the cells below `level` connected to the
 /// map edge through cells below it, as [`flood_from_edge`] finds them on the whole map.
 fn join_sea(run: &super::TileRun, level: f32) -> Result<(), String> {
-    use super::tiled::{across_seams, perimeter, root};
+    use super::tiled::{join_regions, perimeter, root};
     // Per tile: whether each region touches the map edge, and the region of each perimeter
     // cell (global index).
     type Part = (Vec<bool>, Vec<(usize, u32)>);
@@ -394,34 +394,14 @@ fn join_sea(run: &super::TileRun, level: f32) -> Result<(), String> {
             Ok((edge, rim))
         })
         .collect::<Result<_, String>>()?;
-    let mut base = Vec::with_capacity(parts.len());
-    let mut total = 0usize;
-    for (edge, _) in &parts {
-        base.push(total);
-        total += edge.len();
-    }
-    // Regions touching across a seam are one region (union–find, the smaller id the root).
-    let mut parent: Vec<usize> = (0..total).collect();
-    let global = |k: usize, rim: &[(usize, u32)]| -> Vec<(usize, usize)> {
-        rim.iter()
-            .map(|&(c, r)| (c, base[k] + r as usize))
-            .collect()
-    };
-    let seam: std::collections::HashMap<usize, usize> = parts
-        .iter()
-        .enumerate()
-        .flat_map(|(k, (_, rim))| global(k, rim))
-        .collect();
-    for (k, (_, rim)) in parts.iter().enumerate() {
-        across_seams(t, k, &global(k, rim), &seam, |a, b| {
-            let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
-            if ra != rb {
-                parent[ra.max(rb)] = ra.min(rb);
-            }
-        });
-    }
-    drop(seam);
-    let mut sea = vec![false; total];
+    let (base, mut parent) = join_regions(
+        t,
+        &parts
+            .iter()
+            .map(|(edge, rim)| (edge.len(), rim.as_slice()))
+            .collect::<Vec<_>>(),
+    );
+    let mut sea = vec![false; parent.len()];
     for (k, (edge, _)) in parts.iter().enumerate() {
         for (r, &e) in edge.iter().enumerate() {
             let g = root(&mut parent, base[k] + r);

@@ -416,7 +416,7 @@ pub fn fill_levels(
 /// Cells `(global index, value)` on tile `k`'s perimeter for which `value` gives one, and for
 /// each its 8-neighbours in other tiles: calls `f(a, b)` for every such pair that `seam`
 /// holds (`seam`: every tile's perimeter entries).
-pub(super) fn across_seams<V: Copy>(
+fn across_seams<V: Copy>(
     t: &Tiling,
     k: usize,
     mine: &[(usize, V)],
@@ -440,6 +440,43 @@ pub(super) fn across_seams<V: Copy>(
             }
         }
     }
+}
+
+/// Regions of the tiles joined across their seams: `tiles[k]` is how many regions tile `k`
+/// has and the region of each of its perimeter cells that has one (global index, region); two
+/// regions are one when cells of theirs are 8-neighbours across a seam. Returns each tile's
+/// first global region id and the union–find forest over them, the smallest id of a joined
+/// region its root ([`root`]): the same whatever order the seams are visited in.
+pub(super) fn join_regions(
+    t: &Tiling,
+    tiles: &[(usize, &[(usize, u32)])],
+) -> (Vec<usize>, Vec<usize>) {
+    let mut base = Vec::with_capacity(tiles.len());
+    let mut total = 0usize;
+    for &(count, _) in tiles {
+        base.push(total);
+        total += count;
+    }
+    let mut parent: Vec<usize> = (0..total).collect();
+    let global = |k: usize, rim: &[(usize, u32)]| -> Vec<(usize, usize)> {
+        rim.iter()
+            .map(|&(c, r)| (c, base[k] + r as usize))
+            .collect()
+    };
+    let seam: HashMap<usize, usize> = tiles
+        .iter()
+        .enumerate()
+        .flat_map(|(k, &(_, rim))| global(k, rim))
+        .collect();
+    for (k, &(_, rim)) in tiles.iter().enumerate() {
+        across_seams(t, k, &global(k, rim), &seam, |a, b| {
+            let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
+            if ra != rb {
+                parent[ra.max(rb)] = ra.min(rb);
+            }
+        });
+    }
+    (base, parent)
 }
 
 /// Each lake of a map run tile by tile ([`super::for_each_lake`] over the filled [`LEVEL`]s:
@@ -516,31 +553,15 @@ pub fn join_lakes<D, V: Copy + Send + Sync>(
             Ok((values, edge))
         })
         .collect::<Result<_, String>>()?;
-    let mut base = Vec::with_capacity(parts.len());
-    let mut total = 0usize;
-    for (values, _) in &parts {
-        base.push(total);
-        total += values.len();
-    }
-    // Lakes touching across a seam are one lake (union–find, the smaller id the root).
-    let mut parent: Vec<usize> = (0..total).collect();
-    let mut seam: HashMap<usize, usize> = HashMap::new();
-    for (k, (_, edge)) in parts.iter().enumerate() {
-        seam.extend(edge.iter().map(|&(c, l)| (c, base[k] + l as usize)));
-    }
-    for (k, (_, edge)) in parts.iter().enumerate() {
-        let mine: Vec<(usize, usize)> = edge
+    // Lakes touching across a seam are one lake.
+    let (base, mut parent) = join_regions(
+        t,
+        &parts
             .iter()
-            .map(|&(c, l)| (c, base[k] + l as usize))
-            .collect();
-        across_seams(t, k, &mine, &seam, |a, b| {
-            let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
-            if ra != rb {
-                parent[ra.max(rb)] = ra.min(rb);
-            }
-        });
-    }
-    drop(seam);
+            .map(|(values, edge)| (values.len(), edge.as_slice()))
+            .collect::<Vec<_>>(),
+    );
+    let total = parent.len();
     let mut joined: Vec<Option<V>> = vec![None; total];
     for (k, (values, _)) in parts.iter().enumerate() {
         for (l, &v) in values.iter().enumerate() {
