@@ -2052,9 +2052,11 @@ fn reopening_a_graph_shows_its_previews_from_the_disk_cache() {
     drop(first);
     let mut second = harness_with(options("b"));
     settle(&mut second);
+    // How many: the nodes whose computing took long enough to be kept, which depends on the
+    // machine (on a fast one at 128², only the costliest).
     let status = second.state().status.clone();
     assert!(
-        status.contains("nodes from the disk cache)"),
+        status.contains(" from the disk cache)"),
         "reopened: {status}"
     );
     let _ = std::fs::remove_dir_all(&dir);
