@@ -139,12 +139,32 @@ pub fn interact(
         if !bar.is_positive() {
             continue;
         }
-        let resp = ui.interact(bar, id.with(("frame", i)), egui::Sense::click_and_drag());
+        let bar_id = id.with(("frame", i));
+        let resp = ui.interact(bar, bar_id, egui::Sense::click_and_drag());
+        if resp.drag_started() {
+            ui.data_mut(|m| m.remove::<Vec2>(bar_id));
+        }
         if resp.dragged() {
-            let d = resp.drag_delta() / to_screen.scaling;
-            if d != Vec2::ZERO {
-                doc.apply(Some(&format!("frame {i}")), |g| move_frame(g, i, d, sizes));
+            // The frame follows the pointer from where it was pressed: the whole way since the
+            // press, less what is already applied. Summing each frame's drag delta lost the
+            // movement made before egui decided it was a drag (a loaded machine, one slow
+            // frame: the frame ended 7% short of the pointer).
+            let origin = ui.input(|inp| inp.pointer.press_origin());
+            let now = resp.interact_pointer_pos();
+            if let (Some(origin), Some(now)) = (origin, now) {
+                let total = (now - origin) / to_screen.scaling;
+                let moved = ui
+                    .data(|m| m.get_temp::<Vec2>(bar_id))
+                    .unwrap_or(Vec2::ZERO);
+                let d = total - moved;
+                if d != Vec2::ZERO {
+                    doc.apply(Some(&format!("frame {i}")), |g| move_frame(g, i, d, sizes));
+                    ui.data_mut(|m| m.insert_temp(bar_id, total));
+                }
             }
+        }
+        if resp.drag_stopped() {
+            ui.data_mut(|m| m.remove::<Vec2>(bar_id));
         }
         let resp = resp.on_hover_cursor(egui::CursorIcon::Grab);
         // Double-click or right-click: the menu opens with its title field focused, and stays
