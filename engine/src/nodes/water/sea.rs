@@ -9,7 +9,7 @@
 //! tile by tile.) A tiled build runs it tile by tile ([`tiled`]).
 
 use super::{is_edge, neighbours};
-use crate::field::derive::{gradient, slope_deg};
+use crate::field::derive::{angle, gradient};
 use crate::field::Field;
 use crate::node::{unit, EvalCtx, Node, NodeError, Window};
 use crate::nodes::mask::terrain_masks::step;
@@ -176,7 +176,7 @@ fn outputs(
             .map(|(&d, &c)| (1.0 - c) * unit((1.0 - f64::from(d) / reach) as f32))
             .collect()
     };
-    let slope = inner(slope_deg(z, cell).into_vec());
+    let slope = inner(angle(&gx, &gy).into_vec());
     let zc = crop(zd, w, src, dst);
     let sea_c = crop(sea, w, src, dst);
     let (bh, bs) = (p.beach_height_m as f32, p.beach_slope_deg as f32);
