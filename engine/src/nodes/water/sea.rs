@@ -350,7 +350,7 @@ pub(super) fn tiled(
 /// Each tile's sea flags ([`SEA`]) over a tiled map: the cells below `level` connected to the
 /// map edge through cells below it, as [`flood_from_edge`] finds them on the whole map.
 fn join_sea(run: &super::TileRun, level: f32) -> Result<(), String> {
-    use super::tiled::{join_regions, perimeter, root};
+    use super::tiled::{join_regions, rim, root};
     // Per tile: whether each region touches the map edge, and the region of each perimeter
     // cell (global index).
     type Part = (Vec<bool>, Vec<(usize, u32)>);
@@ -386,10 +386,7 @@ fn join_sea(run: &super::TileRun, level: f32) -> Result<(), String> {
                 }
                 edge.push(touches);
             }
-            let rim = perimeter(w, h)
-                .filter(|&i| id[i] != u32::MAX)
-                .map(|i| ((win.y0 + i / w) * n + win.x0 + i % w, id[i]))
-                .collect();
+            let rim = rim(win, n, &id);
             run.scratch.put(k, BELOW, &id)?;
             Ok((edge, rim))
         })

@@ -348,7 +348,7 @@ fn follow(x: usize, y: usize, c: u8) -> Option<(usize, usize)> {
 }
 
 /// The cells of a window's perimeter, as indices into the window.
-pub(super) fn perimeter(w: usize, h: usize) -> impl Iterator<Item = usize> {
+fn perimeter(w: usize, h: usize) -> impl Iterator<Item = usize> {
     (0..w * h).filter(move |&i| {
         let (x, y) = (i % w, i / w);
         x == 0 || y == 0 || x + 1 == w || y + 1 == h
@@ -440,6 +440,20 @@ fn across_seams<V: Copy>(
             }
         }
     }
+}
+
+/// The region of each perimeter cell of window `win` (of an `n × n` map) that has one
+/// (`ids`: a region per cell of the window, `u32::MAX` for none), by global index.
+pub(super) fn rim(win: Window, n: usize, ids: &[u32]) -> Vec<(usize, u32)> {
+    perimeter(win.width, win.height)
+        .filter(|&i| ids[i] != u32::MAX)
+        .map(|i| {
+            (
+                (win.y0 + i / win.width) * n + win.x0 + i % win.width,
+                ids[i],
+            )
+        })
+        .collect()
 }
 
 /// Regions of the tiles joined across their seams: `tiles[k]` is how many regions tile `k`
@@ -540,15 +554,7 @@ pub fn join_lakes<D, V: Copy + Send + Sync>(
                 }
                 values.push(value(&d, lake));
             });
-            let edge = perimeter(win.width, win.height)
-                .filter(|&i| ids[i] != u32::MAX)
-                .map(|i| {
-                    (
-                        (win.y0 + i / win.width) * n + win.x0 + i % win.width,
-                        ids[i],
-                    )
-                })
-                .collect();
+            let edge = rim(win, n, &ids);
             run.scratch.put(k, LAKE, &ids)?;
             Ok((values, edge))
         })
