@@ -293,10 +293,27 @@ struct Case {
     says: &'static [&'static str],
     /// Environment for the run (`OROGEN_CACHE=off` unless set here).
     env: fn(&Path) -> Vec<(String, String)>,
-    /// Send SIGINT this long after the start (Ctrl-C cases).
-    interrupt: Option<Duration>,
+    /// Send SIGINT (Ctrl-C cases) when this holds.
+    interrupt: Option<Interrupt>,
     /// A check of the project afterwards.
     after: fn(&Path),
+}
+
+/// When a Ctrl-C case sends its signal: `after` the start, and once the process holds
+/// `rss_mib` of memory. A threshold ties the signal to the work being under way rather than to a
+/// time a faster machine finishes within.
+#[derive(Clone, Copy)]
+struct Interrupt {
+    after: Duration,
+    rss_mib: u64,
+}
+
+/// The resident memory of process `pid` in MiB (0 when it cannot be read).
+fn rss_mib(pid: &str) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/statm"))
+        .ok()
+        .and_then(|t| t.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .map_or(0, |pages| pages * 4096 >> 20)
 }
 
 fn no_env(_: &Path) -> Vec<(String, String)> {
@@ -1117,8 +1134,13 @@ fn cases() -> Vec<Case> {
         ),
     ];
     // Ctrl-C: exit 130 within 1 s of the signal, nothing partial left.
+    // The signal goes once the decode holds 96 MiB of its 512: on any machine it arrives while
+    // the decode is under way (an earlier fixed 400 ms let a fast CI machine finish first).
     v.push(Case {
-        interrupt: Some(Duration::from_millis(400)),
+        interrupt: Some(Interrupt {
+            after: Duration::ZERO,
+            rss_mib: 96,
+        }),
         after: no_partial_files,
         ..case(
             "Ctrl-C",
@@ -1133,7 +1155,10 @@ fn cases() -> Vec<Case> {
         )
     });
     v.push(Case {
-        interrupt: Some(Duration::from_millis(300)),
+        interrupt: Some(Interrupt {
+            after: Duration::from_millis(300),
+            rss_mib: 0,
+        }),
         after: |proj| {
             no_partial_files(proj);
             assert!(!proj.join("i.orogen").exists(), "a partial bundle was left");
@@ -1146,7 +1171,10 @@ fn cases() -> Vec<Case> {
         }, 130, &["cancelled"])
     });
     v.push(Case {
-        interrupt: Some(Duration::from_millis(300)),
+        interrupt: Some(Interrupt {
+            after: Duration::from_millis(300),
+            rss_mib: 0,
+        }),
         after: |proj| {
             no_partial_files(proj);
             assert!(!proj.join("u").exists(), "a partial unpack was left");
@@ -1264,24 +1292,22 @@ fn run(dir: &Path, c: &Case, args: &[String]) -> Run {
         if let Some(s) = child.try_wait().expect("wait") {
             break s;
         }
-        if let (Some(after), None) = (c.interrupt, signalled) {
-            if start.elapsed() >= after {
-                // GNU time ignores SIGINT while its command runs: the signal goes to orogen
-                // itself, as a terminal's Ctrl-C would.
-                let pid = child.id();
-                let target = if measured {
-                    std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
-                        .ok()
-                        .and_then(|t| t.split_whitespace().next().map(str::to_owned))
-                        .expect("the orogen process under time")
-                } else {
-                    pid.to_string()
-                };
-                let ok = Command::new("kill")
-                    .args(["-INT", &target])
-                    .status()
-                    .is_ok_and(|s| s.success());
-                assert!(ok, "kill -INT");
+        if let (Some(when), None) = (c.interrupt, signalled) {
+            // GNU time ignores SIGINT while its command runs: the signal goes to orogen
+            // itself, as a terminal's Ctrl-C would.
+            let pid = child.id();
+            let target = if measured {
+                std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+                    .ok()
+                    .and_then(|t| t.split_whitespace().next().map(str::to_owned))
+            } else {
+                Some(pid.to_string())
+            };
+            if let Some(target) =
+                target.filter(|t| start.elapsed() >= when.after && rss_mib(t) >= when.rss_mib)
+            {
+                // A process that ended meanwhile fails the exit-code check below.
+                let _ = Command::new("kill").args(["-INT", &target]).status();
                 signalled = Some(Instant::now());
             }
         }
@@ -1289,7 +1315,8 @@ fn run(dir: &Path, c: &Case, args: &[String]) -> Run {
             let _ = child.kill();
             panic!("{}: orogen {args:?} still running after 20 s", c.name);
         }
-        std::thread::sleep(Duration::from_millis(5));
+        let waiting = c.interrupt.is_some() && signalled.is_none();
+        std::thread::sleep(Duration::from_millis(if waiting { 1 } else { 5 }));
     };
     let took = start.elapsed();
     let after_signal = signalled.map(|s| s.elapsed());
