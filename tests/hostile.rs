@@ -313,7 +313,7 @@ fn rss_mib(pid: &str) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/statm"))
         .ok()
         .and_then(|t| t.split_whitespace().nth(1)?.parse::<u64>().ok())
-        .map_or(0, |pages| pages * 4096 >> 20)
+        .map_or(0, |pages| (pages * 4096) >> 20)
 }
 
 fn no_env(_: &Path) -> Vec<(String, String)> {

@@ -26,6 +26,16 @@
 //! droplet's lane takes the next one in index order. Every step happens in an order fixed by
 //! (seed, resolution), so the output is bit-identical for any number of threads.
 //!
+//! # The refinement's rain is the world's
+//! A coarse-to-fine build's refinement (`refine.rs`) draws its droplets from the world's cells
+//! instead (`erode_anchored`): each cell's count (Poisson, mean `density`) and round (one of
+//! 16) from a hash of its world index, the rounds run on tiles of 128 cells anchored to the
+//! world, each tile's droplets in an order drawn from their hashes. A tiled build's piece, a
+//! window of the world, therefore runs the whole map's droplets there in the whole map's
+//! order, and differs from it only by what crosses its edge and spreads from droplet to
+//! droplet, where a piece drawing its own droplets gave another realisation of the same rain
+//! (figures in docs/large-worlds.md).
+//!
 //! # Where this departs from E-DOG 2011 (and why)
 //! * The seed's brush weights `(1 − r²/4)/(2π)` only sum to about 1; here they are normalised
 //!   to sum to exactly 1 (and renormalised where the brush is clipped by the map edge), so the
@@ -160,6 +170,27 @@ struct Drop {
     lost: f32,
     /// Sediment still carried when the path limit was reached.
     suspended: f32,
+}
+
+impl Drop {
+    /// A droplet at rest on cell `(x, y)`, unloaded, drawing its random directions from `rng`.
+    fn at(x: usize, y: usize, rng: u64) -> Self {
+        Self {
+            xi: x as i32,
+            yi: y as i32,
+            fx: 0.0,
+            fy: 0.0,
+            dx: 0.0,
+            dy: 0.0,
+            v: 0.0,
+            w: 1.0,
+            s: 0.0,
+            steps: 0,
+            rng,
+            lost: 0.0,
+            suspended: 0.0,
+        }
+    }
 }
 
 /// A rectangle of the map held in `data` (row-major, `w` wide), at `(ox, oy)` in the map.
@@ -569,6 +600,156 @@ pub fn erode(
     )
 }
 
+/// Parked droplets finish one at a time on the whole map.
+fn finish_parked(
+    heights: &mut [f32],
+    allow: &[f32],
+    map: usize,
+    parked: Vec<Drop>,
+    (k, max_steps): (&Settings, u32),
+    cancelled: &(dyn Fn() -> bool + Sync),
+    report: &mut Report,
+) -> Result<(), NodeError> {
+    report.parked += parked.len() as u64;
+    let whole = Rect {
+        x0: 0,
+        y0: 0,
+        x1: map,
+        y1: map,
+    };
+    let mut view = View::new(heights, whole, map, allow);
+    // (`advance` samples the droplet's cell afresh, so the map having changed since it
+    // was parked needs nothing more.)
+    run_all(
+        &mut view,
+        parked,
+        k,
+        map,
+        max_steps,
+        cancelled,
+        |d, o| match o {
+            Outcome::Parked => unreachable!("the whole map has no region to leave"),
+            o => report.count(&d, o),
+        },
+    );
+    if cancelled() {
+        return Err(NodeError::Cancelled);
+    }
+    Ok(())
+}
+
+/// The side of the world-anchored tiles [`erode_anchored`] runs on, in cells: their regions
+/// (the tile and half a tile around it) hold the whole path of a refinement's droplet (at most
+/// 32 cells, its brush and the frozen band of `View::erodable`), so none is parked.
+const ANCHORED_TILE: usize = 128;
+
+/// Where a refinement's droplets fall: `density` per cell of a window of side `map` at
+/// `origin` in a world of `world` cells per side, each cell's droplets drawn from its world
+/// index and `seed`.
+struct Rain {
+    origin: (usize, usize),
+    world: usize,
+    density: f64,
+    seed: u64,
+}
+
+/// Rounds of [`erode_anchored`]: each cell's droplets fall in one of them (drawn from its
+/// hash), so a tile runs a sixteenth of its rain before its neighbours take their turn, as
+/// [`erode_where`]'s rounds do — a tile's whole rain at once would leave its edges visible.
+const ANCHORED_ROUNDS: u64 = 16;
+
+/// How many droplets fall on a cell: Poisson-distributed with mean `density` (what
+/// `density × cells` droplets on uniformly random cells give each cell), from `u` in [0, 1).
+fn poisson(density: f64, u: f64) -> u64 {
+    let mut p = (-density).exp();
+    let (mut k, mut cdf) = (0u64, p);
+    while u > cdf && k < 1024 {
+        k += 1;
+        p *= density / k as f64;
+        cdf += p;
+    }
+    k
+}
+
+/// [`erode_where`] with the droplets tied to the world rather than to the map: each cell
+/// draws its own from its world index (how many, by [`poisson`], and in which of
+/// [`ANCHORED_ROUNDS`] they fall), and each round runs on world-anchored tiles of
+/// [`ANCHORED_TILE`], each tile's droplets in an order drawn from their hashes (the colours
+/// taking turns to go first). A window of the world (a tiled build's piece,
+/// `eval::pieces`) thus runs the very droplets the whole map runs there, on the same tiles in
+/// the same order: only what crosses the window's edge differs.
+fn erode_anchored(
+    heights: &mut [f32],
+    (allow, load): (&[f32], &[f32]),
+    map: usize,
+    rain: &Rain,
+    k: &Settings,
+    cancelled: &(dyn Fn() -> bool + Sync),
+    progress: &dyn Fn(f32),
+) -> Result<Report, NodeError> {
+    let mut report = Report::default();
+    if map < 2 || rain.density <= 0.0 {
+        return Ok(report);
+    }
+    let max_steps = (f64::from(k.path_limit) * map as f64)
+        .round()
+        .clamp(1.0, f64::from(u32::MAX)) as u32;
+    let grid = Tiling::anchored(map, rain.origin, ANCHORED_TILE);
+    for round in 0..ANCHORED_ROUNDS {
+        let drops = |j: usize| {
+            let t = grid.tiles[j].0;
+            let mut list: Vec<(u64, u64, Drop)> = Vec::new();
+            // As `spawn`: no droplet starts on the last row or column.
+            for y in t.y0..t.y1.min(map - 1) {
+                for x in t.x0..t.x1.min(map - 1) {
+                    let g = ((rain.origin.1 + y) * rain.world + rain.origin.0 + x) as u64;
+                    let cell = splitmix64(rain.seed ^ splitmix64(g));
+                    if cell % ANCHORED_ROUNDS != round {
+                        continue;
+                    }
+                    let u = (splitmix64(cell) >> 11) as f64 / (1u64 << 53) as f64;
+                    for m in 0..poisson(rain.density, u) {
+                        let key = splitmix64(cell ^ splitmix64(m + 1));
+                        let mut d = Drop::at(x, y, key);
+                        if let Some(&s) = load.get(y * map + x) {
+                            d.s = s;
+                        }
+                        list.push((key, (g << 10) | m, d));
+                    }
+                }
+            }
+            list.sort_unstable_by_key(|e| (e.0, e.1));
+            list.into_iter().map(|e| e.2).collect()
+        };
+        let done = |c: usize| {
+            progress((round as f32 + (c + 1) as f32 / 5.0) / ANCHORED_ROUNDS as f32);
+        };
+        let parked = run_tiled(
+            heights,
+            allow,
+            map,
+            &grid,
+            &drops,
+            round as usize,
+            (k, max_steps),
+            cancelled,
+            &mut report,
+            &done,
+        )?;
+        finish_parked(
+            heights,
+            allow,
+            map,
+            parked,
+            (k, max_steps),
+            cancelled,
+            &mut report,
+        )?;
+    }
+    progress(1.0);
+    Ok(report)
+}
+
 /// [`erode`] where a droplet standing on cell `i` takes only `allow[i]` (in [0, 1]) of the
 /// erosion E-DOG's rule gives it (`allow` empty: all of it); deposition is unchanged.
 #[expect(clippy::too_many_arguments)]
@@ -611,44 +792,29 @@ fn erode_where(
                 let done = (pass * 4 + colour + 1) as f32 / 9.0;
                 progress((start as f32 + (end - start) as f32 * done) / count as f32);
             };
+            let lists = tiles::buckets(grid, &parked);
             parked = run_tiled(
                 heights,
                 allow,
                 map,
                 grid,
-                &parked,
+                &|j| lists[j].clone(),
+                0,
                 (k, max_steps),
                 cancelled,
                 &mut report,
                 &phase,
             )?;
         }
-        // Parked droplets finish one at a time on the whole map.
-        report.parked += parked.len() as u64;
-        let whole = Rect {
-            x0: 0,
-            y0: 0,
-            x1: map,
-            y1: map,
-        };
-        let mut view = View::new(heights, whole, map, allow);
-        // (`advance` samples the droplet's cell afresh, so the map having changed since it
-        // was parked needs nothing more.)
-        run_all(
-            &mut view,
-            parked,
-            k,
+        finish_parked(
+            heights,
+            allow,
             map,
-            max_steps,
+            parked,
+            (k, max_steps),
             cancelled,
-            |d, o| match o {
-                Outcome::Parked => unreachable!("the whole map has no region to leave"),
-                o => report.count(&d, o),
-            },
-        );
-        if cancelled() {
-            return Err(NodeError::Cancelled);
-        }
+            &mut report,
+        )?;
         start = end;
         progress(start as f32 / count as f32);
     }
@@ -676,13 +842,14 @@ crate::node! {
     /// those cells (one refinement at the build's resolution: as many droplets per cell, each
     /// running at most 32 of its cells, eroding only where the base eroded and carrying the
     /// base's deposits to lay them down again, its drift over the base's cells taken out), so a preview and
-    /// a build show the same terrain (orogen parity); detail = native runs it once at the
-    /// resolution being built.
+    /// a build show the same terrain (orogen parity); the refinement's droplets are drawn from
+    /// the world's cells, so a tiled build runs the whole map's droplets in every tile.
+    /// detail = native runs it once at the resolution being built.
     pub struct Droplet {
         id: "droplet_erosion",
         label: "Hydraulic erosion (droplets)",
         category: Erosion,
-        version: 5,
+        version: 6,
         params: DropletParams,
         inputs: DropletIn {
             /// Terrain to erode.
@@ -719,15 +886,17 @@ impl Node for Droplet {
 /// The process run once at the context's resolution (`detail = native`, and the base level
 /// of the consistent mode).
 fn native(ctx: &EvalCtx, inputs: DropletIn, p: &DropletParams) -> Result<DropletOut, NodeError> {
-    run(ctx, inputs.r#in, p, (&[], &[]))
+    run(ctx, inputs.r#in, p, (&[], &[]), false)
 }
 
-/// [`native`] on `src` with [`erode_where`]'s `allow` and the droplets' starting `load`.
+/// [`native`] on `src` with [`erode_where`]'s `allow` and the droplets' starting `load`;
+/// `anchored`: the droplets of [`erode_anchored`], tied to the world's cells.
 fn run(
     ctx: &EvalCtx,
     src: &Field,
     p: &DropletParams,
     guide: (&[f32], &[f32]),
+    anchored: bool,
 ) -> Result<DropletOut, NodeError> {
     if src.width() != src.height() {
         return Err(NodeError::Failed(
@@ -747,25 +916,31 @@ fn run(
         kg: 2.0 * p.g as f32,
         path_limit: p.path_limit as f32,
     };
-    let count = (p.density * (map * map) as f64).round() as u64;
     let cancel = ctx.cancel;
-    // A window of the map (a tiled build's piece, `eval::pieces`) draws its own droplets: the
-    // same seed everywhere would repeat one pattern from piece to piece.
+    let cancelled = move || cancel.is_cancelled();
     let w = ctx.window;
     let mut seed = ctx.rng_seed(p.seed);
-    if (w.x0, w.y0, w.width, w.height) != (0, 0, ctx.resolution, ctx.resolution) {
-        seed = splitmix64(seed ^ splitmix64(((w.x0 as u64) << 32) | w.y0 as u64));
+    if anchored {
+        let rain = Rain {
+            origin: (w.x0, w.y0),
+            world: ctx.resolution,
+            density: p.density,
+            seed,
+        };
+        erode_anchored(&mut h, guide, map, &rain, &k, &cancelled, &|f| {
+            ctx.report(f);
+        })?;
+    } else {
+        let count = (p.density * (map * map) as f64).round() as u64;
+        // A window of the map (a piece of `detail = native`, `eval::pieces`) draws its own
+        // droplets: the same seed everywhere would repeat one pattern from piece to piece.
+        if (w.x0, w.y0, w.width, w.height) != (0, 0, ctx.resolution, ctx.resolution) {
+            seed = splitmix64(seed ^ splitmix64(((w.x0 as u64) << 32) | w.y0 as u64));
+        }
+        erode_where(&mut h, guide, map, count, seed, &k, &cancelled, &|f| {
+            ctx.report(f);
+        })?;
     }
-    erode_where(
-        &mut h,
-        guide,
-        map,
-        count,
-        seed,
-        &k,
-        &move || cancel.is_cancelled(),
-        &|f| ctx.report(f),
-    )?;
     let out = Field::from_vec(map, map, h.iter().map(|v| v * cell).collect())
         .ok_or_else(|| NodeError::shape(map, map))?;
     let (wear, deposit) = super::change_masks(src, &out);
@@ -774,4 +949,88 @@ fn run(
         erosion: wear,
         deposition: deposit,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{erode_anchored, Rain, Settings};
+
+    /// Rolling hills on a tilt, in cell units (slopes up to about 0.3).
+    fn terrain(world: usize) -> Vec<f32> {
+        (0..world * world)
+            .map(|i| {
+                let (x, y) = ((i % world) as f32, (i / world) as f32);
+                0.05 * (x + 0.5 * y)
+                    + 6.0 * (x / 23.0).sin() * (y / 31.0).cos()
+                    + 3.0 * ((x + y) / 13.0).sin()
+            })
+            .collect()
+    }
+
+    /// A refinement's droplets run at most 32 cells of the map they run on.
+    fn settings(map: usize) -> Settings {
+        Settings {
+            path_limit: 32.0 / map as f32,
+            ..Settings::seed001()
+        }
+    }
+
+    /// The refinement's droplets on a window of the world (a tiled build's piece) are the whole
+    /// map's there: 64 cells in from the window's edge (a piece's halo and blend band) the
+    /// result differs from the whole map's only by what crossed the edge and spread from
+    /// droplet to droplet, a fraction of what droplets drawn for the window alone change
+    /// (docs/perf-log.md). Any thread count gives the same bits.
+    #[test]
+    fn a_windows_droplets_are_the_whole_maps() {
+        let (world, side, origin) = (384usize, 256usize, (64usize, 96usize));
+        let start = terrain(world);
+        let rain = |origin, seed| Rain {
+            origin,
+            world,
+            density: 1.0,
+            seed,
+        };
+        let run = |h: &mut Vec<f32>, map, rain: &Rain, threads| {
+            let k = settings(map);
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .expect("pool")
+                .install(|| erode_anchored(h, (&[], &[]), map, rain, &k, &|| false, &|_| {}))
+                .expect("erode")
+        };
+        let mut whole = start.clone();
+        run(&mut whole, world, &rain((0, 0), 7), 2);
+        let mut again = start.clone();
+        run(&mut again, world, &rain((0, 0), 7), 1);
+        assert_eq!(whole, again, "thread count changed the bits");
+        let cut = |f: &[f32]| -> Vec<f32> {
+            (0..side * side)
+                .map(|i| f[(origin.1 + i / side) * world + origin.0 + i % side])
+                .collect()
+        };
+        let compare = |window: &[f32]| {
+            // The core: 64 cells (a piece's halo and blend band) in from the window's edge.
+            let (mut diff, mut change) = (0.0f64, 0.0f64);
+            let w0 = cut(&start);
+            let ww = cut(&whole);
+            for y in 64..side - 64 {
+                for x in 64..side - 64 {
+                    let i = y * side + x;
+                    diff += f64::from((window[i] - ww[i]).abs());
+                    change += f64::from((ww[i] - w0[i]).abs());
+                }
+            }
+            diff / change
+        };
+        let mut window = cut(&start);
+        run(&mut window, side, &rain(origin, 7), 2);
+        let same = compare(&window);
+        let mut other = cut(&start);
+        run(&mut other, side, &rain(origin, 8), 2);
+        let independent = compare(&other);
+        println!("core |Δ| ÷ |change|: same rain {same:.4}, other rain {independent:.4}");
+        assert!(same < 0.2, "{same}");
+        assert!(independent > 3.0 * same, "{independent} against {same}");
+    }
 }

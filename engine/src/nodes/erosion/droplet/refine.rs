@@ -101,6 +101,6 @@ impl levels::Multiscale for Droplet {
             .map(|(&z, &t)| z - t)
             .collect();
         let start = Field::from_vec(map, map, data).ok_or_else(|| NodeError::shape(map, map))?;
-        run(ctx, &start, &p, (&allow, &load))
+        run(ctx, &start, &p, (&allow, &load), true)
     }
 }

@@ -13,19 +13,22 @@ use crate::node::splitmix64;
 use crate::node::NodeError;
 use rayon::prelude::*;
 
-/// A fixed grid of tiles (about 4 × 4, at least 32 cells each) and the region each may
-/// touch (the tile plus half a tile around it). The shifted grid has its boundaries half a
-/// tile further on (half-width tiles along the map edges), so a droplet parked near a
-/// boundary of the first grid sits near the middle of a tile of the second.
+/// A fixed grid of tiles and the region each may touch (the tile plus a margin around it),
+/// coloured like a 2 × 2 checkerboard so that the regions of one colour never overlap.
 pub(super) struct Tiling {
-    pub(super) t: usize,
-    pub(super) shift: usize,
-    /// Tiles per side.
-    pub(super) n: usize,
+    /// Tile boundaries along x and y, from 0 to the map's side.
+    xs: Vec<usize>,
+    ys: Vec<usize>,
+    /// Checkerboard parity of the first tile column and row.
+    odd: (usize, usize),
     pub(super) tiles: Vec<(Rect, Rect)>,
 }
 
 impl Tiling {
+    /// About 4 × 4 tiles of at least 32 cells over the map, each region the tile plus half a
+    /// tile around it. The shifted grid has its boundaries half a tile further on
+    /// (half-width tiles along the map edges), so a droplet parked near a boundary of the
+    /// first grid sits near the middle of a tile of the second.
     pub(super) fn new(map: usize, shifted: bool) -> Self {
         let t = map.div_ceil(4).max(32);
         let shift = if shifted { t / 2 } else { 0 };
@@ -36,16 +39,42 @@ impl Tiling {
             b += t;
         }
         bounds.push(map);
-        let n = bounds.len() - 1;
-        let margin = t / 2;
-        let mut tiles = Vec::with_capacity(n * n);
-        for ys in bounds.windows(2) {
-            for xs in bounds.windows(2) {
+        Self::from_bounds(map, bounds.clone(), bounds, (0, 0), t / 2)
+    }
+
+    /// Tiles of `t` cells on a grid anchored to the world, for a window of side `map` at
+    /// `origin` in it: the tiles, their order and their colours are the world's wherever
+    /// the window lies (clipped at its edges), each region the tile plus `t / 2`.
+    pub(super) fn anchored(map: usize, origin: (usize, usize), t: usize) -> Self {
+        let bounds = |o: usize| {
+            let mut b = vec![0];
+            let mut k = o / t + 1;
+            while k * t < o + map {
+                b.push(k * t - o);
+                k += 1;
+            }
+            b.push(map);
+            b
+        };
+        let odd = ((origin.0 / t) % 2, (origin.1 / t) % 2);
+        Self::from_bounds(map, bounds(origin.0), bounds(origin.1), odd, t / 2)
+    }
+
+    fn from_bounds(
+        map: usize,
+        xs: Vec<usize>,
+        ys: Vec<usize>,
+        odd: (usize, usize),
+        margin: usize,
+    ) -> Self {
+        let mut tiles = Vec::with_capacity((xs.len() - 1) * (ys.len() - 1));
+        for yb in ys.windows(2) {
+            for xb in xs.windows(2) {
                 let tile = Rect {
-                    x0: xs[0],
-                    y0: ys[0],
-                    x1: xs[1],
-                    y1: ys[1],
+                    x0: xb[0],
+                    y0: yb[0],
+                    x1: xb[1],
+                    y1: yb[1],
                 };
                 let region = Rect {
                     x0: tile.x0.saturating_sub(margin),
@@ -56,27 +85,28 @@ impl Tiling {
                 tiles.push((tile, region));
             }
         }
-        Self { t, shift, n, tiles }
+        Self { xs, ys, odd, tiles }
+    }
+
+    /// Tiles per row.
+    fn across(&self) -> usize {
+        self.xs.len() - 1
     }
 
     /// The tile holding a droplet's cell.
     fn index(&self, d: &Drop) -> usize {
-        let axis = |v: i32| {
-            let v = v as usize;
-            let i = if v < self.shift {
-                0
-            } else {
-                (v - self.shift) / self.t + usize::from(self.shift > 0)
-            };
-            i.min(self.n - 1)
+        let axis = |b: &[usize], v: i32| {
+            b[1..]
+                .partition_point(|&e| e <= v as usize)
+                .min(b.len() - 2)
         };
-        axis(d.yi) * self.n + axis(d.xi)
+        axis(&self.ys, d.yi) * self.across() + axis(&self.xs, d.xi)
     }
 
     /// Checkerboard colour of tile `j`: tiles of one colour are two tiles apart, so their
     /// regions (tile ± half a tile) never overlap.
     fn colour(&self, j: usize) -> usize {
-        (j % self.n) % 2 + 2 * ((j / self.n) % 2)
+        (j % self.across() + self.odd.0) % 2 + 2 * ((j / self.across() + self.odd.1) % 2)
     }
 }
 
@@ -89,59 +119,55 @@ pub(super) struct TileRun {
     pub(super) report: Report,
 }
 
+/// `drops` bucketed by the tile of `grid` they stand in (index order kept).
+pub(super) fn buckets(grid: &Tiling, drops: &[Drop]) -> Vec<Vec<Drop>> {
+    let mut buckets: Vec<Vec<Drop>> = vec![Vec::new(); grid.tiles.len()];
+    for d in drops {
+        buckets[grid.index(d)].push(*d);
+    }
+    buckets
+}
+
 /// Droplet `i`'s starting state.
 pub(super) fn spawn(seed: u64, i: u64, map: usize) -> Drop {
-    let mut rng = splitmix64(seed ^ splitmix64(i));
+    let rng = splitmix64(seed ^ splitmix64(i));
     let span = (map - 1) as u64;
     let xi = (splitmix64(rng) % span) as usize;
     let yi = (splitmix64(rng ^ 0x5851_F42D_4C95_7F2D) % span) as usize;
-    rng = splitmix64(rng ^ 0x1405_7B7E_F767_814F);
-    Drop {
-        xi: xi as i32,
-        yi: yi as i32,
-        fx: 0.0,
-        fy: 0.0,
-        dx: 0.0,
-        dy: 0.0,
-        v: 0.0,
-        w: 1.0,
-        s: 0.0,
-        steps: 0,
-        rng,
-        lost: 0.0,
-        suspended: 0.0,
-    }
+    Drop::at(xi, yi, splitmix64(rng ^ 0x1405_7B7E_F767_814F))
 }
 
-/// Runs `drops` (each from where it stands) on the tiles of `grid`, one checkerboard colour
-/// at a time with the tiles of a colour in parallel, and returns the droplets that had to
-/// leave their tile's region, in tile order then droplet order (fixed by the droplets and the
-/// grid, never by the thread count). `phase(colour)` is called after each colour.
+/// Runs the droplets on the tiles of `grid`, one checkerboard colour at a time (from colour
+/// `first`) with the tiles of a colour in parallel, tile `j` running `drops(j)` in order, and
+/// returns the droplets that had to leave their tile's region, in tile order then droplet
+/// order (fixed by the droplets and the grid, never by the thread count). `phase(c)` is
+/// called after the `c`-th colour.
 #[expect(clippy::too_many_arguments)]
 pub(super) fn run_tiled(
     heights: &mut [f32],
     allow: &[f32],
     map: usize,
     grid: &Tiling,
-    drops: &[Drop],
+    drops: &(dyn Fn(usize) -> Vec<Drop> + Sync),
+    first: usize,
     (k, max_steps): (&Settings, u32),
     cancelled: &(dyn Fn() -> bool + Sync),
     report: &mut Report,
     phase: &dyn Fn(usize),
 ) -> Result<Vec<Drop>, NodeError> {
-    // Bucketed by the tile they stand in (index order kept).
-    let mut buckets: Vec<Vec<Drop>> = vec![Vec::new(); grid.tiles.len()];
-    for d in drops {
-        buckets[grid.index(d)].push(*d);
-    }
     let mut parked = Vec::new();
-    for colour in 0..4 {
+    for c in 0..4 {
+        let colour = (first + c) % 4;
         let jobs: Vec<usize> = (0..grid.tiles.len())
-            .filter(|&j| grid.colour(j) == colour && !buckets[j].is_empty())
+            .filter(|&j| grid.colour(j) == colour)
             .collect();
         let done: Vec<TileRun> = jobs
             .par_iter()
-            .map(|&j| {
+            .filter_map(|&j| {
+                let list = drops(j);
+                if list.is_empty() {
+                    return None;
+                }
                 let r = grid.tiles[j].1;
                 let mut local = Vec::with_capacity((r.x1 - r.x0) * (r.y1 - r.y0));
                 for y in r.y0..r.y1 {
@@ -149,10 +175,9 @@ pub(super) fn run_tiled(
                 }
                 let mut view = View::new(&mut local, r, map, allow);
                 let (mut park, mut tally) = (Vec::new(), Report::default());
-                let drops = buckets[j].iter().copied();
                 run_all(
                     &mut view,
-                    drops,
+                    list,
                     k,
                     map,
                     max_steps,
@@ -162,12 +187,12 @@ pub(super) fn run_tiled(
                         o => tally.count(&d, o),
                     },
                 );
-                TileRun {
+                Some(TileRun {
                     tile: j,
                     heights: local,
                     parked: park,
                     report: tally,
-                }
+                })
             })
             .collect();
         if cancelled() {
@@ -188,7 +213,7 @@ pub(super) fn run_tiled(
             parked.extend(park);
             report.add(&tally);
         }
-        phase(colour);
+        phase(c);
     }
     Ok(parked)
 }
