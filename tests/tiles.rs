@@ -755,6 +755,9 @@ fn water_over_erosion(dir: &Path, rel: &str, erode: Option<&str>) -> (std::path:
         }
         nodes.push(serde_json::json!({"id": "scree", "type": "thermal_erosion",
             "inputs": {"in": src}, "params": {"base_resolution": 64, "iterations": 20}}));
+        // And `normalize` on it, the other global node a stage runs tile by tile.
+        nodes.push(serde_json::json!({"id": "stretch", "type": "normalize",
+            "inputs": {"in": "scree.out"}, "params": {"low": 0.1, "high": 0.9}}));
     }
     json["outputs"] = serde_json::json!({});
     let path = dir.join("water.json");
@@ -762,7 +765,7 @@ fn water_over_erosion(dir: &Path, rel: &str, erode: Option<&str>) -> (std::path:
     let g = load(path.to_str().expect("utf-8"));
     let mut outputs = serde_json::Map::new();
     for n in &g.nodes {
-        if n.def.spec.category != orogen::node::Category::Water {
+        if n.def.spec.category != orogen::node::Category::Water && n.def.spec.id != "normalize" {
             continue;
         }
         for p in n.def.spec.outputs {
@@ -983,8 +986,9 @@ fn build_in_tiles(
 
 /// Water run tile by tile, only the tiles' perimeters exchanged (Barnes 2016, 2017: what a
 /// stage does when the node's whole-map fields would not fit its memory), gives the very bits
-/// of the node run whole-map on the stitched terrain: `rivers`, `lakes`, d8 and mfd `flow_accumulation`, `snow` and `sea` over thermal
-/// erosion refined in pieces, tiles of 128 (5 × 5) and 200 (4 × 4, the last column and row 40
+/// of the node run whole-map on the stitched terrain: `rivers`, `lakes`, d8 and mfd
+/// `flow_accumulation`, `snow`, `sea` and `normalize` (its extremes over every tile, then the
+/// stretch) over thermal erosion refined in pieces, tiles of 128 (5 × 5) and 200 (4 × 4, the last column and row 40
 /// wide), against the same plan with whole-map stages and against the nodes run on the
 /// stitched terrain. The pieces are freed once blended, and a second run redoes nothing.
 #[test]
@@ -992,7 +996,8 @@ fn water_run_tile_by_tile_equals_the_whole_map_run() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (path, g) = water_over_erosion(dir.path(), "tests/data/water.json", Some("hills.out"));
     let n = 640;
-    let nodes: [(&str, &[&str]); 6] = [
+    let nodes: [(&str, &[&str]); 7] = [
+        ("stretch", &["out"]),
         ("rivers", &["out", "river", "surface"]),
         ("lakes", &["surface", "depth", "mask"]),
         ("channels", &["flow", "dir_x", "dir_y", "wetness", "area"]),

@@ -78,9 +78,10 @@ pub enum StageKind {
     /// Its change at the coarse size carried onto every tile (`s<i>.tile-<k>`): for a node
     /// whose whole-map run would not fit the memory budget.
     Carried,
-    /// A water node run tile by tile with only the tiles' perimeters exchanged (`s<i>.water`,
-    /// Barnes 2016 and 2017): the same bits as [`StageKind::Whole`], holding a tile at a time,
-    /// for a node whose whole-map run would not fit the memory budget.
+    /// A node run tile by tile (`s<i>.water`): a water node with only the tiles' perimeters
+    /// exchanged (Barnes 2016 and 2017), or `normalize` in two passes. The same bits as
+    /// [`StageKind::Whole`], holding a tile at a time, for a node whose whole-map run would
+    /// not fit the memory budget.
     Water,
 }
 

@@ -118,7 +118,7 @@ impl Plan {
 
     /// [`Plan::new`] with the memory a whole-map stage may hold (`None`: half of three
     /// quarters of this machine's memory): a global node whose whole-map fields would hold
-    /// more runs tile by tile (water) or is carried from the coarse pass.
+    /// more runs tile by tile (water, `normalize`) or is carried from the coarse pass.
     pub fn new_with_budget(
         graph: &Graph,
         graph_file: &Path,

@@ -10,8 +10,11 @@
 //! - **Whole** (water, `normalize`, any other global node): `s<i>.whole` runs the node over the
 //!   whole map at the build's resolution on its input stitched from the earlier stages — the
 //!   same bits as the node run whole-map on that input. Memory: the node's whole-map fields.
-//! - **Carried** (a whole-map run that would not fit the memory budget): `s<i>.tile-<k>`
-//!   carries its change at the coarse size onto tile `k`, as a windowed evaluation does.
+//! - **Water** (water or `normalize`, a whole-map run that would not fit the memory budget):
+//!   `s<i>.water` runs the node tile by tile, the same bits as `s<i>.whole`.
+//! - **Carried** (any other whole-map run that would not fit the memory budget):
+//!   `s<i>.tile-<k>` carries its change at the coarse size onto tile `k`, as a windowed
+//!   evaluation does.
 
 use super::store::{self, Store};
 use super::task::{rel, Ctx, TaskError, TaskOutcome};
@@ -488,8 +491,9 @@ impl Ctx<'_> {
         Ok(files)
     }
 
-    /// `s<i>.water`: the water node run tile by tile, only the tiles' perimeters exchanged
-    /// (`nodes::water::tiled`), its outputs written tile by tile: the bits of `s<i>.whole`,
+    /// `s<i>.water`: the node run tile by tile (a water node with only the tiles' perimeters
+    /// exchanged, `nodes::water::tiled`; `normalize` in two passes), its outputs written tile
+    /// by tile: the bits of `s<i>.whole`,
     /// holding a few fields of one tile (per thread) and the perimeters.
     fn water(
         &self,
@@ -547,7 +551,7 @@ impl Ctx<'_> {
             read: &read,
             values: &node.params,
             cell_m: cell,
-            world_m: flat.world.size_m,
+            world: flat.world,
             cancelled: &cancelled,
         };
         let mut written = Vec::new();

@@ -539,7 +539,7 @@ pub(super) fn tiled(
         u64::max,
     )?;
     let a0 = p.min_area_m2.max(1e-9);
-    let scale = 1.0 / ((run.world_m * run.world_m) / a0).ln().max(1e-9);
+    let scale = 1.0 / ((run.world.size_m * run.world.size_m) / a0).ln().max(1e-9);
     for k in 0..t.count() {
         run.check()?;
         let win = t.window(k);

@@ -232,7 +232,11 @@ mod tests {
                     read: &read,
                     values: &values,
                     cell_m: cell,
-                    world_m: cell * n as f64,
+                    world: crate::field::World {
+                        size_m: cell * n as f64,
+                        height_min_m: 0.0,
+                        height_max_m: 1.0,
+                    },
                     cancelled: &|| false,
                 };
                 let mut got = vec![vec![0.0f32; n * n]; 3];

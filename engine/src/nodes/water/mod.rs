@@ -37,13 +37,14 @@ pub fn register(reg: &mut Registry) {
     reg.register::<snow::Snow>();
 }
 
-/// Whether a tiled build can run node type `id` tile by tile with only the tiles' perimeters
-/// exchanged ([`tiled`]), giving the very bits of its whole-map run.
+/// Whether a tiled build can run node type `id` tile by tile, giving the very bits of its
+/// whole-map run: the water nodes with only the tiles' perimeters exchanged ([`tiled`]), and
+/// `normalize` in two passes (its input's extremes over every tile, then the stretch).
 #[must_use]
 pub fn tiles_exactly(id: &str, _values: &[crate::node::ParamValue]) -> bool {
     matches!(
         id,
-        "rivers" | "lakes" | "flow_accumulation" | "snow" | "sea"
+        "rivers" | "lakes" | "flow_accumulation" | "snow" | "sea" | "normalize"
     )
 }
 
@@ -56,13 +57,13 @@ pub struct TileRun<'a> {
     pub read: &'a tiled::Reader<'a>,
     pub values: &'a [crate::node::ParamValue],
     pub cell_m: f64,
-    /// The world's side in metres.
-    pub world_m: f64,
+    /// The world's frame: its side in metres and its height range.
+    pub world: crate::field::World,
     pub cancelled: &'a (dyn Fn() -> bool + Sync),
 }
 
 impl TileRun<'_> {
-    fn check(&self) -> Result<(), String> {
+    pub(crate) fn check(&self) -> Result<(), String> {
         if (self.cancelled)() {
             Err("cancelled".into())
         } else {
@@ -93,6 +94,7 @@ pub fn run_tiled(
         "flow_accumulation" => flow_accumulation::tiled(run, emit),
         "snow" => snow::tiled(run, emit),
         "sea" => sea::tiled(run, emit),
+        "normalize" => crate::nodes::filter::normalize::tiled(run, emit),
         _ => Err(format!("node type \"{id}\" does not run tile by tile")),
     }
 }

@@ -248,7 +248,7 @@ impl super::sweep::Pull for SnowRule<'_> {
         let (z, _) = (self.run.read)(big)?;
         let terrain = Field::from_vec(big.width, big.height, z).ok_or("field size")?;
         let origin = (big.x0, big.y0);
-        let scale = measured_over(self.p.scale_m, self.run.world_m, SLOPE_AUTO_PARTS);
+        let scale = measured_over(self.p.scale_m, self.run.world.size_m, SLOPE_AUTO_PARTS);
         let (gx, gy) = if scale > 0.0 {
             let smooth = gaussian_at(&terrain, scale / 2.0 / cell, origin);
             crate::field::derive::gradient4(&smooth, cell)
@@ -329,7 +329,7 @@ pub(super) fn tiled(
     use crate::node::Params as _;
     let p = SnowParams::from_values(run.values);
     let (t, cell) = (run.tiling, run.cell_m);
-    let scale = measured_over(p.scale_m, run.world_m, SLOPE_AUTO_PARTS);
+    let scale = measured_over(p.scale_m, run.world.size_m, SLOPE_AUTO_PARTS);
     let margin =
         support_px(p.hollow_radius_m / 2.0 / cell).max(support_px(scale / 2.0 / cell) + 2) + 1;
     let rule = SnowRule {
