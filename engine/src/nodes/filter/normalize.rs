@@ -1,8 +1,7 @@
 //! `normalize`: stretch a terrain so its lowest and highest points fill a band of the height range.
 
-use crate::field::{Field, World};
-use crate::node::{EvalCtx, Node, NodeError, Params as _};
-use crate::nodes::water::TileRun;
+use crate::field::World;
+use crate::node::{EvalCtx, Node, NodeError};
 
 crate::params! {
     pub struct NormalizeParams {
@@ -56,14 +55,14 @@ impl Node for Normalize {
 
 /// The linear map from the input's extremes onto `[low, high]` of the height range
 /// (`from`: the input's minimum and the scale; `None` for a flat input, mapped to `low`).
-struct Stretch {
+pub(crate) struct Stretch {
     lo: f32,
     from: Option<(f32, f32)>,
 }
 
 impl Stretch {
     /// From the input's finite extremes (`None`: no finite value).
-    fn new(world: &World, p: &NormalizeParams, extremes: Option<(f32, f32)>) -> Self {
+    pub(crate) fn new(world: &World, p: &NormalizeParams, extremes: Option<(f32, f32)>) -> Self {
         let lo = world.relative_to_m(p.low) as f32;
         let hi = world.relative_to_m(p.high) as f32;
         let from = match extremes {
@@ -73,39 +72,10 @@ impl Stretch {
         Self { lo, from }
     }
 
-    fn apply(&self, h: f32) -> f32 {
+    pub(crate) fn apply(&self, h: f32) -> f32 {
         match self.from {
             Some((mn, scale)) => self.lo + (h - mn) * scale,
             None => self.lo,
         }
     }
-}
-
-/// `normalize` run tile by tile in a tiled build whose whole map would not fit the stage
-/// memory: the input's finite extremes over every tile (a minimum and a maximum do not depend
-/// on the order they are taken in), then each tile stretched: the whole-map run's bits.
-pub(crate) fn tiled(
-    run: &TileRun,
-    emit: &mut dyn FnMut(usize, Vec<Field>) -> Result<(), String>,
-) -> Result<(), String> {
-    let p = NormalizeParams::from_values(run.values);
-    let t = run.tiling;
-    let mut extremes: Option<(f32, f32)> = None;
-    for k in 0..t.count() {
-        run.check()?;
-        let (z, _) = (run.read)(t.window(k))?;
-        for v in z.into_iter().filter(|v| v.is_finite()) {
-            extremes = Some(extremes.map_or((v, v), |(a, b)| (a.min(v), b.max(v))));
-        }
-    }
-    let stretch = Stretch::new(&run.world, &p, extremes);
-    for k in 0..t.count() {
-        run.check()?;
-        let w = t.window(k);
-        let (z, _) = (run.read)(w)?;
-        let out = z.into_iter().map(|h| stretch.apply(h)).collect();
-        let field = Field::from_vec(w.width, w.height, out).ok_or("field size")?;
-        emit(k, vec![field])?;
-    }
-    Ok(())
 }

@@ -25,8 +25,10 @@ pub mod tiled;
 
 pub use flood::{priority_flood, Flood};
 
+use crate::node::Params as _;
 use crate::node::Registry;
 use crate::nodes::erosion::flow::D8;
+use crate::nodes::filter::normalize;
 
 /// Registers the water nodes.
 pub fn register(reg: &mut Registry) {
@@ -94,9 +96,38 @@ pub fn run_tiled(
         "flow_accumulation" => flow_accumulation::tiled(run, emit),
         "snow" => snow::tiled(run, emit),
         "sea" => sea::tiled(run, emit),
-        "normalize" => crate::nodes::filter::normalize::tiled(run, emit),
+        "normalize" => normalize_tiled(run, emit),
         _ => Err(format!("node type \"{id}\" does not run tile by tile")),
     }
+}
+
+/// `normalize` (`nodes::filter::normalize`) run tile by tile in a tiled build whose whole map would not fit the stage
+/// memory: the input's finite extremes over every tile (a minimum and a maximum do not depend
+/// on the order they are taken in), then each tile stretched: the whole-map run's bits.
+fn normalize_tiled(
+    run: &TileRun,
+    emit: &mut dyn FnMut(usize, Vec<crate::field::Field>) -> Result<(), String>,
+) -> Result<(), String> {
+    let p = normalize::NormalizeParams::from_values(run.values);
+    let t = run.tiling;
+    let mut extremes: Option<(f32, f32)> = None;
+    for k in 0..t.count() {
+        run.check()?;
+        let (z, _) = (run.read)(t.window(k))?;
+        for v in z.into_iter().filter(|v| v.is_finite()) {
+            extremes = Some(extremes.map_or((v, v), |(a, b)| (a.min(v), b.max(v))));
+        }
+    }
+    let stretch = normalize::Stretch::new(&run.world, &p, extremes);
+    for k in 0..t.count() {
+        run.check()?;
+        let w = t.window(k);
+        let (z, _) = (run.read)(w)?;
+        let out = z.into_iter().map(|h| stretch.apply(h)).collect();
+        let field = crate::field::Field::from_vec(w.width, w.height, out).ok_or("field size")?;
+        emit(k, vec![field])?;
+    }
+    Ok(())
 }
 
 /// Rain's fixed point in single-direction accumulation: a cell under rain 1 counts this many
