@@ -97,6 +97,13 @@ pub struct Settings {
 }
 
 impl Settings {
+    /// The steps a droplet may take on a map of side `map` (`path_limit` map sides).
+    fn max_steps(&self, map: usize) -> u32 {
+        (f64::from(self.path_limit) * map as f64)
+            .round()
+            .clamp(1.0, f64::from(u32::MAX)) as u32
+    }
+
     /// E-DOG 2011's defaults.
     #[must_use]
     pub fn seed001() -> Self {
@@ -691,9 +698,7 @@ fn erode_anchored(
     if map < 2 || rain.density <= 0.0 {
         return Ok(report);
     }
-    let max_steps = (f64::from(k.path_limit) * map as f64)
-        .round()
-        .clamp(1.0, f64::from(u32::MAX)) as u32;
+    let max_steps = k.max_steps(map);
     let grid = Tiling::anchored(map, rain.origin, ANCHORED_TILE);
     for round in 0..ANCHORED_ROUNDS {
         let drops = |j: usize| {
@@ -767,9 +772,7 @@ fn erode_where(
     if map < 2 || count == 0 {
         return Ok(report);
     }
-    let max_steps = (f64::from(k.path_limit) * map as f64)
-        .round()
-        .clamp(1.0, f64::from(u32::MAX)) as u32;
+    let max_steps = k.max_steps(map);
     let grids = [Tiling::new(map, false), Tiling::new(map, true)];
     // Droplets per round: a sixteenth of the cells (at least 16 384), so the per-round
     // copies of the tile regions stay small next to the droplets' own work.
