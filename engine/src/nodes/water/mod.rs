@@ -65,7 +65,7 @@ pub struct TileRun<'a> {
 }
 
 impl TileRun<'_> {
-    pub(crate) fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), String> {
         if (self.cancelled)() {
             Err("cancelled".into())
         } else {
@@ -101,9 +101,10 @@ pub fn run_tiled(
     }
 }
 
-/// `normalize` (`nodes::filter::normalize`) run tile by tile in a tiled build whose whole map would not fit the stage
-/// memory: the input's finite extremes over every tile (a minimum and a maximum do not depend
-/// on the order they are taken in), then each tile stretched: the whole-map run's bits.
+/// `normalize` (`nodes::filter::normalize`) run tile by tile in a tiled build whose whole map
+/// would not fit the stage memory: the input's finite extremes over every tile (a minimum and
+/// a maximum do not depend on the order they are taken in), then each tile stretched: the
+/// whole-map run's bits.
 fn normalize_tiled(
     run: &TileRun,
     emit: &mut dyn FnMut(usize, Vec<crate::field::Field>) -> Result<(), String>,
