@@ -203,9 +203,10 @@ fn resolution_badge(ui: &mut Ui, r: orogen::node::ResolutionBehaviour) {
         ),
         R::PerCell => (
             "⚠ measured over the grid's cells (scale 0)".to_owned(),
-            "Slopes are measured over the grid's own cells, so a finer build resolves steeper small \
-             faces than the preview's cells hold, and the mask changes with the resolution. Set the \
-             scale to −1 (auto: a fixed share of the world) for a mask the preview predicts."
+            "Measured over the grid's own cells: a finer build resolves steeper small faces (and \
+             bumps a river follows across a gentle floor) than the preview's cells hold, so the \
+             result changes with the resolution. Set the scale to −1 (auto: a fixed share of the \
+             world) for a result the preview predicts."
                 .to_owned(),
             egui::Color32::from_rgb(230, 170, 60),
         ),

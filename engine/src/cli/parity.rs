@@ -155,8 +155,8 @@ pub(super) fn run_parity(
     if !per_cell.is_empty() {
         println!(
             "per cell: {} measure(s) over the grid's own cells (scale_m 0): a finer build reads steeper \
-             detail than the preview's cells hold. scale_m −1 (auto) measures over a fixed share of the world, \
-             which the preview predicts.",
+             detail than the preview's cells hold, and its rivers follow bumps they do not. \
+             scale_m −1 (auto) measures over a fixed share of the world, which the preview predicts.",
             per_cell.join(", ")
         );
     }

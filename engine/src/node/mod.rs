@@ -148,8 +148,9 @@ pub enum ResolutionBehaviour {
     CoarseToFine { base: usize },
     /// The process runs at the resolution evaluated: a preview and a build differ.
     Dependent,
-    /// A derivative (slope, aspect, curvature) measured over the grid's own cells (`scale_m`
-    /// 0): a finer build resolves steeper small faces than its preview's cells hold.
+    /// A derivative (slope, aspect, curvature) measured, or rivers routed, over the grid's own
+    /// cells (`scale_m` 0): a finer build resolves steeper small faces, and bumps a river
+    /// follows across a gentle floor, that its preview's cells do not hold.
     PerCell,
 }
 

@@ -195,6 +195,7 @@ fn simplify_block(
     // meshoptimizer's error is a 3D distance estimated from quadrics, which a slope turns into
     // a larger vertical error: each round keeps (locks) the vertices of the samples still
     // above the bound and simplifies again, until none is.
+    let mut unfit = 0;
     for _ in 0..12 {
         let indices = meshopt::simplify_with_locks_decoder(
             &grid, &positions, &lock, 0, target, options, None,
@@ -202,8 +203,22 @@ fn simplify_block(
         let indices = split_slivers(bw, indices);
         let Some(errors) = sample_errors(&local, cell, (ox + x0, oy + y0), &positions, &indices)
         else {
-            // A fold (a collapse that turned a triangle over) or a sliver left: simplify less.
-            target *= 0.5;
+            // A fold (a collapse that turned a triangle over) or a sliver left: keep the
+            // samples of those triangles and their neighbours and simplify again; when that
+            // keeps nothing new, or has not helped twice, simplify less everywhere.
+            unfit += 1;
+            let mut kept = false;
+            for v in unfit_vertices(&positions, &indices, cell) {
+                let (x, y) = (v as usize % bw, v as usize / bw);
+                for ny in y.saturating_sub(1)..=(y + 1).min(bh - 1) {
+                    for nx in x.saturating_sub(1)..=(x + 1).min(bw - 1) {
+                        kept |= !std::mem::replace(&mut lock[ny * bw + nx], true);
+                    }
+                }
+            }
+            if !kept || unfit > 2 {
+                target *= 0.5;
+            }
             continue;
         };
         let mut above = false;
@@ -219,6 +234,24 @@ fn simplify_block(
         }
     }
     (grid.iter().map(|&i| global(i as usize)).collect(), 0.0)
+}
+
+/// The vertices of the triangles of `indices` that face down or have no area in plan (what
+/// [`sample_errors`] refuses), `positions` `cell` metres apart.
+fn unfit_vertices(positions: &[[f32; 3]], indices: &[u32], cell: f32) -> Vec<u32> {
+    let plan = |v: u32| {
+        let p = positions[v as usize];
+        (p[0] / cell, p[2] / cell)
+    };
+    indices
+        .chunks_exact(3)
+        .filter(|t| {
+            let (a, b, c) = (plan(t[0]), plan(t[1]), plan(t[2]));
+            (b.0 - a.0) * (c.1 - a.1) - (b.1 - a.1) * (c.0 - a.0) > -1e-6
+        })
+        .flatten()
+        .copied()
+        .collect()
 }
 
 /// Removes the slivers of `indices` (triangles of a block `bw` samples wide, vertex `k` its

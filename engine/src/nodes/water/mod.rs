@@ -17,6 +17,7 @@
 pub mod flood;
 pub mod flow_accumulation;
 pub mod lakes;
+pub mod ltd;
 pub mod rivers;
 pub mod sea;
 pub mod snow;
@@ -82,16 +83,7 @@ pub fn run_tiled(
     emit: &mut dyn FnMut(usize, Vec<crate::field::Field>) -> Result<(), String>,
 ) -> Result<(), String> {
     match id {
-        "rivers" => {
-            let t = run.tiling;
-            let area = run.cell_m * run.cell_m;
-            let hydrology = tiled::hydrology(t, run.scratch, run.read, area, run.cancelled)?;
-            for k in 0..t.count() {
-                run.check()?;
-                emit(k, rivers::tile(run, hydrology, k)?)?;
-            }
-            Ok(())
-        }
+        "rivers" => rivers::tiled(run, emit),
         "lakes" => lakes::tiled(run, emit),
         "flow_accumulation" => flow_accumulation::tiled(run, emit),
         "snow" => snow::tiled(run, emit),

@@ -2,9 +2,60 @@
 
 use super::flow_accumulation::Routes;
 use super::{priority_flood, NONE};
+use crate::field::blur::gaussian_at;
 use crate::field::Field;
 use crate::node::{EvalCtx, Node, NodeError};
+use crate::nodes::mask::terrain_masks::measured_over;
 use rayon::prelude::*;
+
+/// What a negative `scale_m` (the default, "auto") routes the water over: the terrain smoothed
+/// over a 128th of the world's side, two cells of a 256² preview. On a gentle valley floor a
+/// finer grid resolves bumps a coarser one does not, and single-direction routes follow them;
+/// over the smoothed terrain a river takes the same way at every resolution (the figures:
+/// docs/engines.md).
+pub(crate) const ROUTE_AUTO_PARTS: f64 = 128.0;
+
+/// The σ, in cells of `cell_m`, of the Gaussian the water is routed over (0: the grid's own
+/// cells), on a world `world_m` across.
+fn routing_sigma_px(p: &RiversParams, world_m: f64, cell_m: f64) -> f64 {
+    measured_over(p.scale_m, world_m, ROUTE_AUTO_PARTS) / 2.0 / cell_m
+}
+
+/// Each cell's water surface along single-direction routes (`receiver`, [`NONE`]: none): the
+/// lowest filled `level` of the cell and of every cell whose water passes through it. Routes
+/// over a smoothed terrain may climb a bump of the real one; the water does not, so a river's
+/// surface never rises downstream. Where the routes follow the filled level itself, it is that
+/// level. A minimum does not depend on the order it is taken in, so tiles give the same bits
+/// ([`SurfaceRule`]).
+fn lowest_on_the_way(level: &[f32], receiver: &[u32]) -> Vec<f32> {
+    const DONE: u8 = u8::MAX;
+    let mut pending = vec![0u8; level.len()];
+    for &r in receiver.iter().filter(|&&r| r != NONE) {
+        pending[r as usize] += 1;
+    }
+    let mut surface = level.to_vec();
+    for start in 0..level.len() {
+        if pending[start] != 0 {
+            continue;
+        }
+        let mut c = start;
+        loop {
+            pending[c] = DONE;
+            let r = receiver[c];
+            if r == NONE {
+                break;
+            }
+            let r = r as usize;
+            surface[r] = surface[r].min(surface[c]);
+            pending[r] -= 1;
+            if pending[r] != 0 {
+                break;
+            }
+            c = r;
+        }
+    }
+    surface
+}
 
 crate::params! {
     pub struct RiversParams {
@@ -25,6 +76,8 @@ crate::params! {
         sea: bool = flag(false) as "Stop at the sea",
         /// Sea level, in metres (with `sea` on).
         sea_level_m: f64 = float(0.0, [-1000.0, 3000.0], [-1.0e6, 1.0e6], "m") as "Sea level",
+        /// Distance over which rivers find their way, in metres: the water is routed over the terrain smoothed by a Gaussian of σ = scale_m / 2, so the network follows the same valleys at every resolution. −1 (auto, the default): a 128th of the world's side; 0: the grid's own cells (rivers then follow detail only a finer build holds, and move with the resolution).
+        scale_m: f64 = float(-1.0, [-1.0, 1000.0], [-1.0, 1.0e7], "m") as "Routing scale",
     }
 }
 
@@ -34,10 +87,13 @@ crate::node! {
     /// A river wherever the drainage area (as flow_accumulation computes it with d8 routing: over
     /// the priority-flooded terrain, Barnes, Lehman & Mulla 2014; times the optional rain mask)
     /// exceeds threshold_km2, except under lakes deeper than its channel and, with sea on, below
-    /// sea_level_m (rivers end at the sea). Hydraulic geometry (Leopold & Maddock 1953,
-    /// downstream): width = width_m · (A / 10 km²)^0.5, depth = depth_m · (A / 10 km²)^0.4. The
-    /// water surface is the filled terrain's level, so it never rises downstream and rivers run
-    /// through lakes to the map edge. Each river cell cuts a parabolic channel (its depth at the
+    /// sea_level_m (rivers end at the sea). The water is routed over the terrain smoothed over
+    /// scale_m (by default a 128th of the world's side), so a river takes the same way across a
+    /// gentle valley floor at every resolution instead of following whichever small bumps the
+    /// grid resolves. Hydraulic geometry (Leopold & Maddock 1953, downstream): width = width_m ·
+    /// (A / 10 km²)^0.5, depth = depth_m · (A / 10 km²)^0.4. The water surface is the filled
+    /// terrain's level, lowered to the lowest level upstream on the river's way, so it never rises
+    /// downstream and rivers run through lakes to the map edge. Each river cell cuts a parabolic channel (its depth at the
     /// centre line, 0 at the banks) below that surface and banks rising at bank_slope_deg, fading
     /// out over bank_width_m; the terrain keeps the lower of itself and every cut. Outputs: out =
     /// the carved terrain, river = the share of each cell under a channel's water (antialiased, so
@@ -48,7 +104,7 @@ crate::node! {
         id: "rivers",
         label: "Rivers",
         category: Water,
-        version: 1,
+        version: 2,
         params: RiversParams,
         inputs: RiversIn {
             /// Terrain the rivers run over.
@@ -80,8 +136,10 @@ struct Reach {
 }
 
 impl Node for Rivers {
-    /// The flood's levels and flat parents (2), receivers and counts (~2), the area (f64: 2).
-    const SCRATCH_FIELDS: u32 = 6;
+    /// The flood's levels and flat parents (2), receivers and counts (~2), the area (f64: 2);
+    /// routing over the smoothed terrain: that terrain, its flood's levels and receivers, the
+    /// water surface (4).
+    const SCRATCH_FIELDS: u32 = 10;
 
     fn eval(ctx: &EvalCtx, inputs: RiversIn, p: &RiversParams) -> Result<RiversOut, NodeError> {
         let src = inputs.r#in;
@@ -90,7 +148,19 @@ impl Node for Rivers {
         let flood = priority_flood(z, w, h);
         ctx.check_cancel()?;
         let cell = ctx.cell_size_m();
-        let routes = Routes::new(&flood, w, h, None);
+        let sigma = routing_sigma_px(p, ctx.world.size_m, cell);
+        let smoothed = (sigma > 0.0).then(|| {
+            let mut routed = priority_flood(gaussian_at(src, sigma, ctx.origin()).data(), w, h);
+            routed.receiver = super::ltd::receivers(&routed.level, &routed.receiver, w, h).0;
+            let surface = lowest_on_the_way(&flood.level, &routed.receiver);
+            (routed, surface)
+        });
+        ctx.check_cancel()?;
+        let (routed, surface) = match &smoothed {
+            Some((routed, surface)) => (routed, surface.as_slice()),
+            None => (&flood, flood.level.as_slice()),
+        };
+        let routes = Routes::new(routed, w, h, None);
         let area = routes.accumulate(cell * cell, inputs.rain.map(Field::data));
         ctx.check_cancel()?;
         let receivers = routes.receivers();
@@ -102,6 +172,7 @@ impl Node for Rivers {
             &Drainage {
                 z,
                 level: &flood.level,
+                surface,
                 area: &area,
                 diagonal: &diagonal,
             },
@@ -120,10 +191,13 @@ impl Node for Rivers {
 }
 
 /// What a river network is carved from, over a window of the map: the terrain, its filled
-/// level, each cell's drainage area (m²) and whether its step downstream is diagonal.
+/// level, the water surface along the routes (the filled level, lowered to the lowest on the
+/// way: [`lowest_on_the_way`]), each cell's drainage area (m²) and whether its step downstream
+/// is diagonal.
 pub(super) struct Drainage<'a> {
     pub z: &'a [f32],
     pub level: &'a [f32],
+    pub surface: &'a [f32],
     pub area: &'a [f64],
     pub diagonal: &'a (dyn Fn(usize) -> bool + Sync),
 }
@@ -156,7 +230,7 @@ pub(super) fn finish(
             (f64::from(d.level[i] - z[i]) <= depth).then(|| Reach {
                 x: i % w,
                 y: i / w,
-                surface: d.level[i],
+                surface: d.surface[i],
                 half_width: 0.5 * p.width_m * q.sqrt(),
                 depth,
                 step: if (d.diagonal)(i) {
@@ -173,33 +247,221 @@ pub(super) fn finish(
         bank_slope: p.bank_slope_deg.to_radians().tan(),
     };
     let (out, river) = carve.run(z, w, h, &reaches);
-    // The water surface: the flood's level under rivers and lakes.
+    // The water surface: the river's surface under rivers, the flood's level under lakes.
     let surface = out
         .iter()
         .zip(&river)
-        .zip(d.level)
+        .zip(d.level.iter().zip(d.surface))
         .zip(z)
-        .map(|(((&o, &r), &l), &z)| if r > 0.0 || l > z { l.max(o) } else { o })
+        .map(|(((&o, &r), (&l, &s)), &z)| {
+            if r > 0.0 {
+                s.max(o)
+            } else if l > z {
+                l.max(o)
+            } else {
+                o
+            }
+        })
         .collect();
     (out, river, surface)
 }
 
+/// Scratch field of a tiled run routed over the smoothed terrain: the real terrain's filled
+/// level (the routes' own flood then holds [`super::tiled::LEVEL`]).
+const TERRAIN_LEVEL: &str = "rivers-terrain-level";
+/// Scratch field: the water surface along the routes ([`lowest_on_the_way`]; f64 bits).
+const SURFACE: &str = "rivers-surface";
+
+/// `rivers` run tile by tile (`super::tiled`): the real terrain's flood; the flood, routes and
+/// drainage of the terrain smoothed over `scale_m` (each tile smoothed with the halo the
+/// Gaussian reaches, so it holds the whole map's values); the water surface along the routes,
+/// swept over the tiles (`super::sweep`); then each tile finished as the whole map is. The very
+/// bits of the whole-map run.
+pub(super) fn tiled(
+    run: &super::TileRun,
+    emit: &mut dyn FnMut(usize, Vec<Field>) -> Result<(), String>,
+) -> Result<(), String> {
+    use super::tiled::{drainage, fill_levels, hydrology, levels_and_receivers, LEVEL, RECEIVER};
+    use crate::node::Params as _;
+    let p = RiversParams::from_values(run.values);
+    let t = run.tiling;
+    let area = run.cell_m * run.cell_m;
+    let sigma = routing_sigma_px(&p, run.world.size_m, run.cell_m);
+    let found = if sigma > 0.0 {
+        fill_levels(t, run.scratch, run.read, run.cancelled)?;
+        for k in 0..t.count() {
+            let level: Vec<f32> = run.scratch.get(t, k, LEVEL)?;
+            run.scratch.put(k, TERRAIN_LEVEL, &level)?;
+        }
+        let halo = crate::field::blur::support_px(sigma);
+        let smoothed = |win: crate::node::Window| {
+            let big = win.expand(halo, t.n);
+            let (z, rain) = (run.read)(big)?;
+            let field = |v: Vec<f32>| Field::from_vec(big.width, big.height, v).ok_or("field size");
+            let z = gaussian_at(&field(z)?, sigma, (big.x0, big.y0));
+            let rain = rain.map(|r| field(r).map(|f| big.crop(&f, &win).into_vec()));
+            Ok((big.crop(&z, &win).into_vec(), rain.transpose()?))
+        };
+        let check = || run.check();
+        levels_and_receivers(t, run.scratch, &smoothed, &check)?;
+        super::sweep::sweep(t, run.scratch, ROUTE, &LtdRule { run }, &check)?;
+        for k in 0..t.count() {
+            let packed: Vec<u64> = run.scratch.get(t, k, ROUTE)?;
+            let codes: Vec<u8> = packed.iter().map(|&v| super::ltd::unpack(v).1).collect();
+            run.scratch.put(k, RECEIVER, &codes)?;
+        }
+        run.scratch.remove(t, ROUTE);
+        // The drainage reads only the rain, which smoothing leaves alone.
+        let found = drainage(t, run.scratch, run.read, area, &check)?;
+        super::sweep::sweep(t, run.scratch, SURFACE, &SurfaceRule { run }, &check)?;
+        found
+    } else {
+        hydrology(t, run.scratch, run.read, area, run.cancelled)?
+    };
+    for k in 0..t.count() {
+        run.check()?;
+        emit(k, tile(run, &p, found, sigma > 0.0, k)?)?;
+    }
+    run.scratch.remove(t, TERRAIN_LEVEL);
+    run.scratch.remove(t, SURFACE);
+    Ok(())
+}
+
+/// Scratch field: each cell's D8-LTD step and deviation ([`LtdRule`]).
+const ROUTE: &str = "rivers-route";
+
+/// How the D8-LTD routes ([`super::ltd`]) are swept over the tiles: each cell is routed once
+/// its higher neighbours are, from what those routed into it bring. A cell's value is its
+/// route [`packed`](super::ltd::pack).
+struct LtdRule<'a, 'b> {
+    run: &'a super::TileRun<'b>,
+}
+
+/// What [`LtdRule`] reads over a window: its size, the smoothed terrain's filled level and the
+/// flood's receivers (kept where no facet falls away).
+struct LtdData {
+    w: usize,
+    h: usize,
+    level: Vec<f32>,
+    flood: Vec<u8>,
+}
+
+impl super::sweep::Pull for LtdRule<'_, '_> {
+    type Data = LtdData;
+
+    fn load(&self, e: crate::node::Window) -> Result<LtdData, String> {
+        let t = self.run.tiling;
+        Ok(LtdData {
+            w: e.width,
+            h: e.height,
+            level: self.run.scratch.window(t, super::tiled::LEVEL, e)?,
+            flood: self.run.scratch.window(t, super::tiled::RECEIVER, e)?,
+        })
+    }
+
+    fn sends(&self, d: &LtdData, i: usize, j: usize) -> bool {
+        d.level[i] > d.level[j]
+    }
+
+    fn pull(&self, d: &LtdData, c: usize, known: impl Fn(usize) -> f64) -> f64 {
+        use crate::nodes::erosion::flow::D8;
+        let (x, y) = (c % d.w, c / d.w);
+        let (inflow, upstream) = super::ltd::inflow(x, y, d.w, d.h, |i| {
+            if d.level[i] <= d.level[c] {
+                return None;
+            }
+            let (cells, code, deviation) = super::ltd::unpack(known(i).to_bits());
+            let &(dx, dy) = D8.get(usize::from(code))?;
+            let to = (i / d.w) as i64 + i64::from(dy);
+            let to = to * d.w as i64 + (i % d.w) as i64 + i64::from(dx);
+            (to == c as i64).then_some((deviation, cells))
+        });
+        let at = |dx: i32, dy: i32| {
+            let (nx, ny) = (x as i64 + i64::from(dx), y as i64 + i64::from(dy));
+            (nx >= 0 && ny >= 0 && (nx as usize) < d.w && (ny as usize) < d.h)
+                .then(|| d.level[ny as usize * d.w + nx as usize])
+        };
+        let (code, deviation) =
+            super::ltd::step(d.level[c], inflow, at).unwrap_or((d.flood[c], 0.0));
+        let cells = upstream.saturating_add(1).min(super::ltd::MOST_CELLS);
+        f64::from_bits(super::ltd::pack(cells, code, deviation))
+    }
+}
+
+/// How [`lowest_on_the_way`] is swept over the tiles: each cell pulls the lowest of its own
+/// filled level and the surfaces of the cells routed into it.
+struct SurfaceRule<'a, 'b> {
+    run: &'a super::TileRun<'b>,
+}
+
+/// What [`SurfaceRule`] reads over a window: its width, the real terrain's filled level and
+/// each cell's receiver (a [`D8`](crate::nodes::erosion::flow::D8) index; 8: none).
+struct SurfaceData {
+    w: usize,
+    level: Vec<f32>,
+    receiver: Vec<u8>,
+}
+
+impl super::sweep::Pull for SurfaceRule<'_, '_> {
+    type Data = SurfaceData;
+
+    fn load(&self, e: crate::node::Window) -> Result<SurfaceData, String> {
+        let t = self.run.tiling;
+        Ok(SurfaceData {
+            w: e.width,
+            level: self.run.scratch.window(t, TERRAIN_LEVEL, e)?,
+            receiver: self.run.scratch.window(t, super::tiled::RECEIVER, e)?,
+        })
+    }
+
+    fn sends(&self, d: &SurfaceData, i: usize, j: usize) -> bool {
+        let Some(&(dx, dy)) = crate::nodes::erosion::flow::D8.get(usize::from(d.receiver[i]))
+        else {
+            return false;
+        };
+        let (x, y) = ((i % d.w) as isize, (i / d.w) as isize);
+        (j % d.w) as isize == x + dx as isize && (j / d.w) as isize == y + dy as isize
+    }
+
+    fn pull(&self, d: &SurfaceData, c: usize, known: impl Fn(usize) -> f64) -> f64 {
+        let mut lowest = f64::from(d.level[c]);
+        let (cells, len) = super::Grid::new(d.w, d.level.len() / d.w).around(c % d.w, c / d.w);
+        for &i in &cells[..len] {
+            if self.sends(d, i, c) {
+                lowest = lowest.min(known(i));
+            }
+        }
+        lowest
+    }
+}
+
 /// Tile `k`'s outputs in a build run tile by tile: the drainage of [`super::tiled`] over the
-/// tile and the reach of its largest river around it, finished as the whole map is.
-pub(super) fn tile(
+/// tile and the reach of its largest river around it, finished as the whole map is (`smoothed`:
+/// routed over the smoothed terrain, so the real terrain's level and the surface are fields of
+/// their own).
+fn tile(
     job: &super::TileRun,
+    p: &RiversParams,
     hydrology: super::tiled::Hydrology,
+    smoothed: bool,
     k: usize,
 ) -> Result<Vec<Field>, String> {
     use super::tiled::{AREA, LEVEL, RECEIVER};
-    use crate::node::Params as _;
-    let p = RiversParams::from_values(job.values);
     let t = job.tiling;
     let win = t.window(k);
-    let margin = (reach_m(&p, hydrology.max_area_m2) / job.cell_m).ceil();
+    let margin = (reach_m(p, hydrology.max_area_m2) / job.cell_m).ceil();
     let f = win.expand(margin.clamp(0.0, t.n as f64) as usize + 2, t.n);
     let (z, _) = (job.read)(f)?;
-    let level: Vec<f32> = job.scratch.window(t, LEVEL, f)?;
+    let (level, surface): (Vec<f32>, Vec<f32>) = if smoothed {
+        let surface: Vec<u64> = job.scratch.window(t, SURFACE, f)?;
+        (
+            job.scratch.window(t, TERRAIN_LEVEL, f)?,
+            surface.iter().map(|&s| f64::from_bits(s) as f32).collect(),
+        )
+    } else {
+        let level: Vec<f32> = job.scratch.window(t, LEVEL, f)?;
+        (level.clone(), level)
+    };
     let unit = hydrology.unit_m2;
     let area: Vec<f64> = job
         .scratch
@@ -213,11 +475,12 @@ pub(super) fn tile(
         &Drainage {
             z: &z,
             level: &level,
+            surface: &surface,
             area: &area,
             diagonal: &diagonal,
         },
         (f.width, f.height),
-        &p,
+        p,
         job.cell_m,
     );
     [out, river, surface]

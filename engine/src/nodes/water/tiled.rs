@@ -374,7 +374,22 @@ pub fn hydrology(
     };
     fill(t, scratch, read, &check)?;
     route(t, scratch, &check)?;
-    let (rain, max_units) = accumulate(t, scratch, read, &check)?;
+    drainage(t, scratch, read, cell_area, &check)
+}
+
+/// Pass 3 alone: [`AREA`] over the [`RECEIVER`]s every tile holds (what routes of one's own,
+/// written over the flood's, drain).
+///
+/// # Errors
+/// A scratch field that cannot be read or written, or cancellation.
+pub fn drainage(
+    t: &Tiling,
+    scratch: &Scratch,
+    read: &Reader,
+    cell_area: f64,
+    check: &(dyn Fn() -> Result<(), String> + Sync),
+) -> Result<Hydrology, String> {
+    let (rain, max_units) = accumulate(t, scratch, read, check)?;
     let unit_m2 = super::unit_area(cell_area, rain);
     Ok(Hydrology {
         unit_m2,
