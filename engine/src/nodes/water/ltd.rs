@@ -9,11 +9,12 @@
 //! neighbours (a side and a corner) steps to the one that keeps the path closest to the true
 //! flow line: the signed distance the path has drifted from it (the transversal deviation δ,
 //! in cells) is carried downstream, and a cell picks the step whose δ after it is smaller. On
-//! a plane the path then stays within a cell of the flow line, whatever its angle.
+//! a plane the path then stays within two cells of the flow line, whatever its angle.
 //!
 //! A cell's δ is what the largest of the paths routed into it carries (the most cells upstream;
 //! the first in [`D8`] order on a tie): a river keeps its course where a smaller one joins it.
-//! That depends on those cells alone, so a cell can be routed once every higher neighbour has been:
+//! That depends on those cells alone, so a cell can be routed once every neighbour that may
+//! send it water has been (every higher one, and on a flat the one the flood routes to it):
 //! the whole map in topological order ([`receivers`]) and the tiles in sweeps
 //! (`rivers::tiled`) give the same bits. Cells with no lower neighbour (flats, outlets) keep
 //! the flood's receiver and carry no deviation.
@@ -39,19 +40,21 @@ pub(super) fn step(
             continue;
         };
         let (e1, e2) = (f64::from(e1), f64::from(e2));
+        // Tarboton's facet: the steepest direction at angle atan2(s2, s1) from the side,
+        // clamped to the facet's edges (the angle itself is taken for the steepest alone).
         let (s1, s2) = (e0 - e1, e1 - e2);
-        let mut r = s2.atan2(s1);
-        let s = if r <= 0.0 {
-            r = 0.0;
-            s1
-        } else if r >= std::f64::consts::FRAC_PI_4 {
-            r = std::f64::consts::FRAC_PI_4;
-            (e0 - e2) / std::f64::consts::SQRT_2
+        let (s, edge) = if s2 <= 0.0 {
+            (s1, Some(0.0))
+        } else if s2 >= s1 {
+            (
+                (e0 - e2) / std::f64::consts::SQRT_2,
+                Some(std::f64::consts::FRAC_PI_4),
+            )
         } else {
-            s1.hypot(s2)
+            (s1.hypot(s2), None)
         };
         if s > 0.0 && best.is_none_or(|b| s > b.0) {
-            best = Some((s, r, side, perp));
+            best = Some((s, edge.unwrap_or_else(|| s2.atan2(s1)), side, perp));
         }
     }
     let (_, r, side, perp) = best?;
@@ -116,19 +119,24 @@ pub(super) fn unpack(v: u64) -> (u32, u8, f32) {
     )
 }
 
+/// Whether a cell at `from` may send its water to a neighbour at `to` (so is routed first):
+/// it is higher, or level with it and routed there across a flat by the flood (`flat`).
+#[must_use]
+pub(super) fn may_send(from: f32, to: f32, flat: bool) -> bool {
+    from > to || (from == to && flat)
+}
+
 /// Every cell's receiver over the filled surface `level` (`flood`: the flood's receivers, kept
-/// where no facet falls away): [`step`] in topological order, every cell after its higher
-/// neighbours. Returns the receivers and each cell's deviation.
+/// where no facet falls away): [`step`] in topological order, every cell after the neighbours
+/// that may send it water ([`may_send`]). Returns the receivers and each cell's deviation.
 #[must_use]
 pub fn receivers(level: &[f32], flood: &[u32], w: usize, h: usize) -> (Vec<u32>, Vec<f32>) {
     let grid = Grid::new(w, h);
+    let feeds = |i: usize, j: usize| may_send(level[i], level[j], flood[i] == j as u32);
     let mut higher = vec![0u8; w * h];
     for (c, count) in higher.iter_mut().enumerate() {
         let (cells, len) = grid.around(c % w, c / w);
-        *count = cells[..len]
-            .iter()
-            .filter(|&&j| level[j] > level[c])
-            .count() as u8;
+        *count = cells[..len].iter().filter(|&&i| feeds(i, c)).count() as u8;
     }
     let mut receiver = flood.to_vec();
     let mut deviation = vec![0.0f32; w * h];
@@ -137,7 +145,7 @@ pub fn receivers(level: &[f32], flood: &[u32], w: usize, h: usize) -> (Vec<u32>,
     while let Some(c) = ready.pop() {
         let (x, y) = (c % w, c / w);
         let (inflow, upstream) = inflow(x, y, w, h, |i| {
-            (level[i] > level[c] && receiver[i] == c as u32).then_some((deviation[i], cells[i]))
+            (level[i] >= level[c] && receiver[i] == c as u32).then_some((deviation[i], cells[i]))
         });
         cells[c] = upstream.saturating_add(1).min(MOST_CELLS);
         let at = |dx: i32, dy: i32| {
@@ -153,7 +161,7 @@ pub fn receivers(level: &[f32], flood: &[u32], w: usize, h: usize) -> (Vec<u32>,
         }
         let (around, len) = grid.around(x, y);
         for &j in &around[..len] {
-            if level[j] < level[c] {
+            if feeds(c, j) {
                 higher[j] -= 1;
                 if higher[j] == 0 {
                     ready.push(j);

@@ -12,13 +12,18 @@ use rayon::prelude::*;
 /// over a 128th of the world's side, two cells of a 256² preview. On a gentle valley floor a
 /// finer grid resolves bumps a coarser one does not, and single-direction routes follow them;
 /// over the smoothed terrain a river takes the same way at every resolution (the figures:
-/// docs/engines.md).
+/// docs/perf-log.md, "rivers over the smoothed terrain").
 pub(crate) const ROUTE_AUTO_PARTS: f64 = 128.0;
+
+/// The largest share of the world's side the water is routed over: past it rivers would
+/// follow little of the terrain, and a tile run tile by tile would read most of the map.
+const ROUTE_MOST_PARTS: f64 = 32.0;
 
 /// The σ, in cells of `cell_m`, of the Gaussian the water is routed over (0: the grid's own
 /// cells), on a world `world_m` across.
 fn routing_sigma_px(p: &RiversParams, world_m: f64, cell_m: f64) -> f64 {
-    measured_over(p.scale_m, world_m, ROUTE_AUTO_PARTS) / 2.0 / cell_m
+    let scale = measured_over(p.scale_m, world_m, ROUTE_AUTO_PARTS).min(world_m / ROUTE_MOST_PARTS);
+    scale / 2.0 / cell_m
 }
 
 /// Each cell's water surface along single-direction routes (`receiver`, [`NONE`]: none): the
@@ -76,7 +81,7 @@ crate::params! {
         sea: bool = flag(false) as "Stop at the sea",
         /// Sea level, in metres (with `sea` on).
         sea_level_m: f64 = float(0.0, [-1000.0, 3000.0], [-1.0e6, 1.0e6], "m") as "Sea level",
-        /// Distance over which rivers find their way, in metres: the water is routed over the terrain smoothed by a Gaussian of σ = scale_m / 2, so the network follows the same valleys at every resolution. −1 (auto, the default): a 128th of the world's side; 0: the grid's own cells (rivers then follow detail only a finer build holds, and move with the resolution).
+        /// Distance over which rivers find their way, in metres: the water is routed over the terrain smoothed by a Gaussian of σ = scale_m / 2 (at most a 32nd of the world's side), so the network follows the same valleys at every resolution. −1 (auto, the default): a 128th of the world's side; 0: the grid's own cells (rivers then follow detail only a finer build holds, and move with the resolution).
         scale_m: f64 = float(-1.0, [-1.0, 1000.0], [-1.0, 1.0e7], "m") as "Routing scale",
     }
 }
@@ -84,13 +89,15 @@ crate::params! {
 crate::node! {
     /// Carves a river network into the terrain, its rivers widening and deepening as they gather
     /// water.
-    /// A river wherever the drainage area (as flow_accumulation computes it with d8 routing: over
-    /// the priority-flooded terrain, Barnes, Lehman & Mulla 2014; times the optional rain mask)
-    /// exceeds threshold_km2, except under lakes deeper than its channel and, with sea on, below
+    /// A river wherever the drainage area (single-direction routes over the priority-flooded
+    /// terrain, Barnes, Lehman & Mulla 2014; times the optional rain mask) exceeds
+    /// threshold_km2, except under lakes deeper than its channel and, with sea on, below
     /// sea_level_m (rivers end at the sea). The water is routed over the terrain smoothed over
     /// scale_m (by default a 128th of the world's side), so a river takes the same way across a
     /// gentle valley floor at every resolution instead of following whichever small bumps the
-    /// grid resolves. Hydraulic geometry (Leopold & Maddock 1953, downstream): width = width_m ·
+    /// grid resolves, in D8-LTD steps (Orlandini et al. 2003, least transversal deviation) that
+    /// follow the smoothed terrain's flow lines rather than the grid's eight directions; with
+    /// scale_m 0, flow_accumulation's d8 routes over the terrain itself. Hydraulic geometry (Leopold & Maddock 1953, downstream): width = width_m ·
     /// (A / 10 km²)^0.5, depth = depth_m · (A / 10 km²)^0.4. The water surface is the filled
     /// terrain's level, lowered to the lowest level upstream on the river's way, so it never rises
     /// downstream and rivers run through lakes to the map edge. Each river cell cuts a parabolic channel (its depth at the
@@ -346,6 +353,19 @@ struct LtdData {
     flood: Vec<u8>,
 }
 
+impl LtdData {
+    /// Whether step `code` (a [`D8`](crate::nodes::erosion::flow::D8) index; 8 or more:
+    /// none) takes cell `i` of the window to cell `j`.
+    fn steps_to(&self, i: usize, code: u8, j: usize) -> bool {
+        crate::nodes::erosion::flow::D8
+            .get(usize::from(code))
+            .is_some_and(|&(dx, dy)| {
+                let (x, y) = ((i % self.w) as i64, (i / self.w) as i64);
+                (j % self.w) as i64 == x + i64::from(dx) && (j / self.w) as i64 == y + i64::from(dy)
+            })
+    }
+}
+
 impl super::sweep::Pull for LtdRule<'_, '_> {
     type Data = LtdData;
 
@@ -360,21 +380,17 @@ impl super::sweep::Pull for LtdRule<'_, '_> {
     }
 
     fn sends(&self, d: &LtdData, i: usize, j: usize) -> bool {
-        d.level[i] > d.level[j]
+        super::ltd::may_send(d.level[i], d.level[j], d.steps_to(i, d.flood[i], j))
     }
 
     fn pull(&self, d: &LtdData, c: usize, known: impl Fn(usize) -> f64) -> f64 {
-        use crate::nodes::erosion::flow::D8;
         let (x, y) = (c % d.w, c / d.w);
         let (inflow, upstream) = super::ltd::inflow(x, y, d.w, d.h, |i| {
-            if d.level[i] <= d.level[c] {
+            if d.level[i] < d.level[c] {
                 return None;
             }
             let (cells, code, deviation) = super::ltd::unpack(known(i).to_bits());
-            let &(dx, dy) = D8.get(usize::from(code))?;
-            let to = (i / d.w) as i64 + i64::from(dy);
-            let to = to * d.w as i64 + (i % d.w) as i64 + i64::from(dx);
-            (to == c as i64).then_some((deviation, cells))
+            d.steps_to(i, code, c).then_some((deviation, cells))
         });
         let at = |dx: i32, dy: i32| {
             let (nx, ny) = (x as i64 + i64::from(dx), y as i64 + i64::from(dy));
@@ -384,6 +400,8 @@ impl super::sweep::Pull for LtdRule<'_, '_> {
         let (code, deviation) =
             super::ltd::step(d.level[c], inflow, at).unwrap_or((d.flood[c], 0.0));
         let cells = upstream.saturating_add(1).min(super::ltd::MOST_CELLS);
+        // The sweep keeps values as f64 bits; a packed route may read as a NaN, whose bits
+        // `from_bits` and `to_bits` carry unchanged on the targets built (x86-64, AArch64).
         f64::from_bits(super::ltd::pack(cells, code, deviation))
     }
 }

@@ -1,7 +1,9 @@
-//! Values that flow downhill and spread — multiple-direction drainage, sliding snow — over a
+//! Values that flow downhill and spread — multiple-direction drainage, sliding snow — or that
+//! depend on what arrives from upstream — `rivers`' D8-LTD routes and water surface — over a
 //! map too large to hold at once, computed tile by tile in sweeps: bit for bit what the
 //! whole-map functions give (`flow_accumulation::Routes::accumulate` with mfd routing,
-//! `snow`'s slides), through a [`Pull`] rule each of them supplies.
+//! `snow`'s slides, `ltd::receivers`, the rivers' lowest level on the way), through a [`Pull`]
+//! rule each of them supplies.
 //!
 //! Barnes 2017 ("Parallel non-divergent flow accumulation for trillion cell digital elevation
 //! models on desktops or clusters", §2) exchanges only the tiles' perimeters because D8 water
