@@ -41,7 +41,7 @@ fn nodes(c: &mut Criterion) {
     let input = common::noise_field(N, WORLD, &[("feature_size_m", ParamValue::Float(3000.0))]);
     let mut g = c.benchmark_group("water_1024");
     g.sample_size(10);
-    let runs: [Case; 7] = [
+    let runs: [Case; 8] = [
         (
             "flow_accumulation d8",
             "flow_accumulation",
@@ -50,6 +50,11 @@ fn nodes(c: &mut Criterion) {
         ("flow_accumulation mfd", "flow_accumulation", vec![]),
         ("lakes", "lakes", vec![]),
         ("rivers", "rivers", vec![]),
+        (
+            "rivers over the grid",
+            "rivers",
+            vec![("scale_m", ParamValue::Float(0.0))],
+        ),
         ("sea", "sea", vec![("level_m", ParamValue::Float(450.0))]),
         (
             "snow",

@@ -24,14 +24,46 @@ use crate::nodes::erosion::flow::D8;
 
 /// Where a cell sends its water and the deviation it passes on, from `at(dx, dy)` — the level
 /// of its neighbour at that offset, `None` off the map — its own level `e0`, and the deviation
-/// `inflow` the largest path routed into it carries ([`inflow`]). `None` when no facet falls away from it
-/// (the caller keeps the flood's receiver).
+/// `inflow` the largest path routed into it carries ([`inflow`]). `None` when no facet falls
+/// away from it (the caller keeps the flood's receiver).
 pub(super) fn step(
     e0: f32,
     inflow: f32,
     at: impl Fn(i32, i32) -> Option<f32>,
 ) -> Option<(u8, f32)> {
-    let e0 = f64::from(e0);
+    facet(e0, at)?.choose(inflow)
+}
+
+/// A cell's steepest facet: its side and corner steps ([`D8`] indices), how far a step to
+/// each drifts from the flow line (in cells, signed) and whether each is lower than the cell.
+/// It does not depend on what flows in, so the whole map finds every cell's in parallel.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Facet {
+    steps: [u8; 2],
+    lower: [bool; 2],
+    drift: [f32; 2],
+}
+
+impl Facet {
+    /// The step whose deviation after it (`inflow` plus its drift) is smaller, the side on a
+    /// tie, among the lower ones; with that deviation.
+    fn choose(&self, inflow: f32) -> Option<(u8, f32)> {
+        let inflow = f64::from(inflow);
+        let mut chosen: Option<(u8, f64)> = None;
+        for k in 0..2 {
+            let after = inflow + f64::from(self.drift[k]);
+            if self.lower[k] && chosen.is_none_or(|c| after.abs() < c.1.abs()) {
+                chosen = Some((self.steps[k], after));
+            }
+        }
+        chosen.map(|(k, after)| (k, after as f32))
+    }
+}
+
+/// The steepest of the eight triangular facets around a cell of level `e0` (Tarboton 1997,
+/// §2; `at` as in [`step`]); `None` when none falls away.
+pub(super) fn facet(e0: f32, at: impl Fn(i32, i32) -> Option<f32>) -> Option<Facet> {
+    let e = f64::from(e0);
     // The steepest facet: (slope, angle from its side, side, perpendicular).
     let mut best: Option<(f64, f64, Step, Step)> = None;
     for (side, perp) in FACETS {
@@ -40,14 +72,14 @@ pub(super) fn step(
             continue;
         };
         let (e1, e2) = (f64::from(e1), f64::from(e2));
-        // Tarboton's facet: the steepest direction at angle atan2(s2, s1) from the side,
-        // clamped to the facet's edges (the angle itself is taken for the steepest alone).
-        let (s1, s2) = (e0 - e1, e1 - e2);
+        // The steepest direction at angle atan2(s2, s1) from the side, clamped to the facet's
+        // edges (the angle itself is taken for the steepest alone).
+        let (s1, s2) = (e - e1, e1 - e2);
         let (s, edge) = if s2 <= 0.0 {
             (s1, Some(0.0))
         } else if s2 >= s1 {
             (
-                (e0 - e2) / std::f64::consts::SQRT_2,
+                (e - e2) / std::f64::consts::SQRT_2,
                 Some(std::f64::consts::FRAC_PI_4),
             )
         } else {
@@ -61,22 +93,16 @@ pub(super) fn step(
     // The sign of side × perpendicular: which way a step to the side drifts from the line.
     let turn = f64::from(side.0 * perp.1 - side.1 * perp.0);
     let corner = (side.0 + perp.0, side.1 + perp.1);
-    let inflow = f64::from(inflow);
-    let candidates = [
-        (side, -turn * r.sin()),
-        (corner, turn * (r.cos() - r.sin())),
-    ];
-    let mut chosen: Option<(Step, f64)> = None;
-    for (to, drift) in candidates {
-        let lower = at(to.0, to.1).is_some_and(|e| f64::from(e) < e0);
-        let after = inflow + drift;
-        if lower && chosen.is_none_or(|c| after.abs() < c.1.abs()) {
-            chosen = Some((to, after));
-        }
-    }
-    let (to, after) = chosen?;
-    let k = D8.iter().position(|&d| d == to)?;
-    Some((k as u8, after as f32))
+    let index = |to: Step| D8.iter().position(|&d| d == to).map_or(8, |k| k as u8);
+    let lower = |to: Step| at(to.0, to.1).is_some_and(|v| f64::from(v) < e);
+    Some(Facet {
+        steps: [index(side), index(corner)],
+        lower: [lower(side), lower(corner)],
+        drift: [
+            (-turn * r.sin()) as f32,
+            (turn * (r.cos() - r.sin())) as f32,
+        ],
+    })
 }
 
 /// A step to a neighbour, `(dx, dy)`.
@@ -131,13 +157,25 @@ pub(super) fn may_send(from: f32, to: f32, flat: bool) -> bool {
 /// that may send it water ([`may_send`]). Returns the receivers and each cell's deviation.
 #[must_use]
 pub fn receivers(level: &[f32], flood: &[u32], w: usize, h: usize) -> (Vec<u32>, Vec<f32>) {
+    use rayon::prelude::*;
     let grid = Grid::new(w, h);
     let feeds = |i: usize, j: usize| may_send(level[i], level[j], flood[i] == j as u32);
-    let mut higher = vec![0u8; w * h];
-    for (c, count) in higher.iter_mut().enumerate() {
-        let (cells, len) = grid.around(c % w, c / w);
-        *count = cells[..len].iter().filter(|&&i| feeds(i, c)).count() as u8;
-    }
+    let at = |x: usize, y: usize| {
+        move |dx: i32, dy: i32| {
+            let (nx, ny) = (x as i64 + i64::from(dx), y as i64 + i64::from(dy));
+            (nx >= 0 && ny >= 0 && (nx as usize) < w && (ny as usize) < h)
+                .then(|| level[ny as usize * w + nx as usize])
+        }
+    };
+    // What does not depend on the order: each cell's facet and how many cells feed it.
+    let (facets, mut higher): (Vec<Option<Facet>>, Vec<u8>) = (0..w * h)
+        .into_par_iter()
+        .map(|c| {
+            let (cells, len) = grid.around(c % w, c / w);
+            let count = cells[..len].iter().filter(|&&i| feeds(i, c)).count() as u8;
+            (facet(level[c], at(c % w, c / w)), count)
+        })
+        .unzip();
     let mut receiver = flood.to_vec();
     let mut deviation = vec![0.0f32; w * h];
     let mut cells = vec![0u32; w * h];
@@ -148,12 +186,7 @@ pub fn receivers(level: &[f32], flood: &[u32], w: usize, h: usize) -> (Vec<u32>,
             (level[i] >= level[c] && receiver[i] == c as u32).then_some((deviation[i], cells[i]))
         });
         cells[c] = upstream.saturating_add(1).min(MOST_CELLS);
-        let at = |dx: i32, dy: i32| {
-            let (nx, ny) = (x as i64 + i64::from(dx), y as i64 + i64::from(dy));
-            (nx >= 0 && ny >= 0 && (nx as usize) < w && (ny as usize) < h)
-                .then(|| level[ny as usize * w + nx as usize])
-        };
-        if let Some((k, d)) = step(level[c], inflow, at) {
+        if let Some((k, d)) = facets[c].and_then(|f| f.choose(inflow)) {
             let (dx, dy) = D8[k as usize];
             receiver[c] = ((y as i64 + i64::from(dy)) as usize * w
                 + (x as i64 + i64::from(dx)) as usize) as u32;
