@@ -162,6 +162,39 @@ pub struct Targets {
 /// A cell whose water has been passed on.
 const DONE: u8 = u8::MAX;
 
+/// Passes `values` down single-direction routes (`receiver`; [`NONE`]: none): each cell, once
+/// every cell routed into it has been (`pending`: how many are, per cell), joins its value
+/// into its receiver's (`join(receiver's, its own)`). Cells start in row order and each goes
+/// on down to the cells it completes, so a join that is not associative in floating point
+/// still gives bits that depend only on the routes.
+pub(crate) fn down_the_routes<T: Copy>(
+    receiver: &[u32],
+    mut pending: Vec<u8>,
+    values: &mut [T],
+    join: impl Fn(T, T) -> T,
+) {
+    for start in 0..values.len() {
+        if pending[start] != 0 {
+            continue;
+        }
+        let mut c = start;
+        loop {
+            pending[c] = DONE;
+            let r = receiver[c];
+            if r == NONE {
+                break;
+            }
+            let r = r as usize;
+            values[r] = join(values[r], values[c]);
+            pending[r] -= 1;
+            if pending[r] != 0 {
+                break;
+            }
+            c = r;
+        }
+    }
+}
+
 /// Distance to a D8 neighbour at offset `(dx, dy)`, in cells.
 fn distance((dx, dy): (i32, i32)) -> f64 {
     if dx != 0 && dy != 0 {
@@ -334,27 +367,8 @@ impl<'a> Routes<'a> {
             let unit = unit_area(cell_area, rain.is_some());
             let mut acc = units(rain, self.w * self.h);
             let receivers = self.receivers();
-            let mut pending = self.senders(|i, j| receivers[i] == j as u32);
-            for start in 0..acc.len() {
-                if pending[start] != 0 {
-                    continue;
-                }
-                let mut c = start;
-                loop {
-                    pending[c] = DONE;
-                    let r = receivers[c];
-                    if r == NONE {
-                        break;
-                    }
-                    let r = r as usize;
-                    acc[r] += acc[c];
-                    pending[r] -= 1;
-                    if pending[r] != 0 {
-                        break;
-                    }
-                    c = r;
-                }
-            }
+            let pending = self.senders(|i, j| receivers[i] == j as u32);
+            down_the_routes(receivers, pending, &mut acc, |to, from| to + from);
             return acc.iter().map(|&a| a as f64 * unit).collect();
         }
         let mut area: Vec<f64> = match rain {

@@ -33,32 +33,12 @@ fn routing_sigma_px(p: &RiversParams, world_m: f64, cell_m: f64) -> f64 {
 /// level. A minimum does not depend on the order it is taken in, so tiles give the same bits
 /// ([`SurfaceRule`]).
 fn lowest_on_the_way(level: &[f32], receiver: &[u32]) -> Vec<f32> {
-    const DONE: u8 = u8::MAX;
     let mut pending = vec![0u8; level.len()];
     for &r in receiver.iter().filter(|&&r| r != NONE) {
         pending[r as usize] += 1;
     }
     let mut surface = level.to_vec();
-    for start in 0..level.len() {
-        if pending[start] != 0 {
-            continue;
-        }
-        let mut c = start;
-        loop {
-            pending[c] = DONE;
-            let r = receiver[c];
-            if r == NONE {
-                break;
-            }
-            let r = r as usize;
-            surface[r] = surface[r].min(surface[c]);
-            pending[r] -= 1;
-            if pending[r] != 0 {
-                break;
-            }
-            c = r;
-        }
-    }
+    super::flow_accumulation::down_the_routes(receiver, pending, &mut surface, f32::min);
     surface
 }
 
