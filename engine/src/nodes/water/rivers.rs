@@ -69,24 +69,24 @@ crate::params! {
 crate::node! {
     /// Carves a river network into the terrain, its rivers widening and deepening as they gather
     /// water.
-    /// A river wherever the drainage area (single-direction routes over the priority-flooded
-    /// terrain, Barnes, Lehman & Mulla 2014; times the optional rain mask) exceeds
-    /// threshold_km2, except under lakes deeper than its channel and, with sea on, below
-    /// sea_level_m (rivers end at the sea). The water is routed over the terrain smoothed over
-    /// scale_m (by default a 128th of the world's side), so a river takes the same way across a
-    /// gentle valley floor at every resolution instead of following whichever small bumps the
-    /// grid resolves, in D8-LTD steps (Orlandini et al. 2003, least transversal deviation) that
-    /// follow the smoothed terrain's flow lines rather than the grid's eight directions; with
-    /// scale_m 0, flow_accumulation's d8 routes over the terrain itself. Hydraulic geometry (Leopold & Maddock 1953, downstream): width = width_m ·
-    /// (A / 10 km²)^0.5, depth = depth_m · (A / 10 km²)^0.4. The water surface is the filled
-    /// terrain's level, lowered to the lowest level upstream on the river's way, so it never rises
-    /// downstream and rivers run through lakes to the map edge. Each river cell cuts a parabolic channel (its depth at the
-    /// centre line, 0 at the banks) below that surface and banks rising at bank_slope_deg, fading
-    /// out over bank_width_m; the terrain keeps the lower of itself and every cut. Outputs: out =
-    /// the carved terrain, river = the share of each cell under a channel's water (antialiased, so
-    /// the network covers the same area at every resolution), surface = the water surface on rivers
-    /// and lakes, the carved terrain elsewhere. All sizes are in metres, so a river keeps its width
-    /// at every resolution.
+    /// A river wherever the drainage area (single-direction routes over the priority-flooded terrain,
+    /// Barnes, Lehman & Mulla 2014; times the optional rain mask) exceeds threshold_km2, except under
+    /// lakes deeper than its channel and, with sea on, below sea_level_m (rivers end at the sea). The
+    /// water is routed over the terrain smoothed over scale_m (by default a 128th of the world's side),
+    /// so a river takes the same way across a gentle valley floor at every resolution instead of
+    /// following whichever small bumps the grid resolves, in D8-LTD steps (Orlandini et al. 2003, least
+    /// transversal deviation) that follow the smoothed terrain's flow lines rather than the grid's
+    /// eight directions; with scale_m 0, flow_accumulation's d8 routes over the terrain itself.
+    /// Hydraulic geometry (Leopold & Maddock 1953, downstream): width = width_m · (A / 10 km²)^0.5,
+    /// depth = depth_m · (A / 10 km²)^0.4. The water surface is the filled terrain's level, lowered to
+    /// the lowest level upstream on the river's way, so it never rises downstream and rivers run
+    /// through lakes to the map edge. Each river cell cuts a parabolic channel (its depth at the centre
+    /// line, 0 at the banks) below that surface and banks rising at bank_slope_deg, fading out over
+    /// bank_width_m; the terrain keeps the lower of itself and every cut. Outputs: out = the carved
+    /// terrain, river = the share of each cell under a channel's water (antialiased, so the network
+    /// covers the same area at every resolution), surface = the water surface on rivers and lakes, the
+    /// carved terrain elsewhere. All sizes are in metres, so a river keeps its width at every
+    /// resolution.
     pub struct Rivers {
         id: "rivers",
         label: "Rivers",
@@ -318,7 +318,7 @@ pub(super) fn tiled(
 const ROUTE: &str = "rivers-route";
 
 /// How the D8-LTD routes ([`super::ltd`]) are swept over the tiles: each cell is routed once
-/// its higher neighbours are, from what those routed into it bring. A cell's value is its
+/// every neighbour that may send it water is, from what those routed into it bring. A cell's value is its
 /// route [`packed`](super::ltd::pack).
 struct LtdRule<'a, 'b> {
     run: &'a super::TileRun<'b>,
