@@ -360,7 +360,9 @@ impl super::sweep::Pull for LtdRule<'_, '_> {
     }
 
     fn sends(&self, d: &LtdData, i: usize, j: usize) -> bool {
-        super::ltd::may_send(d.level[i], d.level[j], d.steps_to(i, d.flood[i], j))
+        // `ltd::may_send`, the flood's step decoded only between cells level with each other.
+        let (from, to) = (d.level[i], d.level[j]);
+        from > to || (from == to && d.steps_to(i, d.flood[i], j))
     }
 
     fn pull(&self, d: &LtdData, c: usize, known: impl Fn(usize) -> f64) -> f64 {
