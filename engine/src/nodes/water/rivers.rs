@@ -333,17 +333,10 @@ struct LtdData {
     flood: Vec<u8>,
 }
 
-impl LtdData {
-    /// Whether step `code` (a [`D8`](crate::nodes::erosion::flow::D8) index; 8 or more:
-    /// none) takes cell `i` of the window to cell `j`.
-    fn steps_to(&self, i: usize, code: u8, j: usize) -> bool {
-        crate::nodes::erosion::flow::D8
-            .get(usize::from(code))
-            .is_some_and(|&(dx, dy)| {
-                let (x, y) = ((i % self.w) as i64, (i / self.w) as i64);
-                (j % self.w) as i64 == x + i64::from(dx) && (j / self.w) as i64 == y + i64::from(dy)
-            })
-    }
+/// Whether step `code` (a [`D8`](crate::nodes::erosion::flow::D8) index; 8 or more: none)
+/// takes cell `i` of a window `w` cells wide to its cell `j`.
+fn steps_to(w: usize, i: usize, code: u8, j: usize) -> bool {
+    super::tiled::follow(i % w, i / w, code) == Some((j % w, j / w))
 }
 
 impl super::sweep::Pull for LtdRule<'_, '_> {
@@ -362,7 +355,7 @@ impl super::sweep::Pull for LtdRule<'_, '_> {
     fn sends(&self, d: &LtdData, i: usize, j: usize) -> bool {
         // `ltd::may_send`, the flood's step decoded only between cells level with each other.
         let (from, to) = (d.level[i], d.level[j]);
-        from > to || (from == to && d.steps_to(i, d.flood[i], j))
+        from > to || (from == to && steps_to(d.w, i, d.flood[i], j))
     }
 
     fn pull(&self, d: &LtdData, c: usize, known: impl Fn(usize) -> f64) -> f64 {
@@ -372,7 +365,7 @@ impl super::sweep::Pull for LtdRule<'_, '_> {
                 return None;
             }
             let (cells, code, deviation) = super::ltd::unpack(known(i).to_bits());
-            d.steps_to(i, code, c).then_some((deviation, cells))
+            steps_to(d.w, i, code, c).then_some((deviation, cells))
         });
         let at = |dx: i32, dy: i32| {
             let (nx, ny) = (x as i64 + i64::from(dx), y as i64 + i64::from(dy));
@@ -415,12 +408,7 @@ impl super::sweep::Pull for SurfaceRule<'_, '_> {
     }
 
     fn sends(&self, d: &SurfaceData, i: usize, j: usize) -> bool {
-        let Some(&(dx, dy)) = crate::nodes::erosion::flow::D8.get(usize::from(d.receiver[i]))
-        else {
-            return false;
-        };
-        let (x, y) = ((i % d.w) as isize, (i / d.w) as isize);
-        (j % d.w) as isize == x + dx as isize && (j / d.w) as isize == y + dy as isize
+        steps_to(d.w, i, d.receiver[i], j)
     }
 
     fn pull(&self, d: &SurfaceData, c: usize, known: impl Fn(usize) -> f64) -> f64 {

@@ -338,8 +338,8 @@ fn code(x: usize, y: usize, nx: usize, ny: usize) -> u8 {
         .map_or(8, |k| k as u8)
 }
 
-/// The cell a receiver code leads to from global `(x, y)` (`None`: no receiver).
-fn follow(x: usize, y: usize, c: u8) -> Option<(usize, usize)> {
+/// The cell a receiver code leads to from `(x, y)` (`None`: no receiver).
+pub(super) fn follow(x: usize, y: usize, c: u8) -> Option<(usize, usize)> {
     let (dx, dy) = *D8.get(c as usize)?;
     Some((
         x.wrapping_add_signed(dx as isize),
