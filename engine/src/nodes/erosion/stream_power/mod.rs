@@ -4,7 +4,8 @@
 //!
 //! Per time step Δt (years):
 //! 1. uplift: `h += U·Δt` (U = `uplift_m_per_yr` × the uplift map; the map border is the
-//!    fixed base level and does not rise);
+//!    fixed base level and does not rise; a finer level of a consistent build holds the cells
+//!    inside the base's border cells, see `base_border_strip`);
 //! 2. depressions: steepest descent on the heights finds the inner pits and their basins;
 //!    basins are joined at the lowest pass between each adjacent pair and spilled towards
 //!    the map edge along the minimum spanning tree of that basin graph (Cordonnier et al.
@@ -132,6 +133,10 @@ pub struct StreamPower {
     d8: flow::D8Distances,
     /// The border cells: the outlets, roots of the drainage trees.
     roots: Vec<u32>,
+    /// How many cells along each side (left, top, right, bottom) are held as the base level:
+    /// never uplifted, cut or diffused. 1, the border ring, unless [`Self::hold_edges`] says
+    /// more.
+    held: [usize; 4],
     dist: Vec<f32>,
     donors: Vec<u8>,
     depressions: flow::Depressions,
@@ -218,6 +223,7 @@ impl StreamPower {
             cancel: crate::node::CancelToken::new(),
             d8: flow::D8Distances::new(&off, w, h),
             roots,
+            held: [1; 4],
             dist: vec![1.0; n],
             donors: vec![0; n],
             depressions: flow::Depressions::default(),
@@ -244,6 +250,31 @@ impl StreamPower {
     ) {
         let off = flow::jittered_offsets_in(seed, window, resolution, jitter);
         self.d8 = flow::D8Distances::new(&off, self.w, self.h);
+    }
+
+    /// Holds `held` cells along each side (left, top, right, bottom; at least the border ring)
+    /// as the base level: a finer level of a consistent build holds the cells inside the
+    /// base's border cells, so the map's edge stays where the base put it (see
+    /// [`base_border_strip`]).
+    pub fn hold_edges(&mut self, held: [usize; 4]) {
+        self.held = held.map(|k| k.max(1));
+    }
+
+    /// Whether more than the border ring is held.
+    fn holds_a_strip(&self) -> bool {
+        self.held != [1; 4]
+    }
+
+    /// The cells held beyond the border ring's, in row order: whole rows at the top and
+    /// bottom, the ends of the rows between.
+    fn strip_cells(&self) -> impl Iterator<Item = usize> + '_ {
+        let (w, h) = (self.w, self.h);
+        let [l, t, r, b] = self.held;
+        (0..h).flat_map(move |y| {
+            let whole = y < t || y + b >= h;
+            let (a, c) = if whole { (w, 0) } else { (l.min(w), r.min(w)) };
+            (y * w..y * w + a).chain((y * w + w - c).max(y * w + a)..y * w + w)
+        })
     }
 
     /// fastscapelib's "Mountain" example without diffusion, the erosion bench's setup: a
@@ -297,17 +328,18 @@ impl StreamPower {
     /// One time step of `k.dt` years.
     pub fn step(&mut self, k: &SplSettings) {
         let (w, h) = (self.w, self.h);
-        // 1. Uplift (the border is the base level).
+        // 1. Uplift (the border, or the held strip, is the base level).
         let dt = k.dt as f32;
+        let [l, t, r, b] = self.held;
         self.z
             .par_chunks_mut(w)
             .zip(self.uplift.par_chunks(w))
             .enumerate()
             .for_each(|(y, (z, u))| {
-                if y == 0 || y + 1 == h {
+                if y < t || y + b >= h {
                     return;
                 }
-                for x in 1..w - 1 {
+                for x in l..w.saturating_sub(r) {
                     z[x] += u[x] * dt;
                 }
             });
@@ -334,7 +366,15 @@ impl StreamPower {
                 }
             });
             let r = k.kd * k.dt / (self.cell * self.cell);
+            let held: Vec<(usize, f32)> = if self.holds_a_strip() {
+                self.strip_cells().map(|i| (i, self.z[i])).collect()
+            } else {
+                Vec::new()
+            };
             self.diffusion.step(&mut self.z, w, h, r);
+            for (i, v) in held {
+                self.z[i] = v;
+            }
             self.filled
                 .par_iter_mut()
                 .zip(&self.z)
@@ -396,6 +436,16 @@ impl StreamPower {
                 .par_iter_mut()
                 .zip(self.z.par_iter().zip(&self.filled).zip(&self.dist))
                 .for_each(|(c, ((&z, &f), &d))| *c = pack(z, f, d));
+        }
+        if self.holds_a_strip() {
+            // A held cell drains over an endless distance: the update leaves it as it is
+            // (F = 0), under a lake or not (the sign).
+            let strip: Vec<usize> = self.strip_cells().collect();
+            for i in strip {
+                let c = self.packed[i];
+                let d = f32::INFINITY.copysign(f32::from_bits(c as u32));
+                self.packed[i] = (c & !0xffff_ffff) | u64::from(d.to_bits());
+            }
         }
         if self.cancel.is_cancelled() {
             return;
@@ -598,7 +648,8 @@ crate::node! {
     /// Uplift against river incision (Cordonnier et al. 2016, as summarised by Lim, Tan & Bhojan
     /// 2022 §2.3), solved implicitly (Braun & Willett 2013, unconditionally stable, as FastScape).
     /// Per step: uplift U·Δt (U = uplift_m_per_yr × uplift map; the border is the fixed base
-    /// level); depressions resolved over the graph of pit basins joined at their lowest passes
+    /// level, and a finer build holds the base's border cells, so the map's edge stays where
+    /// the preview puts it); depressions resolved over the graph of pit basins joined at their lowest passes
     /// (Cordonnier et al. 2016's basin tree; the lake levels equal a priority flood's), so every
     /// river reaches the map edge; jittered node per cell, steepest-descent receiver among 8
     /// neighbours on the filled surface (cells under a spill level are lakes: not cut while under
@@ -620,7 +671,7 @@ crate::node! {
         id: "stream_power_erosion",
         label: "Stream power + uplift",
         category: Erosion,
-        version: 6,
+        version: 7,
         params: StreamPowerParams,
         inputs: StreamPowerErosionIn {
             /// Initial terrain.
@@ -694,6 +745,43 @@ impl levels::Multiscale for StreamPowerErosion {
             ..p.clone()
         }
     }
+    /// The refinement starts its held strip ([`base_border_strip`]) from the build's own input:
+    /// the base held its border cells, so their change is nothing, where the change brought up
+    /// smoothly would lean the edge's cliff into them.
+    fn refined(
+        ctx: &EvalCtx,
+        inputs: StreamPowerErosionIn,
+        p: &StreamPowerParams,
+        coarse: &Field,
+    ) -> Result<StreamPowerErosionOut, NodeError> {
+        simulate(ctx, inputs, p, Some(coarse))
+    }
+}
+
+/// How many cells along each side (left, top, right, bottom) of the context's window a run
+/// holds as the base level: on a finer level of a consistent build, the cells inside the
+/// base's border cells where the window meets the map's edge, otherwise the border ring (1).
+/// The base holds its border cells fixed; were a finer level to hold only its own ring, the
+/// cliff where the eroded land meets that fixed edge would stand a fine cell from the edge
+/// instead of a base cell, and every slope measured over it would move with the resolution
+/// (a slope mask on `tests/data/parity/ridges.json`'s stream power: all its 256² → 2048²
+/// difference lay within four base cells of the edge).
+fn base_border_strip(ctx: &EvalCtx, p: &StreamPowerParams) -> [usize; 4] {
+    let (n, base) = (ctx.resolution, p.base_resolution as usize);
+    if p.detail != levels::Detail::Consistent || n <= base || base == 0 {
+        return [1; 4];
+    }
+    // The cells whose centres lie in the base's first cell: x + ½ < n / base.
+    let s = ((n as f64 / base as f64) - 0.5).ceil().max(1.0) as usize;
+    let w = ctx.window;
+    let near = |from: usize| s.saturating_sub(from).max(1);
+    let far = |end: usize| (end + s).saturating_sub(n).max(1);
+    [
+        near(w.x0),
+        near(w.y0),
+        far(w.x0 + w.width),
+        far(w.y0 + w.height),
+    ]
 }
 
 /// The process run once at the context's resolution (`detail = native`, and each level of
@@ -702,6 +790,17 @@ fn native(
     ctx: &EvalCtx,
     inputs: StreamPowerErosionIn,
     p: &StreamPowerParams,
+) -> Result<StreamPowerErosionOut, NodeError> {
+    simulate(ctx, inputs, p, None)
+}
+
+/// [`native`], or with `coarse` (what the coarser levels changed) a refinement, whose held
+/// strip starts from the input without it.
+fn simulate(
+    ctx: &EvalCtx,
+    inputs: StreamPowerErosionIn,
+    p: &StreamPowerParams,
+    coarse: Option<&Field>,
 ) -> Result<StreamPowerErosionOut, NodeError> {
     let src = inputs.r#in;
     let (w, h) = (src.width(), src.height());
@@ -741,6 +840,15 @@ fn native(
             ctx.window,
             ctx.resolution,
         );
+    }
+    sim.hold_edges(base_border_strip(ctx, p));
+    if let Some(coarse) =
+        coarse.filter(|c| sim.holds_a_strip() && c.width() == w && c.height() == h)
+    {
+        let strip: Vec<usize> = sim.strip_cells().collect();
+        for i in strip {
+            sim.z[i] -= coarse.data()[i];
+        }
     }
     sim.cancel = ctx.cancel.clone();
     for s in 0..p.steps {
