@@ -1,5 +1,6 @@
 //! Shaping benches: pointwise nodes against this machine's memory bandwidth (measured in
-//! the same run with a plain parallel copy), and blur cost against its radius.
+//! the same run with a plain parallel copy), blur cost against its radius, and a slope mask
+//! at its default scale (the sampled Gaussian) against the box blur of the same σ.
 //!
 //! Run: `cargo bench -p orogen --features bench --bench shaping`
 //!
@@ -78,5 +79,26 @@ fn blur_radius(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, pointwise, blur_radius);
+/// `slope_mask` at its default scale (a 48th of the world: σ ≈ 43 px at 4096², smoothed by the
+/// sampled Gaussian, O(σ) per sample) against the three-box `blur` of the same σ (O(1)) and
+/// the mask over the grid's own cells (`scale_m` 0), in the same run.
+fn slope_mask_scale(c: &mut Criterion) {
+    let input = input_field();
+    let mut group = c.benchmark_group("slope_mask_4096");
+    group.sample_size(10);
+    let auto = node_runner("slope_mask", &[]);
+    group.bench_function("auto_sampled_gaussian", |b| {
+        b.iter(|| black_box(auto(&input)));
+    });
+    let radius = WORLD.size_m / 48.0;
+    let boxes = node_runner("blur", &[("radius_m", ParamValue::Float(radius))]);
+    group.bench_function("blur_boxes_same_sigma", |b| {
+        b.iter(|| black_box(boxes(&input)));
+    });
+    let cells = node_runner("slope_mask", &[("scale_m", ParamValue::Float(0.0))]);
+    group.bench_function("grid_cells", |b| b.iter(|| black_box(cells(&input))));
+    group.finish();
+}
+
+criterion_group!(benches, pointwise, blur_radius, slope_mask_scale);
 criterion_main!(benches);

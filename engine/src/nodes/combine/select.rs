@@ -38,7 +38,7 @@ crate::node! {
         id: "select",
         label: "Select",
         category: Combine,
-        version: 1,
+        version: 2,
         params: SelectParams,
         inputs: SelectIn {
             /// Terrain below the threshold.

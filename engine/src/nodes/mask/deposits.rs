@@ -91,7 +91,7 @@ crate::node! {
         id: "talus_mask",
         label: "Talus / scree",
         category: Mask,
-        version: 1,
+        version: 2,
         params: TalusMaskParams,
         inputs: TalusMaskIn {
             /// Terrain to measure.
@@ -109,7 +109,7 @@ crate::node! {
 impl Node for TalusMask {
     fn footprint(p: &TalusMaskParams, cell_m: f64, _n: usize) -> crate::node::Footprint {
         crate::node::Footprint::Stencil(
-            crate::field::blur::support_px(p.scale_m / 2.0 / cell_m) + 2,
+            crate::field::blur::support_sampled_px(p.scale_m / 2.0 / cell_m) + 2,
         )
     }
 

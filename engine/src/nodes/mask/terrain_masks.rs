@@ -4,7 +4,9 @@
 //! A mask that thresholds a derivative (slope, aspect, horizon angles) or a waterline amplifies
 //! whatever the grids disagree on: a finer build resolves steeper small faces than a preview's
 //! cells can hold. Two mechanisms, shared rather than per node. First, `gradient_over`: a
-//! Gaussian of σ = scale_m / 2, then four-point central differences (`derive::gradient4`, whose
+//! Gaussian of σ = scale_m / 2 (its sampled kernel at every σ, `gaussian_sampled`: the
+//! three-box stand-in above 4 pixels has other slopes, and a threshold reads them), then
+//! four-point central differences (`derive::gradient4`, whose
 //! response stays within 1% of the true slope for waves of 9 cells or more, where two-point
 //! differences read 7% low), used by `slope_mask`, `aspect_mask`, `talus_mask` and `snow`
 //! (`scale_m` 0 keeps the grid's own cells). Second, coverage instead of a flag where a sharp edge
@@ -13,7 +15,7 @@
 //! computed from an eroded terrain at the erosion's 1.5%: a threshold cannot be closer to its
 //! build than the terrain it reads.
 
-use crate::field::blur::gaussian_at;
+use crate::field::blur::{gaussian_sampled, support_sampled_px};
 use crate::field::derive::{angle, gradient, gradient4, laplacian};
 use crate::field::Field;
 use crate::node::{EvalCtx, Node, NodeError};
@@ -72,7 +74,7 @@ pub(crate) fn footprint_over(
     extra: usize,
 ) -> crate::node::Footprint {
     let scale = measured_over(scale_m, cell_m * n as f64, parts);
-    crate::node::Footprint::Stencil(crate::field::blur::support_px(scale / 2.0 / cell_m) + extra)
+    crate::node::Footprint::Stencil(support_sampled_px(scale / 2.0 / cell_m) + extra)
 }
 
 /// The gradient (m/m) of `terrain` measured over `scale_m` metres ([`measured_over`]): after
@@ -89,10 +91,7 @@ pub(crate) fn gradient_over(
     let cell = ctx.cell_size_m();
     let scale_m = measured_over(scale_m, ctx.world.size_m, parts);
     if scale_m > 0.0 {
-        gradient4(
-            &gaussian_at(terrain, scale_m / 2.0 / cell, ctx.origin()),
-            cell,
-        )
+        gradient4(&gaussian_sampled(terrain, scale_m / 2.0 / cell), cell)
     } else {
         gradient(terrain, cell)
     }
@@ -180,7 +179,7 @@ crate::node! {
         id: "slope_mask",
         label: "Slope mask",
         category: Mask,
-        version: 1,
+        version: 2,
         params: SlopeMaskParams,
         inputs: SlopeMaskIn {
             /// Terrain to measure.
@@ -244,7 +243,7 @@ crate::node! {
         id: "curvature_mask",
         label: "Curvature mask",
         category: Mask,
-        version: 1,
+        version: 2,
         params: CurvatureMaskParams,
         inputs: CurvatureMaskIn {
             /// Terrain to measure.
@@ -275,7 +274,7 @@ impl Node for CurvatureMask {
     ) -> Result<CurvatureMaskOut, NodeError> {
         let cell = ctx.cell_size_m();
         let scale = measured_over(p.scale_m, ctx.world.size_m, CURVATURE_AUTO_PARTS);
-        let smooth = gaussian_at(inputs.r#in, scale / 2.0 / cell, ctx.origin());
+        let smooth = gaussian_sampled(inputs.r#in, scale / 2.0 / cell);
         let lap = laplacian(&smooth, cell);
         // Slope change per metre that maps to 1.
         let full = (libm::tan(p.full_deg_per_100m.to_radians()) / 100.0) as f32;
@@ -316,7 +315,7 @@ crate::node! {
         id: "aspect_mask",
         label: "Aspect mask",
         category: Mask,
-        version: 1,
+        version: 2,
         params: AspectMaskParams,
         inputs: AspectMaskIn {
             /// Terrain to measure.

@@ -63,7 +63,7 @@ crate::node! {
         id: "snow",
         label: "Snow",
         category: Water,
-        version: 1,
+        version: 2,
         params: SnowParams,
         inputs: SnowIn {
             /// Terrain.
@@ -250,7 +250,7 @@ impl super::sweep::Pull for SnowRule<'_> {
         let origin = (big.x0, big.y0);
         let scale = measured_over(self.p.scale_m, self.run.world.size_m, SLOPE_AUTO_PARTS);
         let (gx, gy) = if scale > 0.0 {
-            let smooth = gaussian_at(&terrain, scale / 2.0 / cell, origin);
+            let smooth = crate::field::blur::gaussian_sampled(&terrain, scale / 2.0 / cell);
             crate::field::derive::gradient4(&smooth, cell)
         } else {
             crate::field::derive::gradient(&terrain, cell)
@@ -325,13 +325,14 @@ pub(super) fn tiled(
     emit: &mut dyn FnMut(usize, Vec<Field>) -> Result<(), String>,
 ) -> Result<(), String> {
     use super::sweep::Pull as _;
-    use crate::field::blur::support_px;
+    use crate::field::blur::{support_px, support_sampled_px};
     use crate::node::Params as _;
     let p = SnowParams::from_values(run.values);
     let (t, cell) = (run.tiling, run.cell_m);
     let scale = measured_over(p.scale_m, run.world.size_m, SLOPE_AUTO_PARTS);
-    let margin =
-        support_px(p.hollow_radius_m / 2.0 / cell).max(support_px(scale / 2.0 / cell) + 2) + 1;
+    let margin = support_px(p.hollow_radius_m / 2.0 / cell)
+        .max(support_sampled_px(scale / 2.0 / cell) + 2)
+        + 1;
     let rule = SnowRule {
         run,
         p: &p,
