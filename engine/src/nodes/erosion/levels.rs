@@ -205,6 +205,12 @@ pub trait Multiscale: Node {
     /// set (stream power: its drainage areas make a refinement from a smoothed start drift
     /// further from the whole map; docs/perf-log.md).
     const TILE_FROM_COARSE: bool = matches!(Self::SCHEDULE, Schedule::Doubling);
+    /// What the coarser levels changed, brought up to a finer level's grid (`ctx`: that
+    /// level's, or a tile's window of it), before the level starts from it: cells the node
+    /// holds fixed there take it as nothing (stream power's border cells). By default kept.
+    fn hold_coarse(ctx: &EvalCtx, p: &Self::Params, coarse: &mut Field) {
+        let _ = (ctx, p, coarse);
+    }
     /// A refinement level's run, with `refine`'s parameters: `coarse` is what the coarser
     /// levels changed, on this level's grid. By default [`Multiscale::native`].
     fn refined(
@@ -287,13 +293,13 @@ pub fn tile_refine<N: Multiscale>(
     }
     let run = || -> Result<Field, NodeError> {
         let z = inputs.required(0)?;
-        let smoothed;
-        let coarse = if N::TILE_FROM_COARSE {
-            coarse
+        let mut coarse = if N::TILE_FROM_COARSE {
+            coarse.clone()
         } else {
-            smoothed = crate::field::blur::gaussian(coarse, N::TILE_START_SMOOTHING * jump);
-            &smoothed
+            crate::field::blur::gaussian(coarse, N::TILE_START_SMOOTHING * jump)
         };
+        N::hold_coarse(ctx, &p, &mut coarse);
+        let coarse = &coarse;
         let start = Field::zip_map(z, coarse, |z, d| z + d);
         let mut fields = inputs.fields.to_vec();
         fields[0] = Some(Arc::new(start));
@@ -402,11 +408,12 @@ fn tile_refine_exact<N: Multiscale>(
             d
         };
         let rect = (w.x0, w.y0, w.width, w.height);
-        let coarse = if s >= 4 {
+        let mut coarse = if s >= 4 {
             delta.resample_cubic_window(n, rect)
         } else {
             delta.resample_bilinear_window(n, rect)
         };
+        N::hold_coarse(ctx, p, &mut coarse);
         let z = inputs.required(0)?;
         let start = Field::zip_map(z, &coarse, |z, d| z + d);
         let mut fields = inputs.fields.to_vec();
@@ -538,16 +545,17 @@ fn run<N: Multiscale>(
         // Brought up across a jump of 4× or more (a direct refinement), bilinear filtering
         // leaves a crease along every coarse cell edge, which a refinement that only deposits
         // there (a valley floor) keeps as a grid of squares: a cubic has none.
-        let coarse = if next >= 4 * res {
+        let mut coarse = if next >= 4 * res {
             delta.resample_cubic(next, next)
         } else {
             delta.resample(next, next)
         };
-        let start = Field::zip_map(&z, &coarse, |z, d| z + d);
-        fields[0] = Some(Arc::new(start.clone()));
         let (wk, dk) = (weights[k] / total, done);
         let report = move |f: f32| ctx.report(dk + wk * f);
         let lctx = at_level(ctx, next, &report);
+        N::hold_coarse(&lctx, p, &mut coarse);
+        let start = Field::zip_map(&z, &coarse, |z, d| z + d);
+        fields[0] = Some(Arc::new(start.clone()));
         let li = Inputs {
             spec: inputs.spec,
             fields: &fields,

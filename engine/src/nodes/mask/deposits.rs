@@ -1,7 +1,7 @@
 //! What erosion leaves lying on the terrain: the depth of the material it moved (soil,
 //! sediment) and the scree slopes where loose rock rests at its angle of repose.
 
-use super::terrain_masks::{band, slope_over};
+use super::terrain_masks::{band, slope_over, SLOPE_AUTO_PARTS};
 use crate::field::Field;
 use crate::node::{unit, EvalCtx, Node, NodeError};
 
@@ -107,10 +107,8 @@ crate::node! {
 }
 
 impl Node for TalusMask {
-    fn footprint(p: &TalusMaskParams, cell_m: f64, _n: usize) -> crate::node::Footprint {
-        crate::node::Footprint::Stencil(
-            crate::field::blur::support_sampled_px(p.scale_m / 2.0 / cell_m) + 2,
-        )
+    fn footprint(p: &TalusMaskParams, cell_m: f64, n: usize) -> crate::node::Footprint {
+        super::terrain_masks::footprint_over(p.scale_m, SLOPE_AUTO_PARTS, cell_m, n, 2)
     }
 
     fn eval(

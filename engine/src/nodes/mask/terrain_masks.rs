@@ -88,8 +88,19 @@ pub(crate) fn gradient_over(
     scale_m: f64,
     parts: f64,
 ) -> (Field, Field) {
-    let cell = ctx.cell_size_m();
-    let scale_m = measured_over(scale_m, ctx.world.size_m, parts);
+    gradient_in(terrain, ctx.cell_size_m(), ctx.world.size_m, scale_m, parts)
+}
+
+/// [`gradient_over`] on a grid of `cell` metres in a world `world_m` wide (a tile's window:
+/// the same values as the whole map's away from its edge).
+pub(crate) fn gradient_in(
+    terrain: &Field,
+    cell: f64,
+    world_m: f64,
+    scale_m: f64,
+    parts: f64,
+) -> (Field, Field) {
+    let scale_m = measured_over(scale_m, world_m, parts);
     if scale_m > 0.0 {
         gradient4(&gaussian_sampled(terrain, scale_m / 2.0 / cell), cell)
     } else {

@@ -3,7 +3,9 @@
 use crate::field::blur::gaussian_at;
 use crate::field::Field;
 use crate::node::{unit, EvalCtx, Node, NodeError};
-use crate::nodes::mask::terrain_masks::{gradient_over, measured_over, SLOPE_AUTO_PARTS};
+use crate::nodes::mask::terrain_masks::{
+    gradient_in, gradient_over, measured_over, SLOPE_AUTO_PARTS,
+};
 
 crate::params! {
     pub struct SnowParams {
@@ -248,13 +250,13 @@ impl super::sweep::Pull for SnowRule<'_> {
         let (z, _) = (self.run.read)(big)?;
         let terrain = Field::from_vec(big.width, big.height, z).ok_or("field size")?;
         let origin = (big.x0, big.y0);
-        let scale = measured_over(self.p.scale_m, self.run.world.size_m, SLOPE_AUTO_PARTS);
-        let (gx, gy) = if scale > 0.0 {
-            let smooth = crate::field::blur::gaussian_sampled(&terrain, scale / 2.0 / cell);
-            crate::field::derive::gradient4(&smooth, cell)
-        } else {
-            crate::field::derive::gradient(&terrain, cell)
-        };
+        let (gx, gy) = gradient_in(
+            &terrain,
+            cell,
+            self.run.world.size_m,
+            self.p.scale_m,
+            SLOPE_AUTO_PARTS,
+        );
         let around = gaussian_at(&terrain, self.p.hollow_radius_m / 2.0 / cell, origin);
         let cells = e.width * e.height;
         let mut d = SnowData {

@@ -253,9 +253,9 @@ impl StreamPower {
     }
 
     /// Holds `held` cells along each side (left, top, right, bottom; at least the border ring)
-    /// as the base level: a finer level of a consistent build holds the cells inside the
-    /// base's border cells, so the map's edge stays where the base put it (see
-    /// [`base_border_strip`]).
+    /// as the base level: never uplifted, cut or diffused. A finer level of a consistent build
+    /// holds the cells inside the base's border cells where its window meets the map's edge,
+    /// so the edge stays where the base put it.
     pub fn hold_edges(&mut self, held: [usize; 4]) {
         self.held = held.map(|k| k.max(1));
     }
@@ -265,8 +265,8 @@ impl StreamPower {
         self.held != [1; 4]
     }
 
-    /// The cells held beyond the border ring's, in row order: whole rows at the top and
-    /// bottom, the ends of the rows between.
+    /// The held cells, border ring included, in row order: whole rows at the top and bottom,
+    /// the ends of the rows between.
     fn strip_cells(&self) -> impl Iterator<Item = usize> + '_ {
         let (w, h) = (self.w, self.h);
         let [l, t, r, b] = self.held;
@@ -366,6 +366,9 @@ impl StreamPower {
                 }
             });
             let r = k.kd * k.dt / (self.cell * self.cell);
+            // The solve fixes only the border ring; a held strip is put back after it, so the
+            // cells beside the strip diffused against a strip that moved within the step (not
+            // conservative there; only with diffusivity > 0, off by default).
             let held: Vec<(usize, f32)> = if self.holds_a_strip() {
                 self.strip_cells().map(|i| (i, self.z[i])).collect()
             } else {
@@ -648,8 +651,8 @@ crate::node! {
     /// Uplift against river incision (Cordonnier et al. 2016, as summarised by Lim, Tan & Bhojan
     /// 2022 §2.3), solved implicitly (Braun & Willett 2013, unconditionally stable, as FastScape).
     /// Per step: uplift U·Δt (U = uplift_m_per_yr × uplift map; the border is the fixed base
-    /// level, and a finer build holds the base's border cells, so the map's edge stays where
-    /// the preview puts it); depressions resolved over the graph of pit basins joined at their lowest passes
+    /// level, and a finer build holds the base's border cells, so the map's edge stays
+    /// where the preview puts it); depressions resolved over the graph of pit basins joined at their lowest passes
     /// (Cordonnier et al. 2016's basin tree; the lake levels equal a priority flood's), so every
     /// river reaches the map edge; jittered node per cell, steepest-descent receiver among 8
     /// neighbours on the filled surface (cells under a spill level are lakes: not cut while under
@@ -745,37 +748,53 @@ impl levels::Multiscale for StreamPowerErosion {
             ..p.clone()
         }
     }
-    /// The refinement starts its held strip ([`base_border_strip`]) from the build's own input:
-    /// the base held its border cells, so their change is nothing, where the change brought up
-    /// smoothly would lean the edge's cliff into them.
-    fn refined(
-        ctx: &EvalCtx,
-        inputs: StreamPowerErosionIn,
-        p: &StreamPowerParams,
-        coarse: &Field,
-    ) -> Result<StreamPowerErosionOut, NodeError> {
-        simulate(ctx, inputs, p, Some(coarse))
+
+    /// The base held its border cells, so their change is nothing: the change brought up
+    /// smoothly would lean the edge's cliff into the cells a finer level holds there
+    /// ([`base_border_strip`]), and they start from the build's input instead.
+    fn hold_coarse(ctx: &EvalCtx, p: &StreamPowerParams, coarse: &mut Field) {
+        let [l, t, r, b] = base_border_strip(ctx, p);
+        let h = coarse.height();
+        coarse.rows_mut().for_each(|(y, row)| {
+            let w = row.len();
+            if y < t || y + b >= h {
+                row.fill(0.0);
+            } else {
+                row[..l.min(w)].fill(0.0);
+                row[w - r.min(w)..].fill(0.0);
+            }
+        });
     }
 }
 
-/// How many cells along each side (left, top, right, bottom) of the context's window a run
-/// holds as the base level: on a finer level of a consistent build, the cells inside the
-/// base's border cells where the window meets the map's edge, otherwise the border ring (1).
-/// The base holds its border cells fixed; were a finer level to hold only its own ring, the
-/// cliff where the eroded land meets that fixed edge would stand a fine cell from the edge
-/// instead of a base cell, and every slope measured over it would move with the resolution
-/// (a slope mask on `tests/data/parity/ridges.json`'s stream power: all its 256² → 2048²
-/// difference lay within four base cells of the edge).
+/// How many cells along each side (left, top, right, bottom) of the context's window lie inside
+/// the base's border cells on a finer level of a consistent build: where the window meets the
+/// map's edge, the cells whose centres lie in the base's outer ring of cells; 0 elsewhere, and
+/// at the base or with `detail = native`. The base holds its border ring as the base level, and
+/// a finer level holds these cells ([`StreamPower::hold_edges`]) started from its input
+/// ([`levels::Multiscale::hold_coarse`]). Holding only its own ring, a finer level cut the rows
+/// inside the base's border cell, and the exact drift removal then raised the ring to keep
+/// that cell's mean: a one-cell rim around the map (about 500 m on
+/// `tests/data/parity/ridges.json` at 2048²).
 fn base_border_strip(ctx: &EvalCtx, p: &StreamPowerParams) -> [usize; 4] {
-    let (n, base) = (ctx.resolution, p.base_resolution as usize);
-    if p.detail != levels::Detail::Consistent || n <= base || base == 0 {
-        return [1; 4];
+    let (detail, base) = <StreamPowerErosion as levels::Multiscale>::resolution(p);
+    border_strip(ctx.resolution, ctx.window, detail, base)
+}
+
+/// [`base_border_strip`] for a window `w` of an `n`² build whose base is `base`² (`detail`).
+fn border_strip(
+    n: usize,
+    w: crate::node::Window,
+    detail: levels::Detail,
+    base: usize,
+) -> [usize; 4] {
+    if detail != levels::Detail::Consistent || n <= base || base == 0 {
+        return [0; 4];
     }
     // The cells whose centres lie in the base's first cell: x + ½ < n / base.
     let s = ((n as f64 / base as f64) - 0.5).ceil().max(1.0) as usize;
-    let w = ctx.window;
-    let near = |from: usize| s.saturating_sub(from).max(1);
-    let far = |end: usize| (end + s).saturating_sub(n).max(1);
+    let near = |from: usize| s.saturating_sub(from);
+    let far = |end: usize| (end + s).saturating_sub(n);
     [
         near(w.x0),
         near(w.y0),
@@ -790,17 +809,6 @@ fn native(
     ctx: &EvalCtx,
     inputs: StreamPowerErosionIn,
     p: &StreamPowerParams,
-) -> Result<StreamPowerErosionOut, NodeError> {
-    simulate(ctx, inputs, p, None)
-}
-
-/// [`native`], or with `coarse` (what the coarser levels changed) a refinement, whose held
-/// strip starts from the input without it.
-fn simulate(
-    ctx: &EvalCtx,
-    inputs: StreamPowerErosionIn,
-    p: &StreamPowerParams,
-    coarse: Option<&Field>,
 ) -> Result<StreamPowerErosionOut, NodeError> {
     let src = inputs.r#in;
     let (w, h) = (src.width(), src.height());
@@ -842,14 +850,6 @@ fn simulate(
         );
     }
     sim.hold_edges(base_border_strip(ctx, p));
-    if let Some(coarse) =
-        coarse.filter(|c| sim.holds_a_strip() && c.width() == w && c.height() == h)
-    {
-        let strip: Vec<usize> = sim.strip_cells().collect();
-        for i in strip {
-            sim.z[i] -= coarse.data()[i];
-        }
-    }
     sim.cancel = ctx.cancel.clone();
     for s in 0..p.steps {
         ctx.check_cancel()?;
@@ -886,4 +886,45 @@ fn simulate(
         drainage: Field::from_vec(w, h, drainage).ok_or_else(size)?,
         rivers: Field::from_vec(w, h, rivers).ok_or_else(size)?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::node::Window;
+
+    /// The cells a finer level holds: those inside the base's border cells, on the sides where
+    /// the window meets the map's edge only (a piece's other sides are its own outlets).
+    #[test]
+    fn a_finer_level_holds_the_base_border_cells_where_the_map_ends() {
+        let c = levels::Detail::Consistent;
+        let win = |x0, y0, width, height| Window {
+            x0,
+            y0,
+            width,
+            height,
+        };
+        assert_eq!(border_strip(2048, Window::full(2048), c, 256), [8; 4]);
+        // A piece in the top left corner, and one in the bottom right.
+        assert_eq!(
+            border_strip(2048, win(0, 0, 1088, 1088), c, 256),
+            [8, 8, 0, 0]
+        );
+        assert_eq!(
+            border_strip(2048, win(960, 960, 1088, 1088), c, 256),
+            [0, 0, 8, 8]
+        );
+        // A window starting inside the strip holds the rest of it.
+        assert_eq!(
+            border_strip(2048, win(3, 500, 100, 100), c, 256),
+            [5, 0, 0, 0]
+        );
+        // 640 / 256 = 2.5: the cells whose centres lie in the base's first cell, 0 and 1.
+        assert_eq!(border_strip(640, Window::full(640), c, 256), [2; 4]);
+        // The base itself, a preview and `detail = native` hold only their ring.
+        assert_eq!(border_strip(256, Window::full(256), c, 256), [0; 4]);
+        assert_eq!(border_strip(128, Window::full(128), c, 256), [0; 4]);
+        let native = levels::Detail::Native;
+        assert_eq!(border_strip(2048, Window::full(2048), native, 256), [0; 4]);
+    }
 }
