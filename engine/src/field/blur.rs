@@ -1,6 +1,6 @@
-//! Separable Gaussian blurs with mirrored borders: [`gaussian`], whose cost does not depend on
-//! the radius (three boxes above 4 pixels), and [`gaussian_sampled`], the sampled bell at any
-//! radius (O(σ) per sample) for what must read the same at every resolution.
+//! Separable Gaussian blurs with mirrored borders: `gaussian`, whose cost does not depend on
+//! the radius (three boxes above 4 pixels), and `gaussian_sampled`, the sampled bell at any
+//! radius (O(σ) per sample), for what must read the same at every resolution.
 //!
 //! Borders are half-sample mirrors (… 2 1 0 | 0 1 2 … n−1 | n−1 n−2 …). With a normalised
 //! kernel, every output sample's weights over the mirrored extension sum to one *and* every
