@@ -207,9 +207,11 @@ pub trait Multiscale: Node {
     const TILE_FROM_COARSE: bool = matches!(Self::SCHEDULE, Schedule::Doubling);
     /// What the coarser levels changed, brought up to a finer level's grid (`ctx`: that
     /// level's, or a tile's window of it), before the level starts from it: cells the node
-    /// holds fixed there take it as nothing (stream power's border cells). By default kept.
-    fn hold_coarse(ctx: &EvalCtx, p: &Self::Params, coarse: &mut Field) {
+    /// holds fixed there take it as nothing (stream power's border cells): the change to
+    /// start from, when it differs from `coarse`. By default `None` (kept, nothing copied).
+    fn hold_coarse(ctx: &EvalCtx, p: &Self::Params, coarse: &Field) -> Option<Field> {
         let _ = (ctx, p, coarse);
+        None
     }
     /// A refinement level's run, with `refine`'s parameters: `coarse` is what the coarser
     /// levels changed, on this level's grid. By default [`Multiscale::native`].
@@ -293,13 +295,15 @@ pub fn tile_refine<N: Multiscale>(
     }
     let run = || -> Result<Field, NodeError> {
         let z = inputs.required(0)?;
-        let mut coarse = if N::TILE_FROM_COARSE {
-            coarse.clone()
+        let smoothed;
+        let coarse = if N::TILE_FROM_COARSE {
+            coarse
         } else {
-            crate::field::blur::gaussian(coarse, N::TILE_START_SMOOTHING * jump)
+            smoothed = crate::field::blur::gaussian(coarse, N::TILE_START_SMOOTHING * jump);
+            &smoothed
         };
-        N::hold_coarse(ctx, &p, &mut coarse);
-        let coarse = &coarse;
+        let held = N::hold_coarse(ctx, &p, coarse);
+        let coarse = held.as_ref().unwrap_or(coarse);
         let start = Field::zip_map(z, coarse, |z, d| z + d);
         let mut fields = inputs.fields.to_vec();
         fields[0] = Some(Arc::new(start));
@@ -413,7 +417,9 @@ fn tile_refine_exact<N: Multiscale>(
         } else {
             delta.resample_bilinear_window(n, rect)
         };
-        N::hold_coarse(ctx, p, &mut coarse);
+        if let Some(held) = N::hold_coarse(ctx, p, &coarse) {
+            coarse = held;
+        }
         let z = inputs.required(0)?;
         let start = Field::zip_map(z, &coarse, |z, d| z + d);
         let mut fields = inputs.fields.to_vec();
@@ -553,7 +559,9 @@ fn run<N: Multiscale>(
         let (wk, dk) = (weights[k] / total, done);
         let report = move |f: f32| ctx.report(dk + wk * f);
         let lctx = at_level(ctx, next, &report);
-        N::hold_coarse(&lctx, p, &mut coarse);
+        if let Some(held) = N::hold_coarse(&lctx, p, &coarse) {
+            coarse = held;
+        }
         let start = Field::zip_map(&z, &coarse, |z, d| z + d);
         fields[0] = Some(Arc::new(start.clone()));
         let li = Inputs {

@@ -752,8 +752,12 @@ impl levels::Multiscale for StreamPowerErosion {
     /// The base held its border cells, so their change is nothing: the change brought up
     /// smoothly would lean the edge's cliff into the cells a finer level holds there
     /// ([`base_border_strip`]), and they start from the build's input instead.
-    fn hold_coarse(ctx: &EvalCtx, p: &StreamPowerParams, coarse: &mut Field) {
+    fn hold_coarse(ctx: &EvalCtx, p: &StreamPowerParams, coarse: &Field) -> Option<Field> {
         let [l, t, r, b] = base_border_strip(ctx, p);
+        if [l, t, r, b] == [0; 4] {
+            return None;
+        }
+        let mut coarse = coarse.clone();
         let h = coarse.height();
         coarse.rows_mut().for_each(|(y, row)| {
             let w = row.len();
@@ -764,6 +768,7 @@ impl levels::Multiscale for StreamPowerErosion {
                 row[w - r.min(w)..].fill(0.0);
             }
         });
+        Some(coarse)
     }
 }
 
